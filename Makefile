@@ -1,0 +1,55 @@
+# bonnieboard: `make run` serves the app with sample data; `make test` runs every test.
+# Both create .venv/ when missing. Missing Debian packages are installed when run as root;
+# otherwise make stops and prints the apt-get line to run.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+RUN_DEBS := gcc make libcurl4-openssl-dev
+TEST_DEBS := $(RUN_DEBS) bonnie++ strace chromium postgresql sqlite3
+
+.PHONY: run test serve migrate runner samples debs-run debs-test clean
+
+run: debs-run $(VENV)/.installed runner migrate samples
+	$(BIN)/bonnieboard serve --host $(HOST) --port $(PORT)
+
+test: debs-test $(VENV)/.installed-test runner
+	$(MAKE) -C runner test
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+migrate: $(VENV)/.installed
+	$(BIN)/bonnieboard migrate
+
+samples: $(VENV)/.installed
+	$(BIN)/bonnieboard ingest --if-empty --tag source=sample_data sample_data/*.csv
+
+runner:
+	$(MAKE) -C runner
+
+# python3-venv is needed only where the interpreter cannot make a venv by itself (Debian's python3).
+debs-run:
+	@$(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || extra=python3-venv; \
+	sh ./.ci/ensure-debs $(RUN_DEBS) $$extra
+
+debs-test:
+	@$(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || extra=python3-venv; \
+	sh ./.ci/ensure-debs $(TEST_DEBS) $$extra
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@ $(VENV)/.installed
+
+clean:
+	$(MAKE) -C runner clean
+	rm -rf $(VENV) *.egg-info .pytest_cache test-output

@@ -1,0 +1,36 @@
+"""Settings: the one place that reads the environment (prefix BONNIEBOARD_)."""
+
+from functools import lru_cache
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="BONNIEBOARD_", extra="ignore")
+
+    database_url: str = Field(
+        "sqlite:///./bonnieboard.db",
+        description="Any SQLAlchemy URL; PostgreSQL as postgresql+psycopg://user:pass@host/db.",
+    )
+    api_token: str | None = Field(
+        None, description="When set, every API write needs 'Authorization: Bearer <token>' with this or a created token."
+    )
+    private_reads: bool = Field(False, description="When true, reading runs needs a token too.")
+    max_line_bytes: int = Field(4096, gt=0, description="Longer lines are rejected as errors of their own.")
+    max_upload_bytes: int = Field(33_554_432, gt=0, description="Larger uploads are refused with 413.")
+    secret_key: str | None = Field(
+        None, description="Signs browser session cookies; a random key per process when unset."
+    )
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_scheme(cls, url: str) -> str:
+        if not url.startswith(("sqlite", "postgresql")):
+            raise ValueError("BONNIEBOARD_DATABASE_URL must be a sqlite:// or postgresql+psycopg:// URL")
+        return url
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,42 @@
+"""Exceptions that carry their HTTP status. Services raise these, never HTTPException;
+app.main turns them into JSON for /api and into an error page elsewhere."""
+
+from app.parsing import LineError
+
+
+class AppError(Exception):
+    status = 500
+
+    def __init__(self, detail: str):
+        super().__init__(detail)
+        self.detail = detail
+
+
+class NotFound(AppError):
+    status = 404
+
+
+class BadRequest(AppError):
+    status = 400
+
+
+class PayloadTooLarge(AppError):
+    status = 413
+
+
+class Unauthorized(AppError):
+    status = 401
+
+
+class Forbidden(AppError):
+    status = 403
+
+
+class InvalidUpload(AppError):
+    """Some lines are invalid (and partial was not asked for), or no line is valid."""
+
+    status = 422
+
+    def __init__(self, detail: str, errors: list[LineError]):
+        super().__init__(detail)
+        self.errors = errors

@@ -1,0 +1,95 @@
+"""The database schema. One wide `run` row per bonnie++ line: the twelve results are columns,
+not rows, so that ingesting 100,000 lines is one insert per line and a comparison reads one row
+per run (issue #2's speed target)."""
+
+from datetime import datetime
+
+from sqlalchemy import (
+    JSON, BigInteger, Column, DateTime, Float, ForeignKey, Index, Integer, LargeBinary, MetaData, String,
+    Table, Text,
+)  # fmt: skip
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from app.parsing import TESTS
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def result_columns(test: str) -> list[Column]:
+    value_type = Float if test == "seeks" else BigInteger
+    return [
+        Column(f"{test}_status", String(8), nullable=False),  # ok | too_fast | not_run
+        Column(f"{test}_value", value_type),
+        Column(f"{test}_cpu_pct", Integer),
+        Column(f"{test}_latency_us", BigInteger),
+    ]
+
+
+run_table = Table(
+    "run",
+    Base.metadata,
+    Column("id", Integer, primary_key=True),
+    Column("upload_id", ForeignKey("upload.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    # blake2b-128 of raw_line: the duplicate rule, enforced by the database. A hash rather than
+    # the line itself because PostgreSQL cannot index long text in a btree.
+    Column("line_hash", LargeBinary(16), nullable=False, unique=True),
+    Column("raw_line", Text, nullable=False),
+    Column("machine", Text, nullable=False, index=True),
+    Column("format_version", String(8), nullable=False, index=True),
+    Column("bonnie_version", Text),
+    Column("concurrency", Integer),
+    Column("seed", Text),
+    Column("file_size_mib", BigInteger),
+    Column("io_chunk_bytes", BigInteger),
+    Column("seek_count", BigInteger),
+    Column("seek_procs", Integer),
+    Column("num_files", BigInteger),  # file_test; null when the file tests did not run
+    Column("file_max_size", BigInteger),
+    Column("file_min_size", BigInteger),
+    Column("file_num_dirs", BigInteger),
+    Column("file_link", String(8)),
+    Column("label", Text),
+    Column("document", JSON),  # the runner's system and per-test facts; null for plain CSV uploads
+    *(column for test in TESTS for column in result_columns(test)),
+)
+
+
+class Upload(Base):
+    __tablename__ = "upload"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    source: Mapped[str] = mapped_column(String(16))  # api | cli | page
+    filename: Mapped[str | None] = mapped_column(Text)
+    label: Mapped[str | None] = mapped_column(Text)
+
+
+class Run(Base):
+    __table__ = run_table
+
+    tags: Mapped[list["Tag"]] = relationship(
+        back_populates="run", cascade="all, delete-orphan", order_by="Tag.key", lazy="selectin"
+    )
+    upload: Mapped[Upload] = relationship()
+
+
+class Tag(Base):
+    __tablename__ = "tag"
+    __table_args__ = (Index("ix_tag_key_value", "key", "value"),)
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), primary_key=True)
+    key: Mapped[str] = mapped_column(Text, primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+    run: Mapped[Run] = relationship(back_populates="tags")

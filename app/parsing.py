@@ -1,0 +1,434 @@
+"""bonnie++ CSV lines -> ParsedRun values, or LineError values naming the line and field.
+
+Pure: no database, no HTTP. Follows docs/bonnie-csv-format.md (copied from the team's spec);
+section numbers in comments refer to it.
+
+Two families exist:
+* 1.0x (1.02-1.04): 27 fields, starting with the machine name (§2);
+* 1.9x/2.0x: starting with the CSV format and the bonnie++ version: formats 1.93c, 1.96, 1.97
+  (48 fields; 47 for the `-s 0` lines of 1.93c/1.96) and 1.98 (50 fields) (§3).
+The machine name is written raw, so a name with commas makes the line longer than its format;
+every other column is counted from the end of the line (§1.4).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+TESTS = (
+    "putc", "put_block", "rewrite", "getc", "get_block", "seeks",
+    "seq_create", "seq_stat", "seq_del", "ran_create", "ran_stat", "ran_del",
+)  # fmt: skip
+IO_TESTS = TESTS[:6]
+FILE_TESTS = TESTS[6:]
+UNITS = dict.fromkeys(TESTS[:5], "KiB/s") | {"seeks": "seeks/s"} | dict.fromkeys(FILE_TESTS, "files/s")
+
+OK, TOO_FAST, NOT_RUN = "ok", "too_fast", "not_run"
+
+# The 50 columns of format 1.98, named as bonnie++'s header names them, with the two columns its
+# header forgot (§3.2) called seek_count and seek_proc_count. Errors name fields by these names.
+COLUMNS_198 = (
+    ("format_version", "bonnie_version", "name", "concurrency", "seed", "file_size", "io_chunk_size",
+     "seek_count", "seek_proc_count")
+    + tuple(name for test in IO_TESTS for name in (test, f"{test}_cpu"))
+    + ("num_files", "max_size", "min_size", "num_dirs", "file_chunk_size")
+    + tuple(name for test in FILE_TESTS for name in (test, f"{test}_cpu"))
+    + tuple(f"{test}_latency" for test in TESTS)
+)  # fmt: skip
+COLUMNS_103 = (
+    ("name", "file_size")
+    + tuple(name for test in IO_TESTS for name in (test, f"{test}_cpu"))
+    + ("num_files",)
+    + tuple(name for test in FILE_TESTS for name in (test, f"{test}_cpu"))
+)  # fmt: skip
+
+FORMAT_103 = "1.03"
+# Fields a line of each 1.9x format has (§3.1, §3.2).
+FIELD_COUNTS_9X = {"1.93c": 48, "1.96": 48, "1.97": 48, "1.98": 50}
+# Formats whose `-s 0` lines are one field short (§3.3-3).
+SHORT_NO_IO_FORMATS = ("1.93c", "1.96")
+
+HEADER_PREFIXES = ("name,file_size,", "format_version,bonnie_version,")
+DEFAULT_MAX_LINE_BYTES = 4096
+
+# A rate or %CPU larger than this is not a measurement; it also keeps values inside a 64-bit column.
+MAX_NUMBER = 10**15
+
+_VERSION_RE = re.compile(r"\d+\.\d+[a-z]?")
+_UINT_RE = re.compile(r"\d{1,16}")
+_SEEKS_RE = re.compile(r"\d{1,16}(?:\.\d{1,6})?")
+_LATENCY_RE = re.compile(r"(\d{1,12})(us|ms|s)")
+_LATENCY_FACTOR_US = {"us": 1, "ms": 1_000, "s": 1_000_000}
+_SIZE_9X_RE = re.compile(r"(\d{1,12})([MG])")
+_CHUNK_9X_RE = re.compile(r"(\d{1,12})([km]?)")
+_CHUNK_FACTOR = {"": 1, "k": 1024, "m": 1024 * 1024}
+_SIZE_103_RE = re.compile(r"(\d{1,12})([MG])(?::(\d{1,12})(k?))?")
+_FILES_103_RE = re.compile(r"(\d{1,12})(?::(?:(link|symlink)|(\d{1,12}):(\d{1,12})))?(?:/(\d{1,12}))?")
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One test's outcome. value/cpu_pct are set only when status is OK; latency_us is independent."""
+
+    status: str
+    value: int | float | None
+    cpu_pct: int | None
+    latency_us: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class FileTest:
+    num_files: int  # bonnie++'s -n number: units of 1024 files
+    max_size: int | None
+    min_size: int | None
+    num_dirs: int | None
+    link: str | None  # "link", "symlink" or None
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedRun:
+    line_no: int
+    raw_line: str
+    format_version: str
+    bonnie_version: str | None
+    machine: str
+    concurrency: int | None
+    seed: str | None
+    file_size_mib: int | None
+    io_chunk_bytes: int | None
+    seek_count: int | None
+    seek_procs: int | None
+    file_test: FileTest | None
+    results: tuple[Result, ...]  # twelve, in TESTS order
+
+
+@dataclass(frozen=True, slots=True)
+class LineError:
+    line: int
+    field: str | None  # the column's name, or None when the line as a whole is wrong
+    error: str
+
+
+@dataclass(slots=True)
+class ParseResult:
+    runs: list[ParsedRun]
+    errors: list[LineError]
+
+
+class _FieldError(Exception):
+    def __init__(self, field: str | None, error: str):
+        super().__init__(error)
+        self.field = field
+        self.error = error
+
+
+_NOT_RUN = Result(NOT_RUN, None, None, None)
+
+
+def parse_text(text: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> ParseResult:
+    """Parse a whole upload; every physical line is numbered, skipped ones included."""
+    result = ParseResult([], [])
+    for item in iter_parse(text, max_line_bytes=max_line_bytes):
+        (result.runs if isinstance(item, ParsedRun) else result.errors).append(item)
+    return result
+
+
+def parse_bytes(data: bytes, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> ParseResult:
+    result = ParseResult([], [])
+    for item in iter_parse_bytes(data, max_line_bytes=max_line_bytes):
+        (result.runs if isinstance(item, ParsedRun) else result.errors).append(item)
+    return result
+
+
+def iter_parse_bytes(data: bytes, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[ParsedRun | LineError]:
+    """Like iter_parse, for bytes: a line that is not UTF-8 is an error of its own."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        yield from _iter_parse_mixed(data, max_line_bytes)
+        return
+    yield from iter_parse(text, max_line_bytes=max_line_bytes)
+
+
+def _iter_parse_mixed(data: bytes, max_line_bytes: int) -> Iterator[ParsedRun | LineError]:
+    for line_no, raw in enumerate(data.split(b"\n"), start=1):
+        if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad = raw[exc.start]
+            yield LineError(line_no, None, f"not UTF-8 text: byte 0x{bad:02x} at byte {exc.start + 1} of the line")
+            continue
+        item = parse_line(line, line_no, max_line_bytes=max_line_bytes)
+        if item is not None:
+            yield item
+
+
+def iter_parse(text: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[ParsedRun | LineError]:
+    """Yield a ParsedRun or a LineError for each line that is neither blank, a comment nor a header."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        item = parse_line(line, line_no, max_line_bytes=max_line_bytes)
+        if item is not None:
+            yield item
+
+
+def parse_line(line: str, line_no: int, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> ParsedRun | LineError | None:
+    """One physical line (its "\\n" removed) -> ParsedRun, LineError, or None when it is skipped."""
+    if line.endswith("\r"):
+        line = line[:-1]
+    if not line or line.isspace() or line.startswith("#") or line.startswith(HEADER_PREFIXES):
+        return None
+    # len() counts characters; only a line that might be over the limit pays for encoding.
+    if len(line) > max_line_bytes // 4 and (size := len(line.encode("utf-8", "surrogatepass"))) > max_line_bytes:
+        return LineError(line_no, None, f"line is {size} bytes long; the limit is {max_line_bytes}")
+    if "\x00" in line:
+        return LineError(line_no, None, "line contains a NUL byte")
+    fields = line.split(",")
+    try:
+        return _parse_fields(fields, line, line_no)
+    except _FieldError as exc:
+        return LineError(line_no, exc.field, exc.error)
+
+
+def _parse_fields(fields: list[str], line: str, line_no: int) -> ParsedRun:
+    count = len(fields)
+    first = fields[0]
+    if _VERSION_RE.fullmatch(first) and count != len(COLUMNS_103):
+        if first not in FIELD_COUNTS_9X:
+            raise _FieldError("format_version", f"unsupported CSV format {first!r}: bonnieboard reads 1.03, 1.93c, 1.96, 1.97 and 1.98")
+        return _parse_9x(fields, line, line_no)
+    return _parse_103(fields, line, line_no)
+
+
+# ==== 1.9x / 2.0x family (§3) ====
+
+
+def _parse_9x(fields: list[str], line: str, line_no: int) -> ParsedRun:
+    fmt = fields[0]
+    expected = FIELD_COUNTS_9X[fmt]
+    count = len(fields)
+    if fmt in SHORT_NO_IO_FORMATS and _is_short_no_io_line(fields):
+        # §3.3-3: 13 empty fields instead of 14 after the seed; put the missing one back.
+        name_end = count - (expected - 4)
+        fields = fields[:name_end + 2] + [""] + fields[name_end + 2:]
+        count += 1
+    if count < expected:
+        raise _FieldError(None, f"too few fields: a format {fmt} line has {expected}, this one has {count}")
+    # Everything after the name has a fixed length; extra fields are commas in the name.
+    name_end = count - (expected - 3)
+    machine = ",".join(fields[2:name_end])
+    tail = fields[name_end:]
+    cols = COLUMNS_198 if fmt == "1.98" else _COLUMNS_9X_48
+
+    concurrency = _parse_uint(tail[0], "concurrency")
+    seed = tail[1]
+    at = 2
+    file_size_mib = _parse_size_9x(tail[at])
+    io_chunk_bytes = _parse_chunk_9x(tail[at + 1])
+    at += 2
+    seek_count = seek_procs = None
+    if fmt == "1.98":
+        seek_count = _parse_optional_uint(tail[at], "seek_count")
+        seek_procs = _parse_optional_uint(tail[at + 1], "seek_proc_count")
+        at += 2
+    io_cells = tail[at:at + 12]
+    at += 12
+    file_cells = tail[at:at + 5]
+    at += 5
+    file_results_cells = tail[at:at + 12]
+    at += 12
+    latency_cells = tail[at:at + 12]
+
+    file_test = _parse_file_test_9x(file_cells, cols)
+    io_results = _parse_results(io_cells, IO_TESTS, latency_cells[:6])
+    file_results = _parse_results(file_results_cells, FILE_TESTS, latency_cells[6:])
+    _check_family_ran(file_size_mib is not None, io_results, "file_size")
+    _check_family_ran(file_test is not None, file_results, "num_files")
+    return ParsedRun(
+        line_no, line, fmt, fields[1], machine, concurrency, seed, file_size_mib, io_chunk_bytes,
+        seek_count, seek_procs, file_test, io_results + file_results,
+    )  # fmt: skip
+
+
+_COLUMNS_9X_48 = COLUMNS_198[:7] + COLUMNS_198[9:]
+
+
+def _is_short_no_io_line(fields: list[str]) -> bool:
+    """A 47-field-layout `-s 0` line of 1.93c/1.96: 13 empty fields after the seed, then num_files."""
+    name_end = len(fields) - 44
+    if name_end < 3:
+        return False
+    after_seed = fields[name_end + 2:]
+    return all(cell == "" for cell in after_seed[:13]) and after_seed[13] != ""
+
+
+def _parse_size_9x(cell: str) -> int | None:
+    if cell == "":
+        return None
+    match = _SIZE_9X_RE.fullmatch(cell)
+    if match is None:
+        raise _FieldError("file_size", f"file_size {cell!r} is not a size like 512M or 2G")
+    return int(match[1]) * (1024 if match[2] == "G" else 1)
+
+
+def _parse_chunk_9x(cell: str) -> int | None:
+    if cell == "":
+        return None
+    match = _CHUNK_9X_RE.fullmatch(cell)
+    if match is None:
+        raise _FieldError("io_chunk_size", f"io_chunk_size {cell!r} is not a size like 512, 4k or 1m")
+    return int(match[1]) * _CHUNK_FACTOR[match[2]]
+
+
+def _parse_file_test_9x(cells: list[str], cols: tuple[str, ...]) -> FileTest | None:
+    num_cell, max_cell, min_cell, always_empty, dirs_cell = cells
+    if num_cell == "":
+        if any(cells):
+            raise _FieldError("num_files", "num_files is empty but the file-test size fields are not")
+        return None
+    num_files = _parse_uint(num_cell, "num_files")
+    link = None
+    max_size = None
+    if max_cell in ("link", "symlink"):
+        link = max_cell
+    elif max_cell != "":
+        max_size = _parse_uint(max_cell, "max_size")
+    min_size = None if min_cell == "" else _parse_uint(min_cell, "min_size")
+    if always_empty != "":
+        # §3.3-1: bonnie++ never fills this column; a value here means the columns are not bonnie++'s.
+        raise _FieldError("num_dirs", f"num_dirs holds {always_empty!r}, but bonnie++ always leaves it empty (num_dirs is written one column later)")
+    num_dirs = None if dirs_cell == "" else _parse_uint(dirs_cell, "file_chunk_size")
+    return FileTest(num_files, max_size, min_size, num_dirs, link)
+
+
+# ==== 1.0x family (§2) ====
+
+
+def _parse_103(fields: list[str], line: str, line_no: int) -> ParsedRun:
+    count = len(fields)
+    expected = len(COLUMNS_103)
+    if count < expected:
+        raise _FieldError(None, f"too few fields: a bonnie++ 1.03 line has {expected} and a 1.9x line starts with its format version; this one has {count}")
+    name_end = count - (expected - 1)
+    machine = ",".join(fields[:name_end])
+    tail = fields[name_end:]
+    file_size_mib, io_chunk_bytes = _parse_size_103(tail[0])
+    io_results = _parse_results(tail[1:13], IO_TESTS, None)
+    file_test = _parse_file_test_103(tail[13])
+    file_results = _parse_results(tail[14:26], FILE_TESTS, None)
+    _check_family_ran(file_size_mib is not None, io_results, "file_size")
+    _check_family_ran(file_test is not None, file_results, "num_files")
+    return ParsedRun(
+        line_no, line, FORMAT_103, None, machine, None, None, file_size_mib, io_chunk_bytes,
+        None, None, file_test, io_results + file_results,
+    )  # fmt: skip
+
+
+def _parse_size_103(cell: str) -> tuple[int | None, int | None]:
+    if cell == "":
+        return None, None
+    match = _SIZE_103_RE.fullmatch(cell)
+    if match is None:
+        raise _FieldError("file_size", f"file_size {cell!r} is not a size like 300M, 2G or 2G:4k")
+    size_mib = int(match[1]) * (1024 if match[2] == "G" else 1)
+    chunk = None
+    if match[3] is not None:
+        chunk = int(match[3]) * (1024 if match[4] else 1)
+    return size_mib, chunk
+
+
+def _parse_file_test_103(cell: str) -> FileTest | None:
+    if cell == "":
+        return None
+    match = _FILES_103_RE.fullmatch(cell)
+    if match is None:
+        raise _FieldError("num_files", f"num_files {cell!r} is not a file-test spec like 16, 16:100000:16, 4:link or 64/8")
+    num_files, link, max_size, min_size, num_dirs = match.groups()
+    return FileTest(
+        int(num_files),
+        None if max_size is None else int(max_size),
+        None if min_size is None else int(min_size),
+        None if num_dirs is None else int(num_dirs),
+        link,
+    )
+
+
+# ==== Results (§1.1-§1.3) ====
+
+
+def _parse_results(cells: list[str], tests: tuple[str, ...], latency_cells: list[str] | None) -> tuple[Result, ...]:
+    results = []
+    for index, test in enumerate(tests):
+        value_cell = cells[2 * index]
+        cpu_cell = cells[2 * index + 1]
+        latency_us = None
+        if latency_cells is not None and latency_cells[index] != "":
+            latency_us = _parse_latency(latency_cells[index], test)
+        if value_cell == "" and cpu_cell == "":
+            results.append(_NOT_RUN if latency_us is None else Result(NOT_RUN, None, None, latency_us))
+        elif value_cell == "+++++":
+            if cpu_cell != "+++":
+                raise _FieldError(f"{test}_cpu", f"{test} is +++++ (too fast to measure) but {test}_cpu is {_show(cpu_cell)}, not +++")
+            results.append(Result(TOO_FAST, None, None, latency_us))
+        else:
+            if value_cell == "":
+                raise _FieldError(test, f"{test} is empty but {test}_cpu is {_show(cpu_cell)}")
+            if cpu_cell == "+++":
+                raise _FieldError(test, f"{test}_cpu is +++ but {test} is {_show(value_cell)}, not +++++")
+            if cpu_cell == "":
+                raise _FieldError(f"{test}_cpu", f"{test}_cpu is empty but {test} is {_show(value_cell)}")
+            value = _parse_seeks(value_cell) if test == "seeks" else _parse_uint(value_cell, test)
+            cpu = _parse_uint(cpu_cell, f"{test}_cpu")
+            results.append(Result(OK, value, cpu, latency_us))
+    return tuple(results)
+
+
+def _check_family_ran(ran: bool, results: tuple[Result, ...], size_field: str) -> None:
+    if ran:
+        return
+    for test, result in zip(IO_TESTS if size_field == "file_size" else FILE_TESTS, results, strict=True):
+        if result.status != NOT_RUN:
+            raise _FieldError(test, f"{test} has a result but {size_field} is empty, which says the test did not run")
+        if result.latency_us is not None:
+            raise _FieldError(f"{test}_latency", f"{test}_latency has a value but {size_field} is empty, which says the test did not run")
+
+
+def _parse_uint(cell: str, field: str) -> int:
+    if _UINT_RE.fullmatch(cell) is None:
+        if cell.startswith("-"):
+            raise _FieldError(field, f"{field} is {_show(cell)}: negative")
+        raise _FieldError(field, f"{field} is {_show(cell)}, not a whole number")
+    value = int(cell)
+    if value > MAX_NUMBER:
+        raise _FieldError(field, f"{field} is {_show(cell)}: too large")
+    return value
+
+
+def _parse_optional_uint(cell: str, field: str) -> int | None:
+    return None if cell == "" else _parse_uint(cell, field)
+
+
+def _parse_seeks(cell: str) -> float:
+    if _SEEKS_RE.fullmatch(cell) is None:
+        raise _FieldError("seeks", f"seeks is {_show(cell)}, not a number of seeks per second like 262.3 or 1067")
+    value = float(cell)
+    if value > MAX_NUMBER:
+        raise _FieldError("seeks", f"seeks is {_show(cell)}: too large")
+    return value
+
+
+def _parse_latency(cell: str, test: str) -> int:
+    match = _LATENCY_RE.fullmatch(cell)
+    if match is None:
+        raise _FieldError(f"{test}_latency", f"{test}_latency is {_show(cell)}, not a latency like 117us, 228ms or 105s")
+    return int(match[1]) * _LATENCY_FACTOR_US[match[2]]
+
+
+def _show(cell: str) -> str:
+    """A cell quoted for an error message, cut short so a hostile line cannot flood the response."""
+    return repr(cell if len(cell) <= 40 else cell[:40] + "...")

@@ -1,0 +1,139 @@
+"""Read (and edit) services over stored runs. They take a session and return plain data."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC
+from typing import Any
+
+from sqlalchemy import Select, delete, exists, func, select
+from sqlalchemy.orm import Session
+
+from app.db import begin_write
+from app.errors import NotFound
+from app.models import Run, Tag, run_table
+from app.parsing import TESTS, UNITS
+
+EXPORT_BATCH = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class RunFilter:
+    machine: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+    format_version: str | None = None
+    upload_id: int | None = None
+
+
+def _filtered(statement: Select, run_filter: RunFilter) -> Select:
+    if run_filter.machine is not None:
+        statement = statement.where(run_table.c.machine == run_filter.machine)
+    if run_filter.format_version is not None:
+        statement = statement.where(run_table.c.format_version == run_filter.format_version)
+    if run_filter.upload_id is not None:
+        statement = statement.where(run_table.c.upload_id == run_filter.upload_id)
+    for key, value in run_filter.tags.items():
+        statement = statement.where(
+            exists().where(Tag.run_id == run_table.c.id, Tag.key == key, Tag.value == value)
+        )
+    return statement
+
+
+def list_runs(*, session: Session, run_filter: RunFilter, limit: int, offset: int) -> tuple[int, list[Run]]:
+    """Matching runs, newest first, and how many match in all."""
+    total = session.scalar(_filtered(select(func.count()).select_from(run_table), run_filter))
+    runs = session.scalars(_filtered(select(Run), run_filter).order_by(Run.id.desc()).limit(limit).offset(offset))
+    return total or 0, list(runs)
+
+
+def get_run(*, session: Session, run_id: int) -> Run:
+    run = session.get(Run, run_id)
+    if run is None:
+        raise NotFound(f"run {run_id} does not exist")
+    return run
+
+
+def get_runs(*, session: Session, run_ids: list[int]) -> list[Run]:
+    """The runs asked for, in the order asked; NotFound names the first missing id."""
+    found = {run.id: run for run in session.scalars(select(Run).where(Run.id.in_(run_ids)))}
+    for run_id in run_ids:
+        if run_id not in found:
+            raise NotFound(f"run {run_id} does not exist")
+    return [found[run_id] for run_id in run_ids]
+
+
+def export_lines(*, session: Session, run_filter: RunFilter) -> Iterator[str]:
+    """Every matching run's raw line, oldest first."""
+    statement = _filtered(select(run_table.c.raw_line), run_filter).order_by(run_table.c.id)
+    for batch in session.execute(statement.execution_options(yield_per=EXPORT_BATCH)).scalars().partitions():
+        yield from batch
+
+
+def update_run(*, session: Session, run_id: int, changes: dict[str, Any]) -> Run:
+    begin_write(session)
+    run = get_run(session=session, run_id=run_id)
+    if "label" in changes:
+        run.label = changes["label"]
+    if "tags" in changes:
+        session.execute(delete(Tag).where(Tag.run_id == run_id))
+        session.expire(run, ["tags"])
+        session.add_all(Tag(run_id=run_id, key=k, value=v) for k, v in (changes["tags"] or {}).items())
+    session.flush()
+    session.refresh(run)
+    return run
+
+
+def delete_run(*, session: Session, run_id: int) -> None:
+    begin_write(session)
+    run = get_run(session=session, run_id=run_id)
+    session.delete(run)
+    session.flush()
+
+
+def run_results(run: Run) -> dict[str, dict[str, Any]]:
+    return {
+        test: {
+            "status": getattr(run, f"{test}_status"),
+            "value": getattr(run, f"{test}_value"),
+            "unit": UNITS[test],
+            "cpu_pct": getattr(run, f"{test}_cpu_pct"),
+            "latency_us": getattr(run, f"{test}_latency_us"),
+        }
+        for test in TESTS
+    }
+
+
+def run_as_dict(run: Run, *, with_document: bool = False) -> dict[str, Any]:
+    """A run in the API's JSON shape (api-contract.md, "A run as JSON")."""
+    created_at = run.created_at if run.created_at.tzinfo else run.created_at.replace(tzinfo=UTC)
+    data = {
+        "id": run.id,
+        "upload_id": run.upload_id,
+        "created_at": created_at,
+        "machine": run.machine,
+        "format_version": run.format_version,
+        "bonnie_version": run.bonnie_version,
+        "concurrency": run.concurrency,
+        "seed": run.seed,
+        "file_size_mib": run.file_size_mib,
+        "io_chunk_bytes": run.io_chunk_bytes,
+        "seek_count": run.seek_count,
+        "seek_procs": run.seek_procs,
+        "file_test": None
+        if run.num_files is None
+        else {
+            "num_files": run.num_files,
+            "max_size": run.file_max_size,
+            "min_size": run.file_min_size,
+            "num_dirs": run.file_num_dirs,
+            "link": run.file_link,
+        },
+        "label": run.label,
+        "tags": {tag.key: tag.value for tag in run.tags},
+        "raw_line": run.raw_line,
+        "results": run_results(run),
+    }
+    if with_document:
+        data["document"] = run.document
+    return data

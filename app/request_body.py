@@ -1,0 +1,105 @@
+"""Reading an upload out of a request: size-limited, in any of the forms the API accepts."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+
+from app.errors import BadRequest, PayloadTooLarge
+from app.schemas import JsonUpload
+
+# Tags and labels are short names; a limit keeps a hostile upload from storing megabytes in them.
+MAX_TAG_CHARS = 200
+MAX_LABEL_CHARS = 500
+
+
+@dataclass(slots=True)
+class UploadInput:
+    csv: bytes
+    filename: str | None = None
+    document: dict[str, Any] | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+    label: str | None = None
+
+
+async def read_body(request: Request, max_bytes: int) -> bytes:
+    """The whole body, refused with 413 as soon as it is known to exceed max_bytes."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > max_bytes:
+        raise PayloadTooLarge(f"upload is {declared} bytes; the limit is {max_bytes}")
+    chunks = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > max_bytes:
+            raise PayloadTooLarge(f"upload is over the limit of {max_bytes} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def read_upload(request: Request, max_bytes: int) -> UploadInput:
+    """Multipart (file in field `file`), JSON (the runner's form), or anything else as raw CSV."""
+    body = await read_body(request, max_bytes)
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type == "multipart/form-data":
+        request._body = body  # Starlette's form parser then reads this instead of the spent stream.
+        form = await request.form(max_files=1, max_fields=20)
+        upload = form.get("file")
+        if not isinstance(upload, UploadFile):
+            raise BadRequest("multipart upload has no file in the field 'file'")
+        label = form.get("label")
+        return UploadInput(
+            csv=await upload.read(),
+            filename=upload.filename,
+            label=label if isinstance(label, str) and label else None,
+        )
+    if content_type == "application/json":
+        try:
+            payload = JsonUpload.model_validate(json.loads(body))
+        except (ValueError, ValidationError) as exc:
+            raise BadRequest(f"JSON upload is not of the form {{'csv': ..., 'document': ..., 'tags': ..., 'label': ...}}: {_first_line(exc)}") from None
+        for key, value in payload.tags.items():
+            check_tag(key, value)
+        return UploadInput(
+            csv=payload.csv.encode("utf-8", "surrogatepass"),
+            document=payload.document,
+            tags=payload.tags,
+            label=check_label(payload.label),
+        )
+    return UploadInput(csv=body)
+
+
+def parse_tag_params(values: list[str]) -> dict[str, str]:
+    """`tag=KEY=VALUE` query parameters -> {KEY: VALUE}."""
+    tags = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise BadRequest(f"tag {item[:50]!r} is not of the form KEY=VALUE")
+        check_tag(key, value)
+        tags[key] = value
+    return tags
+
+
+def check_tag(key: str, value: str) -> None:
+    if not key or len(key) > MAX_TAG_CHARS or len(value) > MAX_TAG_CHARS:
+        raise BadRequest(f"a tag needs a key of 1 to {MAX_TAG_CHARS} characters and a value of at most {MAX_TAG_CHARS}")
+    if "\x00" in key or "\x00" in value:
+        raise BadRequest("a tag may not contain a NUL character")
+
+
+def check_label(label: str | None) -> str | None:
+    if label is None:
+        return None
+    if len(label) > MAX_LABEL_CHARS or "\x00" in label:
+        raise BadRequest(f"a label is at most {MAX_LABEL_CHARS} characters, with no NUL")
+    return label or None
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0][:200]

@@ -1,0 +1,117 @@
+"""/api: JSON endpoints. Thin: read the request, call one service, shape the answer."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+
+from app import queries
+from app.config import get_settings
+from app.db import SessionDep
+from app.ingest import ingest
+from app.parsing import iter_parse_bytes
+from app.request_body import check_label, check_tag, parse_tag_params, read_upload
+from app.schemas import ErrorOut, RunDetailOut, RunList, RunPatch, UploadOut
+
+router = APIRouter(prefix="/api", tags=["runs"])
+
+ERRORS = {status: {"model": ErrorOut} for status in (400, 401, 403, 404, 413, 422)}
+
+UPLOAD_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "text/csv": {"schema": {"type": "string"}},
+            "multipart/form-data": {
+                "schema": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}, "required": ["file"]}
+            },
+            "application/json": {"schema": {"$ref": "#/components/schemas/JsonUpload"}},
+        },
+    }
+}
+
+
+def run_filter(
+    machine: str | None = None,
+    tag: Annotated[list[str], Query(description="KEY=VALUE; repeatable, all must match")] = [],  # noqa: B006
+    format: str | None = None,  # noqa: A002 - the contract's name
+    upload: int | None = None,
+) -> queries.RunFilter:
+    return queries.RunFilter(machine=machine, tags=parse_tag_params(tag), format_version=format, upload_id=upload)
+
+
+FilterDep = Annotated[queries.RunFilter, Depends(run_filter)]
+
+
+@router.post("/runs", status_code=201, response_model=UploadOut, responses=ERRORS, openapi_extra=UPLOAD_BODY)
+async def post_runs(
+    request: Request,
+    session: SessionDep,
+    tag: Annotated[list[str], Query(description="KEY=VALUE; repeatable")] = [],  # noqa: B006
+    label: str | None = None,
+    partial: bool = False,
+):
+    """Store bonnie++ CSV lines: raw text, multipart field `file`, or the runner's JSON form."""
+    settings = get_settings()
+    upload = await read_upload(request, settings.max_upload_bytes)
+    tags = parse_tag_params(tag) | upload.tags
+    outcome = ingest(
+        session=session,
+        items=iter_parse_bytes(upload.csv, max_line_bytes=settings.max_line_bytes),
+        partial=partial,
+        source="api",
+        filename=upload.filename,
+        label=upload.label or check_label(label),
+        tags=tags,
+        document=upload.document,
+    )
+    session.commit()
+    return outcome
+
+
+@router.get("/runs", response_model=RunList, responses=ERRORS)
+def get_runs(
+    session: SessionDep,
+    run_filter: FilterDep,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+):
+    """Stored runs, newest first."""
+    total, runs = queries.list_runs(session=session, run_filter=run_filter, limit=limit, offset=offset)
+    return {"total": total, "items": [queries.run_as_dict(run) for run in runs]}
+
+
+@router.get("/runs/export.csv", response_class=Response, responses=ERRORS)
+def export_runs(session: SessionDep, run_filter: FilterDep):
+    """Every matching run's line exactly as uploaded, oldest first."""
+    lines = list(queries.export_lines(session=session, run_filter=run_filter))
+    return Response("".join(f"{line}\n" for line in lines), media_type="text/csv; charset=utf-8")
+
+
+@router.get("/runs/{run_id}", response_model=RunDetailOut, responses=ERRORS)
+def get_run(run_id: int, session: SessionDep):
+    return queries.run_as_dict(queries.get_run(session=session, run_id=run_id), with_document=True)
+
+
+@router.patch("/runs/{run_id}", response_model=RunDetailOut, responses=ERRORS)
+def patch_run(run_id: int, patch: RunPatch, session: SessionDep):
+    changes = patch.model_dump(include=patch.model_fields_set)
+    if "label" in changes:
+        changes["label"] = check_label(changes["label"])
+    for key, value in (changes.get("tags") or {}).items():
+        check_tag(key, value)
+    run = queries.update_run(session=session, run_id=run_id, changes=changes)
+    session.commit()
+    return queries.run_as_dict(run, with_document=True)
+
+
+@router.delete("/runs/{run_id}", status_code=204, responses=ERRORS)
+def delete_run(run_id: int, session: SessionDep):
+    queries.delete_run(session=session, run_id=run_id)
+    session.commit()
+    return Response(status_code=204)
+
+
+@router.get("/health")
+def health():
+    """A trivial answer: the reference the benchmarks measure other endpoints against."""
+    return {"status": "ok"}

@@ -1,0 +1,66 @@
+"""HTML pages: full page or htmx partial, escaping, upload form, error pages."""
+
+from tests.test_api import post_csv
+from tests.test_parsing import LINE_103, LINE_198, with_field
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def test_front_page_lists_runs_with_key_figures(client):
+    post_csv(client, f"{LINE_198}\n{LINE_103}\n", tag="fs=xfs")
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["vary"] == "HX-Request"
+    html = page.text
+    assert "<html" in html and "htmx-4.0.1.min.js" in html
+    assert "mindpipe" in html and "vm" in html and "fs=xfs" in html
+    assert "410.6 MiB/s" in html  # 420469 KiB/s put_block of the 1.98 line
+    assert "+++++" in html
+
+
+def test_htmx_request_gets_only_the_table(client):
+    post_csv(client, LINE_198)
+    partial = client.get("/?machine=vm", headers={"HX-Request": "true"})
+    assert "<html" not in partial.text and "<table" in partial.text
+    empty = client.get("/?machine=nobody", headers={"HX-Request": "true"})
+    assert "No runs match" in empty.text
+
+
+def test_names_tags_and_labels_are_escaped(client):
+    post_csv(client, with_field(LINE_198, 2, HOSTILE), tag=f"x={HOSTILE}", label=HOSTILE)
+    run_id = client.get("/api/runs").json()["items"][0]["id"]
+    for url in ("/", f"/runs/{run_id}"):
+        html = client.get(url).text
+        assert HOSTILE not in html
+        assert "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_run_page_shows_every_figure_and_the_raw_line(client):
+    run_id = post_csv(client, LINE_198, tag="raid=5").json()["created"][0]
+    html = client.get(f"/runs/{run_id}").text
+    for text in ("put_block", "ran_del", "+++++ too fast to measure", "18.2 ms", "raid=5", "8192 by 5 processes", LINE_198):
+        assert text in html, text
+
+
+def test_upload_page_reports_created_duplicates_and_errors(client):
+    assert "<form" in client.get("/upload").text
+    form = {"lines": f"{LINE_198}\n{LINE_198}\nbroken,line\n", "tags": "fs=xfs raid=5", "label": "first", "partial": "true"}
+    result = client.post("/upload", data=form, headers={"HX-Request": "true"})
+    assert result.status_code == 201
+    assert "1 run created, 1 duplicate, 1 invalid line skipped" in result.text
+    assert "<td>3</td>" in result.text and "<html" not in result.text
+    run = client.get("/api/runs").json()["items"][0]
+    assert run["tags"] == {"fs": "xfs", "raid": "5"} and run["label"] == "first"
+
+
+def test_upload_page_file_and_all_or_nothing(client):
+    files = {"file": ("bonnie.csv", f"{LINE_103}\nbad\n".encode(), "text/csv")}
+    result = client.post("/upload", files=files)
+    assert result.status_code == 422
+    assert "1 of 2 lines is invalid; nothing was stored" in result.text and "<html" in result.text
+    assert client.get("/api/runs").json()["total"] == 0
+
+
+def test_unknown_page_is_an_html_404(client):
+    response = client.get("/runs/12345")
+    assert response.status_code == 404
+    assert "text/html" in response.headers["content-type"] and "run 12345 does not exist" in response.text

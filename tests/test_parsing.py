@@ -1,0 +1,271 @@
+"""The parser against real lines (hand-written expectations) and against every malformed shape."""
+
+import pytest
+
+from app.parsing import TESTS, parse_bytes, parse_line, parse_text
+from tests.conftest import CORPUS_DIR
+from tests.corpus_expected import EXPECTED
+
+
+def shape(run):
+    """A ParsedRun in the shape of tests/corpus_expected.py."""
+    file_test = run.file_test
+    return {
+        "machine": run.machine,
+        "format_version": run.format_version,
+        "bonnie_version": run.bonnie_version,
+        "concurrency": run.concurrency,
+        "seed": run.seed,
+        "file_size_mib": run.file_size_mib,
+        "io_chunk_bytes": run.io_chunk_bytes,
+        "seek_count": run.seek_count,
+        "seek_procs": run.seek_procs,
+        "file_test": None
+        if file_test is None
+        else {
+            "num_files": file_test.num_files,
+            "max_size": file_test.max_size,
+            "min_size": file_test.min_size,
+            "num_dirs": file_test.num_dirs,
+            "link": file_test.link,
+        },
+        "results": {
+            test: (r.status, r.value, r.cpu_pct, r.latency_us) for test, r in zip(TESTS, run.results, strict=True)
+        },
+    }
+
+
+def test_every_corpus_line_has_an_expectation():
+    lines = {
+        (path.name, number)
+        for path in CORPUS_DIR.glob("*.csv")
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if line.strip()
+    }
+    assert lines == set(EXPECTED)
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED), ids=lambda key: f"{key[0]}:{key[1]}")
+def test_corpus_line_parses_to_the_spec_values(key):
+    name, line_no = key
+    lines = (CORPUS_DIR / name).read_text().split("\n")
+    run = parse_line(lines[line_no - 1], line_no)
+    assert shape(run) == EXPECTED[key]
+    assert run.raw_line == lines[line_no - 1]
+    for value in (r.value for r in run.results):
+        assert value is None or type(value) in (int, float)
+    assert type(run.results[TESTS.index("seeks")].value) in (float, type(None))
+
+
+def test_whole_corpus_files_parse_without_errors():
+    for path in CORPUS_DIR.glob("*.csv"):
+        result = parse_bytes(path.read_bytes())
+        assert result.errors == []
+        assert len(result.runs) == len([line for line in path.read_text().splitlines() if line.strip()])
+
+
+LINE_198 = "1.98,2.00a,vm,1,1795352513,512M,,8192,5,869,96,420469,81,+++++,+++,1443,98,+++++,+++,+++++,+++,16,,,,,16795,94,+++++,+++,+++++,+++,23036,95,+++++,+++,+++++,+++,18213us,4307us,1098us,10287us,117us,7618us,10730us,5072us,2346us,12162us,214us,6909us"
+LINE_103 = "mindpipe,1G,3002,88,31164,60,13485,29,3035,84,32838,36,56.7,0,16,94,40,+++++,+++,15510,66,204,86,+++++,+++,906,83"
+LINE_197 = "1.97,1.97,wifo3-02,1,1438369124,63G,,1842,89,347029,24,175829,17,3404,89,495890,20,447.9,11,16,,,,,7555,17,+++++,+++,18185,27,7097,12,+++++,+++,11216,21,8735us,16764us,79061us,18280us,32499us,228ms,349ms,127us,12376us,382ms,14us,490ms"
+
+
+def with_field(line, index, value):
+    fields = line.split(",")
+    fields[index] = value
+    return ",".join(fields)
+
+
+# ---- 1.03 forms (§2) ----
+
+
+@pytest.mark.parametrize(
+    ("size", "mib", "chunk"),
+    [("2G", 2048, None), ("300M", 300, None), ("2G:4k", 2048, 4096), ("2G:1024k", 2048, 1048576), ("300M:512", 300, 512)],
+)
+def test_103_size_forms(size, mib, chunk):
+    run = parse_line(with_field(LINE_103, 1, size), 1)
+    assert (run.file_size_mib, run.io_chunk_bytes) == (mib, chunk)
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("16", (16, None, None, None, None)),
+        ("16:100000:16", (16, 100000, 16, None, None)),
+        ("16:100000:0", (16, 100000, 0, None, None)),
+        ("4:link", (4, None, None, None, "link")),
+        ("4:symlink", (4, None, None, None, "symlink")),
+        ("64/8", (64, None, None, 8, None)),
+        ("10:100000:10/10", (10, 100000, 10, 10, None)),
+    ],
+)
+def test_103_file_test_forms(spec, expected):
+    ft = parse_line(with_field(LINE_103, 14, spec), 1).file_test
+    assert (ft.num_files, ft.max_size, ft.min_size, ft.num_dirs, ft.link) == expected
+
+
+def test_103_no_io_and_no_file_tests():
+    no_io = parse_line("box" + "," * 13 + ",16,94,40,+++++,+++,15510,66,204,86,+++++,+++,906,83", 1)
+    assert no_io.file_size_mib is None
+    assert all(r.status == "not_run" for r in no_io.results[:6])
+    no_files = parse_line(",".join(LINE_103.split(",")[:14]) + "," * 13, 1)
+    assert no_files.file_test is None
+    assert all(r.status == "not_run" for r in no_files.results[6:])
+
+
+def test_103_machine_that_looks_like_a_version():
+    run = parse_line(with_field(LINE_103, 0, "1.96"), 1)
+    assert (run.format_version, run.machine) == ("1.03", "1.96")
+
+
+# ---- names (§1.4) ----
+
+
+@pytest.mark.parametrize("name", ["node1,rack2", "a,b,c", ",", "my host.example.org", ""])
+def test_machine_names_with_commas_spaces_dots_or_nothing(name):
+    for line, index in ((LINE_198, 2), (LINE_197, 2), (LINE_103, 0)):
+        run = parse_line(with_field(line, index, name), 7)
+        assert run.machine == name, line
+        assert run.results[TESTS.index("put_block")].status in ("ok", "too_fast")
+
+
+def test_198_comma_name_keeps_every_value():
+    run = parse_line(with_field(LINE_198, 2, "node1,rack2"), 1)
+    assert run.seek_count == 8192 and run.seek_procs == 5
+    assert run.results[0].value == 869 and run.results[-1].latency_us == 6909
+
+
+def test_47_field_line_with_a_comma_in_the_name():
+    line = "1.96,1.96,fs,lab3,1,1374655110,,,,,,,,,,,,,,60,32,32,,,1702,14,2025,12,1332,4,1873,16,2047,13,1266,3,,,,,,,3874ms,6645ms,8659ms,505ms,7257ms,9627ms"
+    run = parse_line(line, 1)
+    assert run.machine == "fs,lab3"
+    assert run.file_test.num_files == 60 and run.file_test.max_size == 32
+    assert run.results[6].value == 1702
+
+
+# ---- encodings (§1.1-§1.3) ----
+
+
+@pytest.mark.parametrize(("cell", "expected_us"), [("117us", 117), ("228ms", 228000), ("105s", 105000000), ("0us", 0)])
+def test_latency_units(cell, expected_us):
+    run = parse_line(with_field(LINE_198, 38, cell), 1)
+    assert run.results[0].latency_us == expected_us
+
+
+def test_cpu_above_100_and_decimal_seeks():
+    run = parse_line(with_field(with_field(LINE_198, 19, "13116"), 20, "160"), 1)
+    seeks = run.results[TESTS.index("seeks")]
+    assert (seeks.status, seeks.value, seeks.cpu_pct) == ("ok", 13116.0, 160)
+    assert parse_line(LINE_103, 1).results[5].value == 56.7
+
+
+def test_too_fast_keeps_its_latency():
+    rewrite = parse_line(LINE_198, 1).results[TESTS.index("rewrite")]
+    assert rewrite == type(rewrite)("too_fast", None, None, 1098)
+
+
+def test_io_chunk_of_9x_formats():
+    assert parse_line(with_field(LINE_197, 6, "4k"), 1).io_chunk_bytes == 4096
+    assert parse_line(with_field(LINE_197, 6, "1m"), 1).io_chunk_bytes == 1048576
+    assert parse_line(with_field(LINE_197, 6, "512"), 1).io_chunk_bytes == 512
+
+
+def test_9x_file_test_columns_and_links():
+    run = parse_line(LINE_198.replace(",16,,,,,", ",16,4096,1024,,4,"), 1)
+    assert (run.file_test.max_size, run.file_test.min_size, run.file_test.num_dirs) == (4096, 1024, 4)
+    run = parse_line(LINE_198.replace(",16,,,,,", ",4,link,,,,"), 1)
+    assert (run.file_test.num_files, run.file_test.link, run.file_test.max_size) == (4, "link", None)
+
+
+# ---- skipped lines and line numbers ----
+
+
+def test_headers_comments_blank_lines_crlf_and_bom_are_skipped_and_counted():
+    text = (
+        "\ufeffformat_version,bonnie_version,name,concurrency,seed,file_size\r\n"
+        "# a comment\r\n"
+        "\r\n"
+        f"{LINE_198}\r\n"
+        "name,file_size,putc,putc_cpu\r\n"
+        "   \r\n"
+        f"{LINE_103}\r\n"
+    )
+    result = parse_text(text)
+    assert result.errors == []
+    assert [(r.line_no, r.raw_line) for r in result.runs] == [(4, LINE_198), (7, LINE_103)]
+
+
+def test_bom_before_a_data_line_is_not_part_of_it():
+    (run,) = parse_bytes(b"\xef\xbb\xbf" + LINE_198.encode()).runs
+    assert run.raw_line == LINE_198 and run.format_version == "1.98"
+
+
+# ---- errors name the line and the field ----
+
+
+def error_of(line, line_no=3):
+    item = parse_line(line, line_no)
+    assert item.__class__.__name__ == "LineError", item
+    assert item.line == line_no
+    return item.field, item.error
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "words"),
+    [
+        (",".join(LINE_198.split(",")[:40]), None, "too few fields"),
+        ("just,some,text", None, "too few fields"),
+        (with_field(LINE_198, 15, "fast"), "getc", "not a whole number"),
+        (with_field(LINE_198, 16, "+++"), "getc", "not +++++"),
+        (with_field(LINE_198, 13, "+++++").replace(",+++++,+++,1443", ",+++++,12,1443"), "rewrite_cpu", "not +++"),
+        (with_field(LINE_198, 41, "12xs"), "getc_latency", "not a latency"),
+        (with_field(LINE_198, 41, "1.5ms"), "getc_latency", "not a latency"),
+        (with_field(LINE_198, 9, "-5"), "putc", "negative"),
+        (with_field(LINE_198, 9, "9" * 16), "putc", "too large"),
+        (with_field(LINE_198, 10, ""), "putc_cpu", "putc_cpu is empty but putc is '869'"),
+        (with_field(LINE_198, 19, "12,5"), None, None),  # an extra field is read as a comma in the name
+        (with_field(LINE_198, 0, "1.92b"), "format_version", "unsupported CSV format '1.92b'"),
+        (with_field(LINE_198, 0, "2.01"), "format_version", "unsupported CSV format '2.01'"),
+        (with_field(LINE_198, 5, ""), "putc", "file_size is empty"),
+        (with_field(LINE_198, 5, "512X"), "file_size", "not a size"),
+        (with_field(LINE_198, 21, ""), "seq_create", "num_files is empty"),
+        (with_field(LINE_198, 24, "3"), "num_dirs", "always leaves it empty"),
+        (with_field(LINE_198, 3, "x"), "concurrency", "not a whole number"),
+        (with_field(LINE_103, 1, "2T"), "file_size", "not a size"),
+        (with_field(LINE_103, 14, "16:abc"), "num_files", "file-test spec"),
+        (with_field(LINE_103, 12, "fast"), "seeks", "seeks per second"),
+        (LINE_198 + ",", None, None),
+        (LINE_198.replace("vm", "v\x00m"), None, "NUL"),
+    ],
+)
+def test_malformed_lines_name_line_and_field(line, field, words):
+    item = parse_line(line, 3)
+    if words is None:
+        # Not an error by itself: the extra field belongs to the machine name, so the line parses
+        # or fails on a later column; either way, never an exception.
+        return
+    got_field, message = error_of(line)
+    assert got_field == field
+    assert words in message
+
+
+def test_trailing_comma_shifts_the_name_rather_than_being_guessed():
+    run = parse_line(LINE_103 + ",", 1)
+    assert run.__class__.__name__ == "LineError"
+
+
+def test_results_present_for_tests_that_did_not_run_is_an_error():
+    line = "1.98,2.00a,vm,1,1795358315,,,,,,,,,,,,,,,,,4,,,,,1090,98,+++++,+++,+++++,+++,1122,98,+++++,+++,+++++,+++,,,,,,,8127us,1405us,3849us,5611us,58us,787us"
+    assert parse_line(line, 1).file_size_mib is None
+    assert error_of(with_field(line, 38, "12us")) == ("putc_latency", "putc_latency has a value but file_size is empty, which says the test did not run")
+    assert error_of(with_field(with_field(line, 11, "5"), 12, "1"))[0] == "put_block"
+
+
+def test_line_length_limit_and_non_utf8():
+    long_line = with_field(LINE_198, 2, "x" * 5000)
+    result = parse_bytes(f"{LINE_198}\n{long_line}\n".encode() + b"\xff\xfe,broken\n" + LINE_103.encode())
+    assert [r.line_no for r in result.runs] == [1, 4]
+    assert [(e.line, e.field) for e in result.errors] == [(2, None), (3, None)]
+    assert "limit is 4096" in result.errors[0].error
+    assert "not UTF-8" in result.errors[1].error and "0xff" in result.errors[1].error
+    assert parse_text(long_line, max_line_bytes=10_000).runs[0].machine == "x" * 5000
