@@ -1,0 +1,41 @@
+/* bench_io.h -- bonnie++ 2.00a's I/O tests on one big file (bon_io
+ * analogue): per-char write, block write, rewrite, per-char read, block
+ * read, and random seeks by forked seeker processes. */
+#ifndef BENCH_IO_H
+#define BENCH_IO_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "options.h"
+#include "rng.h"
+#include "timer.h"
+
+/* Results of the bench_* functions. */
+#define BENCH_OK 0
+#define BENCH_ERROR (-1)
+#define BENCH_STOPPED 1
+
+struct io_config {
+    int dirfd;                      /* scratch directory */
+    const char *name;               /* file name inside it */
+    int64_t file_size_mib;
+    int64_t byte_io_mib;            /* per-char tests over this many MiB; 0 skips */
+    int chunk_bytes;
+    int seeks;
+    int seek_procs;
+    int fsync_each;                 /* -b */
+    int direct_io;                  /* -D: O_DIRECT when the file is created */
+    int quiet;
+    enum char_mode char_mode;
+    size_t stdio_buffer_bytes;      /* 0: the file's st_blksize, as stdio picks */
+    const volatile sig_atomic_t *stop;
+};
+
+/* Runs the I/O tests in bonnie++'s order, filling res[TEST_PUTC..TEST_SEEKS].
+ * Progress goes to stderr unless quiet. The file is removed at the end.
+ * Returns BENCH_OK, BENCH_ERROR (message printed) or BENCH_STOPPED. */
+int bench_io_run(const struct io_config *c, struct rng *rng, struct test_result res[]);
+
+#endif

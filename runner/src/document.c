@@ -1,0 +1,292 @@
+/* document.c -- see document.h. */
+#include "document.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "json.h"
+#include "version.h"
+
+void document_now(char *buf, size_t len)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void document_init(struct document *d, int argc, char **argv, const struct options *o,
+                   const struct system_info *sys, const char *ram_source)
+{
+    memset(d, 0, sizeof(*d));
+    d->argc = argc;
+    d->argv = argv;
+    d->opts = o;
+    d->sys = sys;
+    d->ram_source = ram_source;
+    document_now(d->started_at, sizeof(d->started_at));
+}
+
+void document_warn(struct document *d, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    for (int i = 0; i < d->warning_count; i++)
+        if (strcmp(d->warnings[i], buf) == 0)
+            return;
+    if (d->warning_count < DOCUMENT_MAX_WARNINGS) {
+        char *w = strdup(buf);
+        if (w)
+            d->warnings[d->warning_count++] = w;
+    }
+}
+
+static const char *test_unit(enum test_id t)
+{
+    if (t < TEST_SEEKS)
+        return "KiB/s";
+    return t == TEST_SEEKS ? "seeks/s" : "files/s";
+}
+
+static void write_calls(struct json *j, const struct sys_counts *c)
+{
+    json_begin_object(j, "syscalls");
+    json_uint(j, "read", c->read);
+    json_uint(j, "write", c->write);
+    json_uint(j, "lseek", c->lseek);
+    json_uint(j, "open", c->open);
+    json_uint(j, "open_creat", c->creat);
+    json_uint(j, "close", c->close);
+    json_uint(j, "fsync", c->fsync);
+    json_uint(j, "stat", c->stat);
+    json_uint(j, "unlink", c->unlink);
+    json_uint(j, "mkdir", c->mkdir);
+    json_uint(j, "rmdir", c->rmdir);
+    json_uint(j, "getdents", c->getdents);
+    json_uint(j, "link", c->link);
+    json_uint(j, "symlink", c->symlink);
+    json_uint(j, "sync", c->sync);
+    json_uint(j, "pipe_read", c->ipc_read);
+    json_uint(j, "pipe_write", c->ipc_write);
+    json_end_object(j);
+}
+
+static void write_test(struct json *j, const struct run_params *p, enum test_id t,
+                       const struct test_result *r)
+{
+    char lat[16];
+    json_begin_object(j, timer_test_names[t]);
+    int ran = timer_test_ran(r), fast = timer_too_fast(r);
+    json_string(j, "status", !ran ? "not_run" : fast ? "too_fast" : "ok");
+    json_string(j, "unit", test_unit(t));
+    if (ran && !fast) {
+        double rate = report_rate(p, r, t);
+        if (t == TEST_SEEKS)
+            json_double(j, "value", rate);
+        else
+            json_int(j, "value", (int64_t)rate);
+        json_int(j, "cpu_pct", report_cpu_pct(r));
+    } else {
+        json_null(j, "value");
+        json_null(j, "cpu_pct");
+    }
+    if (ran) {
+        json_double(j, "rate_measured", report_rate(p, r, t));
+        json_double(j, "wall_s", r->elapsed_s);
+        json_double(j, "user_s", r->user_s);
+        json_double(j, "sys_s", r->sys_s);
+        json_double(j, "cpu_s", r->user_s + r->sys_s);
+        json_int(j, "latency_us", (int64_t)(r->latency_s * 1e6));
+        json_string(j, "latency_text", report_format_latency(lat, r->latency_s));
+        json_uint(j, "ops", r->ops);
+        json_uint(j, "bytes_read", r->calls.bytes_read);
+        json_uint(j, "bytes_written", r->calls.bytes_written);
+        uint64_t moved = r->calls.bytes_read + r->calls.bytes_written;
+        uint64_t ios = r->calls.read + r->calls.write;
+        json_uint(j, "bytes_moved", moved);
+        if (ios)
+            json_double(j, "avg_io_bytes", (double)moved / (double)ios);
+        else
+            json_null(j, "avg_io_bytes");
+        write_calls(j, &r->calls);
+    }
+    json_end_object(j);
+}
+
+void document_add_run(struct document *d, const struct run_params *p, const char *csv_line,
+                      const struct test_result res[TEST_COUNT])
+{
+    struct json j;
+    if (d->run_count++)
+        sbuf_append(&d->runs, ",", 1);
+    json_init(&j, &d->runs);
+    json_begin_object(&j, NULL);
+    json_int(&j, "index", d->run_count);
+    json_string(&j, "seed", p->seed);
+    json_string(&j, "csv", csv_line);
+    json_begin_object(&j, "tests");
+    for (int t = 0; t < TEST_COUNT; t++)
+        write_test(&j, p, (enum test_id)t, &res[t]);
+    json_end_object(&j);
+    json_end_object(&j);
+    for (int t = 0; t < TEST_COUNT; t++)
+        if (timer_too_fast(&res[t]))
+            document_warn(d, "%s took %.3f s, under bonnie++'s 0.5 s minimum: reported as +++++ "
+                          "(its measured rate is in rate_measured)", timer_test_names[t], res[t].elapsed_s);
+}
+
+static void write_system(struct json *j, const struct system_info *s)
+{
+    char dev[32];
+    json_begin_object(j, "system");
+    json_string(j, "hostname", s->hostname);
+    json_begin_object(j, "kernel");
+    json_string(j, "name", s->kernel_name);
+    json_string(j, "release", s->kernel_release);
+    json_string(j, "version", s->kernel_version);
+    json_string(j, "machine", s->machine);
+    json_end_object(j);
+    json_string(j, "os", s->os_name[0] ? s->os_name : NULL);
+    json_begin_object(j, "cpu");
+    json_string(j, "model", s->cpu_model[0] ? s->cpu_model : NULL);
+    json_int(j, "count_online", s->cpu_count_online);
+    json_int(j, "count_configured", s->cpu_count_configured);
+    json_end_object(j);
+    json_int(j, "ram_bytes", s->ram_bytes);
+    json_begin_object(j, "filesystem");
+    json_string(j, "dir", s->dir);
+    json_int(j, "total_bytes", s->fs_total_bytes);
+    json_int(j, "free_bytes", s->fs_free_bytes);
+    if (s->mount.found) {
+        snprintf(dev, sizeof(dev), "%u:%u", s->mount.major, s->mount.minor);
+        json_string(j, "type", s->mount.fs_type);
+        json_string(j, "device", dev);
+        json_string(j, "mount_point", s->mount.mount_point);
+        json_string(j, "mount_root", s->mount.root);
+        json_string(j, "mount_source", s->mount.source);
+        json_string(j, "mount_options", s->mount.options);
+        json_string(j, "super_options", s->mount.super_options);
+    } else {
+        json_null(j, "type");
+        json_null(j, "device");
+        json_null(j, "mount_point");
+        json_null(j, "mount_root");
+        json_null(j, "mount_source");
+        json_null(j, "mount_options");
+        json_null(j, "super_options");
+    }
+    json_end_object(j);
+    const struct block_info *b = &s->block;
+    if (!b->found) {
+        json_null(j, "block_device");
+    } else {
+        json_begin_object(j, "block_device");
+        json_string(j, "name", b->name);
+        json_string(j, "disk", b->disk);
+        json_string(j, "scheduler", b->scheduler[0] ? b->scheduler : NULL);
+        if (b->rotational < 0)
+            json_null(j, "rotational");
+        else
+            json_bool(j, "rotational", b->rotational);
+        json_int(j, "size_bytes", b->size_bytes);
+        if (!b->md.found) {
+            json_null(j, "md");
+        } else {
+            const struct md_info *m = &b->md;
+            json_begin_object(j, "md");
+            json_string(j, "name", m->name);
+            json_string(j, "level", m->level);
+            if (m->chunk_bytes < 0)
+                json_null(j, "chunk_bytes");
+            else
+                json_int(j, "chunk_bytes", m->chunk_bytes);
+            if (m->raid_disks < 0)
+                json_null(j, "raid_disks");
+            else
+                json_int(j, "raid_disks", m->raid_disks);
+            json_int(j, "member_count", m->member_count);
+            json_begin_array(j, "members");
+            for (int i = 0; i < m->member_count; i++)
+                json_string(j, NULL, m->members[i]);
+            json_end_array(j);
+            json_string(j, "state", m->state[0] ? m->state : NULL);
+            json_end_object(j);
+        }
+        json_end_object(j);
+    }
+    json_end_object(j);
+}
+
+static void write_parameters(struct json *j, const struct document *d)
+{
+    const struct options *o = d->opts;
+    json_begin_object(j, "parameters");
+    json_string(j, "dir", o->dir);
+    json_int(j, "file_size_mib", o->file_size_mib);
+    json_int(j, "byte_io_mib", o->byte_io_mib);
+    json_int(j, "io_chunk_bytes", o->io_chunk_bytes);
+    json_int(j, "seeks", o->seeks);
+    json_int(j, "seek_procs", o->seek_procs);
+    json_int(j, "num_files", o->num_files);
+    json_int(j, "max_size", o->max_size);
+    json_int(j, "min_size", o->min_size);
+    json_int(j, "num_dirs", o->num_dirs);
+    json_int(j, "file_chunk_bytes", o->file_chunk_bytes);
+    json_int(j, "ram_mib", o->ram_mib);
+    json_string(j, "ram_source", d->ram_source);
+    json_int(j, "concurrency", o->concurrency);
+    json_int(j, "test_count", o->test_count < 0 ? 1 : o->test_count);
+    json_bool(j, "fsync_each", o->fsync_each);
+    json_bool(j, "direct_io", o->direct_io);
+    json_string(j, "char_mode", o->char_mode == CHAR_MODE_STDIO ? "stdio" : "syscall");
+    if (o->char_mode == CHAR_MODE_STDIO && o->stdio_buffer_bytes)
+        json_int(j, "stdio_buffer_bytes", (int64_t)o->stdio_buffer_bytes);
+    else
+        json_null(j, "stdio_buffer_bytes");
+    json_end_object(j);
+}
+
+int document_render(const struct document *d, struct sbuf *out)
+{
+    struct json j;
+    json_init(&j, out);
+    json_begin_object(&j, NULL);
+    json_string(&j, "schema", DOCUMENT_SCHEMA);
+    json_begin_object(&j, "runner");
+    json_string(&j, "name", RUNNER_NAME "-runner");
+    json_string(&j, "version", RUNNER_VERSION);
+    json_string(&j, "csv_version", RUNNER_NAME "-" RUNNER_VERSION);
+    json_end_object(&j);
+    json_begin_array(&j, "command_line");
+    for (int i = 0; i < d->argc; i++)
+        json_string(&j, NULL, d->argv[i]);
+    json_end_array(&j);
+    json_string(&j, "started_at", d->started_at);
+    json_string(&j, "finished_at", d->finished_at[0] ? d->finished_at : NULL);
+    write_parameters(&j, d);
+    write_system(&j, d->sys);
+    json_begin_array(&j, "runs");
+    json_raw(&j, NULL, sbuf_str(&d->runs));
+    /* json_raw counted one value; the run texts carry their own commas */
+    json_end_array(&j);
+    json_begin_array(&j, "warnings");
+    for (int i = 0; i < d->warning_count; i++)
+        json_string(&j, NULL, d->warnings[i]);
+    json_end_array(&j);
+    json_end_object(&j);
+    return sbuf_append(out, "\n", 1);
+}
+
+void document_free(struct document *d)
+{
+    for (int i = 0; i < d->warning_count; i++)
+        free(d->warnings[i]);
+    d->warning_count = 0;
+    sbuf_free(&d->runs);
+}

@@ -1,0 +1,111 @@
+/* json.c -- see json.h. */
+#include "json.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+int json_escape(struct sbuf *out, const char *s)
+{
+    int rc = sbuf_append(out, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': rc |= sbuf_append(out, "\\\"", 2); break;
+        case '\\': rc |= sbuf_append(out, "\\\\", 2); break;
+        case '\n': rc |= sbuf_append(out, "\\n", 2); break;
+        case '\r': rc |= sbuf_append(out, "\\r", 2); break;
+        case '\t': rc |= sbuf_append(out, "\\t", 2); break;
+        default:
+            if (*p < 0x20)
+                rc |= sbuf_printf(out, "\\u%04x", *p);
+            else
+                rc |= sbuf_append(out, (const char *)p, 1);
+        }
+    }
+    return rc | sbuf_append(out, "\"", 1);
+}
+
+void json_init(struct json *j, struct sbuf *out)
+{
+    memset(j, 0, sizeof(*j));
+    j->out = out;
+}
+
+static void prefix(struct json *j, const char *key)
+{
+    if (j->count[j->depth]++ > 0)
+        sbuf_append(j->out, ",", 1);
+    if (key) {
+        json_escape(j->out, key);
+        sbuf_append(j->out, ":", 1);
+    }
+}
+
+static void open_level(struct json *j, const char *key, const char *bracket)
+{
+    prefix(j, key);
+    sbuf_append(j->out, bracket, 1);
+    if (j->depth < JSON_MAX_DEPTH - 1)
+        j->count[++j->depth] = 0;
+}
+
+static void close_level(struct json *j, const char *bracket)
+{
+    sbuf_append(j->out, bracket, 1);
+    if (j->depth > 0)
+        j->depth--;
+}
+
+void json_begin_object(struct json *j, const char *key) { open_level(j, key, "{"); }
+void json_end_object(struct json *j) { close_level(j, "}"); }
+void json_begin_array(struct json *j, const char *key) { open_level(j, key, "["); }
+void json_end_array(struct json *j) { close_level(j, "]"); }
+
+void json_string(struct json *j, const char *key, const char *value)
+{
+    prefix(j, key);
+    if (value)
+        json_escape(j->out, value);
+    else
+        sbuf_append(j->out, "null", 4);
+}
+
+void json_int(struct json *j, const char *key, int64_t value)
+{
+    prefix(j, key);
+    sbuf_printf(j->out, "%" PRId64, value);
+}
+
+void json_uint(struct json *j, const char *key, uint64_t value)
+{
+    prefix(j, key);
+    sbuf_printf(j->out, "%" PRIu64, value);
+}
+
+void json_double(struct json *j, const char *key, double value)
+{
+    prefix(j, key);
+    if (isfinite(value))
+        sbuf_printf(j->out, "%.9g", value);
+    else
+        sbuf_append(j->out, "null", 4);
+}
+
+void json_bool(struct json *j, const char *key, int value)
+{
+    prefix(j, key);
+    sbuf_append(j->out, value ? "true" : "false", value ? 4 : 5);
+}
+
+void json_null(struct json *j, const char *key)
+{
+    prefix(j, key);
+    sbuf_append(j->out, "null", 4);
+}
+
+void json_raw(struct json *j, const char *key, const char *text)
+{
+    prefix(j, key);
+    sbuf_append(j->out, text, strlen(text));
+}

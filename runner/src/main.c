@@ -1,0 +1,266 @@
+/* main.c -- bonnieboard-runner: options -> checks -> tests (bonnie++ 2.00a's,
+ * in its order) -> text report and CSV -> JSON document -> optional post.
+ *
+ * Exit codes: 0 ok; 1 usage (bad option, file size under twice the RAM);
+ * 2 preparation (scratch directory, free space, --json file); 3 run-time
+ * failure or interrupted by SIGINT/SIGTERM (test files removed); 4 the
+ * results were produced but the post failed (they are in the spool file). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench_files.h"
+#include "bench_io.h"
+#include "document.h"
+#include "options.h"
+#include "post.h"
+#include "report.h"
+#include "rng.h"
+#include "sysinfo.h"
+#include "workdir.h"
+
+#define EXIT_USAGE 1
+#define EXIT_PREPARE 2
+#define EXIT_RUNTIME 3
+#define EXIT_POST 4
+
+/* The one mutable global: set by SIGINT/SIGTERM, polled by the test loops. */
+static volatile sig_atomic_t stop_requested = 0;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+        "usage: bonnieboard-runner [-d scratch-dir] [-s size(MiB)[:chunk-size(b)[:seeks[:seekers]]]]\n"
+        "      [-n number-to-stat(*1024)[:max-size[:min-size][:num-directories[:chunk-size]]]]\n"
+        "      [-m machine-name] [-r ram-size-in-MiB] [-x number-of-tests] [-c concurrency]\n"
+        "      [-q] [-f[size-MiB]] [-b] [-D] [-z seed]\n"
+        "      [--json FILE] [--char-mode syscall|stdio] [--stdio-buffer BYTES]\n"
+        "      [--post BOARD_URL] [--token TOKEN] [--tag KEY=VALUE]... [--label TEXT] [--spool FILE]\n"
+        "\n"
+        "Runs bonnie++ 2.00a's tests and prints its text report and a CSV line in format 1.98.\n"
+        "Exit codes: 1 usage, 2 preparation, 3 run-time failure or interrupted, 4 post failed.\n"
+        "Version: " RUNNER_NAME "-" RUNNER_VERSION "\n");
+}
+
+static int64_t detect_ram_mib(void)
+{
+    long page = sysconf(_SC_PAGESIZE), pages = sysconf(_SC_PHYS_PAGES);
+    if (page <= 0 || pages <= 0)
+        return 0;
+    return (int64_t)(page / 1024) * (pages / 1024); /* as bonnie++ computes it */
+}
+
+static int install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;  /* no SA_RESTART: blocking reads return EINTR */
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+        return -1;
+    sa.sa_handler = SIG_IGN;
+    return sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Bytes the tests need at most in the scratch directory. */
+static int64_t space_needed(const struct options *o)
+{
+    int64_t need = o->file_size_mib * 1048576;
+    int64_t files = o->num_files * OPT_FILES_UNIT;
+    int64_t per_file = o->max_size > 0 ? o->max_size : 0;
+    int64_t files_bytes = files * per_file;
+    return (need > files_bytes ? need : files_bytes) + 1048576;
+}
+
+static int write_file(const char *path, const char *text, size_t len)
+{
+    FILE *fp = fopen(path, "w");
+    if (!fp)
+        return -1;
+    int ok = fwrite(text, 1, len, fp) == len;
+    ok &= fclose(fp) == 0;
+    return ok ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    struct options opts;
+    char err[1024];
+    if (options_parse(&opts, argc, argv, err, sizeof(err))) {
+        if (strcmp(err, "help") == 0) {
+            usage(stdout);
+            options_free(&opts);
+            return 0;
+        }
+        if (strcmp(err, "version") == 0) {
+            printf(RUNNER_NAME "-runner " RUNNER_VERSION "\n");
+            options_free(&opts);
+            return 0;
+        }
+        fprintf(stderr, "bonnieboard-runner: %s\n", err);
+        usage(stderr);
+        options_free(&opts);
+        return EXIT_USAGE;
+    }
+    const char *ram_source = opts.ram_set ? "option" : "detected";
+    int64_t detected_ram_mib = detect_ram_mib();
+    if (options_finalize(&opts, detected_ram_mib, err, sizeof(err))) {
+        fprintf(stderr, "bonnieboard-runner: %s\n", err);
+        options_free(&opts);
+        return EXIT_USAGE;
+    }
+    if (install_signals()) {
+        perror("bonnieboard-runner: can't handle SIGINT");
+        options_free(&opts);
+        return EXIT_PREPARE;
+    }
+
+    struct workdir wd;
+    if (workdir_open(&wd, opts.dir, err, sizeof(err))) {
+        fprintf(stderr, "bonnieboard-runner: %s\n", err);
+        options_free(&opts);
+        return EXIT_PREPARE;
+    }
+    int64_t free_bytes = workdir_free_bytes(&wd), need = space_needed(&opts);
+    if (free_bytes >= 0 && free_bytes < need) {
+        fprintf(stderr, "bonnieboard-runner: not enough free space in %s: the tests need %lld MiB, "
+                "%lld MiB are free\n", opts.dir, (long long)(need >> 20), (long long)(free_bytes >> 20));
+        workdir_close(&wd);
+        options_free(&opts);
+        return EXIT_PREPARE;
+    }
+
+    struct utsname uts;
+    if (!opts.machine)
+        opts.machine = uname(&uts) == 0 ? uts.nodename : "";
+    if (!opts.seed_set)
+        opts.seed = (unsigned int)getpid() ^ (unsigned int)time(NULL);
+
+    struct system_info *sys = calloc(1, sizeof(*sys));
+    if (!sys) {
+        fprintf(stderr, "bonnieboard-runner: out of memory\n");
+        workdir_close(&wd);
+        options_free(&opts);
+        return EXIT_PREPARE;
+    }
+    sysinfo_collect(sys, opts.dir, wd.dirfd);
+    struct document doc;
+    document_init(&doc, argc, argv, &opts, sys, ram_source);
+    if (opts.file_size_mib && opts.ram_set && detected_ram_mib &&
+        opts.file_size_mib * opts.concurrency < detected_ram_mib * 2)
+        document_warn(&doc, "file size %lld MiB is less than twice the RAM (%lld MiB; -r %lld was given): "
+                      "the I/O results may measure the page cache",
+                      (long long)opts.file_size_mib, (long long)detected_ram_mib, (long long)opts.ram_mib);
+    if (opts.ram_set && opts.ram_mib == 0)
+        document_warn(&doc, "-r 0 disabled bonnie++'s RAM checks");
+
+    struct run_params params;
+    memset(&params, 0, sizeof(params));
+    params.machine = opts.machine;
+    params.version = RUNNER_NAME "-" RUNNER_VERSION;
+    params.concurrency = opts.concurrency;
+    snprintf(params.seed, sizeof(params.seed), "%u", opts.seed);
+    params.file_size_mib = opts.file_size_mib;
+    params.byte_io_mib = opts.byte_io_mib;
+    params.io_chunk_bytes = opts.io_chunk_bytes;
+    params.seeks = opts.seeks;
+    params.seek_procs = opts.seek_procs;
+    params.num_files = opts.num_files;
+    params.max_size = opts.max_size;
+    params.min_size = opts.min_size;
+    params.num_dirs = opts.num_dirs;
+    params.file_chunk_bytes = opts.file_chunk_bytes;
+
+    struct io_config io = {
+        .dirfd = wd.dirfd, .name = wd.name, .file_size_mib = opts.file_size_mib,
+        .byte_io_mib = opts.byte_io_mib, .chunk_bytes = opts.io_chunk_bytes, .seeks = opts.seeks,
+        .seek_procs = opts.seek_procs, .fsync_each = opts.fsync_each, .direct_io = opts.direct_io,
+        .quiet = opts.quiet, .char_mode = opts.char_mode,
+        .stdio_buffer_bytes = opts.stdio_buffer_bytes, .stop = &stop_requested,
+    };
+    struct files_config fc = {
+        .dirfd = wd.dirfd, .name = wd.name, .num_files = opts.num_files, .max_size = opts.max_size,
+        .min_size = opts.min_size, .num_dirs = opts.num_dirs, .chunk_bytes = opts.file_chunk_bytes,
+        .fsync_each = opts.fsync_each, .quiet = opts.quiet, .stop = &stop_requested,
+    };
+
+    struct rng rng;
+    rng_init(&rng, opts.seed);
+    struct sbuf csv = {0}, line = {0};
+    int exit_code = 0;
+    if (opts.test_count > 1) {
+        printf("%s\n", REPORT_CSV_HEADER);
+        fflush(stdout);
+    }
+    int runs = opts.test_count < 0 ? 1 : opts.test_count;
+    for (int run = 0; run < runs; run++) {
+        struct test_result res[TEST_COUNT];
+        memset(res, 0, sizeof(res));
+        rng_reset(&rng); /* bonnie++ Initialize(): every run repeats the seed */
+        int rc = BENCH_OK;
+        if (opts.file_size_mib)
+            rc = bench_io_run(&io, &rng, res);
+        if (rc == BENCH_OK && opts.num_files)
+            rc = bench_files_run(&fc, &rng, res);
+        if (rc != BENCH_OK || stop_requested) {
+            workdir_cleanup(&wd);
+            fprintf(stderr, rc == BENCH_STOPPED || stop_requested
+                    ? "Interrupted; test files removed.\n"
+                    : "Test failed; test files removed.\n");
+            exit_code = EXIT_RUNTIME;
+            break;
+        }
+        if (opts.test_count < 0)
+            report_text(opts.quiet ? stderr : stdout, &params, res);
+        line.len = 0;
+        if (report_csv_line(&line, &params, res)) {
+            fprintf(stderr, "bonnieboard-runner: out of memory\n");
+            exit_code = EXIT_RUNTIME;
+            break;
+        }
+        fputs(sbuf_str(&line), stdout);
+        fflush(stdout);
+        sbuf_append(&csv, line.s, line.len);
+        line.s[line.len - 1] = '\0'; /* the document keeps the line without '\n' */
+        document_add_run(&doc, &params, line.s, res);
+    }
+    workdir_cleanup(&wd);
+    workdir_close(&wd);
+
+    if (exit_code == 0) {
+        struct sbuf text = {0};
+        document_now(doc.finished_at, sizeof(doc.finished_at));
+        document_render(&doc, &text);
+        if (opts.json_path && write_file(opts.json_path, text.s, text.len)) {
+            fprintf(stderr, "bonnieboard-runner: can't write %s: %s\n", opts.json_path, strerror(errno));
+            exit_code = EXIT_PREPARE;
+        }
+        if (opts.post_url) {
+            struct post_request req = {
+                .board_url = opts.post_url, .token = opts.token, .csv = sbuf_str(&csv),
+                .document_json = text.s, .tags = opts.tags, .tag_count = opts.tag_count,
+                .label = opts.label, .spool_path = opts.spool_path,
+            };
+            if (post_send(&req))
+                exit_code = EXIT_POST;
+        }
+        sbuf_free(&text);
+    }
+    sbuf_free(&csv);
+    sbuf_free(&line);
+    document_free(&doc);
+    free(sys);
+    options_free(&opts);
+    return exit_code;
+}

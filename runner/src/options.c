@@ -1,0 +1,356 @@
+/* options.c -- command-line parsing with bonnie++ 2.00a's syntax and rules. */
+#include "options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int options_size_from_str(const char *text, const char *conv, int64_t *out)
+{
+    const char *p = text;
+    if (!p || !*p)
+        return -1;
+    int neg = 0;
+    if (*p == '-') {
+        neg = 1;
+        p++;
+    }
+    if (!isdigit((unsigned char)*p))
+        return -1;
+    errno = 0;
+    char *end;
+    long long v = strtoll(p, &end, 10);
+    if (errno)
+        return -1;
+    if (*end) {
+        if (end[1] != '\0' || !conv)
+            return -1;
+        const char *hit = strchr(conv, tolower((unsigned char)*end));
+        if (!hit || *hit == ' ')
+            return -1;
+        for (long i = 0; i <= hit - conv; i++) {
+            if (v > (INT64_MAX >> 10))
+                return -1;
+            v *= 1024;
+        }
+    }
+    *out = neg ? -v : v;
+    return 0;
+}
+
+/* Splits s at ':' into at most max parts (in place); returns the count.
+ * Like strtok, empty parts are skipped. */
+static int split_colons(char *s, char **parts, int max)
+{
+    int n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(s, ":", &save); t && n < max; t = strtok_r(NULL, ":", &save))
+        parts[n++] = t;
+    return n;
+}
+
+static int parse_s(struct options *o, const char *arg, char *err, size_t errlen)
+{
+    char buf[256];
+    char *part[5];
+    int64_t v;
+    if (strlen(arg) >= sizeof(buf))
+        return fail(err, errlen, "-s: argument too long");
+    strcpy(buf, arg);
+    int n = split_colons(buf, part, 5);
+    if (n < 1 || n > 4)
+        return fail(err, errlen, "-s: expected size[:chunk[:seeks[:procs]]], got \"%s\"", arg);
+    if (options_size_from_str(part[0], "gt", &v) || v < 0)
+        return fail(err, errlen, "-s: bad size \"%s\" (MiB, or suffix g/t)", part[0]);
+    o->file_size_mib = v;
+    if (n > 1) {
+        if (options_size_from_str(part[1], "k", &v) || v <= 0 || v > INT32_MAX)
+            return fail(err, errlen, "-s: bad chunk size \"%s\"", part[1]);
+        o->io_chunk_bytes = (int)v;
+    }
+    if (n > 2) {
+        if (options_size_from_str(part[2], "k", &v) || v < 0 || v > INT32_MAX)
+            return fail(err, errlen, "-s: bad number of seeks \"%s\"", part[2]);
+        o->seeks = (int)v;
+    }
+    if (n > 3) {
+        if (options_size_from_str(part[3], NULL, &v) || v < 1 || v > 1000)
+            return fail(err, errlen, "-s: bad number of seeker processes \"%s\" (1..1000)", part[3]);
+        o->seek_procs = (int)v;
+    }
+    o->size_set = 1;
+    return 0;
+}
+
+static int parse_n(struct options *o, const char *arg, char *err, size_t errlen)
+{
+    char buf[256];
+    char *part[6];
+    int64_t v;
+    if (strlen(arg) >= sizeof(buf))
+        return fail(err, errlen, "-n: argument too long");
+    strcpy(buf, arg);
+    int n = split_colons(buf, part, 6);
+    if (n < 1 || n > 5)
+        return fail(err, errlen, "-n: expected num[:max[:min[:dirs[:chunk]]]], got \"%s\"", arg);
+    if (options_size_from_str(part[0], "m", &v) || v < 0 || v > INT32_MAX)
+        return fail(err, errlen, "-n: bad number of files \"%s\" (units of 1024, suffix m)", part[0]);
+    o->num_files = v;
+    if (n > 1) {
+        if (options_size_from_str(part[1], "kmg", &v) || v < -2 || v > INT32_MAX)
+            return fail(err, errlen, "-n: bad maximum size \"%s\"", part[1]);
+        o->max_size = v;
+    }
+    if (n > 2) {
+        if (options_size_from_str(part[2], "kmg", &v) || v < 0 || v > INT32_MAX)
+            return fail(err, errlen, "-n: bad minimum size \"%s\"", part[2]);
+        o->min_size = v;
+    }
+    if (n > 3) {
+        if (options_size_from_str(part[3], "k", &v) || v < 1 || v >= 100000)
+            return fail(err, errlen, "-n: bad number of directories \"%s\" (1..99999)", part[3]);
+        o->num_dirs = (int)v;
+    }
+    if (n > 4) {
+        if (options_size_from_str(part[4], "kmg", &v) || v <= 0 || v > INT32_MAX)
+            return fail(err, errlen, "-n: bad chunk size \"%s\"", part[4]);
+        o->file_chunk_bytes = (int)v;
+    }
+    return 0;
+}
+
+static int parse_int(const char *text, long min, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int add_tag(struct options *o, const char *arg, char *err, size_t errlen)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg)
+        return fail(err, errlen, "--tag: expected KEY=VALUE, got \"%s\"", arg);
+    if (o->tag_count >= OPT_MAX_TAGS)
+        return fail(err, errlen, "--tag: at most %d tags", OPT_MAX_TAGS);
+    struct tag *t = &o->tags[o->tag_count];
+    t->key = strndup(arg, (size_t)(eq - arg));
+    t->value = strdup(eq + 1);
+    if (!t->key || !t->value) {
+        free(t->key);
+        free(t->value);
+        return fail(err, errlen, "out of memory");
+    }
+    for (int i = 0; i < o->tag_count; i++) {
+        if (strcmp(o->tags[i].key, t->key) == 0) { /* later value wins */
+            free(o->tags[i].value);
+            o->tags[i].value = t->value;
+            free(t->key);
+            return 0;
+        }
+    }
+    o->tag_count++;
+    return 0;
+}
+
+enum {
+    LONG_JSON = 256, LONG_CHAR_MODE, LONG_STDIO_BUFFER, LONG_POST, LONG_TOKEN,
+    LONG_TAG, LONG_LABEL, LONG_SPOOL, LONG_HELP, LONG_VERSION
+};
+
+int options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen)
+{
+    static const struct option longopts[] = {
+        {"json", required_argument, NULL, LONG_JSON},
+        {"char-mode", required_argument, NULL, LONG_CHAR_MODE},
+        {"stdio-buffer", required_argument, NULL, LONG_STDIO_BUFFER},
+        {"post", required_argument, NULL, LONG_POST},
+        {"token", required_argument, NULL, LONG_TOKEN},
+        {"tag", required_argument, NULL, LONG_TAG},
+        {"label", required_argument, NULL, LONG_LABEL},
+        {"spool", required_argument, NULL, LONG_SPOOL},
+        {"help", no_argument, NULL, LONG_HELP},
+        {"version", no_argument, NULL, LONG_VERSION},
+        {NULL, 0, NULL, 0}
+    };
+    memset(o, 0, sizeof(*o));
+    o->dir = ".";
+    o->file_size_mib = OPT_DEFAULT_FILE_SIZE_MIB;
+    o->io_chunk_bytes = OPT_DEFAULT_CHUNK_BYTES;
+    o->seeks = OPT_DEFAULT_SEEKS;
+    o->seek_procs = OPT_DEFAULT_SEEK_PROCS;
+    o->num_files = OPT_DEFAULT_NUM_FILES;
+    o->num_dirs = 1;
+    o->file_chunk_bytes = OPT_DEFAULT_CHUNK_BYTES;
+    o->ram_mib = -1;
+    o->test_count = -1;
+    o->byte_io_mib = OPT_DEFAULT_BYTE_IO_MIB;
+    o->concurrency = 1;
+
+    optind = 1;
+    opterr = 0;
+    int c;
+    long lv;
+    int64_t v;
+    while ((c = getopt_long(argc, argv, ":bc:d:f::m:n:qr:s:x:z:D", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'b': o->fsync_each = 1; break;
+        case 'D': o->direct_io = 1; break;
+        case 'q': o->quiet = 1; break;
+        case 'c':
+            if (parse_int(optarg, 1, 200, &lv))
+                return fail(err, errlen, "-c: concurrency must be 1..200, got \"%s\"", optarg);
+            o->concurrency = (int)lv;
+            break;
+        case 'd': o->dir = optarg; break;
+        case 'f':
+            if (!optarg)
+                o->byte_io_mib = 0;
+            else if (parse_int(optarg, 0, INT32_MAX, &lv))
+                return fail(err, errlen, "-f: byte-I/O size must be a number of MiB, got \"%s\"", optarg);
+            else
+                o->byte_io_mib = lv;
+            break;
+        case 'm': o->machine = optarg; break;
+        case 'n':
+            if (parse_n(o, optarg, err, errlen))
+                return -1;
+            break;
+        case 'r':
+            if (parse_int(optarg, 0, INT32_MAX, &lv))
+                return fail(err, errlen, "-r: RAM size must be a number of MiB, got \"%s\"", optarg);
+            o->ram_mib = lv;
+            o->ram_set = 1;
+            break;
+        case 's':
+            if (parse_s(o, optarg, err, errlen))
+                return -1;
+            break;
+        case 'x':
+            if (parse_int(optarg, 1, 1000000, &lv))
+                return fail(err, errlen, "-x: number of tests must be >= 1, got \"%s\"", optarg);
+            o->test_count = (int)lv;
+            break;
+        case 'z':
+            if (parse_int(optarg, 0, (long)UINT32_MAX, &lv))
+                return fail(err, errlen, "-z: seed must be an unsigned number, got \"%s\"", optarg);
+            o->seed = (unsigned int)lv;
+            o->seed_set = 1;
+            break;
+        case LONG_JSON: o->json_path = optarg; break;
+        case LONG_CHAR_MODE:
+            if (strcmp(optarg, "syscall") == 0)
+                o->char_mode = CHAR_MODE_SYSCALL;
+            else if (strcmp(optarg, "stdio") == 0)
+                o->char_mode = CHAR_MODE_STDIO;
+            else
+                return fail(err, errlen, "--char-mode: expected syscall or stdio, got \"%s\"", optarg);
+            break;
+        case LONG_STDIO_BUFFER:
+            if (options_size_from_str(optarg, "km", &v) || v < 1 || v > (1 << 30))
+                return fail(err, errlen, "--stdio-buffer: bad size \"%s\" (bytes, suffix k/m)", optarg);
+            o->stdio_buffer_bytes = (size_t)v;
+            break;
+        case LONG_POST: o->post_url = optarg; break;
+        case LONG_TOKEN: o->token = optarg; break;
+        case LONG_TAG:
+            if (add_tag(o, optarg, err, errlen))
+                return -1;
+            break;
+        case LONG_LABEL: o->label = optarg; break;
+        case LONG_SPOOL: o->spool_path = optarg; break;
+        case LONG_HELP: return fail(err, errlen, "help");
+        case LONG_VERSION: return fail(err, errlen, "version");
+        case ':':
+            return fail(err, errlen, "option %s needs an argument",
+                        optopt ? (char[]){'-', (char)optopt, 0} : argv[optind - 1]);
+        default:
+            if (optopt)
+                return fail(err, errlen, "unknown option -%c", optopt);
+            return fail(err, errlen, "unknown option %s", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return fail(err, errlen, "unexpected argument \"%s\"", argv[optind]);
+    if (o->stdio_buffer_bytes && o->char_mode != CHAR_MODE_STDIO)
+        return fail(err, errlen, "--stdio-buffer needs --char-mode stdio");
+    return 0;
+}
+
+static int is_power_of_two(int v)
+{
+    return v > 0 && (v & (v - 1)) == 0;
+}
+
+int options_finalize(struct options *o, int64_t detected_ram_mib, char *err, size_t errlen)
+{
+    if (!o->ram_set)
+        o->ram_mib = detected_ram_mib > 0 ? detected_ram_mib : 0;
+    if (o->ram_mib && !o->size_set) {
+        if (o->file_size_mib < o->ram_mib * 2)
+            o->file_size_mib = o->ram_mib * 2;
+        if (o->file_size_mib % 1024 > 512) /* round up to the nearest GiB */
+            o->file_size_mib += 1024 - o->file_size_mib % 1024;
+    }
+    if (o->byte_io_mib > o->file_size_mib)
+        o->byte_io_mib = o->file_size_mib;
+    if (o->file_size_mib == 0 && o->num_files == 0)
+        return fail(err, errlen, "-s 0 and -n 0 leave nothing to test");
+    if (o->io_chunk_bytes < 256 || o->io_chunk_bytes > (1 << 20) || !is_power_of_two(o->io_chunk_bytes))
+        return fail(err, errlen, "-s: chunk size must be a power of two from 256 to 1m, got %d",
+                    o->io_chunk_bytes);
+    if (o->file_chunk_bytes < 256 || o->file_chunk_bytes > (1 << 20) || !is_power_of_two(o->file_chunk_bytes))
+        return fail(err, errlen, "-n: chunk size must be a power of two from 256 to 1m, got %d",
+                    o->file_chunk_bytes);
+    if (o->max_size != -1 && o->max_size != -2 && o->max_size < o->min_size)
+        return fail(err, errlen, "-n: maximum size %lld is smaller than minimum size %lld",
+                    (long long)o->max_size, (long long)o->min_size);
+    if (o->file_size_mib * ((1 << 20) / o->io_chunk_bytes) > INT32_MAX)
+        return fail(err, errlen, "-s: %lld MiB in %d-byte chunks is more chunks than bonnie++ can count",
+                    (long long)o->file_size_mib, o->io_chunk_bytes);
+    if (o->file_size_mib && o->ram_mib && o->file_size_mib * o->concurrency < o->ram_mib * 2)
+        return fail(err, errlen,
+                    "file size %lldM is less than twice the RAM (%lldM): the page cache would "
+                    "hold the file and the I/O results would measure memory, not storage. "
+                    "Use -s %lldM or more, or tell the RAM size to assume with -r "
+                    "(-r 0 disables this check)",
+                    (long long)o->file_size_mib, (long long)o->ram_mib, (long long)o->ram_mib * 2);
+    if (o->num_files && o->ram_mib &&
+        (uint64_t)o->num_files * OPT_MAX_DATA_PER_FILE * 2 > (uint64_t)o->ram_mib << 10)
+        return fail(err, errlen,
+                    "testing %lldK files in %lld MiB of RAM would page the runner's own "
+                    "file-name table and give suspect results; use fewer files",
+                    (long long)o->num_files, (long long)o->ram_mib);
+    if ((uint64_t)o->num_files * OPT_MAX_DATA_PER_FILE > (1u << 20))
+        return fail(err, errlen, "not enough RAM to test with %lldK files", (long long)o->num_files);
+    return 0;
+}
+
+void options_free(struct options *o)
+{
+    for (int i = 0; i < o->tag_count; i++) {
+        free(o->tags[i].key);
+        free(o->tags[i].value);
+    }
+    o->tag_count = 0;
+}
