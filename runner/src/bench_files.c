@@ -281,7 +281,7 @@ static int stat_file(const struct files_config *c, struct file_set *s, int dirfd
 
 struct dents {
     int fd;
-    char buf[DENTS_BUF_BYTES];
+    _Alignas(struct dirent64) char buf[DENTS_BUF_BYTES];
     long len, pos;
 };
 

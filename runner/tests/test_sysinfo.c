@@ -1,0 +1,74 @@
+/* test_sysinfo.c -- the mountinfo, mdstat and sysfs readers on fixture
+ * files (CI has no md device). Run from runner/ or pass the fixtures dir. */
+#include "testhelp.h"
+
+#include "sysinfo.h"
+
+int main(int argc, char **argv)
+{
+    const char *fx = argc > 1 ? argv[1] : "tests/fixtures";
+    char path[4096];
+    struct mount_info m;
+    struct md_info md;
+    struct block_info b;
+
+    /* mountinfo */
+    snprintf(path, sizeof(path), "%s/mountinfo", fx);
+    test_cond("md0 mount found", sysinfo_read_mountinfo(path, 9, 0, "/mnt/raid/bench", &m) == 0);
+    test_str_eq("fs type", m.fs_type, "xfs");
+    test_str_eq("mount point", m.mount_point, "/mnt/raid");
+    test_str_eq("source", m.source, "/dev/md0");
+    test_str_eq("mount options", m.options, "rw,noatime");
+    test_str_eq("super options", m.super_options, "rw,attr2,inode64,logbufs=8,sunit=1024,swidth=2048,noquota");
+    test_cond("escaped mount point (\\040) preferred when it is the longer prefix",
+              sysinfo_read_mountinfo(path, 9, 0, "/mnt/raid bind/x", &m) == 0 &&
+              strcmp(m.mount_point, "/mnt/raid bind") == 0 && strcmp(m.root, "/sub") == 0);
+    test_cond("optional fields skipped", sysinfo_read_mountinfo(path, 8, 1, "/data", &m) == 0 &&
+              strcmp(m.fs_type, "ext3") == 0 && strcmp(m.source, "/dev/sda1") == 0 &&
+              strcmp(m.super_options, "rw,data=ordered") == 0);
+    test_cond("root fs", sysinfo_read_mountinfo(path, 254, 0, "/tmp/x", &m) == 0 &&
+              strcmp(m.mount_point, "/") == 0 && strcmp(m.fs_type, "ext4") == 0);
+    test_cond("unknown device not found", sysinfo_read_mountinfo(path, 1, 2, "/", &m) == -1 && !m.found);
+    test_cond("dir outside the mount not matched", sysinfo_read_mountinfo(path, 9, 0, "/mnt/raidX", &m) == -1);
+    test_cond("missing file", sysinfo_read_mountinfo("/nonexistent/mountinfo", 9, 0, "/", &m) == -1);
+
+    /* mdstat */
+    snprintf(path, sizeof(path), "%s/mdstat", fx);
+    test_cond("md0 in mdstat", sysinfo_read_mdstat(path, "md0", &md) == 0);
+    test_str_eq("md0 level", md.level, "raid5");
+    test_cond("md0 chunk 512k (not the bitmap's 65536KB)", md.chunk_bytes == 524288);
+    test_cond("md0 raid disks 3", md.raid_disks == 3);
+    test_cond("md0 members", md.member_count == 3 && strcmp(md.members[0], "sdd1") == 0 &&
+              strcmp(md.members[2], "sdb1") == 0);
+    test_str_eq("md0 state", md.state, "active");
+    test_cond("md1 raid1 without chunk", sysinfo_read_mdstat(path, "md1", &md) == 0 &&
+              strcmp(md.level, "raid1") == 0 && md.chunk_bytes == -1 && md.raid_disks == 2 &&
+              md.member_count == 2 && strcmp(md.members[1], "sdc2") == 0);
+    test_cond("md2 raid10 64K chunks", sysinfo_read_mdstat(path, "md2", &md) == 0 &&
+              strcmp(md.level, "raid10") == 0 && md.chunk_bytes == 65536 && md.raid_disks == 4 &&
+              md.member_count == 4);
+    test_cond("md9 absent", sysinfo_read_mdstat(path, "md9", &md) == -1);
+
+    /* sysfs */
+    snprintf(path, sizeof(path), "%s/sysfs", fx);
+    test_cond("md0 block device", sysinfo_read_block(path, 9, 0, &b) == 0);
+    test_str_eq("name md0", b.name, "md0");
+    test_str_eq("md scheduler none", b.scheduler, "none");
+    test_cond("md not rotational", b.rotational == 0);
+    test_cond("md size", b.size_bytes == 3906518016LL * 512);
+    test_cond("md info from sysfs", b.md.found && strcmp(b.md.level, "raid5") == 0 &&
+              b.md.chunk_bytes == 524288 && b.md.raid_disks == 3);
+    test_cond("md members from slaves/", b.md.member_count == 3 && strcmp(b.md.members[0], "sdb1") == 0 &&
+              strcmp(b.md.members[2], "sdd1") == 0);
+    test_str_eq("md array state", b.md.state, "clean");
+    test_cond("partition sda1", sysinfo_read_block(path, 8, 1, &b) == 0);
+    test_str_eq("partition name", b.name, "sda1");
+    test_str_eq("its disk", b.disk, "sda");
+    test_str_eq("active scheduler in brackets", b.scheduler, "bfq");
+    test_cond("disk rotational", b.rotational == 1);
+    test_cond("not md", !b.md.found);
+    test_cond("absent device", sysinfo_read_block(path, 7, 7, &b) == -1 && !b.found);
+
+    test_report();
+    return 0;
+}
