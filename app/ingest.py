@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import insert, select
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
 from app.db import begin_write
@@ -20,7 +20,7 @@ from app.errors import InvalidUpload
 from app.models import Tag, Upload, run_table
 from app.parsing import TESTS, LineError, ParsedRun
 
-BATCH_ROWS = 2000
+BATCH_ROWS = 2000  # rows per executemany: memory stays flat however long the upload
 # SQLite allows 32766 bound parameters per statement; PostgreSQL 65535.
 LOOKUP_CHUNK = 900
 
@@ -60,11 +60,11 @@ def ingest(
     session.add(upload)
     session.flush()
 
-    insert_stmt = _insert_ignoring_duplicates(session)
+    head, tail = _upload_columns(session, upload.id, now, label, document)
     errors: list[LineError] = []
     first_line_of: dict[bytes, int] = {}
     line_hashes: list[bytes] = []  # one per valid line, in order
-    batch: list[dict[str, Any]] = []
+    batch: list[tuple] = []
     run_count = 0
     for item in items:
         if isinstance(item, LineError):
@@ -79,9 +79,9 @@ def ingest(
             first_line_of.setdefault(digest, item.line_no)
             continue
         first_line_of[digest] = item.line_no
-        batch.append(run_row(item, digest, upload.id, now, label, document))
+        batch.append(run_values(item, digest, head, tail))
         if len(batch) >= BATCH_ROWS:
-            session.execute(insert_stmt, batch)
+            _insert_rows(session, batch)
             batch.clear()
 
     total = run_count + len(errors)
@@ -92,7 +92,7 @@ def ingest(
         verb = "is" if len(errors) == 1 else "are"
         raise InvalidUpload(f"{len(errors)} of {total} lines {verb} invalid; nothing was stored", errors)
     if batch:
-        session.execute(insert_stmt, batch)
+        _insert_rows(session, batch)
 
     outcome = IngestOutcome(upload_id=upload.id, errors=errors)
     created_ids = dict(
@@ -117,45 +117,67 @@ def ingest(
     return outcome
 
 
-def run_row(run: ParsedRun, digest: bytes, upload_id: int, created_at: datetime, label: str | None, document: Any) -> dict[str, Any]:
-    file_test = run.file_test
-    row: dict[str, Any] = {
-        "upload_id": upload_id,
-        "created_at": created_at,
-        "line_hash": digest,
-        "raw_line": run.raw_line,
-        "machine": run.machine,
-        "format_version": run.format_version,
-        "bonnie_version": run.bonnie_version,
-        "concurrency": run.concurrency,
-        "seed": run.seed,
-        "file_size_mib": run.file_size_mib,
-        "io_chunk_bytes": run.io_chunk_bytes,
-        "seek_count": run.seek_count,
-        "seek_procs": run.seek_procs,
-        "num_files": file_test.num_files if file_test else None,
-        "file_max_size": file_test.max_size if file_test else None,
-        "file_min_size": file_test.min_size if file_test else None,
-        "file_num_dirs": file_test.num_dirs if file_test else None,
-        "file_link": file_test.link if file_test else None,
-        "label": label,
-        "document": document,
-    }
-    for name, result in zip(_RESULT_KEYS, run.results, strict=True):
-        row[name[0]] = result.status
-        row[name[1]] = result.value
-        row[name[2]] = result.cpu_pct
-        row[name[3]] = result.latency_us
-    return row
+# The run columns an insert fills, in the order run_values() gives them.
+ROW_COLUMNS = (
+    "upload_id", "created_at", "line_hash", "raw_line", "machine", "format_version", "bonnie_version",
+    "concurrency", "seed", "file_size_mib", "io_chunk_bytes", "seek_count", "seek_procs", "num_files",
+    "file_max_size", "file_min_size", "file_num_dirs", "file_link", "label", "document",
+    *(f"{test}_{part}" for test in TESTS for part in ("status", "value", "cpu_pct", "latency_us")),
+)  # fmt: skip
 
 
-_RESULT_KEYS = [(f"{t}_status", f"{t}_value", f"{t}_cpu_pct", f"{t}_latency_us") for t in TESTS]
+def run_values(run: ParsedRun, digest: bytes, head: tuple, tail: tuple) -> tuple:
+    """One row for ROW_COLUMNS: head = (upload_id, created_at), tail = (label, document)."""
+    file_test = run.file_test or _NO_FILE_TEST
+    values = (
+        *head, digest, run.raw_line, run.machine, run.format_version, run.bonnie_version,
+        run.concurrency, run.seed, run.file_size_mib, run.io_chunk_bytes, run.seek_count, run.seek_procs,
+        *file_test, *tail,
+    )  # fmt: skip
+    for result in run.results:
+        values += result
+    return values
 
 
-def _insert_ignoring_duplicates(session: Session):
-    dialect = session.get_bind().dialect.name
-    module = postgresql if dialect == "postgresql" else sqlite
-    return module.insert(run_table).on_conflict_do_nothing(index_elements=["line_hash"])
+_NO_FILE_TEST = (None, None, None, None, None)
+
+
+def _upload_columns(session: Session, upload_id: int, created_at: datetime, label: str | None, document: Any) -> tuple[tuple, tuple]:
+    """The values every row of an upload shares, as the driver takes them."""
+    dialect = session.get_bind().dialect
+    if dialect.name != "sqlite":
+        return (upload_id, created_at), (label, document)
+    # The SQLite path bypasses SQLAlchemy's types, so store what they would have stored.
+    created_at_text = run_table.c.created_at.type.dialect_impl(dialect).bind_processor(dialect)(created_at)
+    document_text = None if document is None else run_table.c.document.type.dialect_impl(dialect).bind_processor(dialect)(document)
+    return (upload_id, created_at_text), (label, document_text)
+
+
+# CPython's sqlite3 binds None through its slow adaptation path (a third of a microsecond each,
+# and a row has about twenty); an integer is bound directly. So missing values travel as the
+# integer -1, which NULLIF turns back into NULL: no stored number is negative (the parser refuses
+# them) and no text or blob compares equal to an integer.
+_SQLITE_NULL = -1
+_SQLITE_INSERT = (
+    f"INSERT INTO run ({', '.join(ROW_COLUMNS)}) VALUES ({', '.join(f'NULLIF(?, {_SQLITE_NULL})' for _ in ROW_COLUMNS)})"
+    " ON CONFLICT (line_hash) DO NOTHING"
+)
+_NULL_TO_SENTINEL = {None: _SQLITE_NULL}
+
+
+def _sqlite_row(row: tuple) -> tuple:
+    return tuple(map(_NULL_TO_SENTINEL.get, row, row))
+
+
+def _insert_rows(session: Session, rows: list[tuple]) -> None:
+    """INSERT ... ON CONFLICT (line_hash) DO NOTHING for each row: duplicates are the database's call."""
+    if session.get_bind().dialect.name == "sqlite":
+        cursor = session.connection().connection.driver_connection.cursor()
+        cursor.executemany(_SQLITE_INSERT, [_sqlite_row(row) for row in rows])
+        cursor.close()
+        return
+    statement = postgresql.insert(run_table).on_conflict_do_nothing(index_elements=["line_hash"])
+    session.execute(statement, [dict(zip(ROW_COLUMNS, row, strict=True)) for row in rows])
 
 
 def _ids_by_hash(session: Session, digests: list[bytes]) -> dict[bytes, int]:
