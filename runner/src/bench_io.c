@@ -103,6 +103,7 @@ static void progress(const struct io_config *c, const char *text)
 struct counted_fd {
     int fd;
     struct sys_counts *calls;
+    char *buf;      /* the stdio buffer: glibc ignores setvbuf's size without one */
 };
 
 static ssize_t cookie_read(void *cookie, char *buf, size_t size)
@@ -125,8 +126,9 @@ static int cookie_close(void *cookie)
 }
 
 /* Wraps fd in a FILE whose reads and writes are counted, with the buffer
- * size stdio would pick (st_blksize) unless --stdio-buffer says otherwise.
- * Returns the FILE (caller fcloses) or NULL. */
+ * size stdio would pick (st_blksize) unless --stdio-buffer says otherwise
+ * (setbuffer() in seed 000's experiment). Returns the FILE or NULL; the
+ * caller fcloses it, then frees cf->buf. */
 static FILE *stdio_open(const struct io_config *c, struct counted_fd *cf, const char *mode)
 {
     cookie_io_functions_t fns = {cookie_read, cookie_write, NULL, cookie_close};
@@ -136,10 +138,15 @@ static FILE *stdio_open(const struct io_config *c, struct counted_fd *cf, const 
         cf->calls->stat++;
         bufsize = (fstat(cf->fd, &st) == 0 && st.st_blksize > 0) ? (size_t)st.st_blksize : BUFSIZ;
     }
-    FILE *fp = fopencookie(cf, mode, fns);
-    if (fp && setvbuf(fp, NULL, _IOFBF, bufsize)) {
+    cf->buf = malloc(bufsize);
+    FILE *fp = cf->buf ? fopencookie(cf, mode, fns) : NULL;
+    if (fp && setvbuf(fp, cf->buf, _IOFBF, bufsize)) {
         fclose(fp);
-        return NULL;
+        fp = NULL;
+    }
+    if (!fp) {
+        free(cf->buf);
+        cf->buf = NULL;
     }
     return fp;
 }
@@ -153,7 +160,7 @@ static int test_putc(const struct io_config *c, struct bigfile *f, int64_t chunk
     progress(c, "Writing a byte at a time...");
     int chunk = c->chunk_bytes;
     if (c->char_mode == CHAR_MODE_STDIO) {
-        struct counted_fd cf = {f->fd, &r->calls};
+        struct counted_fd cf = {f->fd, &r->calls, NULL};
         FILE *fp = stdio_open(c, &cf, "w");
         if (!fp) {
             fprintf(stderr, "Can't set up stdio on the test file.\n");
@@ -165,16 +172,20 @@ static int test_putc(const struct io_config *c, struct bigfile *f, int64_t chunk
                 if (putc(i & 0x7f, fp) == EOF) {
                     fprintf(stderr, "Can't putc() - disk full?\n");
                     fclose(fp);
+                    free(cf.buf);
                     return BENCH_ERROR;
                 }
             }
             op_timer_stop(&op);
             if (*c->stop) {
                 fclose(fp);
+                free(cf.buf);
                 return BENCH_STOPPED;
             }
         }
-        if (fclose(fp)) {
+        int closed = fclose(fp);
+        free(cf.buf);
+        if (closed) {
             fprintf(stderr, "Can't flush the stdio buffer - disk full?\n");
             return BENCH_ERROR;
         }
@@ -212,7 +223,7 @@ static int test_getc(const struct io_config *c, struct bigfile *f, int64_t chunk
     progress(c, "Reading a byte at a time...");
     timer_start(&t);
     if (c->char_mode == CHAR_MODE_STDIO) {
-        struct counted_fd cf = {f->fd, &r->calls};
+        struct counted_fd cf = {f->fd, &r->calls, NULL};
         FILE *fp = stdio_open(c, &cf, "r");
         if (!fp) {
             fprintf(stderr, "Can't set up stdio on the test file.\n");
@@ -225,6 +236,7 @@ static int test_getc(const struct io_config *c, struct bigfile *f, int64_t chunk
                 if (ch == EOF) {
                     fprintf(stderr, "Can't getc()\n");
                     fclose(fp);
+                    free(cf.buf);
                     return BENCH_ERROR;
                 }
                 buf[ch]++; /* just to fool optimizers */
@@ -232,10 +244,12 @@ static int test_getc(const struct io_config *c, struct bigfile *f, int64_t chunk
             op_timer_stop(&op);
             if (*c->stop) {
                 fclose(fp);
+                free(cf.buf);
                 return BENCH_STOPPED;
             }
         }
         fclose(fp);
+        free(cf.buf);
     } else {
         for (int64_t w = 0; w < chunks; w++) {
             op_timer_start(&op);

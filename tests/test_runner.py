@@ -1,0 +1,320 @@
+"""The native runner (runner/, issue 4): build it, run it for real, and hold it to bonnie++ 2.00a.
+
+- a tiny real run: its CSV line is read by our parser and by Debian's bon_csv2txt/bon_csv2html,
+  its JSON document has the documented keys;
+- per-character tests: the runner's own per-test system-call counts (N MiB => N*1048576 one-byte calls);
+- fidelity: strace counts of write/read/lseek/creations/stat/unlink agree with Debian's bonnie++;
+- end to end: the runner posts to a real server; with the server stopped the result is spooled.
+
+Never skipped: a missing tool is a failure that names the apt-get line to run.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNNER_DIR = ROOT / "runner"
+RUNNER = RUNNER_DIR / "bonnieboard-runner"
+README = RUNNER_DIR / "README.md"
+
+CSV_COLUMNS = (
+    "format_version,bonnie_version,name,concurrency,seed,file_size,io_chunk_size,seeks,seek_proc_count,"
+    "putc,putc_cpu,put_block,put_block_cpu,rewrite,rewrite_cpu,getc,getc_cpu,get_block,get_block_cpu,"
+    "seeks,seeks_cpu,num_files,max_size,min_size,num_dirs,file_chunk_size,seq_create,seq_create_cpu,"
+    "seq_stat,seq_stat_cpu,seq_del,seq_del_cpu,ran_create,ran_create_cpu,ran_stat,ran_stat_cpu,ran_del,"
+    "ran_del_cpu,putc_latency,put_block_latency,rewrite_latency,getc_latency,get_block_latency,"
+    "seeks_latency,seq_create_latency,seq_stat_latency,seq_del_latency,ran_create_latency,"
+    "ran_stat_latency,ran_del_latency"
+).split(",")
+TESTS = ("putc", "put_block", "rewrite", "getc", "get_block", "seeks",
+         "seq_create", "seq_stat", "seq_del", "ran_create", "ran_stat", "ran_del")
+
+# The documented keys of the JSON document (runner/README.md), checked both ways below.
+DOC_KEYS = {"schema", "runner", "command_line", "started_at", "finished_at", "parameters", "system",
+            "runs", "warnings"}
+SYSTEM_KEYS = {"hostname", "kernel", "os", "cpu", "ram_bytes", "filesystem", "block_device"}
+FILESYSTEM_KEYS = {"dir", "total_bytes", "free_bytes", "type", "device", "mount_point", "mount_root",
+                   "mount_source", "mount_options", "super_options"}
+TEST_KEYS = {"status", "unit", "value", "cpu_pct", "rate_measured", "wall_s", "user_s", "sys_s", "cpu_s",
+             "latency_us", "latency_text", "ops", "bytes_read", "bytes_written", "bytes_moved",
+             "avg_io_bytes", "syscalls"}
+SYSCALL_KEYS = {"read", "write", "lseek", "open", "open_creat", "close", "fsync", "stat", "unlink", "mkdir",
+                "rmdir", "getdents", "link", "symlink", "sync", "pipe_read", "pipe_write"}
+
+
+def require_tool(name: str, package: str) -> str:
+    path = shutil.which(name) or next(
+        (p for p in (f"/usr/sbin/{name}", f"/usr/bin/{name}", f"/sbin/{name}") if os.access(p, os.X_OK)), None)
+    if not path:
+        pytest.fail(f"{name} is missing: run `apt-get install -y {package}`")
+    return path
+
+
+def run(args, **kw) -> subprocess.CompletedProcess:
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    kw.setdefault("timeout", 300)
+    return subprocess.run([str(a) for a in args], **kw)
+
+
+@pytest.fixture(scope="module")
+def runner() -> Path:
+    require_tool("cc", "gcc")
+    require_tool("make", "make")
+    if not Path("/usr/include/x86_64-linux-gnu/curl/curl.h").exists() and not Path("/usr/include/curl/curl.h").exists():
+        pytest.fail("libcurl headers are missing: run `apt-get install -y libcurl4-openssl-dev`")
+    built = run(["make", "-C", RUNNER_DIR])
+    assert built.returncode == 0, built.stdout + built.stderr
+    return RUNNER
+
+
+@pytest.fixture(scope="module")
+def tiny(runner, tmp_path_factory):
+    """One small real run: 16 MiB file, 1 MiB per-char, 1024 files in 2 dirs with 1-2 KiB of data."""
+    tmp = tmp_path_factory.mktemp("tiny")
+    scratch = tmp / "scratch"
+    scratch.mkdir()
+    doc_path = tmp / "doc.json"
+    proc = run([runner, "-d", scratch, "-s", "16", "-r", "0", "-n", "1:2k:1k:2", "-f1", "-z", "42",
+                "-m", "pytest-runner", "-q", "--json", doc_path])
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if line]
+    return {"line": lines[-1], "stdout": proc.stdout, "stderr": proc.stderr,
+            "doc": json.loads(doc_path.read_text()), "scratch": scratch}
+
+
+def test_tiny_run_writes_one_50_field_line_and_cleans_up(tiny):
+    fields = tiny["line"].split(",")
+    assert len(fields) == 50
+    assert fields[0] == "1.98"
+    assert re.fullmatch(r"bonnieboard-\d+\.\d+\.\d+", fields[1])
+    assert fields[2:9] == ["pytest-runner", "1", "42", "16M", "", "8192", "5"]
+    assert fields[21:26] == ["1", "2048", "1024", "", "2"]  # num_dirs in the 5th file column, as bonnie++
+    for latency in fields[38:50]:
+        assert re.fullmatch(r"\d+(us|ms|s)", latency), latency
+    assert list(tiny["scratch"].iterdir()) == []
+    # -q: progress suppressed, the text report goes to stderr
+    assert "Sequential Output" in tiny["stderr"] and "Writing intelligently" not in tiny["stderr"]
+
+
+def test_bon_csv2txt_accepts_the_line(tiny):
+    tool = require_tool("bon_csv2txt", "bonnie++")
+    proc = run([tool], input=tiny["line"] + "\n")
+    out = proc.stdout + proc.stderr
+    assert "Can't process" not in out and "Expected 1.98" not in out, out
+    assert re.search(r"^pytest-\S* 16M::8192:5 ", proc.stdout, re.M)  # it cuts the name to fit the size
+    assert re.search(r"^pytes\S* 1:2048:1024:2 ", proc.stdout, re.M)  # num_dirs read as its chunk column
+
+
+def test_bon_csv2html_accepts_the_line(tiny):
+    tool = require_tool("bon_csv2html", "bonnie++")
+    proc = run([tool], input=tiny["line"] + "\n")
+    out = proc.stdout + proc.stderr
+    assert "Can't process" not in out and "Expected 1.98" not in out, out
+    assert "pytest-runner" in proc.stdout
+
+
+def test_project_parser_reads_the_line(tiny):
+    from app.parsing import parse_text
+
+    result = parse_text(tiny["line"] + "\n")
+    assert result.errors == []
+    assert len(result.runs) == 1
+    parsed = result.runs[0]
+    assert parsed.format_version == "1.98"
+    assert parsed.machine == "pytest-runner"
+    assert len(parsed.results) == 12
+    fields = tiny["line"].split(",")
+    for index, res in enumerate(parsed.results):
+        cell = fields[9 + 2 * index] if index < 6 else fields[26 + 2 * (index - 6)]
+        assert res.status == ("too_fast" if cell == "+++++" else "ok"), (TESTS[index], cell)
+        assert res.latency_us is not None and res.latency_us >= 0
+        if res.status == "ok":
+            assert res.value is not None and res.cpu_pct is not None
+
+
+def test_json_document_has_the_documented_keys(tiny):
+    doc = tiny["doc"]
+    assert set(doc) == DOC_KEYS
+    assert doc["schema"] == "bonnieboard-runner/1"
+    assert set(doc["system"]) == SYSTEM_KEYS
+    assert set(doc["system"]["filesystem"]) == FILESYSTEM_KEYS
+    assert doc["system"]["filesystem"]["type"]  # the scratch dir is on some mounted filesystem
+    assert doc["system"]["cpu"]["count_online"] >= 1 and doc["system"]["ram_bytes"] > 0
+    assert doc["command_line"][0].endswith("bonnieboard-runner")
+    assert "-z" in doc["command_line"]
+    assert doc["parameters"]["file_size_mib"] == 16 and doc["parameters"]["num_dirs"] == 2
+    assert len(doc["runs"]) == 1 and doc["runs"][0]["csv"] == tiny["line"]
+    tests = doc["runs"][0]["tests"]
+    assert tuple(tests) == TESTS
+    for name, facts in tests.items():
+        assert set(facts) == TEST_KEYS, name
+        assert set(facts["syscalls"]) == SYSCALL_KEYS, name
+        assert facts["wall_s"] > 0
+    # facts agree with the work: block tests move the whole file in 8 KiB calls
+    put_block = tests["put_block"]
+    assert put_block["bytes_written"] == 16 * 1048576
+    assert put_block["syscalls"]["write"] == 16 * 1048576 // 8192
+    assert put_block["avg_io_bytes"] == 8192
+    assert tests["seeks"]["ops"] == 8192
+    assert tests["seeks"]["syscalls"]["read"] == 8192
+    assert tests["seq_create"]["syscalls"]["open_creat"] == 1024
+    # a +++++ test is a warning, not a verdict
+    for name, facts in tests.items():
+        if facts["status"] == "too_fast":
+            assert any(w.startswith(name + " took") for w in doc["warnings"]), name
+
+
+def test_readme_documents_columns_keys_and_exit_codes():
+    text = README.read_text()
+    for column in set(CSV_COLUMNS):
+        assert re.search(rf"\b{column}\b", text), f"column {column} missing from runner/README.md"
+    for key in DOC_KEYS | SYSTEM_KEYS | FILESYSTEM_KEYS | TEST_KEYS | SYSCALL_KEYS:
+        assert f"`{key}`" in text, f"JSON key {key} missing from runner/README.md"
+    for code in ("1", "2", "3", "4"):
+        assert re.search(rf"^\|\s*{code}\s*\|", text, re.M), f"exit code {code} not documented"
+
+
+def test_per_char_tests_issue_one_byte_system_calls(tiny):
+    tests = tiny["doc"]["runs"][0]["tests"]
+    assert tests["putc"]["syscalls"]["write"] == 1 * 1048576
+    assert tests["putc"]["bytes_written"] == 1048576
+    assert tests["getc"]["syscalls"]["read"] == 1 * 1048576
+    assert tests["getc"]["avg_io_bytes"] == 1
+
+
+def test_stdio_char_mode_reproduces_the_setbuffer_experiment(runner, tmp_path):
+    scratch = tmp_path / "s"
+    scratch.mkdir()
+    doc_path = tmp_path / "doc.json"
+    proc = run([runner, "-d", scratch, "-s", "4", "-r", "0", "-n", "0", "-f2", "-q",
+                "--char-mode", "stdio", "--stdio-buffer", "4096", "--json", doc_path])
+    assert proc.returncode == 0, proc.stderr
+    tests = json.loads(doc_path.read_text())["runs"][0]["tests"]
+    assert tests["putc"]["syscalls"]["write"] == 2 * 1048576 // 4096
+    assert tests["putc"]["avg_io_bytes"] == 4096
+    assert tests["getc"]["syscalls"]["read"] == 2 * 1048576 // 4096
+    assert tests["seq_create"]["status"] == "not_run"
+
+
+def test_refuses_a_file_under_twice_the_ram(runner, tmp_path):
+    proc = run([runner, "-d", tmp_path, "-s", "16", "-r", "1000"])
+    assert proc.returncode == 1
+    assert "twice the RAM" in proc.stderr and "-r" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def _strace_counts(trace: Path) -> Counter:
+    counts: Counter = Counter()
+    for line in trace.read_text(errors="replace").splitlines():
+        m = re.match(r"^\d+\s+(\w+)\(", line)
+        if not m or "resumed>" in line:
+            continue
+        name = m.group(1)
+        counts[name] += 1
+        if name == "creat" or (name in ("open", "openat") and "O_CREAT" in line):
+            counts["CREATE"] += 1
+    counts["STAT"] = sum(counts[n] for n in ("stat", "lstat", "fstat", "newfstatat", "statx"))
+    counts["UNLINK"] = counts["unlink"] + counts["unlinkat"]
+    return counts
+
+
+def test_system_calls_match_bonnie(runner, tmp_path):
+    strace = require_tool("strace", "strace")
+    bonnie = require_tool("bonnie++", "bonnie++")
+    traced = "read,write,lseek,open,openat,creat,stat,lstat,fstat,newfstatat,statx,unlink,unlinkat"
+    params = ["-s", "64", "-r", "32", "-n", "1", "-f", "-q", "-z", "4242"]
+    counts = {}
+    for who, cmd in (("bonnie", [bonnie, "-u", "root"]), ("runner", [runner])):
+        scratch = tmp_path / who
+        scratch.mkdir()
+        trace = tmp_path / f"{who}.trace"
+        proc = run([strace, "-f", "-qq", "-o", trace, "-e", f"trace={traced}", *cmd, "-d", scratch, *params])
+        assert proc.returncode == 0, proc.stderr
+        assert list(scratch.iterdir()) == []
+        counts[who] = _strace_counts(trace)
+    want, got = counts["bonnie"], counts["runner"]
+    assert want["CREATE"] >= 2048 and want["lseek"] >= 16384  # bonnie++ really did the work
+    for call in ("write", "read", "lseek", "CREATE", "STAT", "UNLINK"):
+        tolerance = max(0.02 * want[call], 50)
+        assert abs(got[call] - want[call]) <= tolerance, (call, got[call], want[call])
+    # every file the runner creates is opened without following symlinks
+    created = [line for line in (tmp_path / "runner.trace").read_text().splitlines()
+               if "O_CREAT" in line and "resumed>" not in line]
+    assert created and all("O_NOFOLLOW" in line for line in created)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get_json(url: str):
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return json.loads(resp.read())
+
+
+def test_posts_to_a_real_server_and_spools_when_it_is_down(runner, tmp_path):
+    serve = Path(sys.executable).parent / "bonnieboard"
+    if not serve.exists():
+        pytest.fail(f"{serve} is missing: run `make test` at the repository root (it creates .venv/)")
+    port = _free_port()
+    board = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BONNIEBOARD_")}
+    env["BONNIEBOARD_DATABASE_URL"] = f"sqlite:///{tmp_path / 'board.db'}"
+    server = subprocess.Popen([str(serve), "serve", "--host", "127.0.0.1", "--port", str(port)],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for _ in range(200):
+            try:
+                _get_json(f"{board}/api/runs")
+                break
+            except OSError:
+                if server.poll() is not None:
+                    pytest.fail("server died: " + server.stderr.read().decode(errors="replace"))
+                time.sleep(0.1)
+        scratch = tmp_path / "s"
+        scratch.mkdir()
+        proc = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-x", "2", "-m", "posted",
+                    "--post", board, "--tag", "suite=pytest", "--tag", "fs=test", "--label", "runner e2e"])
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        assert lines[0].split(",") == CSV_COLUMNS  # -x N: a header naming all 50 columns
+        assert len(lines) == 3 and all(len(line.split(",")) == 50 for line in lines[1:])
+        listed = _get_json(f"{board}/api/runs?tag=suite=pytest")
+        assert listed["total"] == 2, listed
+        assert {item["raw_line"] for item in listed["items"]} == set(lines[1:])
+        run_id = listed["items"][0]["id"]
+        detail = _get_json(f"{board}/api/runs/{run_id}")
+        assert detail["tags"] == {"suite": "pytest", "fs": "test"}
+        assert detail["label"] == "runner e2e"
+        assert detail["document"]["system"]["hostname"]
+        assert detail["document"]["schema"] == "bonnieboard-runner/1"
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    spool = tmp_path / "spool.json"
+    proc = run([runner, "-d", tmp_path / "s", "-s", "0", "-n", "1", "-r", "0", "-q",
+                "--post", board, "--spool", spool, "--tag", "suite=pytest"])
+    assert proc.returncode == 4, proc.stderr
+    body = json.loads(spool.read_text())
+    assert body["csv"].startswith("1.98,bonnieboard-") and body["tags"] == {"suite": "pytest"}
+    assert body["document"]["runs"][0]["csv"] + "\n" == body["csv"]
+    assert f"--data-binary @{spool}" in proc.stderr
