@@ -1,10 +1,11 @@
 """/api: JSON endpoints. Thin: read the request, call one service, shape the answer."""
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.responses import JSONResponse
 
-from app import queries
+from app import charts, queries
 from app.config import get_settings
 from app.db import SessionDep
 from app.ingest import ingest
@@ -109,6 +110,19 @@ def delete_run(run_id: int, session: SessionDep):
     queries.delete_run(session=session, run_id=run_id)
     session.commit()
     return Response(status_code=204)
+
+
+@router.get("/compare", responses=ERRORS)
+def get_compare(
+    session: SessionDep,
+    runs: Annotated[str, Query(description="run ids separated by commas, e.g. 1,2,3 (at most 100)")],
+    baseline: Annotated[int | None, Query(description="one of the runs; relative mode's default is the first")] = None,
+    mode: Literal["absolute", "relative"] = "absolute",
+):
+    """The numbers behind the comparison charts; the /compare page draws exactly these."""
+    found = queries.get_runs(session=session, run_ids=charts.parse_run_ids([runs]))
+    # JSONResponse directly: FastAPI's generic encoder costs more than the comparison itself.
+    return JSONResponse(charts.compare([charts.figures_of(run) for run in found], mode=mode, baseline=baseline))
 
 
 @router.get("/health")

@@ -1,0 +1,362 @@
+"""Comparison charts: runs -> the numbers every chart draws, absolute or relative to a baseline.
+
+Pure: no database, no HTTP. The one place chart data and units are computed: `compare()` is the
+body of GET /api/compare (docs: api-contract.md), and the /compare page draws exactly that, with
+`compare_view()` adding what a person needs to read it (legend names, titles, display units, notes)
+and `heat_table()` the table under the charts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.errors import BadRequest
+from app.parsing import FILE_TESTS, NOT_RUN, OK, TESTS, TOO_FAST, UNITS, Result
+from app.units import KIB_PER_MIB, US_PER_MS, US_PER_S
+
+ABSOLUTE, RELATIVE = "absolute", "relative"
+MODES = (ABSOLUTE, RELATIVE)
+# A chart with hundreds of bars per test reads as noise, and the page must stay fast (issue #3).
+MAX_RUNS = 100
+
+NO_LATENCY = "no_latency"
+BASELINE_ZERO = "baseline_zero"
+BASELINE_PREFIX = "baseline_"
+
+VALUE, CPU, LATENCY = "value", "cpu", "latency"
+
+
+@dataclass(frozen=True, slots=True)
+class ChartSpec:
+    key: str
+    title: str
+    tests: tuple[str, ...]
+    unit: str  # the unit of the absolute values
+    higher_is_better: bool
+    measure: str  # VALUE, CPU or LATENCY: which figure of each result the chart shows
+
+
+CHARTS = (
+    ChartSpec("block_io", "Block I/O", TESTS[:5], "KiB/s", True, VALUE),
+    ChartSpec("seeks", "Random seeks", ("seeks",), "seeks/s", True, VALUE),
+    ChartSpec("metadata", "File create and delete", ("seq_create", "seq_del", "ran_create", "ran_del"), "files/s", True, VALUE),
+    ChartSpec("metadata_stat", "File stat", ("seq_stat", "ran_stat"), "files/s", True, VALUE),
+    ChartSpec("latency", "Latency", TESTS, "µs", False, LATENCY),
+    ChartSpec("cpu", "%CPU", TESTS, "%CPU", False, CPU),
+)
+CHART_KEYS = tuple(spec.key for spec in CHARTS)
+
+TEST_TITLES = {
+    "putc": "per-char write", "put_block": "block write", "rewrite": "rewrite",
+    "getc": "per-char read", "get_block": "block read", "seeks": "random seeks",
+    "seq_create": "seq. create", "seq_stat": "seq. stat", "seq_del": "seq. delete",
+    "ran_create": "random create", "ran_stat": "random stat", "ran_del": "random delete",
+}  # fmt: skip
+
+# Why a cell has no value; the page says these in tooltips and under each chart.
+STATUS_TEXT = {
+    TOO_FAST: "+++++ too fast to measure",
+    NOT_RUN: "not run",
+    NO_LATENCY: "no latency in this line",
+    BASELINE_PREFIX + TOO_FAST: "no comparison: the baseline's result is +++++ (too fast to measure)",
+    BASELINE_PREFIX + NOT_RUN: "no comparison: the baseline did not run this test",
+    BASELINE_PREFIX + NO_LATENCY: "no comparison: the baseline's line has no latency",
+    BASELINE_ZERO: "no comparison: the baseline's value is 0",
+}
+TOO_FAST_EXPLANATION = "bonnie++ prints +++++ when a test took under 0.5 s: too fast to measure, not zero."
+TOO_FAST_HINT = {test: "a larger -s (file size) would measure it" for test in TESTS[:6]} | {
+    test: "a larger -n (number of files) would measure it" for test in FILE_TESTS
+}
+
+# Display units: the largest unit not above a value. Data stays in the stored unit (KiB/s, µs);
+# the page divides only in tick labels and tooltips, so the page and /api/compare agree.
+UNIT_STEPS = {
+    "KiB/s": [[1, "KiB/s"], [KIB_PER_MIB, "MiB/s"], [KIB_PER_MIB * KIB_PER_MIB, "GiB/s"]],
+    "µs": [[1, "µs"], [US_PER_MS, "ms"], [US_PER_S, "s"]],
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RunFigures:
+    """What a comparison needs of a run; `results` holds twelve Results in TESTS order."""
+
+    id: int
+    machine: str
+    label: str | None
+    tags: dict[str, str]
+    format_version: str
+    bonnie_version: str | None
+    results: tuple[Result, ...]
+
+
+def figures_of(run: Any) -> RunFigures:
+    """A stored run (app.models.Run, its tags loaded) as RunFigures."""
+    return RunFigures(
+        id=run.id,
+        machine=run.machine,
+        label=run.label,
+        tags={tag.key: tag.value for tag in run.tags},
+        format_version=run.format_version,
+        bonnie_version=run.bonnie_version,
+        results=tuple(
+            Result(
+                getattr(run, f"{test}_status"),
+                getattr(run, f"{test}_value"),
+                getattr(run, f"{test}_cpu_pct"),
+                getattr(run, f"{test}_latency_us"),
+            )
+            for test in TESTS
+        ),
+    )
+
+
+def parse_run_ids(values: Iterable[str]) -> list[int]:
+    """`runs=1,2,3` (and/or repeated `run=` values) -> ids in order, each once."""
+    ids: list[int] = []
+    for value in values:
+        for part in value.replace(" ", ",").split(","):
+            if not part:
+                continue
+            if not (part.isdigit() and part.isascii()) or len(part) > 18:
+                raise BadRequest(f"runs must be run ids separated by commas, like 1,2,3; {part[:30]!r} is not an id")
+            run_id = int(part)
+            if run_id not in ids:
+                ids.append(run_id)
+    if len(ids) > MAX_RUNS:
+        raise BadRequest(f"at most {MAX_RUNS} runs can be compared at once; {len(ids)} were asked for")
+    return ids
+
+
+def check_request(run_ids: Sequence[int], mode: str, baseline: int | None) -> int | None:
+    """Validate a comparison request; return the baseline to use (the first run in relative mode)."""
+    if not run_ids:
+        raise BadRequest("no runs to compare: give their ids as runs=1,2,3")
+    if mode not in MODES:
+        raise BadRequest(f"mode must be 'absolute' or 'relative', not {mode[:30]!r}")
+    if baseline is not None and baseline not in run_ids:
+        raise BadRequest(f"baseline {baseline} is not one of the runs compared")
+    if mode == RELATIVE and baseline is None:
+        return run_ids[0]
+    return baseline
+
+
+# ==== The numbers (GET /api/compare) ====
+
+
+def cell(spec: ChartSpec, result: Result) -> tuple[str, int | float | None]:
+    """One run's (status, value) for one test of a chart, in absolute units."""
+    if spec.measure == LATENCY:
+        return (OK, result.latency_us) if result.latency_us is not None else (NO_LATENCY, None)
+    if result.status != OK:
+        return result.status, None
+    return OK, result.cpu_pct if spec.measure == CPU else result.value
+
+
+def relative_cell(run_cell: tuple[str, Any], baseline_cell: tuple[str, Any]) -> tuple[str, float | None]:
+    """(run / baseline - 1) * 100 rounded to one decimal, or None and the reason."""
+    status, value = run_cell
+    base_status, base_value = baseline_cell
+    if status != OK or value is None:
+        return status, None
+    if base_status != OK or base_value is None:
+        return BASELINE_PREFIX + base_status, None
+    if base_value == 0:
+        return BASELINE_ZERO, None
+    # + 0.0 turns a rounded -0.0 into 0.0.
+    return OK, round((value / base_value - 1) * 100, 1) + 0.0
+
+
+def compare(runs: Sequence[RunFigures], *, mode: str = ABSOLUTE, baseline: int | None = None) -> dict[str, Any]:
+    """The body of GET /api/compare for `runs` (in the order asked)."""
+    baseline = check_request([run.id for run in runs], mode, baseline)
+    base_run = next((run for run in runs if run.id == baseline), None)
+    charts = []
+    for spec in CHARTS:
+        indexes = [TESTS.index(test) for test in spec.tests]
+        series = []
+        base_cells = [cell(spec, base_run.results[i]) for i in indexes] if base_run else None
+        for run in runs:
+            if mode == RELATIVE and run.id == baseline:
+                continue
+            cells = [cell(spec, run.results[i]) for i in indexes]
+            if mode == RELATIVE:
+                cells = [relative_cell(c, b) for c, b in zip(cells, base_cells, strict=True)]
+            series.append({"run": run.id, "values": [v for _, v in cells], "status": [s for s, _ in cells]})
+        charts.append({
+            "key": spec.key,
+            "unit": "%" if mode == RELATIVE else spec.unit,
+            "higher_is_better": spec.higher_is_better,
+            "tests": list(spec.tests),
+            "series": series,
+        })  # fmt: skip
+    return {
+        "mode": mode,
+        "baseline": baseline,
+        "runs": [{"id": run.id, "label": run.label or run.machine} for run in runs],
+        "charts": charts,
+    }
+
+
+# ==== What a person needs to read them (the /compare page) ====
+
+
+def legend_names(runs: Sequence[RunFigures]) -> dict[int, str]:
+    """Label (or machine) plus the tags that differ between the runs; '#id' added where names collide."""
+    keys = sorted({key for run in runs for key in run.tags})
+    differing = [key for key in keys if len({run.tags.get(key) for run in runs}) > 1]
+    names = {}
+    for run in runs:
+        base = run.label or run.machine or f"run {run.id}"
+        extra = " ".join(f"{key}={run.tags[key]}" for key in differing if key in run.tags)
+        names[run.id] = f"{base} · {extra}" if extra else base
+    counts: dict[str, int] = {}
+    for name in names.values():
+        counts[name] = counts.get(name, 0) + 1
+    return {run_id: f"{name} #{run_id}" if counts[name] > 1 else name for run_id, name in names.items()}
+
+
+def source_of(run: RunFigures) -> str:
+    """Where a run's numbers come from: the bonnie++ version and CSV format of its line."""
+    if run.format_version == "1.03":
+        return "bonnie++ 1.0x (CSV 1.03)"
+    version = run.bonnie_version or "?"
+    writer = f"bonnie++ {version}" if version[:1].isdigit() else version
+    return f"{writer} (CSV {run.format_version})"
+
+
+def display_unit(unit: str, values: Iterable[float | int | None]) -> tuple[str, int]:
+    """The unit an axis shows (and the divisor from the data's unit): the largest not above the values."""
+    steps = UNIT_STEPS.get(unit)
+    if not steps:
+        return unit, 1
+    largest = max((abs(v) for v in values if v is not None), default=0)
+    chosen = steps[0]
+    for step in steps:
+        if largest >= step[0]:
+            chosen = step
+    return chosen[1], chosen[0]
+
+
+def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, Any]:
+    """Names, titles, axis units and notes for the charts of `data` (what compare() returned)."""
+    names = legend_names(runs)
+    sources = list(dict.fromkeys(source_of(run) for run in runs))
+    relative = data["mode"] == RELATIVE
+    baseline_name = names.get(data["baseline"]) if data["baseline"] is not None else None
+    charts = []
+    for spec, chart in zip(CHARTS, data["charts"], strict=True):
+        values = [v for series in chart["series"] for v in series["values"]]
+        log = spec.measure == LATENCY and not relative
+        if relative:
+            unit, divisor = "%", 1
+            axis_title = f"% vs baseline {baseline_name}"
+        else:
+            unit, divisor = display_unit(spec.unit, values)
+            axis_title = f"{'latency' if log else spec.title}, {unit}" + (" (log scale)" if log else "")
+            if spec.measure == CPU:
+                axis_title = "%CPU (100 = one CPU busy)"
+        charts.append({
+            "key": spec.key,
+            "title": spec.title,
+            "source": ", ".join(sources),
+            "better": ("higher" if spec.higher_is_better else "lower") + " is better",
+            "axis_title": axis_title,
+            "scale": "logarithmic" if log else "linear",
+            "display_unit": unit,
+            "divisor": divisor,
+            "steps": None if relative else UNIT_STEPS.get(spec.unit),
+            "test_titles": [TEST_TITLES[test] for test in spec.tests],
+            "hints": [TOO_FAST_HINT[test] for test in spec.tests],
+            "notes": chart_notes(chart, names),
+        })  # fmt: skip
+    return {
+        "names": {str(run_id): name for run_id, name in names.items()},
+        "charts": charts,
+        "status_text": STATUS_TEXT,
+        "too_fast_explanation": TOO_FAST_EXPLANATION,
+    }
+
+
+def chart_notes(chart: dict[str, Any], names: dict[int, str]) -> list[dict[str, Any]]:
+    """Every reason a bar is missing, grouped: [{status, text, items: ["name: test, test", ...]}]."""
+    grouped: dict[str, dict[int, list[str]]] = {}
+    for series in chart["series"]:
+        for test, status in zip(chart["tests"], series["status"], strict=True):
+            if status != OK:
+                grouped.setdefault(status, {}).setdefault(series["run"], []).append(test)
+    return [
+        {
+            "status": status,
+            "text": STATUS_TEXT.get(status, status),
+            "items": [f"{names[run_id]}: {', '.join(tests)}" for run_id, tests in by_run.items()],
+        }
+        for status, by_run in sorted(grouped.items(), key=lambda item: list(STATUS_TEXT).index(item[0]) if item[0] in STATUS_TEXT else 99)
+    ]
+
+
+HEAT_STEPS = 6  # shades 0 (worst) .. 6 (best), as CSS classes heat-0 .. heat-6
+
+
+def _heat(values: list[float | int | None], higher_is_better: bool) -> list[int | None]:
+    """Each value's place between the worst and the best of its column; None stays plain."""
+    present = [v for v in values if v is not None]
+    if len(present) < 2 or max(present) == min(present):
+        return [None] * len(values)
+    low, high = min(present), max(present)
+    shades = []
+    for v in values:
+        if v is None:
+            shades.append(None)
+            continue
+        share = (v - low) / (high - low)
+        shades.append(round((share if higher_is_better else 1 - share) * HEAT_STEPS))
+    return shades
+
+
+def heat_table(runs: Sequence[RunFigures], *, mode: str = ABSOLUTE, baseline: int | None = None) -> dict[str, Any]:
+    """The table under the charts, in the spirit of bon_csv2html: one row per run, each test's
+    value, %CPU and latency shaded from worst to best among the runs shown (lower is better for
+    %CPU and latency); +++++ and empty cells stay plain. In relative mode each value also has its
+    difference from the baseline."""
+    names = legend_names(runs)
+    base_run = next((run for run in runs if run.id == baseline), None)
+    columns: dict[str, dict[str, list]] = {}
+    for index, test in enumerate(TESTS):
+        results = [run.results[index] for run in runs]
+        value_cells = [(r.status, r.value if r.status == OK else None) for r in results]
+        cpus = [r.cpu_pct if r.status == OK else None for r in results]
+        latencies = [r.latency_us for r in results]
+        columns[test] = {
+            "value_heat": _heat([v for _, v in value_cells], True),
+            "cpu_heat": _heat(cpus, False),
+            "latency_heat": _heat(latencies, False),
+        }
+    rows = []
+    for row_index, run in enumerate(runs):
+        cells = []
+        for index, test in enumerate(TESTS):
+            result = run.results[index]
+            column = columns[test]
+            relative = None
+            if mode == RELATIVE and base_run is not None and run.id != base_run.id:
+                base = base_run.results[index]
+                relative = relative_cell(
+                    (result.status, result.value if result.status == OK else None),
+                    (base.status, base.value if base.status == OK else None),
+                )
+            cells.append({
+                "test": test,
+                "status": result.status,
+                "value": result.value if result.status == OK else None,
+                "unit": UNITS[test],
+                "cpu_pct": result.cpu_pct if result.status == OK else None,
+                "latency_us": result.latency_us,
+                "value_heat": column["value_heat"][row_index],
+                "cpu_heat": column["cpu_heat"][row_index],
+                "latency_heat": column["latency_heat"][row_index],
+                "relative": relative,
+            })  # fmt: skip
+        rows.append({"id": run.id, "name": names[run.id], "source": source_of(run), "baseline": run.id == baseline, "cells": cells})
+    return {"tests": list(TESTS), "rows": rows, "has_latency": any(r.latency_us is not None for run in runs for r in run.results)}

@@ -1,0 +1,232 @@
+"""The comparison numbers (app.charts) on real bonnie++ lines: absolute and relative values,
+rounding, nulls and their reasons, direction, units, legend names and the heat-map table.
+Expected numbers are worked out by hand from the lines quoted here."""
+
+import math
+
+import pytest
+
+from app import charts
+from app.errors import BadRequest
+from app.parsing import TESTS, Result, parse_line
+from tests.test_parsing import LINE_103, LINE_197, LINE_198
+
+
+def figures(line: str, run_id: int, *, label=None, tags=None) -> charts.RunFigures:
+    parsed = parse_line(line, 1)
+    return charts.RunFigures(
+        id=run_id, machine=parsed.machine, label=label, tags=tags or {},
+        format_version=parsed.format_version, bonnie_version=parsed.bonnie_version, results=parsed.results,
+    )  # fmt: skip
+
+
+def synthetic(run_id: int, **values) -> charts.RunFigures:
+    """A run whose tests all ran with the given values (others 1000 KiB/s, 50 %CPU, 100 µs)."""
+    results = tuple(Result("ok", values.get(test, 1000), values.get(f"{test}_cpu", 50), 100) for test in TESTS)
+    return charts.RunFigures(run_id, f"m{run_id}", None, {}, "1.98", "2.00a", results)
+
+
+def chart(data, key):
+    return next(c for c in data["charts"] if c["key"] == key)
+
+
+def series(data, key, run_id):
+    return next(s for s in chart(data, key)["series"] if s["run"] == run_id)
+
+
+V198, V197, V103 = figures(LINE_198, 1), figures(LINE_197, 2), figures(LINE_103, 3)
+
+
+def test_absolute_values_are_the_lines_figures_in_stored_units():
+    data = charts.compare([V198, V197, V103])
+    assert data["mode"] == "absolute" and data["baseline"] is None
+    assert data["runs"] == [{"id": 1, "label": "vm"}, {"id": 2, "label": "wifo3-02"}, {"id": 3, "label": "mindpipe"}]
+    assert [c["key"] for c in data["charts"]] == ["block_io", "seeks", "metadata", "metadata_stat", "latency", "cpu"]
+    assert series(data, "block_io", 1) == {
+        "run": 1, "values": [869, 420469, None, 1443, None],
+        "status": ["ok", "ok", "too_fast", "ok", "too_fast"],
+    }  # fmt: skip
+    assert series(data, "block_io", 2)["values"] == [1842, 347029, 175829, 3404, 495890]
+    assert series(data, "seeks", 2) == {"run": 2, "values": [447.9], "status": ["ok"]}
+    assert series(data, "seeks", 1) == {"run": 1, "values": [None], "status": ["too_fast"]}
+    assert chart(data, "metadata")["tests"] == ["seq_create", "seq_del", "ran_create", "ran_del"]
+    assert series(data, "metadata", 3)["values"] == [94, 15510, 204, 906]
+    assert chart(data, "metadata_stat")["tests"] == ["seq_stat", "ran_stat"]
+    assert series(data, "metadata_stat", 2) == {"run": 2, "values": [None, None], "status": ["too_fast", "too_fast"]}
+
+
+def test_latency_chart_has_every_latency_even_of_too_fast_tests_and_says_when_a_line_has_none():
+    data = charts.compare([V198, V197, V103])
+    latency = chart(data, "latency")
+    assert latency["tests"] == list(TESTS) and latency["unit"] == "µs" and latency["higher_is_better"] is False
+    # rewrite was +++++ in the 1.98 line, but its latency (1098us) was measured.
+    assert series(data, "latency", 1)["values"] == [18213, 4307, 1098, 10287, 117, 7618, 10730, 5072, 2346, 12162, 214, 6909]
+    assert series(data, "latency", 1)["status"] == ["ok"] * 12
+    assert series(data, "latency", 2)["values"][5:8] == [228_000, 349_000, 127]  # 228ms, 349ms, 127us
+    assert series(data, "latency", 3) == {"run": 3, "values": [None] * 12, "status": ["no_latency"] * 12}
+
+
+def test_cpu_chart_is_the_tests_own_status():
+    data = charts.compare([V198, V103])
+    cpu = chart(data, "cpu")
+    assert cpu["unit"] == "%CPU" and cpu["higher_is_better"] is False
+    assert series(data, "cpu", 1)["values"] == [96, 81, None, 98, None, None, 94, None, None, 95, None, None]
+    assert series(data, "cpu", 1)["status"][2] == "too_fast"
+    assert series(data, "cpu", 3)["values"][5] == 0  # mindpipe's seeks used 0 %CPU: a value, not a null
+
+
+def test_units_and_direction_per_chart():
+    absolute = charts.compare([V198, V197])
+    assert {c["key"]: (c["unit"], c["higher_is_better"]) for c in absolute["charts"]} == {
+        "block_io": ("KiB/s", True), "seeks": ("seeks/s", True), "metadata": ("files/s", True),
+        "metadata_stat": ("files/s", True), "latency": ("µs", False), "cpu": ("%CPU", False),
+    }  # fmt: skip
+    relative = charts.compare([V198, V197], mode="relative")
+    assert {c["unit"] for c in relative["charts"]} == {"%"}
+    assert [c["higher_is_better"] for c in relative["charts"]] == [True, True, True, True, False, False]
+
+
+def test_relative_values_rounded_to_one_decimal_and_the_baseline_has_no_series():
+    data = charts.compare([V198, V197, V103], mode="relative")
+    assert data["baseline"] == 1  # the first run by default
+    assert [s["run"] for s in chart(data, "block_io")["series"]] == [2, 3]
+    # 1842/869 - 1 = 111.97 %, 347029/420469 - 1 = -17.47 %, 3404/1443 - 1 = 135.90 %
+    assert series(data, "block_io", 2) == {
+        "run": 2, "values": [112.0, -17.5, None, 135.9, None],
+        "status": ["ok", "ok", "baseline_too_fast", "ok", "baseline_too_fast"],
+    }  # fmt: skip
+    # mindpipe: 3002/869 - 1 = 245.45 %, 31164/420469 - 1 = -92.59 %
+    assert series(data, "block_io", 3)["values"][:2] == [245.5, -92.6]
+    # latency 8735us vs 18213us = -52.04 %; 16764us vs 4307us = +289.23 %
+    assert series(data, "latency", 2)["values"][:2] == [-52.0, 289.2]
+
+
+def test_relative_nulls_say_why():
+    data = charts.compare([V197, V198, V103], mode="relative", baseline=2)
+    assert data["baseline"] == 2
+    # the run's own status comes first: 1.98's rewrite and get_block are +++++
+    assert series(data, "block_io", 1)["status"] == ["ok", "ok", "too_fast", "ok", "too_fast"]
+    assert series(data, "latency", 3)["status"] == ["no_latency"] * 12
+    data = charts.compare([V103, V197], mode="relative")
+    assert series(data, "latency", 2) == {"run": 2, "values": [None] * 12, "status": ["baseline_no_latency"] * 12}
+    # mindpipe's seeks used 0 %CPU: wifo3-02's 11 % cannot be a percentage of it
+    assert series(data, "cpu", 2)["status"][5] == "baseline_zero" and series(data, "cpu", 2)["values"][5] is None
+
+
+def test_not_run_on_either_side():
+    no_char = figures("1.98,2.00a,vm,1,1795352069,512M,,8192,5,,,564124,74,955896,61,,,+++++,+++,+++++,+++,16,,,,,3411,97,+++++,+++,+++++,+++,2189,99,+++++,+++,+++++,+++,,5996us,9384us,,1514us,5243us,8781us,703us,7380us,10912us,144us,5710us", 4)
+    data = charts.compare([V197, no_char], mode="relative")
+    assert series(data, "block_io", 4)["status"] == ["not_run", "ok", "ok", "not_run", "too_fast"]
+    assert series(data, "block_io", 4)["values"][1:3] == [62.6, 443.7]  # 564124/347029, 955896/175829
+    assert series(data, "latency", 4)["status"][0] == "no_latency"  # -f: no latency for putc either
+    reverse = charts.compare([no_char, V197], mode="relative")
+    assert series(reverse, "block_io", 2)["status"] == ["baseline_not_run", "ok", "ok", "baseline_not_run", "baseline_too_fast"]
+
+
+def test_baseline_zero_and_negative_zero():
+    zero = synthetic(1, put_block=0, putc=1_000_000)
+    data = charts.compare([zero, synthetic(2, put_block=500, putc=999_996)], mode="relative")
+    s = series(data, "block_io", 2)
+    assert s["status"][1] == "baseline_zero" and s["values"][1] is None
+    # -0.0004 % rounds to 0.0, never -0.0
+    assert s["values"][0] == 0.0 and math.copysign(1, s["values"][0]) == 1.0
+    assert s["values"][2] == 0.0
+
+
+def test_absolute_mode_keeps_the_baseline_asked_for_and_checks_it():
+    assert charts.compare([V198, V197], baseline=2)["baseline"] == 2
+    with pytest.raises(BadRequest, match="baseline 9 is not one of the runs"):
+        charts.compare([V198, V197], mode="relative", baseline=9)
+    with pytest.raises(BadRequest, match="mode must be"):
+        charts.compare([V198], mode="sideways")
+    with pytest.raises(BadRequest, match="no runs"):
+        charts.compare([])
+
+
+def test_label_falls_back_to_the_machine():
+    data = charts.compare([figures(LINE_198, 1, label="ext3 on RAID-5"), V197])
+    assert data["runs"] == [{"id": 1, "label": "ext3 on RAID-5"}, {"id": 2, "label": "wifo3-02"}]
+
+
+def test_parse_run_ids():
+    assert charts.parse_run_ids(["3,1,2"]) == [3, 1, 2]
+    assert charts.parse_run_ids(["3", "1", "3", "2,1"]) == [3, 1, 2]
+    assert charts.parse_run_ids(["1, 2 ,,3"]) == [1, 2, 3]
+    assert charts.parse_run_ids([]) == []
+    for bad in ("1;2", "-1", "x", "1.5", "٣"):
+        with pytest.raises(BadRequest, match="run ids"):
+            charts.parse_run_ids([bad])
+    with pytest.raises(BadRequest, match="at most 100"):
+        charts.parse_run_ids([",".join(str(i) for i in range(1, 102))])
+
+
+def test_legend_names_add_the_tags_that_differ_and_disambiguate():
+    runs = [
+        figures(LINE_198, 1, label="ext3 on RAID-5", tags={"raid": "5", "fs": "ext3", "host": "lab"}),
+        figures(LINE_198, 2, tags={"raid": "5", "fs": "xfs", "host": "lab"}),
+        figures(LINE_198, 3, tags={"raid": "6", "host": "lab"}),
+    ]
+    assert charts.legend_names(runs) == {1: "ext3 on RAID-5 · fs=ext3 raid=5", 2: "vm · fs=xfs raid=5", 3: "vm · raid=6"}
+    same = [figures(LINE_198, 7), figures(LINE_198, 8)]
+    assert charts.legend_names(same) == {7: "vm #7", 8: "vm #8"}
+    nameless = charts.RunFigures(9, "", None, {}, "1.03", None, V103.results)
+    assert charts.legend_names([nameless]) == {9: "run 9"}
+
+
+def test_display_units_follow_the_largest_value():
+    assert charts.display_unit("KiB/s", [869, 420469, None]) == ("MiB/s", 1024)
+    assert charts.display_unit("KiB/s", [500, None]) == ("KiB/s", 1)
+    assert charts.display_unit("KiB/s", [2 * 1024 * 1024]) == ("GiB/s", 1024 * 1024)
+    assert charts.display_unit("µs", [117, 18213]) == ("ms", 1000)
+    assert charts.display_unit("seeks/s", [447.9]) == ("seeks/s", 1)
+    assert charts.display_unit("KiB/s", []) == ("KiB/s", 1)
+
+
+def test_view_titles_say_where_the_numbers_come_from_and_notes_say_why_bars_are_missing():
+    runs = [V198, V197, V103]
+    data = charts.compare(runs)
+    view = charts.compare_view(runs, data)
+    block = view["charts"][0]
+    assert block["source"] == "bonnie++ 2.00a (CSV 1.98), bonnie++ 1.97 (CSV 1.97), bonnie++ 1.0x (CSV 1.03)"
+    assert (block["display_unit"], block["divisor"], block["scale"]) == ("MiB/s", 1024, "linear")
+    assert block["axis_title"] == "Block I/O, MiB/s"
+    assert block["better"] == "higher is better"
+    assert block["notes"] == [{"status": "too_fast", "text": "+++++ too fast to measure", "items": ["vm: rewrite, get_block"]}]
+    assert block["hints"][0] == "a larger -s (file size) would measure it"
+    latency = view["charts"][4]
+    assert latency["scale"] == "logarithmic" and latency["better"] == "lower is better"
+    assert latency["notes"] == [{"status": "no_latency", "text": "no latency in this line", "items": ["mindpipe: " + ", ".join(TESTS)]}]
+    assert view["charts"][3]["hints"] == ["a larger -n (number of files) would measure it"] * 2
+    assert view["names"] == {"1": "vm", "2": "wifo3-02", "3": "mindpipe"}
+
+    relative = charts.compare(runs, mode="relative", baseline=2)
+    rview = charts.compare_view(runs, relative)
+    assert rview["charts"][4]["scale"] == "linear"  # relative charts are linear, latency included
+    assert rview["charts"][0]["axis_title"] == "% vs baseline wifo3-02"
+    assert rview["charts"][0]["notes"][0] == {"status": "too_fast", "text": "+++++ too fast to measure", "items": ["vm: rewrite, get_block"]}
+
+
+def test_heat_table_shades_worst_to_best_reversed_for_cpu_and_latency():
+    runs = [V198, V197, V103]
+    table = charts.heat_table(runs)
+    cells = {row["id"]: {c["test"]: c for c in row["cells"]} for row in table["rows"]}
+    # put_block: 420469 best (6), 347029, 31164 worst (0)
+    assert [cells[i]["put_block"]["value_heat"] for i in (1, 2, 3)] == [6, 5, 0]
+    # put_block %CPU: 81, 24, 60 -> lower is better: 24 best
+    assert [cells[i]["put_block"]["cpu_heat"] for i in (1, 2, 3)] == [0, 6, 2]
+    # putc latency: 18213us worst, 8735us best, mindpipe has none (plain)
+    assert [cells[i]["putc"]["latency_heat"] for i in (1, 2, 3)] == [0, 6, None]
+    # +++++ cells are plain, and so is a column with a single measured value
+    assert cells[1]["rewrite"]["status"] == "too_fast" and cells[1]["rewrite"]["value_heat"] is None
+    assert cells[1]["rewrite"]["latency_us"] == 1098
+    assert [cells[i]["seq_stat"]["value_heat"] for i in (1, 2, 3)] == [None, None, None]
+    assert cells[3]["seeks"]["value"] == 56.7 and cells[3]["seeks"]["unit"] == "seeks/s"
+    assert table["has_latency"] is True
+
+
+def test_heat_table_relative_column():
+    table = charts.heat_table([V198, V197], mode="relative", baseline=1)
+    base_row, other = table["rows"]
+    assert base_row["baseline"] is True and all(c["relative"] is None for c in base_row["cells"])
+    assert other["cells"][0]["relative"] == ("ok", 112.0)
+    assert other["cells"][2]["relative"] == ("baseline_too_fast", None)

@@ -1,0 +1,121 @@
+"""GET /api/compare against a real SQLite file: the contract's shape, numbers from stored real lines,
+errors as JSON with a string detail."""
+
+import pytest
+
+from tests.conftest import CORPUS_DIR
+from tests.test_api import CONTRACT_LINE, post_csv
+from tests.test_parsing import LINE_103, LINE_197
+
+
+@pytest.fixture
+def three_runs(client):
+    """The contract's example line (ext3 on RAID-5), a 1.97 line and a 1.03 line, stored in that order."""
+    first = post_csv(client, CONTRACT_LINE, tag=["raid=5", "fs=ext3"], label="ext3 on RAID-5").json()["created"][0]
+    second = post_csv(client, LINE_197, tag=["raid=5", "fs=xfs"]).json()["created"][0]
+    third = post_csv(client, LINE_103).json()["created"][0]
+    return first, second, third
+
+
+def test_absolute_is_the_contracts_shape(client, three_runs):
+    a, b, c = three_runs
+    response = client.get("/api/compare", params={"runs": f"{a},{b},{c}"})
+    assert response.status_code == 200 and response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert set(body) == {"mode", "baseline", "runs", "charts"}
+    assert body["mode"] == "absolute" and body["baseline"] is None
+    assert body["runs"] == [{"id": a, "label": "ext3 on RAID-5"}, {"id": b, "label": "wifo3-02"}, {"id": c, "label": "mindpipe"}]
+    assert [chart["key"] for chart in body["charts"]] == ["block_io", "seeks", "metadata", "metadata_stat", "latency", "cpu"]
+    for chart in body["charts"]:
+        assert set(chart) == {"key", "unit", "higher_is_better", "tests", "series"}
+        assert [s["run"] for s in chart["series"]] == [a, b, c]
+        for s in chart["series"]:
+            assert set(s) == {"run", "values", "status"}
+            assert len(s["values"]) == len(s["status"]) == len(chart["tests"])
+            assert all((v is None) == (st != "ok") for v, st in zip(s["values"], s["status"], strict=True))
+    block = body["charts"][0]
+    assert block["tests"] == ["putc", "put_block", "rewrite", "getc", "get_block"] and block["unit"] == "KiB/s"
+    assert block["series"][0] == {"run": a, "values": [869, 420469, None, 1443, None], "status": ["ok", "ok", "too_fast", "ok", "too_fast"]}
+    assert body["charts"][1]["series"][1]["values"] == [447.9]
+    latency = body["charts"][4]
+    assert latency["unit"] == "µs" and latency["higher_is_better"] is False
+    assert latency["series"][0]["values"][:3] == [18213, 4307, 1098]
+    assert latency["series"][2]["status"] == ["no_latency"] * 12
+
+
+def test_relative_defaults_to_the_first_run_and_rounds(client, three_runs):
+    a, b, c = three_runs
+    body = client.get("/api/compare", params={"runs": f"{a},{b},{c}", "mode": "relative"}).json()
+    assert body["mode"] == "relative" and body["baseline"] == a
+    assert len(body["runs"]) == 3  # the baseline is listed, but has no series
+    block = body["charts"][0]
+    assert block["unit"] == "%" and [s["run"] for s in block["series"]] == [b, c]
+    # wifo3-02 vs the contract line: 1842/869, 347029/420469, 3404/1443
+    assert block["series"][0] == {
+        "run": b, "values": [112.0, -17.5, None, 135.9, None],
+        "status": ["ok", "ok", "baseline_too_fast", "ok", "baseline_too_fast"],
+    }  # fmt: skip
+    assert body["charts"][4]["series"][1]["status"] == ["no_latency"] * 12
+
+
+def test_relative_with_a_chosen_baseline(client, three_runs):
+    a, b, c = three_runs
+    body = client.get("/api/compare", params={"runs": f"{a},{b},{c}", "mode": "relative", "baseline": c}).json()
+    assert body["baseline"] == c
+    assert [s["run"] for s in body["charts"][0]["series"]] == [a, b]
+    # the 1.03 line has no latencies: nothing to compare with
+    assert body["charts"][4]["series"][0]["status"] == ["baseline_no_latency"] * 12
+    # mindpipe's seeks: 0 %CPU
+    assert body["charts"][5]["series"][1]["status"][5] == "baseline_zero"
+
+
+def test_absolute_keeps_a_baseline_asked_for(client, three_runs):
+    a, b, _ = three_runs
+    assert client.get("/api/compare", params={"runs": f"{b},{a}", "baseline": a}).json()["baseline"] == a
+
+
+def test_runs_keep_the_order_asked_and_repeats_count_once(client, three_runs):
+    a, b, c = three_runs
+    body = client.get("/api/compare", params={"runs": f"{c},{a},{c}"}).json()
+    assert [r["id"] for r in body["runs"]] == [c, a]
+
+
+def test_every_corpus_line_at_once(client):
+    ids = []
+    for name in ("public-sample.csv", "bonnie200-sample.csv", "seed-lines.csv"):
+        ids += client.post("/api/runs", files={"file": (name, (CORPUS_DIR / name).read_bytes())}).json()["created"]
+    assert len(ids) == 39
+    body = client.get("/api/compare", params={"runs": ",".join(map(str, ids)), "mode": "relative"}).json()
+    assert all(len(chart["series"]) == 38 for chart in body["charts"])
+
+
+@pytest.mark.parametrize(
+    ("params", "status", "words"),
+    [
+        ({"runs": "1,x"}, 400, "run ids"),
+        ({"runs": ""}, 400, "no runs"),
+        ({}, 422, "runs"),
+        ({"runs": "RUN", "mode": "sideways"}, 422, "mode"),
+        ({"runs": "RUN", "baseline": 999}, 400, "baseline 999 is not one of the runs"),
+        ({"runs": "RUN,999"}, 404, "run 999 does not exist"),
+    ],
+)
+def test_errors_are_json_with_a_string_detail(client, params, status, words):
+    run_id = post_csv(client, LINE_197).json()["created"][0]
+    params = {k: v.replace("RUN", str(run_id)) if isinstance(v, str) else v for k, v in params.items()}
+    response = client.get("/api/compare", params=params)
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    assert isinstance(response.json()["detail"], str) and words in response.json()["detail"]
+
+
+def test_compare_is_in_the_openapi_description(client):
+    spec = client.get("/openapi.json").json()
+    parameters = {p["name"] for p in spec["paths"]["/api/compare"]["get"]["parameters"]}
+    assert {"runs", "baseline", "mode"} <= parameters
+
+
+def test_the_1_03_line_alone(client):
+    run_id = post_csv(client, LINE_103).json()["created"][0]
+    body = client.get("/api/compare", params={"runs": str(run_id), "mode": "relative"}).json()
+    assert body["baseline"] == run_id and all(chart["series"] == [] for chart in body["charts"])
