@@ -55,7 +55,18 @@ def get_session() -> Iterator[Session]:
 
 
 def begin_write(session: Session) -> None:
-    """Mark the session's transaction as a writer; call before its first statement."""
+    """Make the session's transaction a writer that holds SQLite's write lock from its start.
+
+    A read that ran earlier in the same session (a token check, a count) has opened a deferred
+    transaction; SQLite would refuse to upgrade it with "database is locked" as soon as another
+    writer committed in between, so that read-only transaction is ended first.
+    """
+    if session.get_bind().dialect.name != "sqlite":
+        return
+    if session.in_transaction():
+        if session.new or session.dirty or session.deleted:
+            raise RuntimeError("begin_write() must come before the session's first change")
+        session.commit()
     session.connection(execution_options=WRITE)
 
 

@@ -1,0 +1,70 @@
+"""The ingest service on a real SQLite file: stores, finds duplicates, rolls back, takes the write lock."""
+
+import pytest
+from sqlalchemy import func, select
+
+from app import db
+from app.errors import InvalidUpload
+from app.ingest import ingest
+from app.models import Tag, Upload, run_table
+from app.parsing import iter_parse
+from tests.test_parsing import LINE_103, LINE_197, LINE_198, with_field
+
+
+def count(session, table):
+    return session.scalar(select(func.count()).select_from(table))
+
+
+def test_stores_runs_tags_label_and_document(session):
+    outcome = ingest(
+        session=session, items=iter_parse(f"{LINE_198}\n{LINE_103}\n"), source="cli",
+        filename="b.csv", label="lab", tags={"fs": "xfs"}, document={"system": {"ram_bytes": 1}},
+    )  # fmt: skip
+    session.commit()
+    assert len(outcome.created) == 2 and outcome.duplicates == [] and outcome.errors == []
+    rows = session.execute(select(run_table).order_by(run_table.c.id)).mappings().all()
+    assert [r["machine"] for r in rows] == ["vm", "mindpipe"]
+    assert rows[0]["label"] == "lab" and rows[0]["document"] == {"system": {"ram_bytes": 1}}
+    assert rows[0]["io_chunk_bytes"] is None and rows[0]["putc_cpu_pct"] == 96
+    assert rows[1]["putc_latency_us"] is None and rows[1]["seeks_value"] == 56.7
+    assert count(session, Tag) == 2
+    upload = session.get(Upload, outcome.upload_id)
+    assert (upload.source, upload.filename, upload.label) == ("cli", "b.csv", "lab")
+
+
+def test_an_invalid_line_stores_nothing_once_the_caller_rolls_back(session):
+    bad = with_field(LINE_197, 9, "x")
+    with pytest.raises(InvalidUpload) as raised:
+        ingest(session=session, items=iter_parse(f"{LINE_198}\n{bad}\n{LINE_103}\n"), source="api")
+    assert [(e.line, e.field) for e in raised.value.errors] == [(2, "put_block")]
+    session.rollback()
+    assert count(session, run_table) == 0 and count(session, Upload) == 0
+
+
+def test_partial_keeps_valid_lines_and_reports_the_rest(session):
+    outcome = ingest(session=session, items=iter_parse(f"x\n{LINE_198}\n"), source="api", partial=True)
+    session.commit()
+    assert len(outcome.created) == 1 and [e.line for e in outcome.errors] == [1]
+
+
+def test_duplicates_across_uploads_and_within_one(session):
+    first = ingest(session=session, items=iter_parse(f"{LINE_198}\n"), source="api")
+    session.commit()
+    second = ingest(session=session, items=iter_parse(f"{LINE_103}\n{LINE_198}\n{LINE_103}\n"), source="api", tags={"a": "b"})
+    session.commit()
+    assert second.duplicates == [first.created[0], second.created[0]]
+    assert count(session, run_table) == 2
+    # The duplicate keeps its own (absent) tags: tags go only to runs the upload created.
+    assert session.scalars(select(Tag.run_id)).all() == second.created
+
+
+def test_writer_after_a_read_in_the_same_session_does_not_hit_a_locked_database(database_url):
+    """A read opens a deferred transaction; a writer committing meanwhile must not make our write fail."""
+    make_session = db.get_sessionmaker()
+    with make_session() as reader, make_session() as other:
+        assert count(reader, run_table) == 0  # opens a read transaction on an old snapshot
+        ingest(session=other, items=iter_parse(LINE_103), source="api")
+        other.commit()
+        outcome = ingest(session=reader, items=iter_parse(LINE_198), source="api")
+        reader.commit()
+        assert len(outcome.created) == 1
