@@ -242,14 +242,14 @@ int main(int argc, char **argv)
         struct sbuf text = {0};
         document_now(doc.finished_at, sizeof(doc.finished_at));
         document_render(&doc, &text);
-        if (opts.json_path && write_file(opts.json_path, text.s, text.len)) {
+        if (opts.json_path && write_file(opts.json_path, sbuf_str(&text), text.len)) {
             fprintf(stderr, "bonnieboard-runner: can't write %s: %s\n", opts.json_path, strerror(errno));
             exit_code = EXIT_PREPARE;
         }
         if (opts.post_url) {
             struct post_request req = {
                 .board_url = opts.post_url, .token = opts.token, .csv = sbuf_str(&csv),
-                .document_json = text.s, .tags = opts.tags, .tag_count = opts.tag_count,
+                .document_json = sbuf_str(&text), .tags = opts.tags, .tag_count = opts.tag_count,
                 .label = opts.label, .spool_path = opts.spool_path,
             };
             if (post_send(&req))
