@@ -222,7 +222,6 @@ def _parse_9x(fields: list[str], line: str, line_no: int) -> ParsedRun:
     name_end = count - (expected - 3)
     machine = ",".join(fields[2:name_end])
     tail = fields[name_end:]
-    cols = COLUMNS_198 if fmt == "1.98" else _COLUMNS_9X_48
 
     concurrency = _parse_uint(tail[0], "concurrency")
     seed = tail[1] or None
@@ -243,7 +242,7 @@ def _parse_9x(fields: list[str], line: str, line_no: int) -> ParsedRun:
     at += 12
     latency_cells = tail[at:at + 12]
 
-    file_test = _parse_file_test_9x(file_cells, cols)
+    file_test = _parse_file_test_9x(file_cells)
     results = _parse_results(io_cells + file_results_cells, latency_cells)
     _check_family_ran(file_size_mib is not None, results, "file_size")
     _check_family_ran(file_test is not None, results, "num_files")
@@ -251,9 +250,6 @@ def _parse_9x(fields: list[str], line: str, line_no: int) -> ParsedRun:
         line_no, line, fmt, fields[1] or None, machine, concurrency, seed, file_size_mib, io_chunk_bytes,
         seek_count, seek_procs, file_test, results,
     )  # fmt: skip
-
-
-_COLUMNS_9X_48 = COLUMNS_198[:7] + COLUMNS_198[9:]
 
 
 def _is_short_no_io_line(fields: list[str]) -> bool:
@@ -270,7 +266,7 @@ def _parse_size_9x(cell: str) -> int | None:
         return None
     match = _SIZE_9X_RE.fullmatch(cell)
     if match is None:
-        raise _FieldError("file_size", f"file_size {cell!r} is not a size like 512M or 2G")
+        raise _FieldError("file_size", f"file_size {_show(cell)} is not a size like 512M or 2G")
     return int(match[1]) * (1024 if match[2] == "G" else 1)
 
 
@@ -279,11 +275,11 @@ def _parse_chunk_9x(cell: str) -> int | None:
         return None
     match = _CHUNK_9X_RE.fullmatch(cell)
     if match is None:
-        raise _FieldError("io_chunk_size", f"io_chunk_size {cell!r} is not a size like 512, 4k or 1m")
+        raise _FieldError("io_chunk_size", f"io_chunk_size {_show(cell)} is not a size like 512, 4k or 1m")
     return int(match[1]) * _CHUNK_FACTOR[match[2]]
 
 
-def _parse_file_test_9x(cells: list[str], cols: tuple[str, ...]) -> FileTest | None:
+def _parse_file_test_9x(cells: list[str]) -> FileTest | None:
     num_cell, max_cell, min_cell, always_empty, dirs_cell = cells
     if num_cell == "":
         if any(cells):
@@ -299,7 +295,7 @@ def _parse_file_test_9x(cells: list[str], cols: tuple[str, ...]) -> FileTest | N
     min_size = None if min_cell == "" else _parse_uint(min_cell, "min_size")
     if always_empty != "":
         # §3.3-1: bonnie++ never fills this column; a value here means the columns are not bonnie++'s.
-        raise _FieldError("num_dirs", f"num_dirs holds {always_empty!r}, but bonnie++ always leaves it empty (num_dirs is written one column later)")
+        raise _FieldError("num_dirs", f"num_dirs holds {_show(always_empty)}, but bonnie++ always leaves it empty (num_dirs is written one column later)")
     num_dirs = None if dirs_cell == "" else _parse_uint(dirs_cell, "file_chunk_size")
     return FileTest(num_files, max_size, min_size, num_dirs, link)
 
@@ -331,7 +327,7 @@ def _parse_size_103(cell: str) -> tuple[int | None, int | None]:
         return None, None
     match = _SIZE_103_RE.fullmatch(cell)
     if match is None:
-        raise _FieldError("file_size", f"file_size {cell!r} is not a size like 300M, 2G or 2G:4k")
+        raise _FieldError("file_size", f"file_size {_show(cell)} is not a size like 300M, 2G or 2G:4k")
     size_mib = int(match[1]) * (1024 if match[2] == "G" else 1)
     chunk = None
     if match[3] is not None:
@@ -344,7 +340,7 @@ def _parse_file_test_103(cell: str) -> FileTest | None:
         return None
     match = _FILES_103_RE.fullmatch(cell)
     if match is None:
-        raise _FieldError("num_files", f"num_files {cell!r} is not a file-test spec like 16, 16:100000:16, 4:link or 64/8")
+        raise _FieldError("num_files", f"num_files {_show(cell)} is not a file-test spec like 16, 16:100000:16, 4:link or 64/8")
     num_files, link, max_size, min_size, num_dirs = match.groups()
     return FileTest(
         int(num_files),
