@@ -1,13 +1,16 @@
-"""The `bonnieboard` command: serve, ingest, migrate."""
+"""The `bonnieboard` command: serve, ingest, migrate, token."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import secrets
 import sys
 from pathlib import Path
 
 from sqlalchemy import func, select
 
+from app import auth
 from app.config import get_settings
 from app.db import get_sessionmaker
 from app.errors import AppError, InvalidUpload
@@ -36,21 +39,64 @@ def main(argv: list[str] | None = None) -> int:
 
     commands.add_parser("migrate", help="bring the database to the newest schema")
 
+    token = commands.add_parser(
+        "token",
+        help="manage API tokens: once one exists, every API write needs 'Authorization: Bearer <token>'",
+    )
+    token_commands = token.add_subparsers(dest="token_command", required=True)
+    token_create = token_commands.add_parser("create", help="make a token; its secret is printed once, on stdout")
+    token_create.add_argument("name", help="letters, digits, '.', '_' or '-', e.g. the machine or person using it")
+    token_commands.add_parser("list", help="the tokens' names, when they were made and revoked (never the secrets)")
+    token_revoke = token_commands.add_parser("revoke", help="stop a token working, at once, in every server")
+    token_revoke.add_argument("name")
+
     args = parser.parse_args(argv)
     settings = get_settings()
     if args.command == "serve":
-        return _serve(args, settings.database_url)
+        return _serve(args, settings)
     upgrade(settings.database_url)
     if args.command == "ingest":
         return _ingest(args, settings.max_line_bytes)
+    if args.command == "token":
+        return _token(args)
     return 0
 
 
-def _serve(args: argparse.Namespace, database_url: str) -> int:
+def _serve(args: argparse.Namespace, settings) -> int:
     import uvicorn
 
-    upgrade(database_url)
+    upgrade(settings.database_url)
+    if settings.secret_key is None:
+        # Every worker must sign and check browser session cookies with the same key; the workers
+        # inherit this process's environment.
+        os.environ["BONNIEBOARD_SECRET_KEY"] = secrets.token_urlsafe(32)
     uvicorn.run("app.main:app", host=args.host, port=args.port, workers=args.workers, log_level="info")
+    return 0
+
+
+def _token(args: argparse.Namespace) -> int:
+    with get_sessionmaker()() as session:
+        try:
+            if args.token_command == "create":
+                secret = auth.create_token(session=session, name=args.name)
+                session.commit()
+                print(secret)
+                print(f"token {args.name!r} created; its secret is shown only this once", file=sys.stderr)
+            elif args.token_command == "revoke":
+                auth.revoke_token(session=session, name=args.name)
+                session.commit()
+                print(f"token {args.name!r} revoked")
+            else:
+                tokens = auth.list_tokens(session=session)
+                if not tokens:
+                    print("no tokens (API writes are open unless BONNIEBOARD_API_TOKEN is set)")
+                for token in tokens:
+                    revoked = f"revoked {token.revoked_at:%Y-%m-%d %H:%M:%S} UTC" if token.revoked_at else "live"
+                    print(f"{token.name}\tcreated {token.created_at:%Y-%m-%d %H:%M:%S} UTC\t{revoked}")
+        except AppError as exc:
+            session.rollback()
+            print(f"bonnieboard: {exc.detail}", file=sys.stderr)
+            return 1
     return 0
 
 

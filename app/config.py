@@ -20,8 +20,23 @@ class Settings(BaseSettings):
     max_line_bytes: int = Field(4096, gt=0, description="Longer lines are rejected as errors of their own.")
     max_upload_bytes: int = Field(33_554_432, gt=0, description="Larger uploads are refused with 413.")
     secret_key: str | None = Field(
-        None, description="Signs browser session cookies; a random key per process when unset."
+        None,
+        description="Signs browser session cookies. When unset, `bonnieboard serve` makes a random key that its "
+        "workers share, so browser sessions end when the server restarts.",
     )
+
+    @field_validator("api_token", "secret_key")
+    @classmethod
+    def _empty_is_unset(cls, value: str | None) -> str | None:
+        # `BONNIEBOARD_API_TOKEN=` (as Docker and systemd files write it) means "no token", not "the empty token".
+        return value or None
+
+    @field_validator("secret_key")
+    @classmethod
+    def _long_enough(cls, value: str | None) -> str | None:
+        if value is not None and len(value) < 16:
+            raise ValueError("BONNIEBOARD_SECRET_KEY must be at least 16 characters")
+        return value
 
     @field_validator("database_url")
     @classmethod

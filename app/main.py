@@ -1,15 +1,60 @@
-"""create_app(): the FastAPI application, its routers, static files and error handlers."""
+"""create_app(): the FastAPI application, its routers, static files, error handlers, who may do what
+(app.auth, wired router-wide) and the security headers of every response."""
 
-from fastapi import FastAPI, Request
+from urllib.parse import quote
+
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app import auth
 from app.errors import AppError, InvalidUpload
 from app.paths import STATIC_DIR
-from app.routes import api, pages
+from app.routes import api, login, pages
 from app.templating import render
+
+# Vendored from the npm package swagger-ui-dist (`npm pack swagger-ui-dist@5.35.0`, files
+# swagger-ui-bundle.js and swagger-ui.css renamed with the version): /docs works offline and under the CSP.
+SWAGGER_UI_VERSION = "5.35.0"
+
+# Only our own scripts and styles (htmx, Chart.js and Swagger UI are vendored); no framing; data: images
+# for Swagger UI's icons. JSON data blocks (<script type="application/json">) are not scripts to CSP.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = [
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+]
+
+
+class SecurityHeaders:
+    """Adds SECURITY_HEADERS to every HTTP response, errors and static files included."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                present = {name.lower() for name, _ in message.get("headers", [])}
+                extra = [(name, value) for name, value in SECURITY_HEADERS if name not in present]
+                message["headers"] = [*message.get("headers", []), *extra]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 def _wants_json(request: Request) -> bool:
@@ -27,10 +72,15 @@ def _error_response(request: Request, status: int, detail: str, errors: list | N
 
 
 async def _app_error(request: Request, exc: AppError):
+    if isinstance(exc, auth.LoginRequired):
+        return RedirectResponse(f"/login?next={quote(exc.next_url, safe='')}", status_code=303)
     errors = None
     if isinstance(exc, InvalidUpload):
         errors = [{"line": e.line, "field": e.field, "error": e.error} for e in exc.errors]
-    return _error_response(request, exc.status, exc.detail, errors)
+    response = _error_response(request, exc.status, exc.detail, errors)
+    if exc.status == 401 and _wants_json(request):
+        response.headers["WWW-Authenticate"] = 'Bearer realm="bonnieboard"'
+    return response
 
 
 async def _http_error(request: Request, exc: StarletteHTTPException):
@@ -50,18 +100,45 @@ async def _validation_error(request: Request, exc: RequestValidationError):
     return _error_response(request, 422, "; ".join(problems) or "invalid request")
 
 
+def _openapi(app: FastAPI):
+    """FastAPI's schema, with reads marked as needing a token only optionally (BONNIEBOARD_PRIVATE_READS)."""
+
+    def openapi() -> dict:
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, summary=app.summary, routes=app.routes)
+            for path, operations in schema.get("paths", {}).items():
+                for method, operation in operations.items():
+                    if "security" in operation and (method in ("get", "head") or path in auth.PUBLIC_API_PATHS):
+                        operation["security"] = [{}, *operation["security"]]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    return openapi
+
+
+def _swagger_ui(request: Request) -> HTMLResponse:
+    context = {"swagger_version": SWAGGER_UI_VERSION, "openapi_url": request.app.openapi_url}
+    return render(request, "swagger_ui.html", context)
+
+
 def create_app() -> FastAPI:
     app = FastAPI(
         title="bonnieboard",
         summary="Store, compare and understand bonnie++ results",
         version="0.1.0",
+        docs_url=None,  # FastAPI's own pages load Swagger UI and ReDoc from a CDN
+        redoc_url=None,
     )
+    app.openapi = _openapi(app)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
-    app.include_router(api.router)
-    app.include_router(pages.router)
+    app.add_api_route("/docs", _swagger_ui, methods=["GET"], include_in_schema=False, response_class=HTMLResponse)
+    app.include_router(api.router, dependencies=[Depends(auth.api_access)])
+    app.include_router(pages.router, dependencies=[Depends(auth.page_access)])
+    app.include_router(login.router)
     app.add_exception_handler(AppError, _app_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_middleware(SecurityHeaders)
     return app
 
 

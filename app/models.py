@@ -93,3 +93,17 @@ class Tag(Base):
     value: Mapped[str] = mapped_column(Text)
 
     run: Mapped[Run] = relationship(back_populates="tags")
+
+
+class ApiToken(Base):
+    """A named API token (issue #5). Only the SHA-256 of its secret is stored: the secret is
+    random and long, so a fast hash cannot be brute-forced. A revoked token keeps its row, so a
+    database that has ever had a token keeps requiring one."""
+
+    __tablename__ = "api_token"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(Text, unique=True)
+    secret_sha256: Mapped[bytes] = mapped_column(LargeBinary(32), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -1,5 +1,6 @@
 """Alembic: an empty database upgrades to head, and the models match the migrations (no drift)."""
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -29,6 +30,7 @@ def test_upgrade_twice_is_harmless(tmp_path):
     upgrade(url)
 
 
+@pytest.mark.databases("sqlite")
 def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(database_url):
     engine = make_engine(database_url)
     with engine.connect() as connection:

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from app import queries
+from app.auth import PageAuthDep
 from app.config import get_settings
 from app.db import SessionDep
 from app.errors import InvalidUpload
@@ -53,12 +54,12 @@ def run_page(run_id: int, request: Request, session: SessionDep):
 
 
 @router.get("/upload", response_class=HTMLResponse)
-def upload_page(request: Request):
-    return render(request, "upload.html", {"outcome": None})
+def upload_page(request: Request, page_auth: PageAuthDep):
+    return render(request, "upload.html", {"outcome": None, "auth": page_auth})
 
 
 @router.post("/upload", response_class=HTMLResponse)
-async def upload_submit(request: Request, session: SessionDep):
+async def upload_submit(request: Request, session: SessionDep, page_auth: PageAuthDep):
     settings = get_settings()
     request._body = await read_body(request, settings.max_upload_bytes)
     form = await request.form(max_files=1, max_fields=20)
@@ -71,7 +72,7 @@ async def upload_submit(request: Request, session: SessionDep):
         filename = None
     tags = parse_tag_params(str(form.get("tags") or "").split())
     partial = form.get("partial") == "true"
-    context = {"outcome": None, "errors": [], "detail": None}
+    context = {"outcome": None, "errors": [], "detail": None, "auth": page_auth}
     status_code = 201
     try:
         outcome = ingest(

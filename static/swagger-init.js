@@ -1,0 +1,13 @@
+// Starts the vendored Swagger UI on /docs. A file of its own, not an inline script, because the
+// Content-Security-Policy allows only this site's scripts (issue #5).
+window.addEventListener("DOMContentLoaded", function () {
+  var root = document.getElementById("swagger-ui");
+  window.ui = SwaggerUIBundle({
+    url: root.dataset.openapiUrl,
+    dom_id: "#swagger-ui",
+    deepLinking: true,
+    presets: [SwaggerUIBundle.presets.apis],
+    layout: "BaseLayout",
+    persistAuthorization: false,
+  });
+});

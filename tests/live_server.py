@@ -1,0 +1,90 @@
+"""A real `bonnieboard serve` in a subprocess (uvicorn, one or more workers) on a free loopback port,
+for the load, crash and revocation tests and the concurrency benchmark."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+BONNIEBOARD = Path(sys.executable).parent / "bonnieboard"
+START_TIMEOUT_S = 60
+
+
+@dataclass
+class LiveServer:
+    url: str
+    process: subprocess.Popen
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def kill(self) -> None:
+        """SIGKILL the server and its workers at once, as a power cut or the OOM killer would."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait(timeout=30)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def live_server(database_url: str, *, workers: int = 1, env: dict[str, str] | None = None) -> Iterator[LiveServer]:
+    """Serve `database_url` until the block ends; the server's output is in server.log()."""
+    port = free_port()
+    log_file = tempfile.NamedTemporaryFile(prefix="bonnieboard-server-", suffix=".log", delete=False)
+    environment = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url} | (env or {})
+    process = subprocess.Popen(
+        [BONNIEBOARD, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
+        env=environment, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    server = LiveServer(f"http://127.0.0.1:{port}", process, Path(log_file.name))
+    try:
+        _wait_until_serving(server, workers)
+        yield server
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+        log_file.close()
+        os.unlink(log_file.name)
+
+
+def _wait_until_serving(server: LiveServer, workers: int) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"bonnieboard serve exited with {server.process.returncode}:\n{server.log()}")
+        try:
+            if httpx.get(f"{server.url}/api/health", timeout=2).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"bonnieboard serve did not answer within {START_TIMEOUT_S} s:\n{server.log()}")
+        time.sleep(0.1)
+    # With several workers, the first one answers before the others have started: wait for them all.
+    while server.log().count("Application startup complete") < workers:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"not all {workers} workers started within {START_TIMEOUT_S} s:\n{server.log()}")
+        time.sleep(0.1)

@@ -1,0 +1,150 @@
+"""A PostgreSQL server for the tests and benchmarks: the one BONNIEBOARD_TEST_POSTGRES_URL names, or a
+throwaway cluster started in a temporary directory from Debian's postgresql package.
+
+The throwaway cluster listens on 127.0.0.1 only, trusts local connections, and runs with fsync off:
+it holds nothing worth keeping and is deleted when the run ends. As root, its programs run as the
+`postgres` user that the package creates (the server refuses to run as root).
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import URL, Engine, make_url
+
+APT_LINE = "apt-get install -y --no-install-recommends postgresql"
+START_TIMEOUT_S = 60
+
+
+class PostgresMissing(RuntimeError):
+    pass
+
+
+class PostgresServer:
+    """Creates and drops databases on a server through an admin URL (a role allowed to CREATE DATABASE)."""
+
+    def __init__(self, admin_url: str):
+        self.admin_url = make_url(admin_url)
+        self._engine: Engine | None = None
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            self._engine = create_engine(self.admin_url, isolation_level="AUTOCOMMIT", pool_size=1)
+        return self._engine
+
+    def url_for(self, database: str) -> str:
+        url: URL = self.admin_url.set(database=database)
+        return url.render_as_string(hide_password=False)
+
+    def create_database(self, name: str, template: str | None = None) -> str:
+        clause = f' TEMPLATE "{template}"' if template else ""
+        with self.engine.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            connection.execute(text(f'CREATE DATABASE "{name}"{clause}'))
+        return self.url_for(name)
+
+    def drop_database(self, name: str) -> None:
+        with self.engine.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+
+
+def postgres_bin() -> Path:
+    """The newest installed server's bin directory (Debian: /usr/lib/postgresql/<major>/bin)."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parent.parent.name))
+    if not found:
+        raise PostgresMissing(f"PostgreSQL's server programs are not installed; run: {APT_LINE}")
+    return found[-1].parent
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def throwaway_cluster() -> Iterator[str]:
+    """Start a new cluster in a temporary directory; yield its admin URL; stop and delete it."""
+    bin_dir = postgres_bin()
+    as_user: list[str] = []
+    directory = Path(tempfile.mkdtemp(prefix="bonnieboard-pg-"))
+    if os.geteuid() == 0:
+        try:
+            user = pwd.getpwnam("postgres")
+        except KeyError:
+            raise PostgresMissing(f"there is no 'postgres' user to run the server as; run: {APT_LINE}") from None
+        os.chown(directory, user.pw_uid, user.pw_gid)
+        as_user = ["runuser", "-u", "postgres", "--"]
+    data, log = directory / "data", directory / "server.log"
+    port = _free_port()
+
+    def run(*args: str) -> None:
+        subprocess.run([*as_user, *args], check=True, capture_output=True, timeout=START_TIMEOUT_S)
+
+    options = (
+        f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories={directory} "
+        "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
+    )
+    try:
+        run(str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "--encoding=UTF8",
+            "--locale=C", "--no-sync")  # fmt: skip
+        run(str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "-t", str(START_TIMEOUT_S), "start")
+    except subprocess.CalledProcessError as exc:
+        output = (exc.stderr or b"").decode(errors="replace") + (log.read_text(errors="replace") if log.exists() else "")
+        shutil.rmtree(directory, ignore_errors=True)
+        raise RuntimeError(f"could not start a throwaway PostgreSQL in {directory}:\n{output}") from None
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run([*as_user, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+                       capture_output=True, timeout=START_TIMEOUT_S)  # fmt: skip
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@contextmanager
+def postgres_server(url: str | None) -> Iterator[PostgresServer]:
+    """The server at `url` (BONNIEBOARD_TEST_POSTGRES_URL), or a throwaway cluster when it is None."""
+    if url:
+        server = PostgresServer(url)
+        _wait_until_ready(server)
+        try:
+            yield server
+        finally:
+            server.close()
+        return
+    with throwaway_cluster() as admin_url:
+        server = PostgresServer(admin_url)
+        _wait_until_ready(server)
+        try:
+            yield server
+        finally:
+            server.close()
+
+
+def _wait_until_ready(server: PostgresServer) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        try:
+            with server.engine.connect() as connection:
+                connection.execute(text("select 1"))
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)

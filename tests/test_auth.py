@@ -1,0 +1,249 @@
+"""Tokens (app.auth): writes need a bearer token once tokens are in use, reads follow
+BONNIEBOARD_PRIVATE_READS, a refused request changes nothing, and a revoked token stops at once —
+in the app, through the `bonnieboard token` commands, in the browser, and in a real multi-worker server."""
+
+import hashlib
+import os
+import re
+import subprocess
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from app import auth
+from app.errors import BadRequest
+from app.models import ApiToken
+from tests.conftest import set_setting
+from tests.live_server import BONNIEBOARD, live_server
+from tests.test_api import post_csv
+from tests.test_parsing import LINE_103, LINE_197, LINE_198
+
+ENV_TOKEN = "env-token-0123456789"
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def stored_state(client) -> list[tuple]:
+    """Everything a write could change, as the public API shows it."""
+    return [(r["id"], r["label"], r["tags"], r["raw_line"]) for r in client.get("/api/runs", params={"limit": 1000}, headers=bearer(ENV_TOKEN)).json()["items"]]
+
+
+def create_token(session, name: str) -> str:
+    secret = auth.create_token(session=session, name=name)
+    session.commit()
+    return secret
+
+
+def test_without_tokens_everything_is_open(client):
+    run_id = post_csv(client, LINE_198).json()["created"][0]
+    assert client.patch(f"/api/runs/{run_id}", json={"label": "x"}).status_code == 200
+    assert client.delete(f"/api/runs/{run_id}").status_code == 204
+    assert 'class="upload"' in client.get("/upload").text and 'name="token"' not in client.get("/upload").text
+
+
+@pytest.mark.parametrize("private_reads", [False, True])
+def test_env_token_guards_every_write_and_a_refusal_changes_nothing(client, monkeypatch, private_reads):
+    run_id = post_csv(client, f"{LINE_198}\n{LINE_103}\n", tag="fs=xfs", label="before").json()["created"][0]
+    set_setting(monkeypatch, "API_TOKEN", ENV_TOKEN)
+    set_setting(monkeypatch, "PRIVATE_READS", str(private_reads).lower())
+    before = stored_state(client)
+    writes = [
+        ("POST", "/api/runs", {"content": LINE_197, "headers": {"Content-Type": "text/csv"}}),
+        ("POST", "/api/runs", {"files": {"file": ("b.csv", LINE_197.encode())}}),
+        ("POST", "/api/runs", {"json": {"csv": LINE_197}}),
+        ("PATCH", f"/api/runs/{run_id}", {"json": {"label": "after", "tags": {}}}),
+        ("DELETE", f"/api/runs/{run_id}", {}),
+    ]
+    for method, url, kwargs in writes:
+        headers = kwargs.pop("headers", {})
+        for auth_headers, status in (({}, 401), (bearer("wrong"), 403), ({"Authorization": f"Basic {ENV_TOKEN}"}, 401), (bearer(ENV_TOKEN + "x"), 403)):
+            response = client.request(method, url, headers=headers | auth_headers, **kwargs)
+            assert response.status_code == status, (method, url, auth_headers, response.text)
+            assert isinstance(response.json()["detail"], str)
+            if status == 401:
+                assert response.headers["www-authenticate"].startswith("Bearer")
+        kwargs["headers"] = headers
+    assert stored_state(client) == before
+
+    reads = ["/api/runs", f"/api/runs/{run_id}", "/api/runs/export.csv"]
+    for url in reads:
+        assert client.get(url).status_code == (401 if private_reads else 200), url
+        assert client.get(url, headers=bearer("wrong")).status_code == (403 if private_reads else 200), url
+        assert client.get(url, headers=bearer(ENV_TOKEN)).status_code == 200, url
+    assert client.get("/api/health").status_code == 200  # what a load balancer polls stays open
+    assert client.get("/openapi.json").status_code == 200 and client.get("/docs").status_code == 200
+
+    for method, url, kwargs in writes:
+        response = client.request(method, url, headers=kwargs.pop("headers", {}) | bearer(ENV_TOKEN), **kwargs)
+        assert response.status_code in (200, 201, 204), (method, url, response.text)
+    assert client.get(f"/api/runs/{run_id}", headers=bearer(ENV_TOKEN)).status_code == 404
+
+
+def test_created_token_is_needed_then_revoked_at_once(client, session):
+    post_csv(client, LINE_198)
+    secret = create_token(session, "lab-1")
+    assert post_csv(client, LINE_103).status_code == 401  # a token exists: writes are closed
+    assert client.get("/api/runs").status_code == 200  # reads stay open
+    assert client.post("/api/runs", content=LINE_103, headers=bearer(secret)).status_code == 201
+    other = create_token(session, "lab-2")
+    auth.revoke_token(session=session, name="lab-1")
+    session.commit()
+    response = client.post("/api/runs", content=LINE_197, headers=bearer(secret))
+    assert response.status_code == 403 and "revoked" in response.json()["detail"]
+    assert client.get("/api/runs").json()["total"] == 2
+    assert client.post("/api/runs", content=LINE_197, headers=bearer(other)).status_code == 201
+    auth.revoke_token(session=session, name="lab-2")
+    session.commit()
+    # Every token is revoked, yet tokens were in use: writes stay closed rather than fall open.
+    assert post_csv(client, "x").status_code == 401
+
+
+def test_token_names_and_revoking_what_is_not_there(session):
+    with pytest.raises(BadRequest, match="letters, digits"):
+        auth.create_token(session=session, name="no spaces")
+    with pytest.raises(BadRequest, match="no live token"):
+        auth.revoke_token(session=session, name="nobody")
+
+
+def test_tokens_are_stored_hashed(session):
+    secret = create_token(session, "ci")
+    (row,) = session.scalars(select(ApiToken)).all()
+    assert row.secret_sha256 == hashlib.sha256(secret.encode()).digest()
+    assert secret not in repr([getattr(row, c.key) for c in ApiToken.__table__.columns])
+    assert len(secret) >= 40 and create_token(session, "ci2") != secret
+
+
+def run_cli(*args, database_url):
+    env = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url}
+    return subprocess.run([BONNIEBOARD, *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_token_commands_create_list_revoke(client, database_url):
+    created = run_cli("token", "create", "build-server", database_url=database_url)
+    assert created.returncode == 0, created.stderr
+    secret = created.stdout.strip()
+    assert re.fullmatch(r"bb_[A-Za-z0-9_-]{40,}", secret) and "shown only this once" in created.stderr
+    listed = run_cli("token", "list", database_url=database_url)
+    assert listed.returncode == 0 and re.search(r"^build-server\tcreated \S+ \S+ UTC\tlive$", listed.stdout, re.M)
+    assert secret not in listed.stdout
+    duplicate = run_cli("token", "create", "build-server", database_url=database_url)
+    assert duplicate.returncode == 1 and "exists" in duplicate.stderr
+
+    assert client.post("/api/runs", content=LINE_198, headers=bearer(secret)).status_code == 201
+    revoked = run_cli("token", "revoke", "build-server", database_url=database_url)
+    assert revoked.returncode == 0 and "revoked" in revoked.stdout
+    assert client.post("/api/runs", content=LINE_103, headers=bearer(secret)).status_code == 403
+    assert re.search(r"^build-server\tcreated .* UTC\trevoked \S+ \S+ UTC$", run_cli("token", "list", database_url=database_url).stdout, re.M)
+    again = run_cli("token", "create", "build-server", database_url=database_url)  # a revoked name is free again
+    assert again.returncode == 0 and again.stdout.strip() != secret
+    assert client.post("/api/runs", content=LINE_103, headers=bearer(again.stdout.strip())).status_code == 201
+
+
+# ==== Browser: the token once, a signed HttpOnly session cookie, CSRF on forms that write ====
+
+
+def csrf_of(html: str) -> str:
+    return re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)
+
+
+def sign_in(client, token: str, next_url: str = "/upload"):
+    return client.post("/login", data={"token": token, "next": next_url}, follow_redirects=False)
+
+
+def test_upload_page_asks_for_the_token_once_and_forms_carry_csrf(client, session):
+    open_page = client.get("/upload").text
+    assert 'class="upload"' in open_page and "csrf_token" not in open_page  # no tokens: nothing to ask
+    secret = create_token(session, "alice")
+
+    page = client.get("/upload")
+    assert page.status_code == 200 and 'name="token"' in page.text and 'class="upload"' not in page.text
+    form = {"lines": LINE_198}
+    refused = client.post("/upload", data=form, headers={"HX-Request": "true"})
+    assert refused.status_code == 401
+
+    assert sign_in(client, "wrong").status_code == 403
+    assert sign_in(client, "").status_code == 401
+    signed_in = sign_in(client, secret)
+    assert signed_in.status_code == 303 and signed_in.headers["location"] == "/upload"
+    cookie = signed_in.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict") and secret not in cookie
+
+    page = client.get("/upload").text
+    assert 'class="upload"' in page and "Signed in with the token <strong>alice</strong>" in page
+    csrf = csrf_of(page)
+    assert f'hx-headers=\'{{"X-CSRF-Token": "{csrf}"}}\'' in page
+
+    assert client.post("/upload", data=form).status_code == 403  # no CSRF token
+    assert client.post("/upload", data=form | {"csrf_token": "forged"}).status_code == 403
+    assert client.post("/upload", data=form, headers={"X-CSRF-Token": "forged"}).status_code == 403
+    assert client.get("/api/runs").json()["total"] == 0
+
+    assert client.post("/upload", data=form | {"csrf_token": csrf}).status_code == 201  # plain HTML form
+    htmx = client.post("/upload", data={"lines": LINE_103}, headers={"HX-Request": "true", "X-CSRF-Token": csrf})
+    assert htmx.status_code == 201 and "1 run created" in htmx.text
+    multipart = client.post("/upload", data={"csrf_token": csrf}, files={"file": ("b.csv", LINE_197.encode())})
+    assert multipart.status_code == 201
+    assert client.get("/api/runs").json()["total"] == 3
+
+    # The API does not take the cookie for writes: those need the bearer token (and so no CSRF).
+    assert client.post("/api/runs", content=LINE_198, headers={"Content-Type": "text/csv"}).status_code == 401
+
+    auth.revoke_token(session=session, name="alice")
+    session.commit()
+    assert client.post("/upload", data={"lines": "x", "csrf_token": csrf}).status_code == 401  # at once
+    assert 'name="token"' in client.get("/upload").text
+
+
+def test_forged_or_tampered_session_cookie_is_no_session(client, session):
+    secret = create_token(session, "bob")
+    sign_in(client, secret)
+    value = client.cookies[auth.SESSION_COOKIE]
+    client.cookies.set(auth.SESSION_COOKIE, value[:-3] + ("AAA" if not value.endswith("AAA") else "BBB"))
+    assert 'name="token"' in client.get("/upload").text
+    client.cookies.set(auth.SESSION_COOKIE, "not-even-signed")
+    assert client.post("/upload", data={"lines": LINE_198, "csrf_token": "x"}).status_code == 401
+
+
+def test_sign_out_needs_csrf_and_ends_the_session(client, session):
+    sign_in(client, create_token(session, "carol"))
+    csrf = csrf_of(client.get("/upload").text)
+    assert client.post("/logout", data={"csrf_token": "forged"}).status_code == 403
+    assert 'class="upload"' in client.get("/upload").text
+    out = client.post("/logout", data={"csrf_token": csrf}, follow_redirects=False)
+    assert out.status_code == 303 and auth.SESSION_COOKIE not in client.cookies
+    assert 'name="token"' in client.get("/upload").text
+
+
+def test_private_reads_send_pages_to_sign_in_and_back(client, session, monkeypatch):
+    run_id = post_csv(client, LINE_198, label="secret run").json()["created"][0]
+    secret = create_token(session, "dave")
+    set_setting(monkeypatch, "PRIVATE_READS", "true")
+    for url in ("/", f"/runs/{run_id}", f"/?machine=vm"):
+        response = client.get(url, follow_redirects=False)
+        assert response.status_code == 303, url
+        assert response.headers["location"].startswith("/login?next=%2F"), response.headers["location"]
+        assert "secret run" not in response.text
+    login = client.get("/login?next=/runs/1")
+    assert login.status_code == 200 and 'value="/runs/1"' in login.text
+    assert 'value="/upload"' in client.get("/login?next=//evil.example/").text  # never another site
+    assert sign_in(client, secret, f"/runs/{run_id}").headers["location"] == f"/runs/{run_id}"
+    assert "secret run" in client.get(f"/runs/{run_id}").text
+    assert client.get("/api/runs").status_code == 200  # the page's own session reads the API too
+    assert client.get("/static/app.css").status_code == 200
+
+
+def test_revoked_token_stops_at_once_in_every_worker_of_a_real_server(database_url, database_kind):
+    created = run_cli("token", "create", "runner", database_url=database_url)
+    secret = created.stdout.strip()
+    workers = 3 if database_kind == "postgresql" else 2
+    with live_server(database_url, workers=workers) as server, httpx.Client(base_url=server.url, timeout=30) as http:
+        assert http.post("/api/runs", content=LINE_198, headers=bearer(secret)).status_code == 201
+        assert http.post("/api/runs", content=LINE_103).status_code == 401
+        assert run_cli("token", "revoke", "runner", database_url=database_url).returncode == 0
+        # New connections spread over the workers; not one of them may still take the token.
+        statuses = {httpx.post(f"{server.url}/api/runs", content=LINE_197, headers=bearer(secret)).status_code for _ in range(12)}
+        assert statuses == {403}
+        assert http.get("/api/runs").json()["total"] == 1
