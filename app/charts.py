@@ -66,9 +66,7 @@ STATUS_TEXT = {
     BASELINE_ZERO: "no comparison: the baseline's value is 0",
 }
 TOO_FAST_EXPLANATION = "bonnie++ prints +++++ when a test took under 0.5 s: too fast to measure, not zero."
-TOO_FAST_HINT = {test: "a larger -s (file size) would measure it" for test in TESTS[:6]} | {
-    test: "a larger -n (number of files) would measure it" for test in FILE_TESTS
-}
+TOO_FAST_HINT = dict.fromkeys(TESTS[:6], "a larger -s (file size)") | dict.fromkeys(FILE_TESTS, "a larger -n (number of files)")
 
 # Display units: the largest unit not above a value. Data stays in the stored unit (KiB/s, µs);
 # the page divides only in tick labels and tooltips, so the page and /api/compare agree.
@@ -256,7 +254,7 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
             unit, divisor = display_unit(spec.unit, values)
             axis_title = f"{'latency' if log else spec.title}, {unit}" + (" (log scale)" if log else "")
             if spec.measure == CPU:
-                axis_title = "%CPU (100 = one CPU busy)"
+                axis_title = "%CPU"
         charts.append({
             "key": spec.key,
             "title": spec.title,
@@ -280,20 +278,28 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
 
 
 def chart_notes(chart: dict[str, Any], names: dict[int, str]) -> list[dict[str, Any]]:
-    """Every reason a bar is missing, grouped: [{status, text, items: ["name: test, test", ...]}]."""
+    """Every reason a bar is missing, grouped by reason: [{status, text, explanation, where}], where
+    `where` lists "name: test, test" and explanation says what +++++ means and how to measure it."""
     grouped: dict[str, dict[int, list[str]]] = {}
     for series in chart["series"]:
         for test, status in zip(chart["tests"], series["status"], strict=True):
             if status != OK:
                 grouped.setdefault(status, {}).setdefault(series["run"], []).append(test)
-    return [
-        {
+    order = list(STATUS_TEXT)
+    notes = []
+    for status in sorted(grouped, key=lambda s: order.index(s) if s in order else len(order)):
+        by_run = grouped[status]
+        explanation = None
+        if status == TOO_FAST:
+            hints = dict.fromkeys(TOO_FAST_HINT[test] for tests in by_run.values() for test in tests)
+            explanation = f"{TOO_FAST_EXPLANATION} {' or '.join(hints).capitalize()} would measure it."
+        notes.append({
             "status": status,
             "text": STATUS_TEXT.get(status, status),
-            "items": [f"{names[run_id]}: {', '.join(tests)}" for run_id, tests in by_run.items()],
-        }
-        for status, by_run in sorted(grouped.items(), key=lambda item: list(STATUS_TEXT).index(item[0]) if item[0] in STATUS_TEXT else 99)
-    ]
+            "explanation": explanation,
+            "where": [f"{names[run_id]}: {', '.join(tests)}" for run_id, tests in by_run.items()],
+        })  # fmt: skip
+    return notes
 
 
 HEAT_STEPS = 6  # shades 0 (worst) .. 6 (best), as CSS classes heat-0 .. heat-6

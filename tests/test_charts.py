@@ -191,19 +191,26 @@ def test_view_titles_say_where_the_numbers_come_from_and_notes_say_why_bars_are_
     assert (block["display_unit"], block["divisor"], block["scale"]) == ("MiB/s", 1024, "linear")
     assert block["axis_title"] == "Block I/O, MiB/s"
     assert block["better"] == "higher is better"
-    assert block["notes"] == [{"status": "too_fast", "text": "+++++ too fast to measure", "items": ["vm: rewrite, get_block"]}]
-    assert block["hints"][0] == "a larger -s (file size) would measure it"
+    assert block["notes"] == [{
+        "status": "too_fast", "text": "+++++ too fast to measure", "where": ["vm: rewrite, get_block"],
+        "explanation": "bonnie++ prints +++++ when a test took under 0.5 s: too fast to measure, not zero. "
+                       "A larger -s (file size) would measure it.",
+    }]  # fmt: skip
+    assert block["hints"][0] == "a larger -s (file size)"
     latency = view["charts"][4]
     assert latency["scale"] == "logarithmic" and latency["better"] == "lower is better"
-    assert latency["notes"] == [{"status": "no_latency", "text": "no latency in this line", "items": ["mindpipe: " + ", ".join(TESTS)]}]
-    assert view["charts"][3]["hints"] == ["a larger -n (number of files) would measure it"] * 2
+    assert latency["notes"] == [{"status": "no_latency", "text": "no latency in this line", "explanation": None, "where": ["mindpipe: " + ", ".join(TESTS)]}]
+    cpu_notes = view["charts"][5]["notes"]
+    assert cpu_notes[0]["where"] == ["vm: rewrite, get_block, seeks, seq_stat, seq_del, ran_stat, ran_del", "wifo3-02: seq_stat, ran_stat", "mindpipe: seq_stat, ran_stat"]
+    assert cpu_notes[0]["explanation"].endswith("not zero. A larger -s (file size) or a larger -n (number of files) would measure it.")
+    assert view["charts"][3]["hints"] == ["a larger -n (number of files)"] * 2
     assert view["names"] == {"1": "vm", "2": "wifo3-02", "3": "mindpipe"}
 
     relative = charts.compare(runs, mode="relative", baseline=2)
     rview = charts.compare_view(runs, relative)
     assert rview["charts"][4]["scale"] == "linear"  # relative charts are linear, latency included
     assert rview["charts"][0]["axis_title"] == "% vs baseline wifo3-02"
-    assert rview["charts"][0]["notes"][0] == {"status": "too_fast", "text": "+++++ too fast to measure", "items": ["vm: rewrite, get_block"]}
+    assert [(n["status"], n["where"]) for n in rview["charts"][0]["notes"]] == [("too_fast", ["vm: rewrite, get_block"])]
 
 
 def test_heat_table_shades_worst_to_best_reversed_for_cpu_and_latency():

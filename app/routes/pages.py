@@ -1,18 +1,20 @@
 """HTML pages. Each renders a whole page, or only its partial when htmx asks (HX-Request)."""
 
 from typing import Annotated
+from urllib.parse import urlencode
 
-from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
 
-from app import queries
+from app import charts, queries
 from app.auth import PageAuthDep
 from app.config import get_settings
 from app.db import SessionDep
-from app.errors import InvalidUpload
+from app.errors import BadRequest, InvalidUpload, NotFound
 from app.ingest import ingest
+from app.models import MAX_ID
 from app.parsing import TESTS, TOO_FAST, UNITS, iter_parse_bytes
-from app.request_body import check_label, parse_tag_params, read_body
+from app.request_body import MAX_TAG_CHARS, check_label, check_tag, parse_tag_params, read_body
 from app.templating import is_htmx, render
 
 router = APIRouter(include_in_schema=False)
@@ -22,6 +24,16 @@ PAGE_SIZE = 50
 KEY_TESTS = ("put_block", "rewrite", "get_block", "seeks", "seq_create", "ran_create")
 
 
+def wants_partial(request: Request) -> bool:
+    """An htmx request for a fragment. History restores (Back after a pushed URL) and requests
+    that target <body> get the whole page."""
+    return (
+        is_htmx(request)
+        and request.headers.get("hx-request-type") != "full"
+        and request.headers.get("hx-history-restore-request") != "true"
+    )
+
+
 @router.get("/", response_class=HTMLResponse)
 def runs_page(
     request: Request,
@@ -29,28 +41,177 @@ def runs_page(
     machine: str | None = None,
     tag: Annotated[list[str], Query()] = [],  # noqa: B006
     format: str | None = None,  # noqa: A002
-    page: Annotated[int, Query(ge=1)] = 1,
+    page: Annotated[int, Query(ge=1, le=MAX_ID)] = 1,
 ):
-    tags = parse_tag_params([t for t in tag if t])
+    # The filter form's one text box holds "raid=5 fs=xfs"; links repeat tag= instead.
+    tag_terms = [term for value in tag for term in value.split()]
+    filter_error = None
+    try:
+        tags = parse_tag_params(tag_terms)
+    except BadRequest as exc:
+        tags, filter_error = {}, exc.detail
     run_filter = queries.RunFilter(machine=machine or None, tags=tags, format_version=format or None)
-    total, runs = queries.list_runs(session=session, run_filter=run_filter, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+    total, runs = (0, []) if filter_error else queries.list_runs(session=session, run_filter=run_filter, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
     context = {
         "runs": [queries.run_as_dict(run) for run in runs],
         "total": total,
         "page": page,
         "pages": max(1, -(-total // PAGE_SIZE)),
-        "filter": {"machine": machine or "", "tag": " ".join(tag), "format": format or ""},
+        "filter": {"machine": machine or "", "tag": " ".join(tag_terms), "format": format or ""},
+        "filter_error": filter_error,
         "key_tests": KEY_TESTS,
         "units": UNITS,
         "too_fast": TOO_FAST,
     }
-    return render(request, "_runs_table.html" if is_htmx(request) else "runs.html", context)
+    return render(request, "_runs_table.html" if wants_partial(request) else "runs.html", context, status_code=400 if filter_error else 200)
+
+
+@router.get("/compare", response_class=HTMLResponse)
+def compare_page(
+    request: Request,
+    session: SessionDep,
+    runs: str = "",
+    run: Annotated[list[str], Query(description="a run id; repeated, as the runs list's checkboxes send it")] = [],  # noqa: B006
+    add: str = "",
+    remove: str = "",
+    baseline: str = "",
+    mode: str = charts.ABSOLUTE,
+):
+    """Everything shown is in the URL: /compare?runs=1,2,3&baseline=1&mode=relative. Other forms of
+    it (the runs list's run=1&run=2, the page's own add=/remove=) are answered with that URL:
+    a redirect for a browser, HX-Push-Url for htmx."""
+    run_ids = charts.parse_run_ids([runs, *run])
+    notice = None
+    try:
+        added = charts.parse_run_ids([add])
+    except BadRequest as exc:
+        added, notice = [], exc.detail
+    removed = set(charts.parse_run_ids([remove]))
+    run_ids = [run_id for run_id in dict.fromkeys(run_ids + added) if run_id not in removed]
+    found, missing = _existing_runs(session, run_ids)
+    if missing:
+        notice = f"No run {', '.join(f'#{run_id}' for run_id in missing)}: left out."
+    if len(found) > charts.MAX_RUNS:
+        found, notice = found[: charts.MAX_RUNS], f"At most {charts.MAX_RUNS} runs can be compared at once."
+    run_ids = [r.id for r in found]
+    chosen_baseline = int(baseline) if baseline.isdigit() and baseline.isascii() and int(baseline) in run_ids else None
+    if mode not in charts.MODES:
+        raise BadRequest(f"mode must be 'absolute' or 'relative', not {mode[:30]!r}")
+    if mode == charts.RELATIVE and chosen_baseline is None and run_ids:
+        chosen_baseline = run_ids[0]
+    url = compare_url(run_ids, chosen_baseline, mode)
+    partial = wants_partial(request)
+    if not partial and not notice and request.url.path + (f"?{request.url.query}" if request.url.query else "") != url:
+        return RedirectResponse(url, status_code=303)
+
+    context = {"url": url, "mode": mode, "notice": notice, "recent": _recent_runs(session, run_ids)}
+    if found:
+        figures = [charts.figures_of(r) for r in found]
+        data = charts.compare(figures, mode=mode, baseline=chosen_baseline)
+        context.update(
+            figures=figures,
+            data=data,
+            view=charts.compare_view(figures, data),
+            table=charts.heat_table(figures, mode=mode, baseline=data["baseline"]),
+            baseline=data["baseline"],
+        )
+    response = render(request, "_compare.html" if partial else "compare.html", context)
+    if partial:
+        response.headers["HX-Push-Url"] = url
+    return response
+
+
+def compare_url(run_ids: list[int], baseline: int | None, mode: str) -> str:
+    """The permalink of a comparison: /compare?runs=1,2,3&baseline=1&mode=relative."""
+    if not run_ids:
+        return "/compare"
+    params = {"runs": ",".join(map(str, run_ids))}
+    if baseline is not None:
+        params["baseline"] = str(baseline)
+    if mode != charts.ABSOLUTE:
+        params["mode"] = mode
+    return "/compare?" + urlencode(params, safe=",")
+
+
+def _existing_runs(session, run_ids: list[int]) -> tuple[list, list[int]]:
+    """The runs that exist, in order, and the ids that do not."""
+    try:
+        return queries.get_runs(session=session, run_ids=run_ids), []
+    except NotFound:
+        found = {}
+        for run_id in run_ids:
+            try:
+                found[run_id] = queries.get_run(session=session, run_id=run_id)
+            except NotFound:
+                pass
+        return [found[i] for i in run_ids if i in found], [i for i in run_ids if i not in found]
+
+
+RECENT_RUNS = 30
+
+
+def _recent_runs(session, exclude: list[int]) -> list[dict]:
+    """The newest runs, offered when adding runs to a comparison."""
+    _, runs = queries.list_runs(session=session, run_filter=queries.RunFilter(), limit=RECENT_RUNS + len(exclude), offset=0)
+    excluded = set(exclude)
+    return [{"id": r.id, "name": r.label or r.machine, "machine": r.machine} for r in runs if r.id not in excluded][:RECENT_RUNS]
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-def run_page(run_id: int, request: Request, session: SessionDep):
+def run_page(run_id: Annotated[int, Path(ge=1, le=MAX_ID)], request: Request, session: SessionDep, page_auth: PageAuthDep):
     run = queries.get_run(session=session, run_id=run_id)
-    return render(request, "run_detail.html", {"run": queries.run_as_dict(run, with_document=True), "tests": TESTS})
+    return render(request, "run_detail.html", _run_context(queries.run_as_dict(run, with_document=True), page_auth))
+
+
+def _run_context(run: dict, page_auth, **extra) -> dict:
+    document = run.get("document")
+    this_line = None
+    if isinstance(document, dict) and isinstance(document.get("runs"), list):
+        this_line = next((r for r in document["runs"] if isinstance(r, dict) and r.get("csv") == run["raw_line"]), None)
+    context = {"run": run, "tests": TESTS, "auth": page_auth, "document_run": this_line, "form": None, "message": None, "error": None}
+    return context | extra
+
+
+# A run's tag form: a label, and key/value rows; a hostile form cannot make the page parse thousands.
+MAX_TAG_ROWS = 100
+
+
+@router.post("/runs/{run_id}/tags", response_class=HTMLResponse)
+async def run_tags_submit(run_id: int, request: Request, session: SessionDep, page_auth: PageAuthDep):
+    """Replace a run's label and tag set from the run page's form (like PATCH /api/runs/{id})."""
+    request._body = await read_body(request, MAX_TAG_ROWS * 2 * (MAX_TAG_CHARS * 4 + 32) + 8192)
+    form = await request.form(max_files=0, max_fields=MAX_TAG_ROWS * 2 + 5)
+    keys, values = form.getlist("key"), form.getlist("value")
+    label = str(form.get("label") or "").strip()
+    error = None
+    tags: dict[str, str] = {}
+    try:
+        if len(keys) != len(values):
+            raise BadRequest("every tag needs a key and a value field")
+        for key, value in zip(keys, values, strict=True):
+            key, value = str(key).strip(), str(value).strip()
+            if not key:
+                if value:
+                    raise BadRequest(f"the value {value[:40]!r} has no key")
+                continue
+            if key in tags:
+                raise BadRequest(f"the key {key[:40]!r} is given twice")
+            check_tag(key, value)
+            tags[key] = value
+        changes = {"label": check_label(label or None), "tags": tags}
+    except BadRequest as exc:
+        error = exc.detail
+    if error is None:
+        run = queries.update_run(session=session, run_id=run_id, changes=changes)
+        session.commit()
+        if not wants_partial(request):
+            return RedirectResponse(f"/runs/{run_id}", status_code=303)
+        context = _run_context(queries.run_as_dict(run), page_auth, message="Saved.")
+        return render(request, "_run_tags.html", context)
+    run_data = queries.run_as_dict(queries.get_run(session=session, run_id=run_id), with_document=True)
+    typed = {"label": label, "rows": [(str(k), str(v)) for k, v in zip(keys, values, strict=False) if str(k).strip() or str(v).strip()]}
+    context = _run_context(run_data, page_auth, form=typed, error=error)
+    return render(request, "_run_tags.html" if wants_partial(request) else "run_detail.html", context, status_code=422)
 
 
 @router.get("/upload", response_class=HTMLResponse)

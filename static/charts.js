@@ -1,0 +1,339 @@
+/* bonnieboard comparison charts.
+ *
+ * Reads the JSON the /compare page embeds (<script type="application/json" id="compare-data">:
+ * {"compare": the body of GET /api/compare, "view": names, titles and display units from app/charts.py})
+ * and draws one Chart.js bar chart per <canvas data-chart="KEY">. Each dataset's data is the API's
+ * values as they are (null included); display units (MiB/s, ms) are applied only in tick and tooltip
+ * text. A +++++ result (status too_fast) has no value, so no bar: it gets a hatched mark at the axis
+ * instead, never a zero-height bar. Re-run after every htmx swap (htmx 4: htmx:after:swap).
+ * No inline script, no eval: the page's CSP allows only this file, Chart.js and htmx.
+ */
+(function () {
+  "use strict";
+
+  const OK = "ok";
+  const TOO_FAST = "too_fast";
+  const MARK_PX = 26; // height of a +++++ mark
+  const LEGEND_MAX_RUNS = 10; // more runs: the list above the charts is the legend
+
+  function cssVar(name, fallback) {
+    const value = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+    return value || fallback;
+  }
+
+  // The run colours live in app.css (--run-0 .. --run-9), shared with the swatches of the page.
+  function runColor(index) {
+    return cssVar("--run-" + (index % 10), "#4e79a7");
+  }
+
+  function hatch(color) {
+    const size = 8;
+    const tile = document.createElement("canvas");
+    tile.width = tile.height = size;
+    const ctx = tile.getContext("2d");
+    ctx.strokeStyle = color;
+    ctx.lineWidth = 1.5;
+    ctx.beginPath();
+    ctx.moveTo(0, size);
+    ctx.lineTo(size, 0);
+    ctx.moveTo(-2, 2);
+    ctx.lineTo(2, -2);
+    ctx.moveTo(size - 2, size + 2);
+    ctx.lineTo(size + 2, size - 2);
+    ctx.stroke();
+    return ctx.createPattern(tile, "repeat");
+  }
+
+  // ==== Numbers for people ====
+
+  function fmtNumber(x) {
+    const a = Math.abs(x);
+    const digits = a >= 1000 ? 0 : a >= 10 ? 1 : 2;
+    return x.toLocaleString("en-US", { maximumFractionDigits: digits });
+  }
+
+  // steps: [[factor, unit], ...] from app/charts.py; the largest factor not above the value.
+  function withUnit(value, steps, unit) {
+    if (!steps) return fmtNumber(value) + " " + unit;
+    let chosen = steps[0];
+    for (const step of steps) if (Math.abs(value) >= step[0]) chosen = step;
+    return fmtNumber(value / chosen[0]) + " " + chosen[1];
+  }
+
+  function formatValue(value, chart, view, relative) {
+    if (relative) return (value > 0 ? "+" : "") + value.toFixed(1) + " %";
+    const shown = withUnit(value, view.steps, chart.unit);
+    const exact = value.toLocaleString("en-US") + " " + chart.unit;
+    return shown === exact ? shown : shown + " (" + exact + ")";
+  }
+
+  function tickLabel(value, view, relative, log) {
+    if (relative) return (value > 0 ? "+" : "") + fmtNumber(value) + " %";
+    if (log) {
+      if (value <= 0) return "";
+      const power = Math.pow(10, Math.floor(Math.log10(value) + 1e-9));
+      return Math.abs(value / power - 1) < 1e-9 ? withUnit(value, view.steps, view.display_unit) : "";
+    }
+    return fmtNumber(value / view.divisor);
+  }
+
+  // A round step for about `count` ticks over `range` (1, 2, 2.5 or 5 times a power of ten).
+  function niceStep(range, count) {
+    const raw = range / count;
+    const power = Math.pow(10, Math.floor(Math.log10(raw)));
+    const f = raw / power;
+    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10) * power;
+  }
+
+  // Ticks at round numbers of the display unit (1 MiB/s steps, not 1000 KiB/s ones); the data
+  // stays in the stored unit, so the ticks are placed at display value * divisor.
+  function displayUnitTicks(divisor) {
+    return function (scale) {
+      if (divisor === 1 || !isFinite(scale.min) || !isFinite(scale.max)) return;
+      const low = Math.min(0, scale.min) / divisor;
+      const high = Math.max(0, scale.max) / divisor;
+      const step = niceStep(high - low || 1, 6);
+      const start = Math.floor(low / step) * step;
+      const end = Math.ceil(high / step) * step;
+      const ticks = [];
+      for (let i = 0; start + i * step <= end + step / 1e6; i++) {
+        ticks.push({ value: Math.round((start + i * step) / step) * step * divisor });
+      }
+      scale.ticks = ticks;
+      scale.min = start * divisor;
+      scale.max = end * divisor;
+    };
+  }
+
+  // ==== Chart.js additions (registered once) ====
+
+  // Every run's bar of the test under the pointer, missing ones included, so that the tooltip
+  // can say why a bar is missing ("+++++ too fast to measure", "not run", ...).
+  function categoryMode(chart, e) {
+    const pos = Chart.helpers.getRelativePosition(e, chart);
+    const area = chart.chartArea;
+    if (!area || pos.x < area.left || pos.x > area.right || pos.y < area.top || pos.y > area.bottom) return [];
+    const index = chart.scales.x.getValueForPixel(pos.x);
+    const items = [];
+    chart.data.datasets.forEach(function (dataset, datasetIndex) {
+      const meta = chart.getDatasetMeta(datasetIndex);
+      if (chart.isDatasetVisible(datasetIndex) && meta.data[index]) {
+        items.push({ element: meta.data[index], datasetIndex: datasetIndex, index: index });
+      }
+    });
+    return items;
+  }
+
+  function atPointer(items, eventPosition) {
+    return eventPosition ? { x: eventPosition.x, y: eventPosition.y } : false;
+  }
+
+  // Draws a hatched, outlined mark at the axis for each +++++ result and records where
+  // (chart.$bbMarks) so that a test can find it.
+  const tooFastMarks = {
+    id: "bbTooFast",
+    afterDatasetsDraw(chart) {
+      const yScale = chart.scales.y;
+      const area = chart.chartArea;
+      const log = yScale.type === "logarithmic";
+      const relative = chart.$bb && chart.$bb.relative;
+      let base = log ? area.bottom : yScale.getPixelForValue(0);
+      base = Math.min(Math.max(base, area.top + MARK_PX), area.bottom);
+      const ctx = chart.ctx;
+      const marks = [];
+      chart.data.datasets.forEach(function (dataset, datasetIndex) {
+        if (!chart.isDatasetVisible(datasetIndex)) return;
+        const meta = chart.getDatasetMeta(datasetIndex);
+        dataset.bbStatus.forEach(function (status, index) {
+          if (status !== TOO_FAST || dataset.data[index] !== null) return;
+          const el = meta.data[index];
+          if (!el || !isFinite(el.x) || !isFinite(el.width)) return;
+          const w = Math.max(el.width, 3);
+          const x = el.x - w / 2;
+          const top = relative ? base - MARK_PX / 2 : base - MARK_PX;
+          ctx.save();
+          ctx.fillStyle = dataset.bbHatch;
+          ctx.fillRect(x, top, w, MARK_PX);
+          ctx.strokeStyle = dataset.bbColor;
+          ctx.lineWidth = 1.5;
+          ctx.strokeRect(x + 0.75, top + 0.75, w - 1.5, MARK_PX - 1.5);
+          if (w >= 10) {
+            ctx.translate(el.x, top + MARK_PX / 2);
+            ctx.rotate(-Math.PI / 2);
+            ctx.fillStyle = "#1d232a";
+            ctx.font = "bold 9px system-ui, sans-serif";
+            ctx.textAlign = "center";
+            ctx.textBaseline = "middle";
+            ctx.fillText("+++++", 0, 0);
+          }
+          ctx.restore();
+          marks.push({ datasetIndex: datasetIndex, index: index, run: dataset.bbRun, test: chart.data.labels[index],
+                       x: x, y: top, width: w, height: MARK_PX });
+        });
+      });
+      chart.$bbMarks = marks;
+    },
+  };
+
+  let registered = false;
+  function registerOnce() {
+    if (registered) return;
+    Chart.Interaction.modes.bbCategory = categoryMode;
+    Chart.Tooltip.positioners.bbPointer = atPointer;
+    Chart.register(tooFastMarks);
+    registered = true;
+  }
+
+  // ==== One chart ====
+
+  function buildChart(canvas, payload) {
+    const compare = payload.compare;
+    const view = payload.view;
+    const key = canvas.dataset.chart;
+    const chartIndex = compare.charts.findIndex(function (c) { return c.key === key; });
+    if (chartIndex < 0) return null;
+    const chart = compare.charts[chartIndex];
+    const chartView = view.charts[chartIndex];
+    const relative = compare.mode === "relative";
+    const log = chartView.scale === "logarithmic";
+    const runIds = compare.runs.map(function (r) { return r.id; });
+    const better = cssVar("--better", "#2f9e5b");
+    const worse = cssVar("--worse", "#d64545");
+    const neutral = cssVar("--muted", "#5b6670");
+    const hasTooFast = chart.series.some(function (s) { return s.status.indexOf(TOO_FAST) >= 0; });
+    const hasValues = chart.series.some(function (s) { return s.values.some(function (v) { return v !== null; }); });
+
+    const datasets = chart.series.map(function (s) {
+      const color = runColor(runIds.indexOf(s.run));
+      const fill = relative
+        ? s.values.map(function (v) {
+            if (v === null || v === 0) return neutral;
+            return (v > 0) === chart.higher_is_better ? better : worse;
+          })
+        : color;
+      return {
+        label: view.names[String(s.run)],
+        data: s.values.slice(),
+        backgroundColor: fill,
+        borderColor: color,
+        borderWidth: relative ? 2 : 0,
+        bbRun: s.run,
+        bbStatus: s.status,
+        bbColor: color,
+        bbHatch: hatch(color),
+      };
+    });
+
+    const legendLabels = function (c) {
+      const items = [];
+      if (c.data.datasets.length <= LEGEND_MAX_RUNS) {
+        c.data.datasets.forEach(function (dataset, i) {
+          items.push({ text: dataset.label, fillStyle: dataset.bbColor, strokeStyle: dataset.bbColor, lineWidth: 0,
+                       hidden: !c.isDatasetVisible(i), datasetIndex: i });
+        });
+      }
+      if (hasTooFast) {
+        items.push({ text: view.status_text[TOO_FAST], fillStyle: hatch("#555"), strokeStyle: "#555", lineWidth: 1,
+                     hidden: false, bbMark: true });
+      }
+      return items;
+    };
+
+    const config = {
+      type: "bar",
+      data: { labels: chart.tests.slice(), datasets: datasets },
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        animation: false,
+        interaction: { mode: "bbCategory", intersect: false },
+        scales: {
+          x: {
+            ticks: {
+              autoSkip: false,
+              // Narrow charts (phones) show bonnie++'s names alone; wider ones add what the test does.
+              callback: function (value, index) {
+                const narrow = this.chart.width / chart.tests.length < 70;
+                return narrow ? chart.tests[index] : [chart.tests[index], chartView.test_titles[index]];
+              },
+            },
+            grid: { display: false },
+          },
+          y: {
+            type: chartView.scale,
+            beginAtZero: !log,
+            title: { display: true, text: chartView.axis_title },
+            // Without a single value the axis has nothing to measure: no numbers on it.
+            ticks: { display: hasValues, callback: function (value) { return tickLabel(value, chartView, relative, log); } },
+            afterBuildTicks: log ? undefined : displayUnitTicks(chartView.divisor),
+            grid: {
+              color: function (c) { return relative && c.tick && c.tick.value === 0 ? "#1d232a" : "rgba(0,0,0,0.08)"; },
+              lineWidth: function (c) { return relative && c.tick && c.tick.value === 0 ? 2 : 1; },
+            },
+          },
+        },
+        plugins: {
+          legend: {
+            display: datasets.length <= LEGEND_MAX_RUNS || hasTooFast,
+            position: "bottom",
+            labels: { generateLabels: legendLabels, boxWidth: 14 },
+            onClick: function (e, item, legend) {
+              if (item.bbMark) return;
+              Chart.defaults.plugins.legend.onClick.call(this, e, item, legend);
+            },
+          },
+          tooltip: {
+            position: "bbPointer",
+            callbacks: {
+              title: function (items) {
+                if (!items.length) return "";
+                const i = items[0].dataIndex;
+                return chart.tests[i] === chartView.test_titles[i] ? chart.tests[i] : chart.tests[i] + " (" + chartView.test_titles[i] + ")";
+              },
+              label: function (item) {
+                const status = item.dataset.bbStatus[item.dataIndex];
+                if (status === OK && item.raw !== null) return item.dataset.label + ": " + formatValue(item.raw, chart, chartView, relative);
+                return item.dataset.label + ": " + (view.status_text[status] || status);
+              },
+              footer: function (items) {
+                if (!items.length) return "";
+                const i = items[0].dataIndex;
+                const fast = items.some(function (item) { return item.dataset.bbStatus[i] === TOO_FAST; });
+                return fast ? [view.too_fast_explanation, "For " + chart.tests[i] + ", " + chartView.hints[i] + " would measure it."] : "";
+              },
+            },
+          },
+        },
+      },
+    };
+    const instance = new Chart(canvas, config);
+    instance.$bb = { relative: relative, key: key };
+    return instance;
+  }
+
+  // ==== Life cycle ====
+
+  const built = new Set();
+
+  function initCharts() {
+    for (const chart of built) {
+      if (!chart.canvas || !chart.canvas.isConnected) {
+        chart.destroy();
+        built.delete(chart);
+      }
+    }
+    const dataElement = document.getElementById("compare-data");
+    if (!dataElement || typeof Chart === "undefined") return;
+    registerOnce();
+    const payload = JSON.parse(dataElement.textContent);
+    document.querySelectorAll("canvas[data-chart]").forEach(function (canvas) {
+      if (Chart.getChart(canvas)) return;
+      const chart = buildChart(canvas, payload);
+      if (chart) built.add(chart);
+    });
+  }
+
+  document.addEventListener("htmx:after:swap", initCharts);
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", initCharts);
+  else initCharts();
+})();

@@ -1,0 +1,164 @@
+"""The compare page and the run page without a browser: canonical URLs, htmx partials and pushed URLs,
+history restores, escaping, the tag form (and its CSRF once tokens are in use), the runner's document."""
+
+import json
+import re
+
+import pytest
+
+from tests.conftest import DATA_DIR
+from tests.test_api import CONTRACT_LINE, post_csv
+from tests.test_auth import create_token, csrf_of, sign_in
+from tests.test_pages import HOSTILE
+from tests.test_parsing import LINE_103, LINE_197, with_field
+
+HTMX = {"HX-Request": "true", "HX-Request-Type": "partial"}
+
+
+@pytest.fixture
+def ids(client):
+    first = post_csv(client, CONTRACT_LINE, tag=["fs=ext3"], label="ext3 on RAID-5").json()["created"][0]
+    second = post_csv(client, LINE_197, tag=["fs=xfs"]).json()["created"][0]
+    third = post_csv(client, LINE_103).json()["created"][0]
+    return first, second, third
+
+
+def embedded_data(html: str) -> dict:
+    match = re.search(r'<script type="application/json" id="compare-data">(.*?)</script>', html, re.S)
+    return json.loads(match.group(1))
+
+
+@pytest.mark.parametrize(
+    ("query", "canonical"),
+    [
+        ("run={a}&run={b}", "/compare?runs={a},{b}"),  # the runs list's checkboxes
+        ("runs={a},{b}&run={c}", "/compare?runs={a},{b},{c}"),
+        ("runs={a},{b},{a}&mode=absolute", "/compare?runs={a},{b}"),
+        ("runs={a},{b}&mode=relative", "/compare?runs={a},{b}&baseline={a}&mode=relative"),
+        ("runs={a},{b}&add={c}&baseline=", "/compare?runs={a},{b},{c}"),
+        ("runs={a},{b},{c}&remove={a}&baseline={a}&mode=relative", "/compare?runs={b},{c}&baseline={b}&mode=relative"),
+        ("runs={a},{b}&baseline=999", "/compare?runs={a},{b}"),
+    ],
+)
+def test_other_forms_of_the_url_redirect_to_the_permalink(client, ids, query, canonical):
+    a, b, c = ids
+    response = client.get(f"/compare?{query.format(a=a, b=b, c=c)}", follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == canonical.format(a=a, b=b, c=c)
+
+
+def test_the_permalink_is_the_page_and_draws_the_apis_numbers(client, ids):
+    a, b, c = ids
+    url = f"/compare?runs={a},{b},{c}&baseline={b}&mode=relative"
+    page = client.get(url, follow_redirects=False)
+    assert page.status_code == 200 and "<html" in page.text and page.headers["vary"] == "HX-Request"
+    assert "chart-4.6.1.umd.min.js" in page.text and "charts.js" in page.text
+    data = embedded_data(page.text)
+    assert data["compare"] == client.get(f"/api{url}").json()
+    assert data["view"]["names"] == {str(a): "ext3 on RAID-5 · fs=ext3", str(b): "wifo3-02 · fs=xfs", str(c): "mindpipe"}
+    for key in ("block_io", "seeks", "metadata", "metadata_stat", "latency", "cpu"):
+        assert f'data-chart="{key}"' in page.text
+    assert "+++++ too fast to measure" in page.text and "under 0.5 s" in page.text
+    assert f'href="/api{url.replace("&", "&amp;")}"' in page.text
+
+
+def test_htmx_gets_the_partial_and_the_url_to_push(client, ids):
+    a, b, _ = ids
+    response = client.get(f"/compare?runs={a},{b}&mode=relative&baseline=", headers=HTMX)
+    assert response.status_code == 200 and "<html" not in response.text
+    assert response.headers["hx-push-url"] == f"/compare?runs={a},{b}&baseline={a}&mode=relative"
+    assert embedded_data(response.text)["compare"]["mode"] == "relative"
+    removed = client.get(f"/compare?runs={a},{b}&remove={b}", headers=HTMX)
+    assert removed.headers["hx-push-url"] == f"/compare?runs={a}"
+    # Back after a pushed URL: htmx asks for the whole page to restore <body>
+    restore = client.get(f"/compare?runs={a}", headers={"HX-Request": "true", "HX-History-Restore-Request": "true", "HX-Request-Type": "full"})
+    assert "<html" in restore.text and "hx-push-url" not in restore.headers
+
+
+def test_missing_runs_are_left_out_and_said_so(client, ids):
+    a, _, _ = ids
+    page = client.get(f"/compare?runs={a},99999", follow_redirects=False)
+    assert page.status_code == 200 and "No run #99999: left out." in page.text
+    assert embedded_data(page.text)["compare"]["runs"] == [{"id": a, "label": "ext3 on RAID-5"}]
+    added = client.get(f"/compare?runs={a}&add=x1", headers=HTMX)
+    assert "run ids" in added.text and added.headers["hx-push-url"] == f"/compare?runs={a}"
+
+
+def test_nothing_to_compare_is_a_page_that_says_how(client):
+    page = client.get("/compare")
+    assert page.status_code == 200 and "Nothing to compare yet" in page.text and "compare-data" not in page.text
+    assert client.get("/compare?runs=1,x").status_code == 400
+    assert client.get("/compare?runs=1&mode=sideways").status_code == 400
+
+
+def test_names_are_escaped_in_the_page_and_its_json(client):
+    run_id = post_csv(client, with_field(CONTRACT_LINE, 2, HOSTILE), tag=f"x={HOSTILE}", label=f"</script>{HOSTILE}").json()["created"][0]
+    other = post_csv(client, LINE_197).json()["created"][0]
+    html = client.get(f"/compare?runs={run_id},{other}").text
+    assert HOSTILE not in html and "</script><img" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert embedded_data(html)["view"]["names"][str(run_id)] == f"</script>{HOSTILE} · x={HOSTILE}"
+
+
+def test_runs_list_accepts_several_tags_in_its_box_and_says_when_one_is_wrong(client):
+    post_csv(client, CONTRACT_LINE, tag=["raid=5", "fs=xfs"])
+    post_csv(client, LINE_197, tag=["raid=5", "fs=ext3"])
+    both = client.get("/", params={"tag": "raid=5 fs=xfs"}, headers=HTMX)
+    assert both.text.count('name="run"') == 1 and "raid5_chunk64_ext3" in both.text
+    wrong = client.get("/", params={"tag": "raid"}, headers=HTMX)
+    assert wrong.status_code == 400 and "KEY=VALUE" in wrong.text and "<html" not in wrong.text
+    restore = client.get("/?machine=vm", headers={"HX-Request": "true", "HX-History-Restore-Request": "true"})
+    assert "<html" in restore.text
+
+
+def test_run_page_tag_form_replaces_label_and_tags(client):
+    run_id = post_csv(client, CONTRACT_LINE, tag=["a=1", "b=2"], label="old").json()["created"][0]
+    page = client.get(f"/runs/{run_id}").text
+    assert f'action="/runs/{run_id}/tags"' in page and f'href="/compare?runs={run_id}"' in page
+    form = {"label": f"new {HOSTILE}", "key": ["a", "", "c", ""], "value": ["10", "", HOSTILE, ""]}
+    saved = client.post(f"/runs/{run_id}/tags", data=form, follow_redirects=False)
+    assert saved.status_code == 303 and saved.headers["location"] == f"/runs/{run_id}"
+    run = client.get(f"/api/runs/{run_id}").json()
+    assert run["label"] == f"new {HOSTILE}" and run["tags"] == {"a": "10", "c": HOSTILE}
+    partial = client.post(f"/runs/{run_id}/tags", data={"label": "", "key": ["a"], "value": ["1"]}, headers=HTMX)
+    assert partial.status_code == 200 and "Saved." in partial.text and "<html" not in partial.text
+    assert client.get(f"/api/runs/{run_id}").json()["label"] is None
+    for bad, words in (({"key": ["a", "a"], "value": ["1", "2"]}, "given twice"), ({"key": [""], "value": ["x"]}, "has no key"), ({"key": ["k" * 201], "value": ["x"]}, "a tag needs")):
+        refused = client.post(f"/runs/{run_id}/tags", data=bad, headers=HTMX)
+        assert refused.status_code == 422 and words in refused.text
+    assert client.get(f"/api/runs/{run_id}").json()["tags"] == {"a": "1"}
+    assert client.post("/runs/99999/tags", data={"key": ["a"], "value": ["1"]}).status_code == 404
+
+
+def test_run_tag_form_needs_a_signed_in_session_and_its_csrf_token_once_tokens_are_in_use(client, session):
+    run_id = post_csv(client, CONTRACT_LINE).json()["created"][0]
+    secret = create_token(session, "alice")
+    page = client.get(f"/runs/{run_id}").text
+    assert "Sign in with a token" in page and f'action="/runs/{run_id}/tags"' not in page
+    assert client.post(f"/runs/{run_id}/tags", data={"key": ["a"], "value": ["1"]}).status_code == 401
+    sign_in(client, secret, f"/runs/{run_id}")
+    csrf = csrf_of(client.get(f"/runs/{run_id}").text)
+    assert client.post(f"/runs/{run_id}/tags", data={"key": ["a"], "value": ["1"]}).status_code == 403
+    assert client.post(f"/runs/{run_id}/tags", data={"key": ["a"], "value": ["1"], "csrf_token": csrf}, headers=HTMX).status_code == 200
+    assert client.get(f"/api/runs/{run_id}").json()["tags"] == {"a": "1"}
+
+
+def test_run_page_shows_the_runners_document(client):
+    document = json.loads((DATA_DIR / "runner-document.json").read_text())
+    line = document["runs"][0]["csv"]
+    run_id = client.post("/api/runs", json={"csv": line, "document": document}).json()["created"][0]
+    html = client.get(f"/runs/{run_id}").text
+    assert "What the runner recorded" in html
+    for text in ("Warnings", "is less than twice the RAM", "Per test (this line)", "rate_measured", "wall_s",
+                 "open_creat 1024", "Debian GNU/Linux", "mount_options", "bonnieboard-runner/1", "-n 1"):  # fmt: skip
+        assert text in html, text
+    assert f"{document['system']['ram_bytes'] / 2**30:.1f} GiB" in html
+    assert "What the runner recorded" not in client.get(f"/runs/{post_csv(client, LINE_103).json()['created'][0]}").text
+
+
+def test_any_other_document_is_shown_generically_and_escaped(client):
+    document = {"note": HOSTILE, "nested": {"list": [1, 2, HOSTILE], "flag": True}}
+    run_id = client.post("/api/runs", json={"csv": LINE_197, "document": document}).json()["created"][0]
+    html = client.get(f"/runs/{run_id}").text
+    assert HOSTILE not in html and html.count("&lt;img src=x onerror=alert(1)&gt;") >= 2
+    assert "<dt>flag</dt><dd>yes</dd>" in html
