@@ -107,3 +107,8 @@ class ApiToken(Base):
     secret_sha256: Mapped[bytes] = mapped_column(LargeBinary(32), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+# Ids are INTEGER columns; PostgreSQL's INTEGER holds at most 2**31 - 1, so a larger id in a URL
+# names no row (and must not reach the database, which would refuse to compare it).
+MAX_ID = 2**31 - 1

@@ -223,7 +223,7 @@ def _parse_9x(fields: list[str], line: str, line_no: int) -> ParsedRun:
     machine = ",".join(fields[2:name_end])
     tail = fields[name_end:]
 
-    concurrency = _parse_uint(tail[0], "concurrency")
+    concurrency = _parse_count(tail[0], "concurrency")
     seed = tail[1] or None
     at = 2
     file_size_mib = _parse_size_9x(tail[at])
@@ -232,7 +232,7 @@ def _parse_9x(fields: list[str], line: str, line_no: int) -> ParsedRun:
     seek_count = seek_procs = None
     if fmt == "1.98":
         seek_count = _parse_optional_uint(tail[at], "seek_count")
-        seek_procs = _parse_optional_uint(tail[at + 1], "seek_proc_count")
+        seek_procs = None if tail[at + 1] == "" else _parse_count(tail[at + 1], "seek_proc_count")
         at += 2
     io_cells = tail[at:at + 12]
     at += 12
@@ -362,7 +362,7 @@ def _parse_results(cells: list[str], latency_cells: list[str] | None) -> tuple[R
     goes to the careful per-cell functions, which name the field at fault.
     """
     latency_cells = latency_cells or _NO_LATENCIES
-    plain = max(map(len, cells)) <= _MAX_DIGITS and max(map(len, latency_cells)) <= _MAX_DIGITS and "".join(cells).isascii() and "".join(latency_cells).isascii()
+    plain = max(map(len, cells)) <= _MAX_DIGITS and max(map(len, latency_cells)) <= _MAX_DIGITS and "".join(cells).isascii() and "".join(latency_cells).isascii() and max(map(len, cells[1::2])) <= _MAX_COUNT_DIGITS
     results = []
     append = results.append
     for test, value_cell, cpu_cell, latency_cell in zip(TESTS, cells[0::2], cells[1::2], latency_cells):
@@ -401,7 +401,7 @@ def _parse_unusual_result(test: str, value_cell: str, cpu_cell: str, latency_us:
     if not cpu_cell:
         raise _FieldError(f"{test}_cpu", f"{test}_cpu is empty but {test} is {_show(value_cell)}")
     value = _parse_seeks(value_cell) if test == "seeks" else _parse_uint(value_cell, test)
-    return Result(OK, value, _parse_uint(cpu_cell, f"{test}_cpu"), latency_us)
+    return Result(OK, value, _parse_count(cpu_cell, f"{test}_cpu"), latency_us)
 
 
 def _check_family_ran(ran: bool, results: tuple[Result, ...], size_field: str) -> None:
@@ -428,6 +428,19 @@ def _parse_uint(cell: str, field: str) -> int:
 
 
 _MAX_DIGITS = len(str(MAX_NUMBER)) - 1  # 15 digits: below MAX_NUMBER
+
+
+# %CPU, concurrency and seeker processes are stored in 32-bit INTEGER columns, which PostgreSQL
+# keeps below 2**31 (issue #5: a larger value was a server error there); nine digits is far beyond any real one.
+_MAX_COUNT_DIGITS = 9
+MAX_COUNT = 10**_MAX_COUNT_DIGITS - 1
+
+
+def _parse_count(cell: str, field: str) -> int:
+    value = _parse_uint(cell, field)
+    if value > MAX_COUNT:
+        raise _FieldError(field, f"{field} is {_show(cell)}: too large")
+    return value
 
 
 def _parse_optional_uint(cell: str, field: str) -> int | None:

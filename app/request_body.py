@@ -16,6 +16,8 @@ from app.schemas import JsonUpload
 # Tags and labels are short names; a limit keeps a hostile upload from storing megabytes in them.
 MAX_TAG_CHARS = 200
 MAX_LABEL_CHARS = 500
+# The runner's document nests about six levels; far deeper ones could not be sent back (issue #5).
+MAX_DOCUMENT_DEPTH = 32
 
 
 @dataclass(slots=True)
@@ -60,8 +62,9 @@ async def read_upload(request: Request, max_bytes: int) -> UploadInput:
         )
     if content_type == "application/json":
         try:
-            payload = JsonUpload.model_validate(json.loads(body))
-        except (ValueError, ValidationError) as exc:
+            payload = JsonUpload.model_validate(json.loads(body, parse_constant=_no_constant))
+            check_document(payload.document)
+        except (ValueError, ValidationError, RecursionError) as exc:
             raise BadRequest(f"JSON upload is not of the form {{'csv': ..., 'document': ..., 'tags': ..., 'label': ...}}: {_first_line(exc)}") from None
         for key, value in payload.tags.items():
             check_tag(key, value)
@@ -91,14 +94,46 @@ def check_tag(key: str, value: str) -> None:
         raise BadRequest(f"a tag needs a key of 1 to {MAX_TAG_CHARS} characters and a value of at most {MAX_TAG_CHARS}")
     if "\x00" in key or "\x00" in value:
         raise BadRequest("a tag may not contain a NUL character")
+    if not _is_unicode(key) or not _is_unicode(value):
+        raise BadRequest("a tag may not contain a lone surrogate (\\ud800-\\udfff): it is not Unicode text")
 
 
 def check_label(label: str | None) -> str | None:
     if label is None:
         return None
-    if len(label) > MAX_LABEL_CHARS or "\x00" in label:
-        raise BadRequest(f"a label is at most {MAX_LABEL_CHARS} characters, with no NUL")
+    if len(label) > MAX_LABEL_CHARS or "\x00" in label or not _is_unicode(label):
+        raise BadRequest(f"a label is at most {MAX_LABEL_CHARS} characters of Unicode text, with no NUL")
     return label or None
+
+
+def check_document(document: Any) -> None:
+    """A document must be storable and sendable back: bounded nesting, Unicode text only."""
+    if document is None:
+        return
+    stack = [(document, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > MAX_DOCUMENT_DEPTH:
+            raise ValueError(f"the document nests deeper than {MAX_DOCUMENT_DEPTH} levels")
+        stack.extend((child, depth + 1) for child in children)
+    if not _is_unicode(json.dumps(document, ensure_ascii=False)):
+        raise ValueError("the document holds a lone surrogate (\\ud800-\\udfff): it is not Unicode text")
+
+
+def _is_unicode(text: str) -> bool:
+    # JSON's \ud800 escapes decode to lone surrogates, which neither UTF-8 nor the databases take.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def _first_line(exc: Exception) -> str:

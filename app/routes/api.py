@@ -2,13 +2,14 @@
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from app import charts, queries
 from app.config import get_settings
 from app.db import SessionDep
 from app.ingest import ingest
+from app.models import MAX_ID
 from app.parsing import iter_parse_bytes
 from app.request_body import check_label, check_tag, parse_tag_params, read_upload
 from app.schemas import ErrorOut, RunDetailOut, RunList, RunPatch, UploadOut
@@ -35,12 +36,13 @@ def run_filter(
     machine: str | None = None,
     tag: Annotated[list[str], Query(description="KEY=VALUE; repeatable, all must match")] = [],  # noqa: B006
     format: str | None = None,  # noqa: A002 - the contract's name
-    upload: int | None = None,
+    upload: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
 ) -> queries.RunFilter:
     return queries.RunFilter(machine=machine, tags=parse_tag_params(tag), format_version=format, upload_id=upload)
 
 
 FilterDep = Annotated[queries.RunFilter, Depends(run_filter)]
+RunId = Annotated[int, Path(ge=1, le=MAX_ID)]
 
 
 @router.post("/runs", status_code=201, response_model=UploadOut, responses=ERRORS, openapi_extra=UPLOAD_BODY)
@@ -74,7 +76,7 @@ def get_runs(
     session: SessionDep,
     run_filter: FilterDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
 ):
     """Stored runs, newest first."""
     total, runs = queries.list_runs(session=session, run_filter=run_filter, limit=limit, offset=offset)
@@ -89,12 +91,12 @@ def export_runs(session: SessionDep, run_filter: FilterDep):
 
 
 @router.get("/runs/{run_id}", response_model=RunDetailOut, responses=ERRORS)
-def get_run(run_id: int, session: SessionDep):
+def get_run(run_id: RunId, session: SessionDep):
     return queries.run_as_dict(queries.get_run(session=session, run_id=run_id), with_document=True)
 
 
 @router.patch("/runs/{run_id}", response_model=RunDetailOut, responses=ERRORS)
-def patch_run(run_id: int, patch: RunPatch, session: SessionDep):
+def patch_run(run_id: RunId, patch: RunPatch, session: SessionDep):
     changes = patch.model_dump(include=patch.model_fields_set)
     if "label" in changes:
         changes["label"] = check_label(changes["label"])
@@ -106,7 +108,7 @@ def patch_run(run_id: int, patch: RunPatch, session: SessionDep):
 
 
 @router.delete("/runs/{run_id}", status_code=204, responses=ERRORS)
-def delete_run(run_id: int, session: SessionDep):
+def delete_run(run_id: RunId, session: SessionDep):
     queries.delete_run(session=session, run_id=run_id)
     session.commit()
     return Response(status_code=204)

@@ -1,0 +1,322 @@
+"""Hostile input (issue #5): whatever comes in — broken or malicious lines, JSON, ids, oversized or endless
+bodies — the answer is a 4xx naming the problem or a 201, never a server error; HTML is escaped by
+Jinja's autoescape; pages run no script but our own files; every response carries the security headers."""
+
+import asyncio
+import json
+import random
+import re
+import socket
+import time
+from html.parser import HTMLParser
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from app.main import CONTENT_SECURITY_POLICY, create_app
+from app.models import MAX_ID
+from app.parsing import COLUMNS_198
+from app.templating import templates
+from tests.conftest import set_setting
+from tests.live_server import live_server
+from tests.test_api import post_csv
+from tests.test_parsing import LINE_103, LINE_198, with_field
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+# Cells that each break a line in its own way: huge, negative, non-ASCII digits, control and
+# markup characters, a float where an integer belongs, an overflowing latency.
+HOSTILE_CELLS = [
+    "9" * 15, "9" * 16, "9" * 400, "-1", "-" + "9" * 30, "1e308", "NaN", "²", "١٢", "0x10", " 7", "7 ",
+    "+++++", "+++", "999999999999s", "99999999999ms", "1.5", "\x7f", "\u202e", HOSTILE, "'; DROP TABLE run; --",
+]  # fmt: skip
+
+
+def assert_not_server_error(response: httpx.Response) -> None:
+    assert response.status_code < 500, (response.status_code, response.text[:500])
+
+
+def test_every_field_of_a_line_with_every_hostile_cell(client):
+    lines = [with_field(LINE_198, index, cell) for index in range(len(COLUMNS_198)) for cell in HOSTILE_CELLS]
+    lines += [with_field(LINE_103, index, cell) for index in range(27) for cell in HOSTILE_CELLS]
+    response = post_csv(client, "\n".join(lines), partial="true")
+    assert response.status_code == 201, response.text[:500]
+    body = response.json()
+    assert len(body["created"]) + len(body["duplicates"]) + len(body["errors"]) == len(lines)
+    for error in body["errors"]:
+        assert 1 <= error["line"] <= len(lines) and error["error"]
+    # What was stored reads back, as JSON and as a page.
+    listed = client.get("/api/runs", params={"limit": 1000})
+    assert listed.status_code == 200 and listed.json()["total"] == len(body["created"])
+    export = client.get("/api/runs/export.csv").text.splitlines()
+    assert sorted(export) == sorted({lines[i] for i in range(len(lines)) if i + 1 not in {e["line"] for e in body["errors"]}})
+    for run_id in body["created"][:: max(1, len(body["created"]) // 25)]:
+        assert client.get(f"/runs/{run_id}").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(LINE_198.encode() + b"\n" + bytes(random.Random(5).randbytes(20000)), id="binary-garbage"),
+        pytest.param(LINE_198.encode().replace(b",vm,", b",v\x00m,"), id="nul-byte"),
+        pytest.param(b"\xff\xfe" + LINE_198.encode("utf-16-le"), id="utf-16"),
+        pytest.param(LINE_198.encode().replace(b"vm", b"v\xe9m"), id="latin-1"),
+        pytest.param(b"\xed\xa0\x80" + LINE_198.encode(), id="encoded-surrogate"),
+        pytest.param(("1.98," * 819).encode(), id="repeated-fields-within-the-line-limit"),
+        pytest.param(("+++++," * 100000).encode(), id="repeated-fields-over-the-line-limit"),
+        pytest.param(b",\n" * 50000, id="fifty-thousand-empty-lines"),
+        pytest.param(b"\r" * 10000 + LINE_198.encode(), id="carriage-returns"),
+    ],
+)
+def test_broken_bytes_are_per_line_errors(client, body):
+    response = client.post("/api/runs", content=body, params={"partial": "true"}, headers={"Content-Type": "text/csv"})
+    assert_not_server_error(response)
+    assert response.status_code in (201, 422)
+    errors = response.json()["errors"]
+    assert errors and all(isinstance(e["line"], int) and e["error"] for e in errors)
+    page = client.post("/upload", files={"file": ("x.csv", body)}, data={"partial": "true"})
+    assert page.status_code in (201, 422) and "<table class=\"errors\">" in page.text
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        pytest.param("[" * 100_000 + "]" * 100_000, id="deep-array"),
+        pytest.param('{"csv": "x", "document": ' + '{"a": ' * 5000 + "1" + "}" * 5000 + "}", id="deep-document"),
+        pytest.param('{"csv": "LINE", "document": ' + '{"a": ' * 40 + "1" + "}" * 40 + "}", id="document-over-32-levels"),
+        pytest.param('{"csv": "LINE", "document": {"x": NaN}}', id="nan"),
+        pytest.param('{"csv": "LINE", "document": {"x": Infinity}}', id="infinity"),
+        pytest.param('{"csv": "LINE", "document": {"x": "\\ud800"}}', id="lone-surrogate-in-document"),
+        pytest.param('{"csv": "LINE", "document": {"\\udfff": 1}}', id="lone-surrogate-key"),
+        pytest.param('{"csv": "LINE", "tags": {"k\\ud800": "v"}}', id="lone-surrogate-tag"),
+        pytest.param('{"csv": "LINE", "label": "\\ud800"}', id="lone-surrogate-label"),
+        pytest.param('{"csv": "LINE", "label": "\\u0000"}', id="nul-label"),
+        pytest.param('{"csv": "LINE", "tags": {"k": "' + "v" * 201 + '"}}', id="long-tag"),
+        pytest.param('{"csv": "LINE", "document": {"x": ' + "9" * 5000 + "}}", id="huge-integer"),
+        pytest.param('{"csv": "LINE", "document": [1]}', id="document-not-an-object"),
+    ],
+)
+def test_hostile_json_uploads_are_400_and_store_nothing(client, raw):
+    response = client.post("/api/runs", content=raw.replace("LINE", LINE_198).encode(), headers={"Content-Type": "application/json"})
+    assert response.status_code == 400, response.text[:300]
+    assert isinstance(response.json()["detail"], str)
+    assert client.get("/api/runs").json()["total"] == 0
+
+
+def test_a_document_the_runner_could_send_is_kept(client):
+    document = {"runs": [{"tests": {"putc": {"syscalls": {"write": 2**53}}}}], "name": "ü\u202e<b>", "big": 10**30, "x": 1e308}
+    response = client.post("/api/runs", json={"csv": LINE_198, "document": document})
+    assert response.status_code == 201
+    assert client.get(f"/api/runs/{response.json()['created'][0]}").json()["document"] == document
+
+
+def test_hostile_edits_are_400_and_change_nothing(client):
+    run_id = post_csv(client, LINE_198, label="keep", tag="a=1").json()["created"][0]
+    for raw in ('{"label": "\\ud800"}', '{"tags": {"\\ud800": "x"}}', '{"label": "\\u0000"}', '{"tags": {"": "x"}}', '{"label": "' + "x" * 501 + '"}'):
+        response = client.patch(f"/api/runs/{run_id}", content=raw.encode(), headers={"Content-Type": "application/json"})
+        assert response.status_code == 400, (raw, response.text)
+    deep = client.patch(f"/api/runs/{run_id}", content=b"[" * 100_000, headers={"Content-Type": "application/json"})
+    assert 400 <= deep.status_code < 500
+    run = client.get(f"/api/runs/{run_id}").json()
+    assert run["label"] == "keep" and run["tags"] == {"a": "1"}
+
+
+@pytest.mark.parametrize("value", [str(MAX_ID + 1), "9" * 30, "-9" + "9" * 30, "0"])
+def test_out_of_range_ids_and_offsets_are_4xx(client, value):
+    post_csv(client, LINE_198)
+    for method, url in (
+        ("GET", f"/api/runs/{value}"), ("PATCH", f"/api/runs/{value}"), ("DELETE", f"/api/runs/{value}"),
+        ("GET", f"/api/runs?upload={value}"), ("GET", f"/api/runs?offset={value}"), ("GET", f"/api/runs?limit={value}"),
+        ("GET", f"/api/runs/export.csv?upload={value}"), ("GET", f"/runs/{value}"), ("GET", f"/?page={value}"),
+    ):  # fmt: skip
+        response = client.request(method, url, json={"label": "x"} if method == "PATCH" else None)
+        assert 400 <= response.status_code < 500 or (response.status_code == 200 and value == "0"), (method, url, response.status_code)
+
+
+# ==== Size limits: 413 without reading the body whole ====
+
+
+def call_asgi(app, path: str, headers: list[tuple[bytes, bytes]], chunks):
+    """Run one request through the ASGI app; return (status, bytes of body the app took)."""
+    taken = 0
+    status = None
+
+    async def receive():
+        nonlocal taken
+        chunk = next(chunks, None)
+        if chunk is None:
+            return {"type": "http.request", "body": b"", "more_body": False}
+        taken += len(chunk)
+        return {"type": "http.request", "body": chunk, "more_body": True}
+
+    async def send(message):
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": headers,
+        "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
+    }  # fmt: skip
+    asyncio.run(app(scope, receive, send))
+    return status, taken
+
+
+def endless(chunk: bytes):
+    while True:
+        yield chunk
+
+
+@pytest.mark.databases("sqlite")
+@pytest.mark.parametrize("path", ["/api/runs", "/upload"])
+def test_oversized_uploads_get_413_without_being_read_whole(database_url, monkeypatch, path):
+    set_setting(monkeypatch, "MAX_UPLOAD_BYTES", str(1 << 20))
+    app = create_app()
+    content_type = (b"content-type", b"multipart/form-data; boundary=xx" if path == "/upload" else b"text/csv")
+    chunk = b"x" * 65536
+    # A declared length over the limit: refused before one byte of the body is read.
+    status, taken = call_asgi(app, path, [content_type, (b"content-length", b"1000000000000")], endless(chunk))
+    assert (status, taken) == (413, 0)
+    # An endless chunked body (no length): refused as soon as the limit is passed.
+    status, taken = call_asgi(app, path, [content_type, (b"transfer-encoding", b"chunked")], endless(chunk))
+    assert status == 413 and (1 << 20) < taken <= (1 << 20) + len(chunk)
+
+
+def read_response_head(sock: socket.socket, deadline: float) -> bytes:
+    data = b""
+    while b"\r\n\r\n" not in data and time.monotonic() < deadline:
+        part = sock.recv(65536)
+        if not part:
+            break
+        data += part
+    return data
+
+
+@pytest.mark.databases("sqlite")
+def test_real_server_answers_413_to_huge_and_endless_bodies(database_url):
+    limit = 1 << 20
+    with live_server(database_url, env={"BONNIEBOARD_MAX_UPLOAD_BYTES": str(limit)}) as server:
+        host, port = server.url.removeprefix("http://").split(":")
+        # Headers that promise a terabyte, and no body at all: the answer comes anyway.
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(b"POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Type: text/csv\r\nContent-Length: 1099511627776\r\n\r\n")
+            head = read_response_head(sock, time.monotonic() + 10)
+        assert head.startswith(b"HTTP/1.1 413"), head[:200]
+        # An endless chunked body: the answer must come while we are still sending.
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(b"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=xx\r\nTransfer-Encoding: chunked\r\n\r\n")
+            chunk = b"10000\r\n" + b"x" * 65536 + b"\r\n"
+            sent, head = 0, b""
+            sock.setblocking(False)
+            deadline = time.monotonic() + 30
+            while not head and sent < 64 * limit and time.monotonic() < deadline:
+                try:
+                    head = sock.recv(65536)
+                except BlockingIOError:
+                    try:
+                        sent += sock.send(chunk)
+                    except BlockingIOError:
+                        time.sleep(0.001)
+            assert head.startswith(b"HTTP/1.1 413"), (sent, head[:200])
+            assert sent < 64 * limit
+
+
+# ==== HTML: autoescape, no script but our own files, security headers everywhere ====
+
+
+def test_jinja_autoescapes_every_template():
+    autoescape = templates.env.autoescape
+    assert autoescape is True or all(autoescape(name) for name in templates.env.list_templates())
+
+
+def ours(url: str) -> bool:
+    """A file we serve ourselves: /static/... on this site (url_for writes the site's own origin)."""
+    parts = urlsplit(url)
+    return parts.netloc in ("", "testserver") and parts.path.startswith("/static/")
+
+
+class ScriptAudit(HTMLParser):
+    """Collects what a CSP of script-src 'self' would block: inline scripts and event-handler attributes."""
+
+    def __init__(self):
+        super().__init__()
+        self.problems: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        for name, value in attrs:
+            if name.startswith("on") or (value or "").strip().lower().startswith("javascript:"):
+                self.problems.append(f"<{tag} {name}={value!r}>")
+        if tag == "script" and "src" not in attributes and attributes.get("type") != "application/json":
+            self.problems.append(f"inline <script {attributes}>")
+        if tag == "script" and "src" in attributes and not ours(attributes["src"]):
+            self.problems.append(f"script from elsewhere: {attributes['src']}")
+        if tag == "link" and attributes.get("rel") == "stylesheet" and not ours(attributes.get("href", "")):
+            self.problems.append(f"stylesheet from elsewhere: {attributes.get('href')}")
+
+
+def test_pages_escape_hostile_text_and_run_only_our_own_scripts(client):
+    run_id = post_csv(client, with_field(LINE_198, 2, HOSTILE), tag=f"k{HOSTILE}={HOSTILE}", label=HOSTILE).json()["created"][0]
+    bad_line = with_field(LINE_198, 9, HOSTILE)
+    upload_result = client.post("/upload", data={"lines": bad_line, "label": HOSTILE})
+    assert upload_result.status_code == 422
+    pages = {
+        "runs": client.get("/").text,
+        "runs-filtered": client.get("/", params={"machine": HOSTILE, "tag": f"x={HOSTILE}"}).text,
+        "run": client.get(f"/runs/{run_id}").text,
+        "upload": client.get("/upload").text,
+        "upload-errors": upload_result.text,
+        "login": client.get("/login", params={"next": f'/"><script>alert(1)</script>'}).text,
+        "not-found": client.get(f"/runs/{MAX_ID}").text,
+        "docs": client.get("/docs").text,
+    }
+    for name, html in pages.items():
+        assert HOSTILE not in html and "<script>alert" not in html, name
+        audit = ScriptAudit()
+        audit.feed(html)
+        assert audit.problems == [], (name, audit.problems)
+    assert "&lt;img src=x onerror=alert(1)&gt;" in pages["run"] and "&lt;img src=x onerror=alert(1)&gt;" in pages["upload-errors"]
+
+
+@pytest.mark.databases("sqlite")
+def test_every_response_carries_the_security_headers(client, monkeypatch):
+    run_id = post_csv(client, LINE_198).json()["created"][0]
+    responses = {
+        "json": client.get("/api/runs"),
+        "json-error": client.get("/api/runs/abc"),
+        "csv": client.get("/api/runs/export.csv"),
+        "created": post_csv(client, LINE_103),
+        "deleted": client.delete(f"/api/runs/{run_id}"),
+        "page": client.get("/"),
+        "htmx-partial": client.get("/", headers={"HX-Request": "true"}),
+        "error-page": client.get("/runs/12345"),
+        "static": client.get("/static/app.css"),
+        "docs": client.get("/docs"),
+        "openapi": client.get("/openapi.json"),
+        "too-large": client.post("/api/runs", content=b"x", headers={"Content-Length": "99999999999"}),
+    }
+    set_setting(monkeypatch, "API_TOKEN", "t" * 20)
+    set_setting(monkeypatch, "PRIVATE_READS", "true")
+    responses["unauthorized"] = client.get("/api/runs")
+    responses["redirect"] = client.get("/", follow_redirects=False)
+    assert responses["redirect"].status_code == 303 and responses["unauthorized"].status_code == 401
+    for name, response in responses.items():
+        headers = response.headers
+        assert headers["content-security-policy"] == CONTENT_SECURITY_POLICY, name
+        assert headers["x-content-type-options"] == "nosniff", name
+        assert headers["referrer-policy"] == "same-origin", name
+        assert headers["x-frame-options"] == "DENY", name
+    policy = dict(part.strip().split(" ", 1) for part in CONTENT_SECURITY_POLICY.split(";"))
+    assert policy["script-src"] == "'self'" and policy["frame-ancestors"] == "'none'" and policy["object-src"] == "'none'"
+    assert "unsafe" not in CONTENT_SECURITY_POLICY and "*" not in CONTENT_SECURITY_POLICY
+
+
+def test_docs_are_served_from_vendored_files(client):
+    html = client.get("/docs").text
+    sources = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert len(sources) == 4 and all(ours(s) or s == "/" for s in sources), sources
+    for source in sources:
+        if ours(source):
+            assert client.get(source).status_code == 200, source
+    assert json.loads(client.get("/openapi.json").text)["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
