@@ -6,8 +6,8 @@
 # into bench/RESULTS.md under "## Runner vs bonnie++ 2.00a".
 #
 # usage: sudo bench/runner_vs_bonnie.sh [ROUNDS] [-- extra bonnie++ options]
-#   env: PARAMS (default "-s 512 -r 256 -n 4"), TMPFS_SIZE (default 6g), TMPDIR,
-#        NO_TMPFS=1, RESULTS=path
+#   env: PARAMS (default "-s 512 -r 256 -n 4"), TARGETS (default "tmpfs disk"),
+#        TMPFS_SIZE (default 6g), TMPDIR, NO_TMPFS=1, RESULTS=path
 # needs: root (mount, bonnie++ -u root), bonnie++, python3, make, cc, libcurl dev files.
 set -euo pipefail
 
@@ -31,12 +31,13 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM  # run the EXIT trap (umount) when interrupted
 
-TARGETS="disk"
-if [ -z "${NO_TMPFS:-}" ]; then
-    mount -t tmpfs -o size="${TMPFS_SIZE:-6g}",mode=0755 bench-tmpfs "$TMPFS"
-    TARGETS="tmpfs disk"
-fi
+TARGETS=${TARGETS:-"tmpfs disk"}
+[ -n "${NO_TMPFS:-}" ] && TARGETS=${TARGETS//tmpfs/}
+case " $TARGETS " in
+*" tmpfs "*) mount -t tmpfs -o size="${TMPFS_SIZE:-6g}",mode=0755 bench-tmpfs "$TMPFS" ;;
+esac
 
 SEED=$$
 for target in $TARGETS; do
@@ -89,9 +90,9 @@ def spread(values):
 lines = ["## Runner vs bonnie++ 2.00a", ""]
 lines.append(f"Measured {datetime.date.today().isoformat()} on {platform.node()} "
              f"({os.cpu_count()} CPUs, kernel {platform.release()}), {rounds} rounds per tool, "
-             f"alternating, same seed. Command: `sudo PARAMS='{params}' bench/runner_vs_bonnie.sh {rounds}` "
-             f"(, tmpfs mounted under the temp dir for the purpose, disk = the temp "
-             f"dir's own filesystem).")
+             f"alternating, same seed. Command: `sudo PARAMS='{params}' bench/runner_vs_bonnie.sh {rounds}`; "
+             f"tmpfs = a tmpfs mounted under the temp dir for the purpose, disk = the temp "
+             f"dir's own filesystem.")
 lines.append("")
 lines.append("Throughput ratio = median over rounds of runner/bonnie++ for the same round; CPU/work = "
              "(%CPU/100)/rate, i.e. CPU seconds per KiB, seek or file, from the CSV of each tool "
