@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
@@ -176,8 +176,16 @@ def _insert_rows(session: Session, rows: list[tuple]) -> None:
         cursor.executemany(_SQLITE_INSERT, [_sqlite_row(row) for row in rows])
         cursor.close()
         return
+    # Two uploads sharing lines in different orders would each wait in ON CONFLICT for a row the
+    # other inserted: a deadlock, and one of them a 500 (issue #5). Run inserts take turns under one
+    # transaction-scoped advisory lock, as SQLite's single writer does; parsing up to the first
+    # batch still runs in parallel. Taking it again in the same transaction is free.
+    session.execute(select(func.pg_advisory_xact_lock(_PG_INGEST_LOCK)))
     statement = postgresql.insert(run_table).on_conflict_do_nothing(index_elements=["line_hash"])
     session.execute(statement, [dict(zip(ROW_COLUMNS, row, strict=True)) for row in rows])
+
+
+_PG_INGEST_LOCK = 0x626F6E6E6965  # "bonnie": any constant no other code locks
 
 
 def _ids_by_hash(session: Session, digests: list[bytes]) -> dict[bytes, int]:
