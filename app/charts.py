@@ -14,7 +14,7 @@ from typing import Any
 
 from app.errors import BadRequest
 from app.parsing import FILE_TESTS, NOT_RUN, OK, TESTS, TOO_FAST, UNITS, Result
-from app.units import KIB_PER_MIB, US_PER_MS, US_PER_S
+from app.units import KIB_PER_MIB, US_PER_MS, US_PER_S, format_latency, format_rate
 
 ABSOLUTE, RELATIVE = "absolute", "relative"
 MODES = (ABSOLUTE, RELATIVE)
@@ -89,25 +89,14 @@ class RunFigures:
     results: tuple[Result, ...]
 
 
-def figures_of(run: Any) -> RunFigures:
-    """A stored run (app.models.Run, its tags loaded) as RunFigures."""
-    return RunFigures(
-        id=run.id,
-        machine=run.machine,
-        label=run.label,
-        tags={tag.key: tag.value for tag in run.tags},
-        format_version=run.format_version,
-        bonnie_version=run.bonnie_version,
-        results=tuple(
-            Result(
-                getattr(run, f"{test}_status"),
-                getattr(run, f"{test}_value"),
-                getattr(run, f"{test}_cpu_pct"),
-                getattr(run, f"{test}_latency_us"),
-            )
-            for test in TESTS
-        ),
-    )
+_RESULT_STARTS = range(5, 5 + 4 * len(TESTS), 4)
+
+
+def figures_of(row: Any, tags: dict[str, str]) -> RunFigures:
+    """A run as queries.runs_to_compare() reads it (a row of queries.COMPARE_COLUMNS) and its tags."""
+    cells = tuple(row)
+    make = Result._make
+    return RunFigures(cells[0], cells[1], cells[2], tags, cells[3], cells[4], tuple([make(cells[at:at + 4]) for at in _RESULT_STARTS]))
 
 
 def parse_run_ids(values: Iterable[str]) -> list[int]:
@@ -143,13 +132,21 @@ def check_request(run_ids: Sequence[int], mode: str, baseline: int | None) -> in
 # ==== The numbers (GET /api/compare) ====
 
 
-def cell(spec: ChartSpec, result: Result) -> tuple[str, int | float | None]:
-    """One run's (status, value) for one test of a chart, in absolute units."""
-    if spec.measure == LATENCY:
-        return (OK, result.latency_us) if result.latency_us is not None else (NO_LATENCY, None)
-    if result.status != OK:
-        return result.status, None
-    return OK, result.cpu_pct if spec.measure == CPU else result.value
+def _value_cell(result: Result) -> tuple[str, Any]:
+    return (OK, result.value) if result.status == OK else (result.status, None)
+
+
+def _cpu_cell(result: Result) -> tuple[str, Any]:
+    return (OK, result.cpu_pct) if result.status == OK else (result.status, None)
+
+
+def _latency_cell(result: Result) -> tuple[str, Any]:
+    # bonnie++ prints a latency even for a +++++ result; 1.03 lines have none.
+    return (OK, result.latency_us) if result.latency_us is not None else (NO_LATENCY, None)
+
+
+CELL = {VALUE: _value_cell, CPU: _cpu_cell, LATENCY: _latency_cell}
+TEST_INDEXES = {spec.key: [TESTS.index(test) for test in spec.tests] for spec in CHARTS}
 
 
 def relative_cell(run_cell: tuple[str, Any], baseline_cell: tuple[str, Any]) -> tuple[str, float | None]:
@@ -170,21 +167,23 @@ def compare(runs: Sequence[RunFigures], *, mode: str = ABSOLUTE, baseline: int |
     """The body of GET /api/compare for `runs` (in the order asked)."""
     baseline = check_request([run.id for run in runs], mode, baseline)
     base_run = next((run for run in runs if run.id == baseline), None)
+    relative = mode == RELATIVE
     charts = []
     for spec in CHARTS:
-        indexes = [TESTS.index(test) for test in spec.tests]
+        indexes, to_cell = TEST_INDEXES[spec.key], CELL[spec.measure]
+        base_cells = [to_cell(base_run.results[i]) for i in indexes] if base_run else []
         series = []
-        base_cells = [cell(spec, base_run.results[i]) for i in indexes] if base_run else None
         for run in runs:
-            if mode == RELATIVE and run.id == baseline:
+            if relative and run.id == baseline:
                 continue
-            cells = [cell(spec, run.results[i]) for i in indexes]
-            if mode == RELATIVE:
+            results = run.results
+            cells = [to_cell(results[i]) for i in indexes]
+            if relative:
                 cells = [relative_cell(c, b) for c, b in zip(cells, base_cells, strict=True)]
-            series.append({"run": run.id, "values": [v for _, v in cells], "status": [s for s, _ in cells]})
+            series.append({"run": run.id, "values": [c[1] for c in cells], "status": [c[0] for c in cells]})
         charts.append({
             "key": spec.key,
-            "unit": "%" if mode == RELATIVE else spec.unit,
+            "unit": "%" if relative else spec.unit,
             "higher_is_better": spec.higher_is_better,
             "tests": list(spec.tests),
             "series": series,
@@ -323,46 +322,49 @@ def _heat(values: list[float | int | None], higher_is_better: bool) -> list[int 
 
 def heat_table(runs: Sequence[RunFigures], *, mode: str = ABSOLUTE, baseline: int | None = None) -> dict[str, Any]:
     """The table under the charts, in the spirit of bon_csv2html: one row per run, each test's
-    value, %CPU and latency shaded from worst to best among the runs shown (lower is better for
-    %CPU and latency); +++++ and empty cells stay plain. In relative mode each value also has its
-    difference from the baseline."""
+    rate, %CPU and latency shaded from worst (heat-0) to best (heat-6) among the runs shown (lower
+    is better for %CPU and latency); +++++ and empty cells stay plain. In relative mode a rate also
+    has its difference from the baseline.
+
+    Each row's `cells` holds, per test, (css class, text, relative text) for the rate, the %CPU and
+    (when any run has latencies) the latency: ready to print, as the page prints 50 runs x 36 cells."""
     names = legend_names(runs)
-    base_run = next((run for run in runs if run.id == baseline), None)
-    columns: dict[str, dict[str, list]] = {}
-    for index, test in enumerate(TESTS):
+    base_run = next((run for run in runs if run.id == baseline), None) if mode == RELATIVE else None
+    has_latency = any(r.latency_us is not None for run in runs for r in run.results)
+    shades = []
+    for index in range(len(TESTS)):
         results = [run.results[index] for run in runs]
-        value_cells = [(r.status, r.value if r.status == OK else None) for r in results]
-        cpus = [r.cpu_pct if r.status == OK else None for r in results]
-        latencies = [r.latency_us for r in results]
-        columns[test] = {
-            "value_heat": _heat([v for _, v in value_cells], True),
-            "cpu_heat": _heat(cpus, False),
-            "latency_heat": _heat(latencies, False),
-        }
+        shades.append((
+            _heat([r.value if r.status == OK else None for r in results], True),
+            _heat([r.cpu_pct if r.status == OK else None for r in results], False),
+            _heat([r.latency_us for r in results], False),
+        ))  # fmt: skip
     rows = []
     for row_index, run in enumerate(runs):
         cells = []
         for index, test in enumerate(TESTS):
             result = run.results[index]
-            column = columns[test]
-            relative = None
-            if mode == RELATIVE and base_run is not None and run.id != base_run.id:
+            value_shade, cpu_shade, latency_shade = (column[row_index] for column in shades[index])
+            ok = result.status == OK
+            relative = ""
+            if ok and base_run is not None and run is not base_run:
                 base = base_run.results[index]
-                relative = relative_cell(
-                    (result.status, result.value if result.status == OK else None),
-                    (base.status, base.value if base.status == OK else None),
-                )
-            cells.append({
-                "test": test,
-                "status": result.status,
-                "value": result.value if result.status == OK else None,
-                "unit": UNITS[test],
-                "cpu_pct": result.cpu_pct if result.status == OK else None,
-                "latency_us": result.latency_us,
-                "value_heat": column["value_heat"][row_index],
-                "cpu_heat": column["cpu_heat"][row_index],
-                "latency_heat": column["latency_heat"][row_index],
-                "relative": relative,
-            })  # fmt: skip
-        rows.append({"id": run.id, "name": names[run.id], "source": source_of(run), "baseline": run.id == baseline, "cells": cells})
-    return {"tests": list(TESTS), "rows": rows, "has_latency": any(r.latency_us is not None for run in runs for r in run.results)}
+                status, difference = relative_cell((OK, result.value), (base.status, base.value if base.status == OK else None))
+                relative = f"{difference:+.1f}%" if status == OK else ""
+            cells.append((
+                f"num group-start {result.status}" + _shade_class(value_shade),
+                format_rate(result.value, UNITS[test]) if ok else TOO_FAST_TEXT if result.status == TOO_FAST else "",
+                relative,
+            ))  # fmt: skip
+            cells.append(("num" + _shade_class(cpu_shade), str(result.cpu_pct) if ok and result.cpu_pct is not None else "+++" if result.status == TOO_FAST else "", ""))
+            if has_latency:
+                cells.append(("num" + _shade_class(latency_shade), format_latency(result.latency_us), ""))
+        rows.append({"id": run.id, "name": names[run.id], "baseline": run.id == baseline, "cells": cells})
+    return {"tests": list(TESTS), "has_latency": has_latency, "rows": rows}
+
+
+TOO_FAST_TEXT = "+++++"
+
+
+def _shade_class(shade: int | None) -> str:
+    return "" if shade is None else f" heat-{shade}"

@@ -137,3 +137,40 @@ def run_as_dict(run: Run, *, with_document: bool = False) -> dict[str, Any]:
     if with_document:
         data["document"] = run.document
     return data
+
+
+# ==== Comparisons (issue #3): only the columns the charts need, without the ORM, for speed ====
+
+COMPARE_COLUMNS = (
+    run_table.c.id, run_table.c.machine, run_table.c.label, run_table.c.format_version, run_table.c.bonnie_version,
+    *(run_table.c[f"{test}_{part}"] for test in TESTS for part in ("status", "value", "cpu_pct", "latency_us")),
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ComparedRuns:
+    rows: list[Any]  # COMPARE_COLUMNS of each run found, in the order asked
+    tags: dict[int, dict[str, str]]  # run id -> its tags
+    missing: list[int]  # ids asked for that do not exist
+
+
+def runs_to_compare(*, session: Session, run_ids: list[int], missing_ok: bool = False, with_tags: bool = True) -> ComparedRuns:
+    """The runs asked for, as rows of COMPARE_COLUMNS, and their tags (all empty without with_tags);
+    without missing_ok, NotFound names the first missing id."""
+    found = {row.id: row for row in session.execute(select(*COMPARE_COLUMNS).where(run_table.c.id.in_(run_ids)))} if run_ids else {}
+    missing = [run_id for run_id in run_ids if run_id not in found]
+    if missing and not missing_ok:
+        raise NotFound(f"run {missing[0]} does not exist")
+    tags: dict[int, dict[str, str]] = {run_id: {} for run_id in found}
+    if found and with_tags:
+        for run_id, key, value in session.execute(select(Tag.run_id, Tag.key, Tag.value).where(Tag.run_id.in_(list(found))).order_by(Tag.key)):
+            tags[run_id][key] = value
+    return ComparedRuns([found[run_id] for run_id in run_ids if run_id in found], tags, missing)
+
+
+def recent_runs(*, session: Session, limit: int, exclude: list[int]) -> list[Any]:
+    """The newest runs' (id, machine, label), leaving out `exclude`."""
+    statement = select(run_table.c.id, run_table.c.machine, run_table.c.label).order_by(run_table.c.id.desc()).limit(limit)
+    if exclude:
+        statement = statement.where(run_table.c.id.not_in(exclude))
+    return list(session.execute(statement))

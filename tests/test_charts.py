@@ -213,27 +213,49 @@ def test_view_titles_say_where_the_numbers_come_from_and_notes_say_why_bars_are_
     assert [(n["status"], n["where"]) for n in rview["charts"][0]["notes"]] == [("too_fast", ["vm: rewrite, get_block"])]
 
 
+def heat_cells(table, run_id, test):
+    """The (css class, text, relative text) of a run's rate, %CPU and latency cells for one test."""
+    row = next(r for r in table["rows"] if r["id"] == run_id)
+    width = 3 if table["has_latency"] else 2
+    at = TESTS.index(test) * width
+    return row["cells"][at:at + width]
+
+
+def shade(cell):
+    return next((int(c[5:]) for c in cell[0].split() if c.startswith("heat-")), None)
+
+
 def test_heat_table_shades_worst_to_best_reversed_for_cpu_and_latency():
-    runs = [V198, V197, V103]
-    table = charts.heat_table(runs)
-    cells = {row["id"]: {c["test"]: c for c in row["cells"]} for row in table["rows"]}
-    # put_block: 420469 best (6), 347029, 31164 worst (0)
-    assert [cells[i]["put_block"]["value_heat"] for i in (1, 2, 3)] == [6, 5, 0]
-    # put_block %CPU: 81, 24, 60 -> lower is better: 24 best
-    assert [cells[i]["put_block"]["cpu_heat"] for i in (1, 2, 3)] == [0, 6, 2]
-    # putc latency: 18213us worst, 8735us best, mindpipe has none (plain)
-    assert [cells[i]["putc"]["latency_heat"] for i in (1, 2, 3)] == [0, 6, None]
-    # +++++ cells are plain, and so is a column with a single measured value
-    assert cells[1]["rewrite"]["status"] == "too_fast" and cells[1]["rewrite"]["value_heat"] is None
-    assert cells[1]["rewrite"]["latency_us"] == 1098
-    assert [cells[i]["seq_stat"]["value_heat"] for i in (1, 2, 3)] == [None, None, None]
-    assert cells[3]["seeks"]["value"] == 56.7 and cells[3]["seeks"]["unit"] == "seeks/s"
-    assert table["has_latency"] is True
+    table = charts.heat_table([V198, V197, V103])
+    assert table["has_latency"] is True and [r["name"] for r in table["rows"]] == ["vm", "wifo3-02", "mindpipe"]
+    put_block = [heat_cells(table, i, "put_block") for i in (1, 2, 3)]
+    # rates 420469, 347029, 31164 KiB/s: the first is best (6), the last worst (0)
+    assert [shade(c[0]) for c in put_block] == [6, 5, 0]
+    assert [c[0][1] for c in put_block] == ["410.6 MiB/s", "338.9 MiB/s", "30.4 MiB/s"]
+    # %CPU 81, 24, 60: lower is better
+    assert [(shade(c[1]), c[1][1]) for c in put_block] == [(0, "81"), (6, "24"), (2, "60")]
+    # latency 4307us, 16764us, none: lower is better; no latency is plain and empty
+    assert [(shade(c[2]), c[2][1]) for c in put_block] == [(6, "4.3 ms"), (0, "16.8 ms"), (None, "")]
+    rewrite = heat_cells(table, 1, "rewrite")
+    assert rewrite[0] == ("num group-start too_fast", "+++++", "") and rewrite[1] == ("num", "+++", "")
+    assert rewrite[2][1] == "1.1 ms"  # +++++ still has its latency
+    # a column with a single measured value (seq_stat: +++++ everywhere) stays plain
+    assert [shade(heat_cells(table, i, "seq_stat")[0]) for i in (1, 2, 3)] == [None, None, None]
+    assert heat_cells(table, 3, "seeks")[0][1] == "56.7 seeks/s"
+
+
+def test_heat_table_without_latencies_and_not_run_cells():
+    no_char = figures("1.98,2.00a,vm,1,1795352069,512M,,8192,5,,,564124,74,955896,61,,,+++++,+++,+++++,+++,16,,,,,3411,97,+++++,+++,+++++,+++,2189,99,+++++,+++,+++++,+++,,5996us,9384us,,1514us,5243us,8781us,703us,7380us,10912us,144us,5710us", 4)
+    table = charts.heat_table([V103, no_char])
+    assert heat_cells(table, 4, "putc") == [("num group-start not_run", "", ""), ("num", "", ""), ("num", "", "")]
+    only_103 = charts.heat_table([V103])
+    assert only_103["has_latency"] is False and len(only_103["rows"][0]["cells"]) == 24
 
 
 def test_heat_table_relative_column():
     table = charts.heat_table([V198, V197], mode="relative", baseline=1)
     base_row, other = table["rows"]
-    assert base_row["baseline"] is True and all(c["relative"] is None for c in base_row["cells"])
-    assert other["cells"][0]["relative"] == ("ok", 112.0)
-    assert other["cells"][2]["relative"] == ("baseline_too_fast", None)
+    assert base_row["baseline"] is True and all(relative == "" for _, _, relative in base_row["cells"])
+    assert heat_cells(table, 2, "putc")[0][2] == "+112.0%"
+    assert heat_cells(table, 2, "rewrite")[0][2] == ""  # the baseline's rewrite is +++++
+    assert charts.heat_table([V198, V197], baseline=1)["rows"][1]["cells"][0][2] == ""  # absolute mode

@@ -122,9 +122,11 @@ def get_compare(
     mode: Literal["absolute", "relative"] = "absolute",
 ):
     """The numbers behind the comparison charts; the /compare page draws exactly these."""
-    found = queries.get_runs(session=session, run_ids=charts.parse_run_ids([runs]))
+    # The JSON names runs by label or machine: their tags are not needed.
+    compared = queries.runs_to_compare(session=session, run_ids=charts.parse_run_ids([runs]), with_tags=False)
+    figures = [charts.figures_of(row, compared.tags[row.id]) for row in compared.rows]
     # JSONResponse directly: FastAPI's generic encoder costs more than the comparison itself.
-    return JSONResponse(charts.compare([charts.figures_of(run) for run in found], mode=mode, baseline=baseline))
+    return JSONResponse(charts.compare(figures, mode=mode, baseline=baseline))
 
 
 @router.get("/health")

@@ -88,12 +88,13 @@ def compare_page(
         added, notice = [], exc.detail
     removed = set(charts.parse_run_ids([remove]))
     run_ids = [run_id for run_id in dict.fromkeys(run_ids + added) if run_id not in removed]
-    found, missing = _existing_runs(session, run_ids)
-    if missing:
-        notice = f"No run {', '.join(f'#{run_id}' for run_id in missing)}: left out."
-    if len(found) > charts.MAX_RUNS:
-        found, notice = found[: charts.MAX_RUNS], f"At most {charts.MAX_RUNS} runs can be compared at once."
-    run_ids = [r.id for r in found]
+    compared = queries.runs_to_compare(session=session, run_ids=run_ids[: charts.MAX_RUNS], missing_ok=True)
+    if compared.missing:
+        notice = f"No run {', '.join(f'#{run_id}' for run_id in compared.missing)}: left out."
+    if len(run_ids) > charts.MAX_RUNS:
+        notice = f"At most {charts.MAX_RUNS} runs can be compared at once."
+    figures = [charts.figures_of(row, compared.tags[row.id]) for row in compared.rows]
+    run_ids = [f.id for f in figures]
     chosen_baseline = int(baseline) if baseline.isdigit() and baseline.isascii() and int(baseline) in run_ids else None
     if mode not in charts.MODES:
         raise BadRequest(f"mode must be 'absolute' or 'relative', not {mode[:30]!r}")
@@ -104,9 +105,9 @@ def compare_page(
     if not partial and not notice and request.url.path + (f"?{request.url.query}" if request.url.query else "") != url:
         return RedirectResponse(url, status_code=303)
 
-    context = {"url": url, "mode": mode, "notice": notice, "recent": _recent_runs(session, run_ids)}
-    if found:
-        figures = [charts.figures_of(r) for r in found]
+    recent = queries.recent_runs(session=session, limit=RECENT_RUNS, exclude=run_ids)
+    context = {"url": url, "mode": mode, "notice": notice, "recent": recent}
+    if figures:
         data = charts.compare(figures, mode=mode, baseline=chosen_baseline)
         context.update(
             figures=figures,
@@ -133,28 +134,8 @@ def compare_url(run_ids: list[int], baseline: int | None, mode: str) -> str:
     return "/compare?" + urlencode(params, safe=",")
 
 
-def _existing_runs(session, run_ids: list[int]) -> tuple[list, list[int]]:
-    """The runs that exist, in order, and the ids that do not."""
-    try:
-        return queries.get_runs(session=session, run_ids=run_ids), []
-    except NotFound:
-        found = {}
-        for run_id in run_ids:
-            try:
-                found[run_id] = queries.get_run(session=session, run_id=run_id)
-            except NotFound:
-                pass
-        return [found[i] for i in run_ids if i in found], [i for i in run_ids if i not in found]
-
-
+# The newest runs, offered when adding runs to a comparison.
 RECENT_RUNS = 30
-
-
-def _recent_runs(session, exclude: list[int]) -> list[dict]:
-    """The newest runs, offered when adding runs to a comparison."""
-    _, runs = queries.list_runs(session=session, run_filter=queries.RunFilter(), limit=RECENT_RUNS + len(exclude), offset=0)
-    excluded = set(exclude)
-    return [{"id": r.id, "name": r.label or r.machine, "machine": r.machine} for r in runs if r.id not in excluded][:RECENT_RUNS]
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)

@@ -1,0 +1,161 @@
+"""Compare page speed: GET /api/compare for 50 runs and the full /compare page, against the trivial
+GET /api/health of the same server in the same run, with 10,000 runs in the database (issue #3).
+
+Usage: .venv/bin/python bench/compare_bench.py [--runs 10000] [--compare 50] [--duration 10] [--rounds 3]
+
+Loads --runs real bonnie++ lines (every line of tests/data/corpus/, cycled, each with its own machine
+name, in four uploads tagged fs=ext4|xfs and raid=5|6) into a temporary SQLite file with
+`bonnieboard ingest`, starts `bonnieboard serve` (one worker), and measures each URL with Debian's
+`wrk` (one thread, one connection: the latency one user feels, requests one after the other) for
+--duration seconds, the three URLs taking turns for --rounds rounds. Reports wrk's median latency per
+URL (the median of the rounds' medians), the ratios to /api/health, and the bytes of JavaScript and
+CSS the compare page loads (as served, and gzipped for reference).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "data" / "corpus"
+BONNIEBOARD = ROOT / ".venv" / "bin" / "bonnieboard"
+TAGS = [("ext4", "5"), ("xfs", "5"), ("ext4", "6"), ("xfs", "6")]
+WRK_UNITS_MS = {"us": 1e-3, "ms": 1.0, "s": 1000.0}
+
+
+def corpus_lines() -> list[str]:
+    lines = []
+    for path in sorted(CORPUS.glob("*.csv")):
+        lines += [line for line in path.read_text().splitlines() if line and not line.startswith("#")]
+    return lines
+
+
+def with_machine(line: str, machine: str) -> str:
+    fields = line.split(",")
+    fields[0 if len(fields) == 27 else 2] = machine  # 1.03 lines start with the name
+    return ",".join(fields)
+
+
+def load_runs(workdir: Path, count: int, env: dict[str, str]) -> None:
+    lines = corpus_lines()
+    per_file = -(-count // len(TAGS))
+    written = 0
+    for part, (fs, raid) in enumerate(TAGS):
+        path = workdir / f"runs-{part}.csv"
+        with path.open("w") as out:
+            for _ in range(min(per_file, count - written)):
+                out.write(with_machine(lines[written % len(lines)], f"host{written}") + "\n")
+                written += 1
+        subprocess.run([BONNIEBOARD, "ingest", "--tag", f"fs={fs}", "--tag", f"raid={raid}", path], env=env, check=True, stdout=subprocess.DEVNULL)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wrk_median_ms(url: str, duration_s: int) -> tuple[float, float]:
+    """wrk's median latency (ms) and requests/s for `url`, one connection."""
+    result = subprocess.run(["wrk", "-t1", "-c1", f"-d{duration_s}s", "--latency", url], capture_output=True, text=True, check=True)
+    median = re.search(r"^\s+50%\s+([\d.]+)(us|ms|s)\s*$", result.stdout, re.M)
+    rate = re.search(r"^Requests/sec:\s+([\d.]+)", result.stdout, re.M)
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", result.stdout)
+    if not median or not rate or errors:
+        raise RuntimeError(f"wrk on {url}:\n{result.stdout}{result.stderr}")
+    return float(median.group(1)) * WRK_UNITS_MS[median.group(2)], float(rate.group(1))
+
+
+def page_assets(base_url: str, page_path: str) -> list[tuple[str, int, int]]:
+    """(path, bytes as served, gzipped bytes) of every script and stylesheet the page loads."""
+    html = httpx.get(base_url + page_path).text
+    paths = re.findall(r'<script[^>]+src="([^"]+)"', html) + re.findall(r'<link[^>]+rel="stylesheet"[^>]+href="([^"]+)"', html)
+    assets = []
+    for path in paths:
+        body = httpx.get(path if path.startswith("http") else base_url + path).content
+        assets.append((path.replace(base_url, ""), len(body), len(gzip.compress(body, 9))))
+    return assets
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=10_000)
+    parser.add_argument("--compare", type=int, default=50)
+    parser.add_argument("--duration", type=int, default=10, help="seconds of wrk per URL per round")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    if not shutil.which("wrk"):
+        print("wrk is missing: apt-get install -y wrk", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BONNIEBOARD_")}
+        env["BONNIEBOARD_DATABASE_URL"] = f"sqlite:///{workdir / 'bench.db'}"
+        start = time.perf_counter()
+        load_runs(workdir, args.runs, env)
+        print(f"loaded {args.runs} runs in {time.perf_counter() - start:.1f} s")
+        port = free_port()
+        server = subprocess.Popen([BONNIEBOARD, "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        base_url = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(300):
+                try:
+                    if httpx.get(f"{base_url}/api/health", timeout=1).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    time.sleep(0.1)
+            total = httpx.get(f"{base_url}/api/runs", params={"limit": 1}).json()["total"]
+            assert total == args.runs, total
+            # Runs spread over the whole table, in an order that is not the ids' order.
+            step = args.runs // args.compare
+            ids = [1 + ((i * 7919) % args.compare) * step for i in range(args.compare)]
+            query = f"runs={','.join(map(str, ids))}&baseline={ids[0]}&mode=relative"
+            urls = {"GET /api/health": "/api/health", f"GET /api/compare ({args.compare} runs, relative)": f"/api/compare?{query}",
+                    f"GET /compare page ({args.compare} runs, relative)": f"/compare?{query}"}  # fmt: skip
+            for path in urls.values():
+                response = httpx.get(base_url + path)
+                assert response.status_code == 200, (path, response.status_code)
+            sizes = {name: len(httpx.get(base_url + path).content) for name, path in urls.items()}
+            medians: dict[str, list[float]] = {name: [] for name in urls}
+            rates: dict[str, list[float]] = {name: [] for name in urls}
+            for _ in range(args.rounds):
+                for name, path in urls.items():
+                    median_ms, rate = wrk_median_ms(base_url + path, args.duration)
+                    medians[name].append(median_ms)
+                    rates[name].append(rate)
+            assets = page_assets(base_url, f"/compare?{query}")
+        finally:
+            server.terminate()
+            server.wait()
+
+    trivial = statistics.median(medians["GET /api/health"])
+    print(f"\nwrk -t1 -c1 -d{args.duration}s --latency, {args.rounds} rounds; {args.runs} runs in the database\n")
+    print("| URL | response bytes | median latency, ms (rounds) | ratio to /api/health | requests/s |")
+    print("|---|---|---|---|---|")
+    for name in urls:
+        median = statistics.median(medians[name])
+        rounds = ", ".join(f"{m:.2f}" for m in medians[name])
+        print(f"| {name} | {sizes[name]:,} | {median:.2f} ({rounds}) | {median / trivial:.1f}x | {statistics.median(rates[name]):.0f} |")
+    print("\n| compare page asset | bytes | gzipped |")
+    print("|---|---|---|")
+    for path, size, zipped in assets:
+        print(f"| {path} | {size:,} | {zipped:,} |")
+    print(f"| **total JS + CSS** | **{sum(a[1] for a in assets):,}** | {sum(a[2] for a in assets):,} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
