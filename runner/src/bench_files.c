@@ -429,6 +429,12 @@ static int test_delete_random(const struct files_config *c, struct file_set *s, 
     return BENCH_OK;
 }
 
+static void progress(const struct files_config *c, const char *text)
+{
+    if (!c->quiet)
+        fputs(text, stderr);
+}
+
 int bench_files_run(const struct files_config *c, struct rng *rng, struct test_result res[])
 {
     struct file_set s;
@@ -446,29 +452,26 @@ int bench_files_run(const struct files_config *c, struct rng *rng, struct test_r
     }
     for (int i = 0; i < c->num_dirs; i++)
         s.dir_fds[i] = -1;
-    const char *q = c->quiet ? NULL : "";
-#define STEP(text) do { if (q) fputs(text, stderr); } while (0)
-    STEP("Create files in sequential order...");
+    progress(c, "Create files in sequential order...");
     if ((rc = test_create(c, &s, rng, 0, &res[TEST_SEQ_CREATE])))
         goto out;
-    STEP("done.\nStat files in sequential order...");
+    progress(c, "done.\nStat files in sequential order...");
     if ((rc = test_walk(c, &s, 0, &res[TEST_SEQ_STAT])))
         goto out;
-    STEP("done.\nDelete files in sequential order...");
+    progress(c, "done.\nDelete files in sequential order...");
     if ((rc = test_walk(c, &s, 1, &res[TEST_SEQ_DEL])))
         goto out;
-    STEP("done.\n");
-    STEP("Create files in random order...");
+    progress(c, "done.\n");
+    progress(c, "Create files in random order...");
     if ((rc = test_create(c, &s, rng, 1, &res[TEST_RAN_CREATE])))
         goto out;
-    STEP("done.\nStat files in random order...");
+    progress(c, "done.\nStat files in random order...");
     if ((rc = test_stat_random(c, &s, rng, &res[TEST_RAN_STAT])))
         goto out;
-    STEP("done.\nDelete files in random order...");
+    progress(c, "done.\nDelete files in random order...");
     if ((rc = test_delete_random(c, &s, rng, &res[TEST_RAN_DEL])))
         goto out;
-    STEP("done.\n");
-#undef STEP
+    progress(c, "done.\n");
 out:
     if (rc != BENCH_OK) {
         struct sys_counts ignored;
