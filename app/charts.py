@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.errors import BadRequest
+from app.models import MAX_ID
 from app.parsing import FILE_TESTS, NOT_RUN, OK, TESTS, TOO_FAST, UNITS, Result
 from app.units import KIB_PER_MIB, US_PER_MS, US_PER_S, format_latency, format_rate
 
@@ -106,7 +107,7 @@ def parse_run_ids(values: Iterable[str]) -> list[int]:
         for part in value.replace(" ", ",").split(","):
             if not part:
                 continue
-            if not (part.isdigit() and part.isascii()) or len(part) > 18:
+            if not (part.isdigit() and part.isascii()) or len(part) > 18 or int(part) > MAX_ID:
                 raise BadRequest(f"runs must be run ids separated by commas, like 1,2,3; {part[:30]!r} is not an id")
             run_id = int(part)
             if run_id not in ids:
@@ -241,14 +242,13 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
     names = legend_names(runs)
     sources = list(dict.fromkeys(source_of(run) for run in runs))
     relative = data["mode"] == RELATIVE
-    baseline_name = names.get(data["baseline"]) if data["baseline"] is not None else None
     charts = []
     for spec, chart in zip(CHARTS, data["charts"], strict=True):
         values = [v for series in chart["series"] for v in series["values"]]
         log = spec.measure == LATENCY and not relative
         if relative:
             unit, divisor = "%", 1
-            axis_title = f"% vs baseline {baseline_name}"
+            axis_title = "% vs baseline"
         else:
             unit, divisor = display_unit(spec.unit, values)
             axis_title = f"{'latency' if log else spec.title}, {unit}" + (" (log scale)" if log else "")

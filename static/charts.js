@@ -15,6 +15,7 @@
   const TOO_FAST = "too_fast";
   const MARK_PX = 26; // height of a +++++ mark
   const LEGEND_MAX_RUNS = 10; // more runs: the list above the charts is the legend
+  const NARROW_PX = 520;
 
   function cssVar(name, fallback) {
     const value = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
@@ -226,7 +227,8 @@
 
     const legendLabels = function (c) {
       const items = [];
-      if (c.data.datasets.length <= LEGEND_MAX_RUNS) {
+      // On a narrow screen the list of runs above the charts (same colours) is the legend.
+      if (c.data.datasets.length <= LEGEND_MAX_RUNS && c.width >= NARROW_PX) {
         c.data.datasets.forEach(function (dataset, i) {
           items.push({ text: dataset.label, fillStyle: dataset.bbColor, strokeStyle: dataset.bbColor, lineWidth: 0,
                        hidden: !c.isDatasetVisible(i), datasetIndex: i });
@@ -253,7 +255,7 @@
               autoSkip: false,
               // Narrow charts (phones) show bonnie++'s names alone; wider ones add what the test does.
               callback: function (value, index) {
-                const narrow = this.chart.width / chart.tests.length < 70;
+                const narrow = this.chart.width / chart.tests.length < 90;
                 return narrow ? chart.tests[index] : [chart.tests[index], chartView.test_titles[index]];
               },
             },
@@ -274,7 +276,7 @@
         },
         plugins: {
           legend: {
-            display: datasets.length <= LEGEND_MAX_RUNS || hasTooFast,
+            display: function (ctx) { return hasTooFast || (datasets.length <= LEGEND_MAX_RUNS && ctx.chart.width >= NARROW_PX); },
             position: "bottom",
             labels: { generateLabels: legendLabels, boxWidth: 14 },
             onClick: function (e, item, legend) {

@@ -209,7 +209,7 @@ def test_view_titles_say_where_the_numbers_come_from_and_notes_say_why_bars_are_
     relative = charts.compare(runs, mode="relative", baseline=2)
     rview = charts.compare_view(runs, relative)
     assert rview["charts"][4]["scale"] == "linear"  # relative charts are linear, latency included
-    assert rview["charts"][0]["axis_title"] == "% vs baseline wifo3-02"
+    assert rview["charts"][0]["axis_title"] == "% vs baseline"
     assert [(n["status"], n["where"]) for n in rview["charts"][0]["notes"]] == [("too_fast", ["vm: rewrite, get_block"])]
 
 
