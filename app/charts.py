@@ -173,6 +173,9 @@ def compare(runs: Sequence[RunFigures], *, mode: str = ABSOLUTE, baseline: int |
     for spec in CHARTS:
         indexes, to_cell = TEST_INDEXES[spec.key], CELL[spec.measure]
         base_cells = [to_cell(base_run.results[i]) for i in indexes] if base_run else []
+        # Why each baseline cell cannot be divided by (None when it can): relative_cell's rules, once per chart.
+        base_reasons = [relative_cell((OK, 1), b)[0] for b in base_cells]
+        base_reasons = [None if reason == OK else reason for reason in base_reasons]
         series = []
         for run in runs:
             if relative and run.id == baseline:
@@ -180,8 +183,15 @@ def compare(runs: Sequence[RunFigures], *, mode: str = ABSOLUTE, baseline: int |
             results = run.results
             cells = [to_cell(results[i]) for i in indexes]
             if relative:
-                cells = [relative_cell(c, b) for c, b in zip(cells, base_cells, strict=True)]
-            series.append({"run": run.id, "values": [c[1] for c in cells], "status": [c[0] for c in cells]})
+                # relative_cell(), inlined: 50 runs x 36 cells per request
+                values = [
+                    round((value / base[1] - 1) * 100, 1) + 0.0 if status == OK and reason is None else None
+                    for (status, value), base, reason in zip(cells, base_cells, base_reasons, strict=True)
+                ]
+                statuses = [status if status != OK else reason or OK for (status, _), reason in zip(cells, base_reasons, strict=True)]
+            else:
+                values, statuses = [c[1] for c in cells], [c[0] for c in cells]
+            series.append({"run": run.id, "values": values, "status": statuses})
         charts.append({
             "key": spec.key,
             "unit": "%" if relative else spec.unit,
