@@ -10,7 +10,7 @@ from app import charts, queries
 from app.auth import PageAuthDep
 from app.config import get_settings
 from app.db import SessionDep
-from app.errors import BadRequest, InvalidUpload, NotFound
+from app.errors import BadRequest, InvalidUpload
 from app.ingest import ingest
 from app.models import MAX_ID
 from app.parsing import TESTS, TOO_FAST, UNITS, iter_parse_bytes
@@ -158,7 +158,7 @@ MAX_TAG_ROWS = 100
 
 
 @router.post("/runs/{run_id}/tags", response_class=HTMLResponse)
-async def run_tags_submit(run_id: int, request: Request, session: SessionDep, page_auth: PageAuthDep):
+async def run_tags_submit(run_id: Annotated[int, Path(ge=1, le=MAX_ID)], request: Request, session: SessionDep, page_auth: PageAuthDep):
     """Replace a run's label and tag set from the run page's form (like PATCH /api/runs/{id})."""
     request._body = await read_body(request, MAX_TAG_ROWS * 2 * (MAX_TAG_CHARS * 4 + 32) + 8192)
     form = await request.form(max_files=0, max_fields=MAX_TAG_ROWS * 2 + 5)
