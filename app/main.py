@@ -9,6 +9,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import auth
@@ -88,7 +89,18 @@ async def _http_error(request: Request, exc: StarletteHTTPException):
     response = _error_response(request, exc.status_code, detail)
     if exc.headers:
         response.headers.update(exc.headers)
+    if exc.status_code == 405:
+        # Starlette names the methods of the first route whose path matched; a path served by
+        # several routes (GET, PATCH and DELETE /api/runs/{id}) allows all of theirs.
+        response.headers["Allow"] = ", ".join(_allowed_methods(request))
     return response
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    return [
+        method for method in ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
+        if any(route.matches({**request.scope, "method": method})[0] == Match.FULL for route in request.app.router.routes)
+    ]  # fmt: skip
 
 
 async def _validation_error(request: Request, exc: RequestValidationError):

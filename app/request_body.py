@@ -11,11 +11,8 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
 from app.errors import BadRequest, PayloadTooLarge
-from app.schemas import JsonUpload
+from app.schemas import MAX_LABEL_CHARS, MAX_TAG_CHARS, JsonUpload
 
-# Tags and labels are short names; a limit keeps a hostile upload from storing megabytes in them.
-MAX_TAG_CHARS = 200
-MAX_LABEL_CHARS = 500
 # The runner's document nests about six levels; far deeper ones could not be sent back (issue #5).
 MAX_DOCUMENT_DEPTH = 32
 

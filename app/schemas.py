@@ -1,11 +1,31 @@
 """The JSON shapes of the API (docs: api-contract.md). ORM rows never cross the wire."""
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 Status = Literal["ok", "too_fast", "not_run"]
+
+# Tags and labels are short names; a limit keeps a hostile upload from storing megabytes in them.
+MAX_TAG_CHARS = 200
+MAX_LABEL_CHARS = 500
+
+# What app.request_body's check_tag and check_label accept, for the OpenAPI description. They answer
+# 400 with their own message, so these document the rule rather than have pydantic enforce it (422).
+_NO_NUL = "^[^\\x00]*$"
+TAG_PARAM_SCHEMA = WithJsonSchema({
+    "type": "string",
+    "pattern": f"^[^=\\x00]{{1,{MAX_TAG_CHARS}}}=[^\\x00]{{0,{MAX_TAG_CHARS}}}$",
+    "description": f"KEY=VALUE: a key of 1 to {MAX_TAG_CHARS} characters without '=', a value of at most {MAX_TAG_CHARS}; no NUL",
+})  # fmt: skip
+_LABEL = {"type": "string", "maxLength": MAX_LABEL_CHARS, "pattern": _NO_NUL}
+_TAGS = {
+    "type": "object",
+    "propertyNames": {"minLength": 1, "maxLength": MAX_TAG_CHARS, "pattern": _NO_NUL},
+    "additionalProperties": {"type": "string", "maxLength": MAX_TAG_CHARS, "pattern": _NO_NUL},
+}
+LABEL_PARAM_SCHEMA = WithJsonSchema(_LABEL)
 
 
 class ResultOut(BaseModel):
@@ -78,8 +98,8 @@ class JsonUpload(BaseModel):
 
     csv: str
     document: dict[str, Any] | None = None
-    tags: dict[str, str] = Field(default_factory=dict)
-    label: str | None = None
+    tags: Annotated[dict[str, str], WithJsonSchema(_TAGS)] = Field(default_factory=dict)
+    label: Annotated[str | None, WithJsonSchema({"anyOf": [_LABEL, {"type": "null"}]})] = None
 
 
 class RunPatch(BaseModel):
@@ -87,5 +107,5 @@ class RunPatch(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    label: str | None = None
-    tags: dict[str, str] | None = None
+    label: Annotated[str | None, WithJsonSchema({"anyOf": [_LABEL, {"type": "null"}]})] = None
+    tags: Annotated[dict[str, str] | None, WithJsonSchema({"anyOf": [_TAGS, {"type": "null"}]})] = None

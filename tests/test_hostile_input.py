@@ -128,6 +128,7 @@ def test_out_of_range_ids_and_offsets_are_4xx(client, value):
         ("GET", f"/api/runs/{value}"), ("PATCH", f"/api/runs/{value}"), ("DELETE", f"/api/runs/{value}"),
         ("GET", f"/api/runs?upload={value}"), ("GET", f"/api/runs?offset={value}"), ("GET", f"/api/runs?limit={value}"),
         ("GET", f"/api/runs/export.csv?upload={value}"), ("GET", f"/runs/{value}"), ("GET", f"/?page={value}"),
+        ("GET", f"/api/compare?runs=1,{value}"), ("GET", f"/compare?runs=1,{value}"), ("POST", f"/runs/{value}/tags"),
     ):  # fmt: skip
         response = client.request(method, url, json={"label": "x"} if method == "PATCH" else None)
         assert 400 <= response.status_code < 500 or (response.status_code == 200 and value == "0"), (method, url, response.status_code)

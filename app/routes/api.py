@@ -4,6 +4,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
+from pydantic import WithJsonSchema
 
 from app import charts, queries
 from app.config import get_settings
@@ -12,7 +13,7 @@ from app.ingest import ingest
 from app.models import MAX_ID
 from app.parsing import iter_parse_bytes
 from app.request_body import check_label, check_tag, parse_tag_params, read_upload
-from app.schemas import ErrorOut, RunDetailOut, RunList, RunPatch, UploadOut
+from app.schemas import LABEL_PARAM_SCHEMA, TAG_PARAM_SCHEMA, ErrorOut, RunDetailOut, RunList, RunPatch, UploadOut
 
 router = APIRouter(prefix="/api", tags=["runs"])
 
@@ -34,7 +35,7 @@ UPLOAD_BODY = {
 
 def run_filter(
     machine: str | None = None,
-    tag: Annotated[list[str], Query(description="KEY=VALUE; repeatable, all must match")] = [],  # noqa: B006
+    tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], Query(description="KEY=VALUE; repeatable, all must match")] = [],  # noqa: B006
     format: str | None = None,  # noqa: A002 - the contract's name
     upload: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
 ) -> queries.RunFilter:
@@ -43,14 +44,16 @@ def run_filter(
 
 FilterDep = Annotated[queries.RunFilter, Depends(run_filter)]
 RunId = Annotated[int, Path(ge=1, le=MAX_ID)]
+# What charts.parse_run_ids accepts (it answers 400 itself): ids separated by commas or spaces.
+RUN_IDS_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[ ,]*[0-9]{1,10}(?:[ ,]+[0-9]{1,10})*[ ,]*$"})
 
 
 @router.post("/runs", status_code=201, response_model=UploadOut, responses=ERRORS, openapi_extra=UPLOAD_BODY)
 async def post_runs(
     request: Request,
     session: SessionDep,
-    tag: Annotated[list[str], Query(description="KEY=VALUE; repeatable")] = [],  # noqa: B006
-    label: str | None = None,
+    tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], Query(description="KEY=VALUE; repeatable")] = [],  # noqa: B006
+    label: Annotated[str | None, LABEL_PARAM_SCHEMA] = None,
     partial: bool = False,
 ):
     """Store bonnie++ CSV lines: raw text, multipart field `file`, or the runner's JSON form."""
@@ -90,12 +93,12 @@ def export_runs(session: SessionDep, run_filter: FilterDep):
     return Response("".join(f"{line}\n" for line in lines), media_type="text/csv; charset=utf-8")
 
 
-@router.get("/runs/{run_id}", response_model=RunDetailOut, responses=ERRORS)
+@router.get("/runs/{run_id:int}", response_model=RunDetailOut, responses=ERRORS)
 def get_run(run_id: RunId, session: SessionDep):
     return queries.run_as_dict(queries.get_run(session=session, run_id=run_id), with_document=True)
 
 
-@router.patch("/runs/{run_id}", response_model=RunDetailOut, responses=ERRORS)
+@router.patch("/runs/{run_id:int}", response_model=RunDetailOut, responses=ERRORS)
 def patch_run(run_id: RunId, patch: RunPatch, session: SessionDep):
     changes = patch.model_dump(include=patch.model_fields_set)
     if "label" in changes:
@@ -107,7 +110,7 @@ def patch_run(run_id: RunId, patch: RunPatch, session: SessionDep):
     return queries.run_as_dict(run, with_document=True)
 
 
-@router.delete("/runs/{run_id}", status_code=204, responses=ERRORS)
+@router.delete("/runs/{run_id:int}", status_code=204, responses=ERRORS)
 def delete_run(run_id: RunId, session: SessionDep):
     queries.delete_run(session=session, run_id=run_id)
     session.commit()
@@ -117,7 +120,7 @@ def delete_run(run_id: RunId, session: SessionDep):
 @router.get("/compare", responses=ERRORS)
 def get_compare(
     session: SessionDep,
-    runs: Annotated[str, Query(description="run ids separated by commas, e.g. 1,2,3 (at most 100)")],
+    runs: Annotated[str, RUN_IDS_SCHEMA, Query(description="run ids separated by commas, e.g. 1,2,3 (at most 100)")],
     baseline: Annotated[int | None, Query(description="one of the runs; relative mode's default is the first")] = None,
     mode: Literal["absolute", "relative"] = "absolute",
 ):
