@@ -133,35 +133,40 @@ def check_request(run_ids: Sequence[int], mode: str, baseline: int | None) -> in
 # ==== The numbers (GET /api/compare) ====
 
 
-def _value_cell(result: Result) -> tuple[str, Any]:
-    return (OK, result.value) if result.status == OK else (result.status, None)
+def chart_cells(results: tuple[Result, ...], indexes: list[int], measure: str) -> tuple[list[str], list[Any]]:
+    """One run's (statuses, values) for the tests at `indexes` of a chart, in absolute units."""
+    picked = [results[i] for i in indexes]
+    if measure == LATENCY:
+        # bonnie++ prints a latency even for a +++++ result; 1.03 lines have none.
+        values = [r[3] for r in picked]
+        return [OK if v is not None else NO_LATENCY for v in values], values
+    field = 1 if measure == VALUE else 2  # Result: status, value, cpu_pct, latency_us
+    return [r[0] for r in picked], [r[field] if r[0] == OK else None for r in picked]
 
 
-def _cpu_cell(result: Result) -> tuple[str, Any]:
-    return (OK, result.cpu_pct) if result.status == OK else (result.status, None)
-
-
-def _latency_cell(result: Result) -> tuple[str, Any]:
-    # bonnie++ prints a latency even for a +++++ result; 1.03 lines have none.
-    return (OK, result.latency_us) if result.latency_us is not None else (NO_LATENCY, None)
-
-
-CELL = {VALUE: _value_cell, CPU: _cpu_cell, LATENCY: _latency_cell}
 TEST_INDEXES = {spec.key: [TESTS.index(test) for test in spec.tests] for spec in CHARTS}
 
 
+def baseline_reason(status: str, value: Any) -> str | None:
+    """Why a run cannot be compared with this baseline cell, or None when it can."""
+    if status != OK or value is None:
+        return BASELINE_PREFIX + status
+    return BASELINE_ZERO if value == 0 else None
+
+
+def percent_of(value: float, base_value: float) -> float:
+    """(run / baseline - 1) * 100 rounded to one decimal; + 0.0 turns a rounded -0.0 into 0.0."""
+    return round((value / base_value - 1) * 100, 1) + 0.0
+
+
 def relative_cell(run_cell: tuple[str, Any], baseline_cell: tuple[str, Any]) -> tuple[str, float | None]:
-    """(run / baseline - 1) * 100 rounded to one decimal, or None and the reason."""
+    """A run's (status, value) relative to the baseline's: a percentage, or None and the reason
+    (the run's own status first, then the baseline's as "baseline_" + status, or "baseline_zero")."""
     status, value = run_cell
-    base_status, base_value = baseline_cell
     if status != OK or value is None:
         return status, None
-    if base_status != OK or base_value is None:
-        return BASELINE_PREFIX + base_status, None
-    if base_value == 0:
-        return BASELINE_ZERO, None
-    # + 0.0 turns a rounded -0.0 into 0.0.
-    return OK, round((value / base_value - 1) * 100, 1) + 0.0
+    reason = baseline_reason(*baseline_cell)
+    return (reason, None) if reason else (OK, percent_of(value, baseline_cell[1]))
 
 
 def compare(runs: Sequence[RunFigures], *, mode: str = ABSOLUTE, baseline: int | None = None) -> dict[str, Any]:
@@ -171,26 +176,22 @@ def compare(runs: Sequence[RunFigures], *, mode: str = ABSOLUTE, baseline: int |
     relative = mode == RELATIVE
     charts = []
     for spec in CHARTS:
-        indexes, to_cell = TEST_INDEXES[spec.key], CELL[spec.measure]
-        base_cells = [to_cell(base_run.results[i]) for i in indexes] if base_run else []
-        # Why each baseline cell cannot be divided by (None when it can): relative_cell's rules, once per chart.
-        base_reasons = [relative_cell((OK, 1), b)[0] for b in base_cells]
-        base_reasons = [None if reason == OK else reason for reason in base_reasons]
+        indexes = TEST_INDEXES[spec.key]
         series = []
+        if relative:
+            base_statuses, base_values = chart_cells(base_run.results, indexes, spec.measure)
+            reasons = [baseline_reason(s, v) for s, v in zip(base_statuses, base_values, strict=True)]
         for run in runs:
             if relative and run.id == baseline:
                 continue
-            results = run.results
-            cells = [to_cell(results[i]) for i in indexes]
+            statuses, values = chart_cells(run.results, indexes, spec.measure)
             if relative:
-                # relative_cell(), inlined: 50 runs x 36 cells per request
+                # relative_cell() over a whole row at once: 50 runs x 36 cells per request.
                 values = [
-                    round((value / base[1] - 1) * 100, 1) + 0.0 if status == OK and reason is None else None
-                    for (status, value), base, reason in zip(cells, base_cells, base_reasons, strict=True)
+                    percent_of(v, b) if s == OK and v is not None and reason is None else None
+                    for s, v, b, reason in zip(statuses, values, base_values, reasons, strict=True)
                 ]
-                statuses = [status if status != OK else reason or OK for (status, _), reason in zip(cells, base_reasons, strict=True)]
-            else:
-                values, statuses = [c[1] for c in cells], [c[0] for c in cells]
+                statuses = [s if s != OK else reason or OK for s, reason in zip(statuses, reasons, strict=True)]
             series.append({"run": run.id, "values": values, "status": statuses})
         charts.append({
             "key": spec.key,
