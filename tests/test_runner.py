@@ -272,8 +272,12 @@ def test_system_calls_match_bonnie(runner, tmp_path):
 
 
 def _created_names(trace: Path) -> list[str]:
-    names = re.findall(r'open(?:at)?\([^"]*"(?:[^"]*/)?([^"/]*)", [^)]*O_CREAT', trace.read_text())
-    return [name for name in names if not name.startswith("Bonnie.")]
+    names = []
+    for line in trace.read_text(errors="replace").splitlines():
+        m = re.match(r'^\d+\s+open(?:at)?\([^"]*"(?:[^"]*/)?([^"/]*)", [^)\n]*O_CREAT', line)
+        if m and not m.group(1).startswith("Bonnie."):
+            names.append(m.group(1))
+    return names
 
 
 def _free_port() -> int:

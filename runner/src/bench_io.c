@@ -461,7 +461,7 @@ static void seeker_main(const struct io_config *c, int64_t total_chunks, int ctl
     memset(&rep, 0, sizeof(rep));
     struct bigfile f = {c, -1};
     struct op_timer op = {0, 0};
-    char *buf = aligned_alloc(4096, (size_t)c->chunk_bytes);
+    char *buf = aligned_alloc(4096, c->chunk_bytes < 4096 ? 4096 : (size_t)c->chunk_bytes);
     int ticket;
     rep.status = BENCH_ERROR;
     if (!buf || file_open(&f, 0, &rep.calls))

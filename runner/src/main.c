@@ -3,7 +3,7 @@
  *
  * Exit codes: 0 ok; 1 usage (bad option, file size under twice the RAM);
  * 2 preparation (scratch directory, free space, --json file); 3 run-time
- * failure or interrupted by SIGINT/SIGTERM (test files removed); 4 the
+ * failure or interrupted by SIGINT/SIGTERM/SIGPIPE (test files removed); 4 the
  * results were produced but the post failed (they are in the spool file). */
 #include <errno.h>
 #include <signal.h>
@@ -67,7 +67,10 @@ static int install_signals(void)
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;  /* no SA_RESTART: blocking reads return EINTR */
     sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+    /* SIGPIPE too (`runner | head`), and the limits bonnie++ also catches:
+     * each stops the run and removes the test files instead of killing us */
+    if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL) || sigaction(SIGPIPE, &sa, NULL) ||
+        sigaction(SIGXFSZ, &sa, NULL) || sigaction(SIGXCPU, &sa, NULL))
         return -1;
     sa.sa_handler = SIG_IGN;
     return sigaction(SIGHUP, &sa, NULL);

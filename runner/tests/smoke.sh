@@ -43,6 +43,10 @@ set -e
 [ "$rc" -eq 3 ] || fail "interrupted run exit $rc, expected 3"
 [ -z "$(ls -A "$TMP/scratch")" ] || fail "files left after SIGINT: $(ls -A "$TMP/scratch")"
 
+# a closed output pipe (`| head`) stops the run the same way
+"$BIN" -d "$TMP/scratch" -s 0 -n 4 -r 0 2>&1 | head -1 >/dev/null
+[ -z "$(ls -A "$TMP/scratch")" ] || fail "files left after SIGPIPE: $(ls -A "$TMP/scratch")"
+
 # usage errors exit 1; a missing directory is a preparation error (2)
 set +e
 "$BIN" -s 10 -r 1000 -d "$TMP/scratch" >/dev/null 2>&1; [ $? -eq 1 ] || fail "2x RAM refusal not exit 1"
