@@ -4,11 +4,7 @@
 
 #include <string.h>
 
-#include "version.h"
-
-#define DEFAULT_CHUNK 8192
-#define DEFAULT_SEEKS 8192
-#define DEFAULT_SEEK_PROCS 5
+#include "options.h"
 
 char *report_format_latency(char *buf, double latency_s)
 {
@@ -177,13 +173,13 @@ void report_text(FILE *fp, const struct run_params *p, const struct test_result 
         size_t keep = 0;
         const char *parts[4];
         char chunk_txt[32] = "", conc_txt[16] = "", seeks_txt[16] = "", procs_txt[16] = "";
-        if (p->io_chunk_bytes != DEFAULT_CHUNK)
+        if (p->io_chunk_bytes != OPT_DEFAULT_CHUNK_BYTES)
             print_size(chunk_txt, sizeof(chunk_txt), p->io_chunk_bytes, " km");
         if (p->concurrency != 1)
             snprintf(conc_txt, sizeof(conc_txt), "%d", p->concurrency);
-        if (p->seeks != DEFAULT_SEEKS)
+        if (p->seeks != OPT_DEFAULT_SEEKS)
             snprintf(seeks_txt, sizeof(seeks_txt), "%d", p->seeks);
-        if (p->seek_procs != DEFAULT_SEEK_PROCS)
+        if (p->seek_procs != OPT_DEFAULT_SEEK_PROCS)
             snprintf(procs_txt, sizeof(procs_txt), "%d", p->seek_procs);
         parts[0] = chunk_txt; parts[1] = conc_txt; parts[2] = seeks_txt; parts[3] = procs_txt;
         for (int i = 0; i < 4; i++) {
