@@ -16,7 +16,7 @@
  * seeks and seek_proc_count). No trailing newline. */
 #define REPORT_CSV_HEADER \
     "format_version,bonnie_version,name,concurrency,seed,file_size,io_chunk_size," \
-    "seeks,seek_proc_count,putc,putc_cpu,put_block,put_block_cpu,rewrite,rewrite_cpu," \
+    "seek_count,seek_proc_count,putc,putc_cpu,put_block,put_block_cpu,rewrite,rewrite_cpu," \
     "getc,getc_cpu,get_block,get_block_cpu,seeks,seeks_cpu,num_files,max_size,min_size," \
     "num_dirs,file_chunk_size,seq_create,seq_create_cpu,seq_stat,seq_stat_cpu,seq_del," \
     "seq_del_cpu,ran_create,ran_create_cpu,ran_stat,ran_stat_cpu,ran_del,ran_del_cpu," \
