@@ -76,8 +76,12 @@ static int parse_s(struct options *o, const char *arg, char *err, size_t errlen)
     int n = split_colons(buf, part, 5);
     if (n < 1 || n > 4)
         return fail(err, errlen, "-s: expected size[:chunk[:seeks[:procs]]], got \"%s\"", arg);
+    /* bonnie++ ignores an unknown last letter, so people write "-s 64M"; "m" means the unit itself. */
+    size_t size_len = strlen(part[0]);
+    if (size_len > 1 && tolower((unsigned char)part[0][size_len - 1]) == 'm')
+        part[0][size_len - 1] = '\0';
     if (options_size_from_str(part[0], "gt", &v) || v < 0)
-        return fail(err, errlen, "-s: bad size \"%s\" (MiB, or suffix g/t)", part[0]);
+        return fail(err, errlen, "-s: bad size \"%s\" (MiB, or suffix m/g/t)", part[0]);
     o->file_size_mib = v;
     if (n > 1) {
         if (options_size_from_str(part[1], "k", &v) || v <= 0 || v > INT32_MAX)

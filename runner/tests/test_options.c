@@ -52,6 +52,8 @@ int main(void)
               o.seek_procs == 3 && o.size_set);
     options_free(&o);
     test_cond("-s bad size", PARSE(&o, "-s", "12q") == -1 && strstr(err, "-s"));
+    test_cond("-s 64M is 64 MiB, as bonnie++ reads it", PARSE(&o, "-s", "64M") == 0 && o.file_size_mib == 64);
+    test_cond("-s 2G is 2048 MiB", PARSE(&o, "-s", "2G:4k") == 0 && o.file_size_mib == 2048 && o.io_chunk_bytes == 4096);
     options_free(&o);
     test_cond("-s 0 procs refused", PARSE(&o, "-s", "64:8k:100:0") == -1);
     options_free(&o);
