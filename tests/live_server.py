@@ -3,6 +3,7 @@ for the load, crash and revocation tests and the concurrency benchmark."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import socket
@@ -39,6 +40,16 @@ class LiveServer:
         self.process.wait(timeout=30)
 
 
+def _own_group_dying_with_parent() -> None:
+    """In the child: a process group of its own (killed whole), and SIGTERM if the test run dies
+    first, so a killed pytest or benchmark leaves no server behind."""
+    os.setsid()
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+PR_SET_PDEATHSIG = 1
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -53,7 +64,7 @@ def live_server(database_url: str, *, workers: int = 1, env: dict[str, str] | No
     environment = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url} | (env or {})
     process = subprocess.Popen(
         [BONNIEBOARD, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
-        env=environment, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True,
+        env=environment, stdout=log_file, stderr=subprocess.STDOUT, preexec_fn=_own_group_dying_with_parent,
     )  # fmt: skip
     server = LiveServer(f"http://127.0.0.1:{port}", process, Path(log_file.name))
     try:
