@@ -14,10 +14,9 @@ from app import auth
 from app.config import get_settings
 from app.db import get_sessionmaker
 from app.errors import AppError, InvalidUpload
-from app.ingest import ingest
+from app.ingest import ingest_bytes
 from app.migrate import upgrade
 from app.models import run_table
-from app.parsing import iter_parse_bytes
 from app.request_body import check_label, parse_tag_params
 
 
@@ -121,9 +120,10 @@ def _ingest(args: argparse.Namespace, max_line_bytes: int) -> int:
                 status = 1
                 continue
             try:
-                outcome = ingest(
+                outcome = ingest_bytes(
                     session=session,
-                    items=iter_parse_bytes(data, max_line_bytes=max_line_bytes),
+                    data=data,
+                    max_line_bytes=max_line_bytes,
                     partial=args.partial,
                     source="cli",
                     filename=path.name,

@@ -18,7 +18,8 @@ from sqlalchemy.orm import Session
 from app.db import begin_write
 from app.errors import InvalidUpload
 from app.models import Tag, Upload, run_table
-from app.parsing import TESTS, LineError, ParsedRun
+from app import sqlite_bulk
+from app.parsing import TESTS, CheckedLine, LineError, ParsedRun, iter_parse_bytes, parse_line
 
 BATCH_ROWS = 2000  # rows per executemany: memory stays flat however long the upload
 # SQLite allows 32766 bound parameters per statement; PostgreSQL 65535.
@@ -33,6 +34,13 @@ class IngestOutcome:
     errors: list[LineError] = field(default_factory=list)
 
 
+def ingest_bytes(*, session: Session, data: bytes, max_line_bytes: int, **options: Any) -> IngestOutcome:
+    """Parse an upload's bytes and ingest them; on SQLite, plain 1.98 lines are converted by SQLite."""
+    sqlite = session.get_bind().dialect.name == "sqlite"
+    items = iter_parse_bytes(data, max_line_bytes=max_line_bytes, defer_plain=sqlite)
+    return ingest(session=session, items=items, **options)
+
+
 def line_hash(raw_line: str) -> bytes:
     return hashlib.blake2b(raw_line.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
@@ -40,7 +48,7 @@ def line_hash(raw_line: str) -> bytes:
 def ingest(
     *,
     session: Session,
-    items: Iterable[ParsedRun | LineError],
+    items: Iterable[ParsedRun | CheckedLine | LineError],
     partial: bool = False,
     source: str,
     filename: str | None = None,
@@ -48,7 +56,7 @@ def ingest(
     tags: dict[str, str] | None = None,
     document: Any = None,
 ) -> IngestOutcome:
-    """Store every ParsedRun of `items` under a new upload.
+    """Store every ParsedRun (or CheckedLine) of `items` under a new upload.
 
     Without `partial`, any LineError raises InvalidUpload and nothing must be committed; with it,
     the valid lines are stored and the errors returned. A line already stored (or repeated in this
@@ -64,7 +72,7 @@ def ingest(
     errors: list[LineError] = []
     first_line_of: dict[bytes, int] = {}
     line_hashes: list[bytes] = []  # one per valid line, in order
-    batch: list[tuple] = []
+    batch = _Batch(session, head, tail)
     run_count = 0
     for item in items:
         if isinstance(item, LineError):
@@ -79,10 +87,7 @@ def ingest(
             first_line_of.setdefault(digest, item.line_no)
             continue
         first_line_of[digest] = item.line_no
-        batch.append(run_values(item, digest, head, tail))
-        if len(batch) >= BATCH_ROWS:
-            _insert_rows(session, batch)
-            batch.clear()
+        batch.add(item, digest)
 
     total = run_count + len(errors)
     if run_count == 0:
@@ -91,8 +96,7 @@ def ingest(
     if errors and not partial:
         verb = "is" if len(errors) == 1 else "are"
         raise InvalidUpload(f"{len(errors)} of {total} lines {verb} invalid; nothing was stored", errors)
-    if batch:
-        _insert_rows(session, batch)
+    batch.flush()
 
     outcome = IngestOutcome(upload_id=upload.id, errors=errors)
     created_ids = dict(
@@ -124,6 +128,50 @@ ROW_COLUMNS = (
     "file_max_size", "file_min_size", "file_num_dirs", "file_link", "label", "document",
     *(f"{test}_{part}" for test in TESTS for part in ("status", "value", "cpu_pct", "latency_us")),
 )  # fmt: skip
+
+
+class _Batch:
+    """Rows waiting to be inserted, converted by Python (run_values) or staged for SQLite (sqlite_bulk).
+
+    On SQLite, which this transaction holds the write lock of, each line is given its id here, in
+    line order, so the two kinds can be inserted separately and still number runs as their lines
+    come (the export gives them back in that order). PostgreSQL numbers them from its sequence.
+    """
+
+    def __init__(self, session: Session, head: tuple, tail: tuple):
+        self.session = session
+        self.head, self.tail = head, tail
+        self.values: list[tuple] = []
+        self.staged: list[tuple] = []
+        self.sqlite = session.get_bind().dialect.name == "sqlite"
+        self.next_id = (session.scalar(select(func.max(run_table.c.id))) or 0) + 1 if self.sqlite else None
+        self.shared = {"upload_id": head[0], "created_at": head[1], "label": tail[0], "document": tail[1]}
+
+    def add(self, item: ParsedRun | CheckedLine, digest: bytes) -> None:
+        if self.sqlite:
+            run_id = self.next_id
+            self.next_id += 1
+            if isinstance(item, CheckedLine):
+                self.staged.append(sqlite_bulk.stage_row(run_id, digest, item.raw_line))
+            else:
+                self.values.append((run_id, *run_values(item, digest, self.head, self.tail)))
+        else:
+            if isinstance(item, CheckedLine):
+                item = parse_line(item.raw_line, item.line_no)
+            self.values.append(run_values(item, digest, self.head, self.tail))
+        if len(self.values) >= BATCH_ROWS or len(self.staged) >= BATCH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.values:
+            _insert_rows(self.session, self.values)
+        if self.staged:
+            sqlite_bulk.insert_staged(self.session, self.staged, self.shared)
+        self.clear()
+
+    def clear(self) -> None:
+        self.values.clear()
+        self.staged.clear()
 
 
 def run_values(run: ParsedRun, digest: bytes, head: tuple, tail: tuple) -> tuple:
@@ -159,7 +207,7 @@ def _upload_columns(session: Session, upload_id: int, created_at: datetime, labe
 # them) and no text or blob compares equal to an integer.
 _SQLITE_NULL = -1
 _SQLITE_INSERT = (
-    f"INSERT INTO run ({', '.join(ROW_COLUMNS)}) VALUES ({', '.join(f'NULLIF(?, {_SQLITE_NULL})' for _ in ROW_COLUMNS)})"
+    f"INSERT INTO run (id, {', '.join(ROW_COLUMNS)}) VALUES (?, {', '.join(f'NULLIF(?, {_SQLITE_NULL})' for _ in ROW_COLUMNS)})"
     " ON CONFLICT (line_hash) DO NOTHING"
 )
 _NULL_TO_SENTINEL = {None: _SQLITE_NULL}
@@ -170,7 +218,10 @@ def _sqlite_row(row: tuple) -> tuple:
 
 
 def _insert_rows(session: Session, rows: list[tuple]) -> None:
-    """INSERT ... ON CONFLICT (line_hash) DO NOTHING for each row: duplicates are the database's call."""
+    """INSERT ... ON CONFLICT (line_hash) DO NOTHING for each row: duplicates are the database's call.
+
+    On SQLite each row starts with its id (see _Batch).
+    """
     if session.get_bind().dialect.name == "sqlite":
         cursor = session.connection().connection.driver_connection.cursor()
         cursor.executemany(_SQLITE_INSERT, [_sqlite_row(row) for row in rows])

@@ -11,9 +11,8 @@ from pydantic import WithJsonSchema
 from app import charts, queries
 from app.config import get_settings
 from app.db import SessionDep
-from app.ingest import IngestOutcome, ingest
+from app.ingest import IngestOutcome, ingest_bytes
 from app.models import MAX_ID
-from app.parsing import iter_parse_bytes
 from app.request_body import check_label, check_tag, parse_tag_params, read_upload
 from app.schemas import LABEL_PARAM_SCHEMA, TAG_PARAM_SCHEMA, ErrorOut, RunDetailOut, RunList, RunPatch, UploadOut
 
@@ -67,7 +66,8 @@ async def post_runs(
     return await run_in_threadpool(
         _store_upload,
         session=session,
-        items=iter_parse_bytes(upload.csv, max_line_bytes=settings.max_line_bytes),
+        data=upload.csv,
+        max_line_bytes=settings.max_line_bytes,
         partial=partial,
         source="api",
         filename=upload.filename,
@@ -85,7 +85,7 @@ _UPLOAD_TURN = threading.Lock()
 
 def _store_upload(*, session, **upload) -> IngestOutcome:
     with _UPLOAD_TURN:
-        outcome = ingest(session=session, **upload)
+        outcome = ingest_bytes(session=session, **upload)
         session.commit()
         return outcome
 

@@ -11,9 +11,9 @@ from app.auth import PageAuthDep
 from app.config import get_settings
 from app.db import SessionDep
 from app.errors import BadRequest, InvalidUpload
-from app.ingest import ingest
+from app.ingest import ingest_bytes
 from app.models import MAX_ID
-from app.parsing import TESTS, TOO_FAST, UNITS, iter_parse_bytes
+from app.parsing import TESTS, TOO_FAST, UNITS
 from app.request_body import MAX_TAG_CHARS, check_label, check_tag, parse_tag_params, read_body
 from app.templating import is_htmx, render
 
@@ -217,9 +217,10 @@ async def upload_submit(request: Request, session: SessionDep, page_auth: PageAu
     context = {"outcome": None, "errors": [], "detail": None, "auth": page_auth}
     status_code = 201
     try:
-        outcome = ingest(
+        outcome = ingest_bytes(
             session=session,
-            items=iter_parse_bytes(data, max_line_bytes=settings.max_line_bytes),
+            data=data,
+            max_line_bytes=settings.max_line_bytes,
             partial=partial,
             source="page",
             filename=filename,
