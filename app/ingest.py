@@ -152,7 +152,7 @@ class _Batch:
             run_id = self.next_id
             self.next_id += 1
             if isinstance(item, CheckedLine):
-                self.staged.append(sqlite_bulk.stage_row(run_id, digest, item.raw_line))
+                self.staged.append(sqlite_bulk.row(run_id, digest, item.raw_line))
             else:
                 self.values.append((run_id, *run_values(item, digest, self.head, self.tail)))
         else:
@@ -166,7 +166,7 @@ class _Batch:
         if self.values:
             _insert_rows(self.session, self.values)
         if self.staged:
-            sqlite_bulk.insert_staged(self.session, self.staged, self.shared)
+            sqlite_bulk.insert(self.session, self.staged, self.shared)
         self.clear()
 
     def clear(self) -> None:

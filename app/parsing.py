@@ -129,19 +129,28 @@ class CheckedLine:
 
 
 # A format-1.98 line of fifty fields (no comma in the name) whose cells all have the shapes bonnie++
-# writes, both test families run, and no character JSON would need to escape. For such a line
-# parse_line() can raise no error, so its cells can be converted elsewhere by the same rules.
+# writes, with the I/O tests, the file tests or both run, and no character JSON would need to
+# escape. For such a line parse_line() can raise no error, so its cells can be converted elsewhere
+# by the same rules.
 _PLAIN_TEXT = r'[^,"\\\x00-\x1f]*'
 _PAIR = r"(?:\d{1,15},\d{1,9}|\+\+\+\+\+,\+\+\+|,)"
 _SEEKS_PAIR = r"(?:\d{1,15}(?:\.\d{1,6})?,\d{1,9}|\+\+\+\+\+,\+\+\+|,)"
 _LATENCY = r"(?:\d{1,12}(?:us|ms|s))?"
+_IO_RUN = ",".join([r"\d{1,12}[MG]", "", r"\d{0,15}", r"\d{0,9}", *[_PAIR] * 5, _SEEKS_PAIR])
+_FILES_RUN = ",".join([r"\d{1,15}", r"(?:\d{1,15}|link|symlink)?", r"\d{0,15}", "", r"\d{0,15}", *[_PAIR] * 6])
+_LATENCIES_RUN = ",".join([_LATENCY] * 6)
+_IO_NOT_RUN, _FILES_NOT_RUN, _LATENCIES_NOT_RUN = "," * 15, "," * 16, "," * 5
 PLAIN_198 = re.compile(
-    rf"1\.98,{_PLAIN_TEXT},{_PLAIN_TEXT},\d{{1,9}},{_PLAIN_TEXT},\d{{1,12}}[MG],,\d{{0,15}},\d{{0,9}},"
-    + ",".join([_PAIR] * 5 + [_SEEKS_PAIR])
-    + r",\d{1,15},(?:\d{1,15}|link|symlink)?,\d{0,15},,\d{0,15},"
-    + ",".join([_PAIR] * 6)
-    + ","
-    + ",".join([_LATENCY] * 12)
+    rf"1\.98,{_PLAIN_TEXT},{_PLAIN_TEXT},\d{{1,9}},{_PLAIN_TEXT},(?:"
+    + "|".join(
+        ",".join(parts)
+        for parts in (
+            (_IO_RUN, _FILES_RUN, _LATENCIES_RUN, _LATENCIES_RUN),
+            (_IO_RUN, _FILES_NOT_RUN, _LATENCIES_RUN, _LATENCIES_NOT_RUN),  # -n 0
+            (_IO_NOT_RUN, _FILES_RUN, _LATENCIES_NOT_RUN, _LATENCIES_RUN),  # -s 0
+        )
+    )
+    + ")"
 )
 
 

@@ -9,12 +9,13 @@ by the same rules as app/parsing.py; tests/test_sqlite_bulk.py holds the two to 
 
 from __future__ import annotations
 
+import re
+
 from sqlalchemy.orm import Session
 
 from app.parsing import TESTS
 
 FIELD_COUNT = 50
-_STAGE = "temp.bonnieboard_stage"
 _CELLS = [f"c{i}" for i in range(FIELD_COUNT)]
 
 # Field positions in a format-1.98 line (docs: bonnie-csv-format.md §3.2).
@@ -54,11 +55,11 @@ COLUMN_SQL = {
     "bonnie_version": "NULLIF(c1, '')",
     "concurrency": "CAST(c3 AS INTEGER)",
     "seed": "NULLIF(c4, '')",
-    "file_size_mib": "CAST(c5 AS INTEGER) * CASE WHEN c5 GLOB '*G' THEN 1024 ELSE 1 END",
+    "file_size_mib": "CASE WHEN c5 = '' THEN NULL ELSE CAST(c5 AS INTEGER) * CASE WHEN c5 GLOB '*G' THEN 1024 ELSE 1 END END",
     "io_chunk_bytes": "NULL",
     "seek_count": _int("c7"),
     "seek_procs": _int("c8"),
-    "num_files": "CAST(c21 AS INTEGER)",
+    "num_files": _int("c21"),
     "file_max_size": "CASE WHEN c22 GLOB '[0-9]*' THEN CAST(c22 AS INTEGER) END",
     "file_min_size": _int("c23"),
     "file_num_dirs": _int("c25"),
@@ -68,32 +69,35 @@ COLUMN_SQL = {
     **_result_columns(),
 }
 
-_CREATE_STAGE = (
-    f"CREATE TEMP TABLE IF NOT EXISTS bonnieboard_stage (id INTEGER, line_hash BLOB, raw_line TEXT, {', '.join(_CELLS)})"
-)
-_STAGE_ROW = f"INSERT INTO {_STAGE} VALUES ({', '.join('?' * (FIELD_COUNT + 3))})"
-_INSERT_RUNS = (
-    f"INSERT INTO run ({', '.join(COLUMN_SQL)}) SELECT {', '.join(COLUMN_SQL.values())}"
-    f" FROM {_STAGE} WHERE true ORDER BY rowid ON CONFLICT (line_hash) DO NOTHING"
+# One INSERT per line with the conversion in its VALUES: the cells are numbered parameters
+# (?4 is c0, ... ?53 is c49), each used as often as the rules need, bound once.
+_PARAMS = {"id": "?1", "line_hash": "?2", "raw_line": "?3"} | {
+    cell: f"?{4 + index}" for index, cell in enumerate(_CELLS)
+} | {"upload_id": "?54", "created_at": "?55", "label": "?56", "document": "?57"}
+_CELL_NAME = re.compile(r"\b(c\d+|id|line_hash|raw_line)\b|:(\w+)")
+
+
+def _numbered(expression: str) -> str:
+    return _CELL_NAME.sub(lambda m: _PARAMS[m[1] or m[2]], expression)
+
+
+_INSERT_RUN = (
+    f"INSERT INTO run ({', '.join(COLUMN_SQL)}) VALUES ({', '.join(_numbered(e) for e in COLUMN_SQL.values())})"
+    " ON CONFLICT (line_hash) DO NOTHING"
 )
 
 
-def stage_row(run_id: int, line_hash: bytes, raw_line: str) -> tuple:
+def row(run_id: int, line_hash: bytes, raw_line: str) -> tuple:
+    """The first 53 parameters of a line's insert; insert() adds the upload's four."""
     return (run_id, line_hash, raw_line, *raw_line.split(","))
 
 
-def insert_staged(session: Session, rows: list[tuple], shared: dict) -> None:
-    """Insert stage_row() rows as runs, in order; `shared` holds upload_id, created_at, label, document.
-
-    Values as the driver takes them: created_at and document already in SQLite's stored form.
-    """
-    connection = session.connection().connection.driver_connection
-    cursor = connection.cursor()
+def insert(session: Session, rows: list[tuple], shared: dict) -> None:
+    """Insert row() rows as runs; `shared` holds upload_id, created_at, label and document as the
+    driver takes them (created_at and document already in SQLite's stored form)."""
+    upload = (shared["upload_id"], shared["created_at"], shared["label"], shared["document"])
+    cursor = session.connection().connection.driver_connection.cursor()
     try:
-        cursor.execute(_CREATE_STAGE)
-        cursor.execute(f"DELETE FROM {_STAGE}")
-        cursor.executemany(_STAGE_ROW, rows)
-        cursor.execute(_INSERT_RUNS, shared)
-        cursor.execute(f"DELETE FROM {_STAGE}")
+        cursor.executemany(_INSERT_RUN, [line + upload for line in rows])
     finally:
         cursor.close()

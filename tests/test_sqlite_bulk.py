@@ -64,16 +64,24 @@ OPTIONAL = st.one_of(st.just(""), DIGITS)
 
 @st.composite
 def plain_198_lines(draw):
-    fields = [
-        "1.98", draw(TEXT), draw(TEXT), draw(COUNT), draw(TEXT),
+    io = [
         draw(st.integers(0, 10**12 - 1).map(str)) + draw(st.sampled_from("MG")), "",
         draw(OPTIONAL), draw(st.one_of(st.just(""), COUNT)),
         *(draw(PAIR) for _ in range(5)), draw(SEEKS_PAIR),
+    ]  # fmt: skip
+    files = [
         draw(DIGITS), draw(st.one_of(st.just(""), DIGITS, st.sampled_from(["link", "symlink"]))), draw(OPTIONAL), "", draw(OPTIONAL),
         *(draw(PAIR) for _ in range(6)),
-        *(draw(LATENCY) for _ in range(12)),
     ]  # fmt: skip
-    return ",".join(fields)
+    io_latencies = [draw(LATENCY) for _ in range(6)]
+    file_latencies = [draw(LATENCY) for _ in range(6)]
+    not_run = draw(st.sampled_from(["none", "io", "files"]))  # -s 0 or -n 0
+    if not_run == "io":
+        io, io_latencies = [""] * 16, [""] * 6
+    elif not_run == "files":
+        files, file_latencies = [""] * 17, [""] * 6
+    head = ["1.98", draw(TEXT), draw(TEXT), draw(COUNT), draw(TEXT)]
+    return ",".join(head + io + files + io_latencies + file_latencies)
 
 
 @settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
