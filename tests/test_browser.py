@@ -44,7 +44,7 @@ def site(tmp_path_factory):
     """A server with five real runs: ext4 (1.98, with +++++ results), xfs (1.97), btrfs (1.96), a 1.98
     run with -f (no per-char tests) on a machine named like an HTML injection, and a 1.03 run (no latencies)."""
     folder = tmp_path_factory.mktemp("browser")
-    with running_server(folder / "bonnieboard.db", folder / "server.log") as base_url:
+    with running_server(folder / "bonnieboard.db") as base_url:
         ids = {
             "ext4": upload(base_url, [corpus_line("bonnie200-sample.csv", "1.98,2.00a,vm,1,1795352513,")], tags={"fs": "ext4", "raid": "5"}, label="ext4 on RAID-5")[0],
             "xfs": upload(base_url, [corpus_line("public-sample.csv", "1.97,1.97,wifo3-02,1,1438369124,")], tags={"fs": "xfs", "raid": "5"})[0],
