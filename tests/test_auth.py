@@ -247,3 +247,21 @@ def test_revoked_token_stops_at_once_in_every_worker_of_a_real_server(database_u
         statuses = {httpx.post(f"{server.url}/api/runs", content=LINE_197, headers=bearer(secret)).status_code for _ in range(12)}
         assert statuses == {403}
         assert http.get("/api/runs").json()["total"] == 1
+
+
+def test_every_form_that_writes_carries_the_csrf_token(client, session):
+    run_id = post_csv(client, LINE_198).json()["created"][0]
+    sign_in(client, create_token(session, "erin"))
+    csrf = csrf_of(client.get("/upload").text)
+    posting_forms = 0
+    for url in ("/", f"/runs/{run_id}", "/upload", f"/compare?runs={run_id}"):
+        html = client.get(url).text
+        for form in re.findall(r"<form\b[^>]*>.*?</form>", html, re.S):
+            if re.search(r'method="post"|hx-post=', form, re.I):
+                posting_forms += 1
+                assert f'name="csrf_token" value="{csrf}"' in form, (url, form[:300])
+    assert posting_forms >= 3  # upload, sign out, the run page's tags
+    saved = client.post(f"/runs/{run_id}/tags", data={"csrf_token": csrf, "label": "via form", "key": "fs", "value": "xfs"})
+    assert saved.status_code == 200 and client.get(f"/api/runs/{run_id}").json()["label"] == "via form"
+    refused = client.post(f"/runs/{run_id}/tags", data={"label": "forged", "key": "", "value": ""})
+    assert refused.status_code == 403 and client.get(f"/api/runs/{run_id}").json()["label"] == "via form"
