@@ -13,16 +13,14 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
-import sys
-import time
 import urllib.request
 from collections import Counter
 from pathlib import Path
 
 import pytest
+
+from tests.live_server import live_server
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNNER_DIR = ROOT / "runner"
@@ -278,39 +276,14 @@ def _created_names(trace: Path) -> list[str]:
     return names
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _get_json(url: str):
     with urllib.request.urlopen(url, timeout=10) as resp:
         return json.loads(resp.read())
 
 
 def test_posts_to_a_real_server_and_spools_when_it_is_down(runner, tmp_path):
-    serve = Path(sys.executable).parent / "bonnieboard"
-    if not serve.exists():
-        pytest.fail(f"{serve} is missing: run `make test` at the repository root (it creates .venv/)")
-    port = _free_port()
-    board = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BONNIEBOARD_")}
-    env["BONNIEBOARD_DATABASE_URL"] = f"sqlite:///{tmp_path / 'board.db'}"
-    server = subprocess.Popen([str(serve), "serve", "--host", "127.0.0.1", "--port", str(port)],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 90  # a cold start compiles and migrates first
-        while True:
-            try:
-                _get_json(f"{board}/api/runs")
-                break
-            except OSError:
-                if server.poll() is not None:
-                    pytest.fail("server died: " + server.stderr.read().decode(errors="replace"))
-                if time.monotonic() > deadline:
-                    pytest.fail(f"server on {board} did not answer within 90 s")
-                time.sleep(0.1)
+    with live_server(f"sqlite:///{tmp_path / 'board.db'}") as server:
+        board = server.url
         scratch = tmp_path / "s"
         scratch.mkdir()
         proc = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-x", "2", "-m", "posted",
@@ -328,13 +301,6 @@ def test_posts_to_a_real_server_and_spools_when_it_is_down(runner, tmp_path):
         assert detail["label"] == "runner e2e"
         assert detail["document"]["system"]["hostname"]
         assert detail["document"]["schema"] == "bonnieboard-runner/1"
-    finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
     spool = tmp_path / "spool.json"
     proc = run([runner, "-d", tmp_path / "s", "-s", "0", "-n", "1", "-r", "0", "-q",
                 "--post", board, "--spool", spool, "--tag", "suite=pytest"])
