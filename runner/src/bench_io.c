@@ -153,6 +153,19 @@ static FILE *stdio_open(const struct io_config *c, struct counted_fd *cf, const 
 
 /* ==== The tests ==== */
 
+/* Ends one of the sequential tests: closes the test file, stops the clock and records the longest
+ * single operation and the bytes moved. Returns BENCH_OK, for the test to return. */
+static int test_finish(const struct io_config *c, struct bigfile *f, struct timer *t,
+                       const struct op_timer *op, int64_t chunks, struct test_result *r)
+{
+    file_close(f, &r->calls);
+    timer_stop(t, r);
+    r->latency_s = op->max_s;
+    r->ops = (uint64_t)chunks * (uint64_t)c->chunk_bytes;
+    progress(c, "done\n");
+    return BENCH_OK;
+}
+
 static int test_putc(const struct io_config *c, struct bigfile *f, int64_t chunks,
                      struct test_result *r, struct timer *t)
 {
@@ -204,12 +217,7 @@ static int test_putc(const struct io_config *c, struct bigfile *f, int64_t chunk
                 return BENCH_STOPPED;
         }
     }
-    file_close(f, &r->calls);
-    timer_stop(t, r);
-    r->latency_s = op.max_s;
-    r->ops = (uint64_t)chunks * (uint64_t)chunk;
-    progress(c, "done\n");
-    return BENCH_OK;
+    return test_finish(c, f, t, &op, chunks, r);
 }
 
 static int test_getc(const struct io_config *c, struct bigfile *f, int64_t chunks,
@@ -266,12 +274,7 @@ static int test_getc(const struct io_config *c, struct bigfile *f, int64_t chunk
                 return BENCH_STOPPED;
         }
     }
-    file_close(f, &r->calls);
-    timer_stop(&t, r);
-    r->latency_s = op.max_s;
-    r->ops = (uint64_t)chunks * (uint64_t)chunk;
-    progress(c, "done\n");
-    return BENCH_OK;
+    return test_finish(c, f, &t, &op, chunks, r);
 }
 
 static int test_put_block(const struct io_config *c, struct bigfile *f, int64_t chunks,
@@ -298,12 +301,7 @@ static int test_put_block(const struct io_config *c, struct bigfile *f, int64_t 
         }
         op_timer_stop(&op);
     }
-    file_close(f, &r->calls);
-    timer_stop(&t, r);
-    r->latency_s = op.max_s;
-    r->ops = (uint64_t)chunks * (uint64_t)chunk;
-    progress(c, "done\n");
-    return BENCH_OK;
+    return test_finish(c, f, &t, &op, chunks, r);
 }
 
 static int test_rewrite(const struct io_config *c, struct bigfile *f, int64_t chunks,
@@ -340,12 +338,7 @@ static int test_rewrite(const struct io_config *c, struct bigfile *f, int64_t ch
         if (*c->stop)
             return BENCH_STOPPED;
     }
-    file_close(f, &r->calls);
-    timer_stop(&t, r);
-    r->latency_s = op.max_s;
-    r->ops = (uint64_t)chunks * (uint64_t)chunk;
-    progress(c, "done\n");
-    return BENCH_OK;
+    return test_finish(c, f, &t, &op, chunks, r);
 }
 
 static int test_get_block(const struct io_config *c, struct bigfile *f, int64_t chunks,
@@ -370,12 +363,7 @@ static int test_get_block(const struct io_config *c, struct bigfile *f, int64_t 
         if (*c->stop)
             return BENCH_STOPPED;
     }
-    file_close(f, &r->calls);
-    timer_stop(&t, r);
-    r->latency_s = op.max_s;
-    r->ops = (uint64_t)chunks * (uint64_t)chunk;
-    progress(c, "done\n");
-    return BENCH_OK;
+    return test_finish(c, f, &t, &op, chunks, r);
 }
 
 /* ==== Random seeks ==== */
