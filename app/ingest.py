@@ -145,14 +145,14 @@ class _Batch:
         self.staged: list[tuple] = []
         self.sqlite = session.get_bind().dialect.name == "sqlite"
         self.next_id = (session.scalar(select(func.max(run_table.c.id))) or 0) + 1 if self.sqlite else None
-        self.shared = {"upload_id": head[0], "created_at": head[1], "label": tail[0], "document": tail[1]}
+        self.upload = (*head, *tail)  # upload_id, created_at, label, document
 
     def add(self, item: ParsedRun | CheckedLine, digest: bytes) -> None:
         if self.sqlite:
             run_id = self.next_id
             self.next_id += 1
             if isinstance(item, CheckedLine):
-                self.staged.append(sqlite_bulk.row(run_id, digest, item.raw_line))
+                self.staged.append(sqlite_bulk.row(run_id, digest, item.raw_line, self.upload))
             else:
                 self.values.append((run_id, *run_values(item, digest, self.head, self.tail)))
         else:
@@ -166,7 +166,7 @@ class _Batch:
         if self.values:
             _insert_rows(self.session, self.values)
         if self.staged:
-            sqlite_bulk.insert(self.session, self.staged, self.shared)
+            sqlite_bulk.insert(self.session, self.staged)
         self.clear()
 
     def clear(self) -> None:

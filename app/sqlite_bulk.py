@@ -87,17 +87,16 @@ _INSERT_RUN = (
 )
 
 
-def row(run_id: int, line_hash: bytes, raw_line: str) -> tuple:
-    """The first 53 parameters of a line's insert; insert() adds the upload's four."""
-    return (run_id, line_hash, raw_line, *raw_line.split(","))
+def row(run_id: int, line_hash: bytes, raw_line: str, upload: tuple) -> tuple:
+    """A line's 57 parameters; `upload` is (upload_id, created_at, label, document) as the driver
+    takes them: created_at and document already in the form SQLAlchemy stores in SQLite."""
+    return (run_id, line_hash, raw_line, *raw_line.split(","), *upload)
 
 
-def insert(session: Session, rows: list[tuple], shared: dict) -> None:
-    """Insert row() rows as runs; `shared` holds upload_id, created_at, label and document as the
-    driver takes them (created_at and document already in SQLite's stored form)."""
-    upload = (shared["upload_id"], shared["created_at"], shared["label"], shared["document"])
+def insert(session: Session, rows: list[tuple]) -> None:
+    """Insert row() rows as runs (a line already stored is skipped)."""
     cursor = session.connection().connection.driver_connection.cursor()
     try:
-        cursor.executemany(_INSERT_RUN, [line + upload for line in rows])
+        cursor.executemany(_INSERT_RUN, rows)
     finally:
         cursor.close()
