@@ -109,6 +109,12 @@ def throwaway_cluster() -> Iterator[str]:
         output = (exc.stderr or b"").decode(errors="replace") + (log.read_text(errors="replace") if log.exists() else "")
         shutil.rmtree(directory, ignore_errors=True)
         raise RuntimeError(f"could not start a throwaway PostgreSQL in {directory}:\n{output}") from None
+    # Should this process be killed before it stops the cluster (a timeout, SIGKILL), a watcher does it.
+    stop = " ".join([*as_user, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"])
+    subprocess.Popen(
+        ["sh", "-c", f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; {stop} >/dev/null 2>&1; rm -rf {directory}"],
+        start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
     try:
         yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
     finally:
