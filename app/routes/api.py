@@ -1,19 +1,17 @@
 """/api: JSON endpoints. Thin: read the request, call one service, shape the answer."""
 
-import threading
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import WithJsonSchema
 
 from app import charts, queries
 from app.config import get_settings
 from app.db import SessionDep
-from app.ingest import IngestOutcome, ingest_bytes
 from app.models import MAX_ID
 from app.request_body import check_label, check_tag, parse_tag_params, read_upload
+from app.routes.storing import store_upload
 from app.schemas import LABEL_PARAM_SCHEMA, TAG_PARAM_SCHEMA, ErrorOut, RunDetailOut, RunList, RunPatch, UploadOut
 
 router = APIRouter(prefix="/api", tags=["runs"])
@@ -63,8 +61,7 @@ async def post_runs(
     tags = parse_tag_params(tag) | upload.tags
     # Parsing and storing take a while for a big upload: off the event loop, so this worker keeps
     # answering other requests meanwhile (issue #5: GET latency while uploads run).
-    return await run_in_threadpool(
-        _store_upload,
+    return await store_upload(
         session=session,
         data=upload.csv,
         max_line_bytes=settings.max_line_bytes,
@@ -75,19 +72,6 @@ async def post_runs(
         tags=tags,
         document=upload.document,
     )
-
-
-# One upload at a time per worker process. Writers take turns in the database anyway (SQLite's write
-# lock, PostgreSQL's advisory lock); waiting here is free, where SQLite's busy handler sleeps in steps
-# of up to 100 ms (bench/concurrent_uploads.py: 13 rather than 11 uploads/s on SQLite).
-_UPLOAD_TURN = threading.Lock()
-
-
-def _store_upload(*, session, **upload) -> IngestOutcome:
-    with _UPLOAD_TURN:
-        outcome = ingest_bytes(session=session, **upload)
-        session.commit()
-        return outcome
 
 
 @router.get("/runs", response_model=RunList, responses=ERRORS)

@@ -11,10 +11,10 @@ from app.auth import PageAuthDep
 from app.config import get_settings
 from app.db import SessionDep
 from app.errors import BadRequest, InvalidUpload
-from app.ingest import ingest_bytes
 from app.models import MAX_ID
 from app.parsing import TESTS, TOO_FAST, UNITS
 from app.request_body import MAX_TAG_CHARS, check_label, check_tag, parse_tag_params, read_body
+from app.routes.storing import store_upload
 from app.templating import is_htmx, render
 
 router = APIRouter(include_in_schema=False)
@@ -217,7 +217,7 @@ async def upload_submit(request: Request, session: SessionDep, page_auth: PageAu
     context = {"outcome": None, "errors": [], "detail": None, "auth": page_auth}
     status_code = 201
     try:
-        outcome = ingest_bytes(
+        outcome = await store_upload(
             session=session,
             data=data,
             max_line_bytes=settings.max_line_bytes,
@@ -227,7 +227,6 @@ async def upload_submit(request: Request, session: SessionDep, page_auth: PageAu
             label=check_label(str(form.get("label") or "")),
             tags=tags,
         )
-        session.commit()
         context.update(outcome=outcome, errors=outcome.errors)
     except InvalidUpload as exc:
         session.rollback()
