@@ -309,3 +309,18 @@ def test_posts_to_a_real_server_and_spools_when_it_is_down(runner, tmp_path):
     assert body["csv"].startswith("1.98,bonnieboard-") and body["tags"] == {"suite": "pytest"}
     assert body["document"]["runs"][0]["csv"] + "\n" == body["csv"]
     assert f"--data-binary @{spool}" in proc.stderr
+
+
+def test_token_opens_a_protected_board_and_a_missing_one_spools(runner, tmp_path):
+    scratch = tmp_path / "s"
+    scratch.mkdir()
+    with live_server(f"sqlite:///{tmp_path / 'board.db'}", env={"BONNIEBOARD_API_TOKEN": "s3cret-token"}) as server:
+        refused = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "-m", "no-token",
+                       "--post", server.url, "--spool", tmp_path / "refused.json"])
+        assert refused.returncode == 4, refused.stderr
+        assert (tmp_path / "refused.json").exists()
+        posted = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "-m", "with-token",
+                      "--post", server.url, "--token", "s3cret-token"])
+        assert posted.returncode == 0, posted.stderr
+        listed = _get_json(f"{server.url}/api/runs")
+        assert [item["machine"] for item in listed["items"]] == ["with-token"]
