@@ -15,10 +15,10 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
+from app import sqlite_bulk
 from app.db import begin_write
 from app.errors import InvalidUpload
 from app.models import Tag, Upload, run_table
-from app import sqlite_bulk
 from app.parsing import TESTS, CheckedLine, LineError, ParsedRun, iter_parse_bytes, parse_line
 
 BATCH_ROWS = 2000  # rows per executemany: memory stays flat however long the upload
@@ -70,7 +70,7 @@ def ingest(
 
     head, tail = _upload_columns(session, upload.id, now, label, document)
     errors: list[LineError] = []
-    first_line_of: dict[bytes, int] = {}
+    seen: set[bytes] = set()
     line_hashes: list[bytes] = []  # one per valid line, in order
     batch = _Batch(session, head, tail)
     run_count = 0
@@ -83,11 +83,10 @@ def ingest(
         run_count += 1
         digest = line_hash(item.raw_line)
         line_hashes.append(digest)
-        if digest in first_line_of or (errors and not partial):
-            first_line_of.setdefault(digest, item.line_no)
-            continue
-        first_line_of[digest] = item.line_no
-        batch.add(item, digest)
+        first_time = digest not in seen
+        seen.add(digest)
+        if first_time and (partial or not errors):  # an upload that has failed stores nothing more
+            batch.add(item, digest)
 
     total = run_count + len(errors)
     if run_count == 0:
@@ -104,7 +103,7 @@ def ingest(
             select(run_table.c.line_hash, run_table.c.id).where(run_table.c.upload_id == upload.id)
         ).all()
     )
-    existing_ids = _ids_by_hash(session, [h for h in first_line_of if h not in created_ids])
+    existing_ids = _ids_by_hash(session, [h for h in seen if h not in created_ids])
     reported: set[bytes] = set()
     for digest in line_hashes:
         if digest in created_ids and digest not in reported:
