@@ -206,7 +206,9 @@ async def check_csrf(request: Request, auth: PageAuth) -> None:
         if content_type in ("multipart/form-data", "application/x-www-form-urlencoded"):
             # Size-limited like every upload; the route then reads the same cached body and form.
             request._body = await read_body(request, get_settings().max_upload_bytes)
-            sent = (await request.form(max_files=1, max_fields=20)).get(CSRF_FIELD)
+            # Starlette keeps the first parse of a form: allow pasted lines up to the upload limit here.
+            form = await request.form(max_files=1, max_fields=20, max_part_size=get_settings().max_upload_bytes)
+            sent = form.get(CSRF_FIELD)
     if not isinstance(sent, str) or not auth.csrf_token or not hmac.compare_digest(sent, auth.csrf_token):
         raise Forbidden("the form's CSRF token is missing or stale: reload the page and send it again")
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
@@ -143,7 +143,7 @@ class _Batch:
         self.values: list[tuple] = []
         self.staged: list[tuple] = []
         self.sqlite = session.get_bind().dialect.name == "sqlite"
-        self.next_id = (session.scalar(select(func.max(run_table.c.id))) or 0) + 1 if self.sqlite else None
+        self.next_id = _next_sqlite_run_id(session) if self.sqlite else None
         self.upload = (*head, *tail)  # upload_id, created_at, label, document
 
     def add(self, item: ParsedRun | CheckedLine, digest: bytes) -> None:
@@ -171,6 +171,15 @@ class _Batch:
     def clear(self) -> None:
         self.values.clear()
         self.staged.clear()
+
+
+def _next_sqlite_run_id(session: Session) -> int:
+    """Above every id the run table has ever given (AUTOINCREMENT's sqlite_sequence), not just the
+    largest one left: a deleted run's id is never reused."""
+    highest = session.execute(
+        text("SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'run'), 0), coalesce((SELECT max(id) FROM run), 0))")
+    ).scalar_one()
+    return highest + 1
 
 
 def run_values(run: ParsedRun, digest: bytes, head: tuple, tail: tuple) -> tuple:

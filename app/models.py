@@ -62,6 +62,8 @@ run_table = Table(
     Column("label", Text),
     Column("document", JSON),  # the runner's system and per-test facts; null for plain CSV uploads
     *(column for test in TESTS for column in result_columns(test)),
+    # A deleted run's id is never given to another run: links to it must not show a different one.
+    sqlite_autoincrement=True,
 )
 
 

@@ -233,11 +233,12 @@ def parse_line(line: str, line_no: int, *, max_line_bytes: int = DEFAULT_MAX_LIN
     """One physical line (its "\\n" removed) -> ParsedRun, LineError, or None when it is skipped."""
     if line.endswith("\r"):
         line = line[:-1]
-    if not line or line.isspace() or line.startswith("#") or line.startswith(HEADER_PREFIXES):
-        return None
     # len() counts characters; only a line that might be over the limit pays for encoding.
+    # Before the skips: a comment or header line is held to the limit too.
     if len(line) > max_line_bytes // 4 and (size := len(line.encode("utf-8", "surrogatepass"))) > max_line_bytes:
         return LineError(line_no, None, f"line is {size} bytes long; the limit is {max_line_bytes}")
+    if not line or line.isspace() or line.startswith("#") or line.startswith(HEADER_PREFIXES):
+        return None
     if "\x00" in line:
         return LineError(line_no, None, "line contains a NUL byte")
     fields = line.split(",")
@@ -250,11 +251,23 @@ def parse_line(line: str, line_no: int, *, max_line_bytes: int = DEFAULT_MAX_LIN
 def _parse_fields(fields: list[str], line: str, line_no: int) -> ParsedRun:
     count = len(fields)
     first = fields[0]
-    if _VERSION_RE.fullmatch(first) and count != len(COLUMNS_103):
+    if not _VERSION_RE.fullmatch(first) or count == len(COLUMNS_103):
+        return _parse_103(fields, line, line_no)
+    if count >= _FEWEST_9X_FIELDS:  # §7.3
         if first not in FIELD_COUNTS_9X:
             raise _FieldError("format_version", f"unsupported CSV format {first!r}: bonnieboard reads 1.03, 1.93c, 1.96, 1.97 and 1.98")
         return _parse_9x(fields, line, line_no)
-    return _parse_103(fields, line, line_no)
+    # Too short for the 1.9x family: a 1.03 line whose name looks like a version and holds commas,
+    # or else a cut-short 1.9x line, which is the more useful thing to say.
+    try:
+        return _parse_103(fields, line, line_no)
+    except _FieldError:
+        if first in FIELD_COUNTS_9X:
+            raise _FieldError(None, f"too few fields: a format {first} line has {FIELD_COUNTS_9X[first]}, this one has {count}") from None
+        raise
+
+
+_FEWEST_9X_FIELDS = 47  # the -s 0 lines of 1.93c and 1.96
 
 
 # ==== 1.9x / 2.0x family (§3) ====

@@ -54,15 +54,6 @@ def get_run(*, session: Session, run_id: int) -> Run:
     return run
 
 
-def get_runs(*, session: Session, run_ids: list[int]) -> list[Run]:
-    """The runs asked for, in the order asked; NotFound names the first missing id."""
-    found = {run.id: run for run in session.scalars(select(Run).where(Run.id.in_(run_ids)))}
-    for run_id in run_ids:
-        if run_id not in found:
-            raise NotFound(f"run {run_id} does not exist")
-    return [found[run_id] for run_id in run_ids]
-
-
 def export_lines(*, session: Session, run_filter: RunFilter) -> Iterator[str]:
     """Every matching run's raw line, oldest first."""
     statement = _filtered(select(run_table.c.raw_line), run_filter).order_by(run_table.c.id)

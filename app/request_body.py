@@ -47,15 +47,15 @@ async def read_upload(request: Request, max_bytes: int) -> UploadInput:
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type == "multipart/form-data":
         request._body = body  # Starlette's form parser then reads this instead of the spent stream.
-        form = await request.form(max_files=1, max_fields=20)
+        form = await request.form(max_files=1, max_fields=20, max_part_size=max_bytes)
         upload = form.get("file")
         if not isinstance(upload, UploadFile):
             raise BadRequest("multipart upload has no file in the field 'file'")
         label = form.get("label")
         return UploadInput(
             csv=await upload.read(),
-            filename=upload.filename,
-            label=label if isinstance(label, str) and label else None,
+            filename=check_filename(upload.filename),
+            label=check_label(label) if isinstance(label, str) else None,
         )
     if content_type == "application/json":
         try:
@@ -93,6 +93,24 @@ def check_tag(key: str, value: str) -> None:
         raise BadRequest("a tag may not contain a NUL character")
     if not _is_unicode(key) or not _is_unicode(value):
         raise BadRequest("a tag may not contain a lone surrogate (\\ud800-\\udfff): it is not Unicode text")
+
+
+def check_filter_text(value: str | None, name: str) -> str | None:
+    """A free-text filter (machine, format): it goes to the database, which refuses NUL in text."""
+    if value is None:
+        return None
+    if len(value) > MAX_LABEL_CHARS or "\x00" in value or not _is_unicode(value):
+        raise BadRequest(f"{name} is at most {MAX_LABEL_CHARS} characters of Unicode text, with no NUL")
+    return value
+
+
+def check_filename(filename: str | None) -> str | None:
+    """An uploaded file's name, kept for the upload's record: cut short, NUL and surrogates refused."""
+    if not filename:
+        return None
+    if "\x00" in filename or not _is_unicode(filename):
+        raise BadRequest("the uploaded file's name holds a NUL or is not Unicode text")
+    return filename[:MAX_LABEL_CHARS]
 
 
 def check_label(label: str | None) -> str | None:

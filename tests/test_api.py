@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from fastapi.testclient import TestClient
 
 from tests.conftest import CORPUS_DIR, set_setting
 from tests.corpus_expected import EXPECTED
@@ -221,3 +222,42 @@ def test_openapi_is_served(client):
     assert "/api/runs" in spec["paths"] and "/api/runs/{run_id}" in spec["paths"]
     assert client.get("/docs").status_code == 200
     json.dumps(spec)
+
+
+def test_a_deleted_runs_id_is_never_given_to_another_run(client):
+    run_id = post_csv(client, LINE_198).json()["created"][0]
+    assert client.delete(f"/api/runs/{run_id}").status_code == 204
+    (new_id,) = post_csv(client, LINE_103).json()["created"]
+    assert new_id > run_id
+
+
+@pytest.mark.parametrize("params", [{"machine": "a\x00b"}, {"format": "\x00"}, {"machine": "x" * 600}])
+def test_filters_with_nul_or_huge_text_are_a_400_not_a_server_error(client, params):
+    for url in ("/api/runs", "/api/runs/export.csv"):
+        response = client.get(url, params=params)
+        assert response.status_code == 400
+        assert next(iter(params)) in response.json()["detail"]
+    assert client.get("/", params=params).status_code == 400
+
+
+def test_multipart_label_and_file_name_are_checked(client):
+    long_label = client.post("/api/runs", files={"file": ("b.csv", LINE_198.encode())}, data={"label": "x" * 600})
+    assert long_label.status_code == 400 and "label" in long_label.json()["detail"]
+    nul_label = client.post("/api/runs", files={"file": ("b.csv", LINE_198.encode())}, data={"label": "a\x00b"})
+    assert nul_label.status_code == 400
+    assert client.get("/api/runs").json()["total"] == 0
+    good = client.post("/api/runs", files={"file": ("b.csv", LINE_198.encode())}, data={"label": "xfs"})
+    assert client.get(f"/api/runs/{good.json()['created'][0]}").json()["label"] == "xfs"
+
+
+def test_an_unexpected_server_error_is_still_json(client, monkeypatch):
+    from app import queries
+
+    def broken(**_):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(queries, "list_runs", broken)
+    with TestClient(client.app, raise_server_exceptions=False) as plain:
+        response = plain.get("/api/runs")
+    assert response.status_code == 500
+    assert response.json() == {"detail": "internal server error"}

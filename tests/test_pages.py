@@ -64,3 +64,11 @@ def test_unknown_page_is_an_html_404(client):
     response = client.get("/runs/12345")
     assert response.status_code == 404
     assert "text/html" in response.headers["content-type"] and "run 12345 does not exist" in response.text
+
+
+def test_pasting_more_than_a_megabyte_of_lines_works(client):
+    lines = "\n".join(with_field(LINE_198, 2, f"host{i}") for i in range(6000))
+    assert len(lines) > 1024 * 1024
+    result = client.post("/upload", data={"lines": lines}, headers={"HX-Request": "true"})
+    assert result.status_code == 201, result.text[:300]
+    assert "6000 runs created" in result.text

@@ -269,3 +269,15 @@ def test_line_length_limit_and_non_utf8():
     assert "limit is 4096" in result.errors[0].error
     assert "not UTF-8" in result.errors[1].error and "0xff" in result.errors[1].error
     assert parse_text(long_line, max_line_bytes=10_000).runs[0].machine == "x" * 5000
+
+
+@pytest.mark.parametrize("name", ["1.5,rack2", "1.96,x", "2.0,a,b"])
+def test_103_name_that_looks_like_a_version_and_holds_commas(name):
+    run = parse_line(with_field(LINE_103, 0, name), 1)
+    assert (run.format_version, run.machine) == ("1.03", name)
+
+
+def test_long_comment_and_header_lines_are_held_to_the_limit():
+    result = parse_text("#" + "x" * 5000 + "\n" + "name,file_size," + "y" * 5000 + "\n" + LINE_103)
+    assert [(e.line, e.field) for e in result.errors] == [(1, None), (2, None)]
+    assert [r.line_no for r in result.runs] == [3]

@@ -10,7 +10,7 @@ from app import charts, queries
 from app.config import get_settings
 from app.db import SessionDep
 from app.models import MAX_ID
-from app.request_body import check_label, check_tag, parse_tag_params, read_upload
+from app.request_body import check_filter_text, check_label, check_tag, parse_tag_params, read_upload
 from app.routes.storing import store_upload
 from app.schemas import LABEL_PARAM_SCHEMA, TAG_PARAM_SCHEMA, ErrorOut, RunDetailOut, RunList, RunPatch, UploadOut
 
@@ -38,7 +38,12 @@ def run_filter(
     format: str | None = None,  # noqa: A002 - the contract's name
     upload: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
 ) -> queries.RunFilter:
-    return queries.RunFilter(machine=machine, tags=parse_tag_params(tag), format_version=format, upload_id=upload)
+    return queries.RunFilter(
+        machine=check_filter_text(machine, "machine"),
+        tags=parse_tag_params(tag),
+        format_version=check_filter_text(format, "format"),
+        upload_id=upload,
+    )
 
 
 FilterDep = Annotated[queries.RunFilter, Depends(run_filter)]

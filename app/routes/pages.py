@@ -13,7 +13,7 @@ from app.db import SessionDep
 from app.errors import BadRequest, InvalidUpload
 from app.models import MAX_ID
 from app.parsing import TESTS, TOO_FAST, UNITS
-from app.request_body import MAX_TAG_CHARS, check_label, check_tag, parse_tag_params, read_body
+from app.request_body import MAX_TAG_CHARS, check_filename, check_filter_text, check_label, check_tag, parse_tag_params, read_body
 from app.routes.storing import store_upload
 from app.templating import is_htmx, render
 
@@ -48,6 +48,8 @@ def runs_page(
     filter_error = None
     try:
         tags = parse_tag_params(tag_terms)
+        check_filter_text(machine, "machine")
+        check_filter_text(format, "format")
     except BadRequest as exc:
         tags, filter_error = {}, exc.detail
     run_filter = queries.RunFilter(machine=machine or None, tags=tags, format_version=format or None)
@@ -204,10 +206,10 @@ def upload_page(request: Request, page_auth: PageAuthDep):
 async def upload_submit(request: Request, session: SessionDep, page_auth: PageAuthDep):
     settings = get_settings()
     request._body = await read_body(request, settings.max_upload_bytes)
-    form = await request.form(max_files=1, max_fields=20)
+    form = await request.form(max_files=1, max_fields=20, max_part_size=settings.max_upload_bytes)
     upload = form.get("file")
     data = await upload.read() if hasattr(upload, "read") else b""
-    filename = getattr(upload, "filename", None) or None
+    filename = check_filename(getattr(upload, "filename", None))
     pasted = form.get("lines") or ""
     if not data and isinstance(pasted, str):
         data = pasted.encode("utf-8")

@@ -99,7 +99,8 @@ def upgrade() -> None:
     sa.Column('ran_del_latency_us', sa.BigInteger(), nullable=True),
     sa.ForeignKeyConstraint(['upload_id'], ['upload.id'], name=op.f('fk_run_upload_id_upload'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_run')),
-    sa.UniqueConstraint('line_hash', name=op.f('uq_run_line_hash'))
+    sa.UniqueConstraint('line_hash', name=op.f('uq_run_line_hash')),
+    sqlite_autoincrement=True,
     )
     with op.batch_alter_table('run', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_run_format_version'), ['format_version'], unique=False)
