@@ -6,6 +6,36 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Length (2-4) of the well-formed UTF-8 sequence that starts at p, or 0 when there is none
+ * (a stray byte, an overlong form, a surrogate, past U+10FFFF, or cut short by the NUL). */
+static int utf8_length(const unsigned char *p)
+{
+    int n;
+    unsigned cp;
+    if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+        n = 2;
+        cp = p[0] & 0x1fu;
+    } else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+        n = 3;
+        cp = p[0] & 0x0fu;
+    } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+        n = 4;
+        cp = p[0] & 0x07u;
+    } else {
+        return 0;
+    }
+    for (int i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (p[i] & 0x3fu);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+/* A machine name, host name or mount option need not be UTF-8; JSON must be, so a byte that does
+ * not start a well-formed sequence becomes U+FFFD and the document stays valid. */
 int json_escape(struct sbuf *out, const char *s)
 {
     int rc = sbuf_append(out, "\"", 1);
@@ -17,10 +47,19 @@ int json_escape(struct sbuf *out, const char *s)
         case '\r': rc |= sbuf_append(out, "\\r", 2); break;
         case '\t': rc |= sbuf_append(out, "\\t", 2); break;
         default:
-            if (*p < 0x20)
+            if (*p < 0x20) {
                 rc |= sbuf_printf(out, "\\u%04x", *p);
-            else
+            } else if (*p < 0x80) {
                 rc |= sbuf_append(out, (const char *)p, 1);
+            } else {
+                int n = utf8_length(p);
+                if (n) {
+                    rc |= sbuf_append(out, (const char *)p, (size_t)n);
+                    p += n - 1;
+                } else {
+                    rc |= sbuf_append(out, "\\ufffd", 6);
+                }
+            }
         }
     }
     return rc | sbuf_append(out, "\"", 1);

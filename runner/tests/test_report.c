@@ -210,6 +210,10 @@ int main(void)
     json_escape(&j, "a\"b\\c\n\x01");
     test_str_eq("json escape", sbuf_str(&j), "\"a\\\"b\\\\c\\n\\u0001\"");
     sbuf_free(&j);
+    json_escape(&j, "h\xc3\xa9 \xff\xc3 \xed\xa0\x80 \xf0\x9f\x98\x80");
+    test_str_eq("json escape keeps UTF-8 and replaces other bytes", sbuf_str(&j),
+                "\"h\xc3\xa9 \\ufffd\\ufffd \\ufffd\\ufffd\\ufffd \xf0\x9f\x98\x80\"");
+    sbuf_free(&j);
 
     sbuf_free(&b);
     test_report();
