@@ -166,15 +166,16 @@ _NOT_RUN = Result(NOT_RUN, None, None, None)
 
 def parse_text(text: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> ParseResult:
     """Parse a whole upload; every physical line is numbered, skipped ones included."""
-    result = ParseResult([], [])
-    for item in iter_parse(text, max_line_bytes=max_line_bytes):
-        (result.runs if isinstance(item, ParsedRun) else result.errors).append(item)
-    return result
+    return _collect(iter_parse(text, max_line_bytes=max_line_bytes))
 
 
 def parse_bytes(data: bytes, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> ParseResult:
+    return _collect(iter_parse_bytes(data, max_line_bytes=max_line_bytes))
+
+
+def _collect(items: Iterator[ParsedRun | LineError]) -> ParseResult:
     result = ParseResult([], [])
-    for item in iter_parse_bytes(data, max_line_bytes=max_line_bytes):
+    for item in items:
         (result.runs if isinstance(item, ParsedRun) else result.errors).append(item)
     return result
 
