@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.parsing import COLUMNS_103, COLUMNS_198, ParsedRun, parse_line
 from app.report_text import convert_report, csv_format_of, looks_like_report
@@ -203,3 +205,22 @@ def test_looks_like_report():
 )  # fmt: skip
 def test_csv_format_of(version, fmt):
     assert csv_format_of(version) == fmt
+
+
+# ---- anything pasted gives runs or errors, never an exception ----
+
+PASTES = [split_real(path)[0] for path in REAL[:4]] + [(REPORTS / "seed-1.94-jr4s.txt").read_text()]
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(PASTES), st.integers(0, 2000), st.integers(0, 40), st.text(max_size=12))
+def test_a_damaged_report_gives_runs_or_an_error(paste, at, length, insert):
+    """Cut and splice a real report anywhere: the answer is runs whose lines parse, or one error naming a line."""
+    at %= len(paste) + 1
+    text = paste[:at] + insert + paste[at + length :]
+    converted = convert_report(text)
+    assert bool(converted.runs) != bool(converted.errors)
+    for run in converted.runs:
+        assert isinstance(parse_line(run.csv_line, 1), ParsedRun), (text, run.csv_line)
+    for error in converted.errors:
+        assert 1 <= error.line <= text.count("\n") + 1
