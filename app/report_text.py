@@ -108,9 +108,19 @@ def csv_format_of(version: str) -> str | None:
         return "1.93c"
     if version in ("1.96", "1.97"):
         return version
-    if version in ("1.98", "2.00", "2.00a") or version.startswith("bonnieboard-"):
+    if version in ("1.98", "2.00", "2.00a") or _is_runner(version):
         return "1.98"
     return None
+
+
+def _is_runner(version: str) -> bool:
+    """bonnieboard's runner titles its report with its own version (0.1.0), which no bonnie++ release has."""
+    return version.startswith("bonnieboard-") or re.fullmatch(r"0\.\d+\.\d+", version) is not None
+
+
+def _csv_version(version: str) -> str:
+    """Field 1 of the CSV line: the runner writes `bonnieboard-<version>` there."""
+    return f"bonnieboard-{version}" if _is_runner(version) and not version.startswith("bonnieboard-") else version
 
 
 def convert_report(text: str) -> ReportConversion:
@@ -372,6 +382,8 @@ def _to_csv(run: _Run) -> ConvertedRun:
     io_cells = _io_cells(run, fmt, bounds)
     file_cells = _file_cells(run, fmt, missing)
     name, cut = _machine_name(run)
+    if any(ord(char) < 32 or ord(char) == 127 for char in name):
+        raise _RowError(run.line, "name", f"the machine name {name!r} contains a control character")
     if fmt == "1.03":
         size = run.io.size if run.io else ""
         if run.io and not _SIZE_103.fullmatch(size):
@@ -380,9 +392,18 @@ def _to_csv(run: _Run) -> ConvertedRun:
         fields = [name, size, *io_cells, spec, *file_cells]
     else:
         missing.insert(0, "seed")
-        fields = [fmt, run.version, name, _concurrency(run, fmt, assumed), "", *_io_head(run, fmt, assumed)]
+        fields = [
+            fmt,
+            _csv_version(run.version),
+            name,
+            _concurrency(run, fmt, assumed),
+            "",
+            *_io_head(run, fmt, assumed),
+        ]
         fields += [*io_cells, *_file_head_9x(run), *file_cells, *_latencies(run)]
-    return ConvertedRun(run.line, ",".join(fields), run.version, bounds, tuple(missing), tuple(assumed), cut)
+    return ConvertedRun(
+        run.line, ",".join(fields), _csv_version(run.version), bounds, tuple(missing), tuple(assumed), cut
+    )
 
 
 def _machine_name(run: _Run) -> tuple[str, bool]:
@@ -489,7 +510,7 @@ def _file_cells(run: _Run, fmt: str, missing: list[str]) -> list[str]:
     if run.files is None:
         return [""] * 12
     line = run.files.line
-    garbage = fmt == "1.98" and not run.version.startswith("bonnieboard-")
+    garbage = fmt == "1.98" and not _is_runner(run.version)
     out: list[str] = []
     for test, cell in zip(FILE_TESTS, run.files.cells, strict=True):
         if garbage and cell.text not in ("", "+++++"):

@@ -72,6 +72,15 @@ def test_real_reports_cover_the_lossy_cases():
     assert runs["real-concurrency"].csv_line.split(",")[3] == "4"
 
 
+def test_the_runners_report_keeps_its_file_test_rates():
+    report, csv = split_real(REPORTS / "runner-0.1.0.txt")
+    [run] = convert_report(report).runs
+    assert_same_as_bonnie(run, csv)
+    assert run.bonnie_version == "bonnieboard-0.1.0"
+    assert run.missing == ("seed",)
+    assert run.csv_line.split(",")[26] == csv.split(",")[26] != "+++++"  # a measured seq_create
+
+
 def test_several_reports_in_one_paste_each_give_a_line():
     texts = [split_real(REPORTS / f"real-{name}.txt") for name in ("default", "no-io-tests", "no-per-char")]
     paste = "".join(report + csv + "\n\nsome words in between\n" for report, csv in texts)
@@ -212,7 +221,7 @@ def test_csv_format_of(version, fmt):
 PASTES = [split_real(path)[0] for path in REAL[:4]] + [(REPORTS / "seed-1.94-jr4s.txt").read_text()]
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(PASTES), st.integers(0, 2000), st.integers(0, 40), st.text(max_size=12))
 def test_a_damaged_report_gives_runs_or_an_error(paste, at, length, insert):
     """Cut and splice a real report anywhere: the answer is runs whose lines parse, or one error naming a line."""

@@ -45,3 +45,9 @@ report fsync-ext4 "$WORK/ext4" -s 256M -n 1 -b
 report measured-files-ext4 "$WORK/ext4" -s 0 -n 48
 report "a very long machine name.example.org" "$WORK/tmpfs" -s 256M -n 1 -f
 mv "$OUT/real-a very long machine name.example.org.txt" "$OUT/real-long-name.txt"
+
+# bonnieboard's own runner titles its report "Version 0.1.0" and prints real file-test rates.
+RUNNER="$OUT/../../../runner/bonnieboard-runner"
+if [ -x "$RUNNER" ]; then
+    "$RUNNER" -d "$WORK/tmpfs" -s 64 -r 16 -n 2 -m runner-probe >"$OUT/runner-0.1.0.txt" 2>/dev/null
+fi
