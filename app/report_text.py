@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from app.parsing import FILE_TESTS, IO_TESTS, LineError
 
@@ -181,7 +182,7 @@ class _Block:
     version: str | None
     concurrency: str | None = None
     name: str | None = None  # a file block's header names the machine (1.9x; 1.03 with -s 0)
-    rows: list = field(default_factory=list)
+    rows: list[Any] = field(default_factory=list)  # _IORow in an "io" block, _FileRow in a "file" block
 
 
 @dataclass(slots=True)
@@ -236,7 +237,7 @@ def _read_rows(lines: list[str], at: int, indent: int, block: _Block) -> int:
     """Rows (and their Latency lines) until a line that is neither; the first row must be there."""
     while at < len(lines):
         raw = lines[at]
-        row = raw[indent:] if raw[:indent].isspace() else raw.lstrip()
+        row = raw[indent:] if not raw[:indent].strip() else raw.lstrip()  # dedent as the title was
         stripped = row.strip()
         if stripped.startswith("Latency") and block.rows:
             _set_latencies(block.rows[-1], row, at + 1)
