@@ -5,6 +5,7 @@ import pytest
 
 from tests.conftest import CORPUS_DIR
 from tests.test_api import CONTRACT_LINE, post_csv
+from tests.test_compare_pages import embedded_data
 from tests.test_parsing import LINE_103, LINE_197
 
 
@@ -22,12 +23,13 @@ def test_absolute_is_the_contracts_shape(client, three_runs):
     response = client.get("/api/compare", params={"runs": f"{a},{b},{c}"})
     assert response.status_code == 200 and response.headers["content-type"] == "application/json"
     body = response.json()
-    assert set(body) == {"mode", "baseline", "runs", "charts"}
+    # the contract's keys, and issue #10's additions
+    assert set(body) == {"mode", "baseline", "runs", "charts", "group", "configurations", "baseline_configuration", "warnings", "setup", "summary"}
     assert body["mode"] == "absolute" and body["baseline"] is None
     assert body["runs"] == [{"id": a, "label": "ext3 on RAID-5"}, {"id": b, "label": "wifo3-02"}, {"id": c, "label": "mindpipe"}]
     assert [chart["key"] for chart in body["charts"]] == ["block_io", "seeks", "metadata", "metadata_stat", "latency", "cpu"]
     for chart in body["charts"]:
-        assert set(chart) == {"key", "unit", "higher_is_better", "tests", "series"}
+        assert set(chart) == {"key", "unit", "higher_is_better", "tests", "series", "configurations", "hints"}
         assert [s["run"] for s in chart["series"]] == [a, b, c]
         for s in chart["series"]:
             assert set(s) == {"run", "values", "status"}
@@ -94,8 +96,10 @@ def test_every_corpus_line_at_once(client):
     [
         ({"runs": "1,x"}, 400, "run ids"),
         ({"runs": ""}, 400, "no runs"),
-        ({}, 422, "runs"),
-        ({"runs": "RUN", "mode": "sideways"}, 422, "mode"),
+        ({}, 400, "no runs"),
+        ({"runs": "RUN", "mode": "sideways"}, 400, "mode must be"),
+        ({"runs": "RUN", "baseline": "x"}, 400, "baseline must be a run id"),
+        ({"runs": "RUN", "group": "a=b"}, 400, "group must be"),
         ({"runs": "RUN", "baseline": 999}, 400, "baseline 999 is not one of the runs"),
         ({"runs": "RUN,999"}, 404, "run 999 does not exist"),
     ],
@@ -111,8 +115,24 @@ def test_errors_are_json_with_a_string_detail(client, params, status, words):
 
 def test_compare_is_in_the_openapi_description(client):
     spec = client.get("/openapi.json").json()
-    parameters = {p["name"] for p in spec["paths"]["/api/compare"]["get"]["parameters"]}
-    assert {"runs", "baseline", "mode"} <= parameters
+    operation = spec["paths"]["/api/compare"]["get"]
+    assert {p["name"] for p in operation["parameters"]} == {"runs", "run", "baseline", "mode", "group"}
+    assert operation["responses"]["200"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/CompareOut"}
+    cell = spec["components"]["schemas"]["CellStatsOut"]["properties"]
+    for name in ("n", "n_too_fast", "n_not_run", "mean", "median", "sd", "cv_pct", "ci95", "ratio", "ratio_ci95", "verdict", "hints"):
+        assert name in cell, name
+    assert set(spec["components"]["schemas"]["CompareOut"]["properties"]) >= {"group", "configurations", "warnings", "summary", "setup"}
+
+
+def test_the_page_and_the_api_accept_the_same_urls(client, three_runs):
+    """One reading of the query (app/comparison_request.py): the runs list's run=&run=, runs=, group=."""
+    a, b, c = three_runs
+    for query in (f"run={a}&run={b}&mode=relative", f"runs={a},{b}&group=fs,raid&baseline={b}", f"runs={a} {b},{c}&group=none"):
+        api = client.get(f"/api/compare?{query}")
+        assert api.status_code == 200, (query, api.text)
+        page = client.get(f"/compare?{query}")  # redirected to the permalink
+        assert page.status_code == 200
+        assert embedded_data(page.text)["compare"] == api.json(), query
 
 
 def test_the_1_03_line_alone(client):
