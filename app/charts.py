@@ -371,6 +371,8 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
     return {
         "names": {str(run_id): name for run_id, name in names.items()},
         "configuration_names": {str(cid): name for cid, name in config_names.items()},
+        # run id -> the position of its configuration: the colour of its chip, as of its bars
+        "colour_of": {str(run): index for index, c in enumerate(data["configurations"]) for run in c["runs"]},
         "charts": charts,
         "status_text": STATUS_TEXT,
         "verdict_text": VERDICT_TEXT,
@@ -425,6 +427,8 @@ def hint_list(chart: dict[str, Any], names: dict[int, str]) -> list[dict[str, An
     for entry in chart["configurations"]:
         for cell in entry["tests"]:
             for h in cell["hints"]:
+                if h["code"] == "too_fast":  # the chart's notes already say where and why
+                    continue
                 item = by_code.get(h["code"])
                 if item is None:
                     item = by_code[h["code"]] = {**h, "where": []}

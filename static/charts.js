@@ -186,10 +186,11 @@
   // both (chart.$bbErrorBars, chart.$bbVerdictMarks) so that a test can read what was drawn.
   const errorBars = {
     id: "bbErrorBars",
-    afterDatasetsDraw(chart) {
+    // options (plugins.bbErrorBars): relative, better and worse colours; set before the first draw.
+    afterDatasetsDraw(chart, args, options) {
       const yScale = chart.scales.y;
       const area = chart.chartArea;
-      const relative = chart.$bb && chart.$bb.relative;
+      const relative = options.relative;
       const ctx = chart.ctx;
       const bars = [];
       const marks = [];
@@ -231,7 +232,7 @@
           ctx.font = "bold 12px system-ui, sans-serif";
           ctx.textAlign = "center";
           ctx.textBaseline = "middle";
-          ctx.fillStyle = verdict === "better" ? chart.$bb.better : verdict === "worse" ? chart.$bb.worse : "#1d232a";
+          ctx.fillStyle = verdict === "better" ? options.better : verdict === "worse" ? options.worse : "#1d232a";
           ctx.fillText(text, el.x, clamp(y));
           ctx.restore();
           marks.push({ datasetIndex: datasetIndex, index: index, verdict: verdict, text: text, x: el.x, y: clamp(y) });
@@ -387,6 +388,7 @@
           },
         },
         plugins: {
+          bbErrorBars: { relative: relative, better: better, worse: worse },
           legend: {
             display: function (ctx) { return hasTooFast || (datasets.length <= LEGEND_MAX_RUNS && ctx.chart.width >= NARROW_PX); },
             position: "bottom",
@@ -428,7 +430,7 @@
       },
     };
     const instance = new Chart(canvas, config);
-    instance.$bb = { relative: relative, key: key, better: better, worse: worse };
+    instance.$bb = { relative: relative, key: key };
     return instance;
   }
 
