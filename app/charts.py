@@ -185,11 +185,10 @@ def compare(
 
 @dataclass(frozen=True, slots=True)
 class Sample:
-    """One configuration's figures for one test: the measured values (no +++++, no gaps) and counts."""
+    """One configuration's figures for one test: per measure (VALUE, CPU, LATENCY) the description
+    and moments of the measured values (no +++++, no gaps), computed once; and the counts."""
 
-    values: list[float]
-    cpu: list[float]
-    latency: list[float]
+    stats: dict[str, tuple[stats.Description, stats.Moments | None]]
     n_runs: int
     n_too_fast: int
     n_not_run: int
@@ -201,19 +200,18 @@ def _samples(config: Configuration) -> list[Sample]:
     for index in range(len(TESTS)):
         results = [run.results[index] for run in config.runs]
         ok = [r for r in results if r[0] == OK]
+        measured = {
+            VALUE: [r[1] for r in ok if r[1] is not None],
+            CPU: [r[2] for r in ok if r[2] is not None],
+            LATENCY: [r[3] for r in results if r[3] is not None],
+        }
         samples.append(Sample(
-            values=[r[1] for r in ok if r[1] is not None],
-            cpu=[r[2] for r in ok if r[2] is not None],
-            latency=[r[3] for r in results if r[3] is not None],
+            stats={measure: stats.describe_with_moments(values) for measure, values in measured.items()},
             n_runs=len(results),
             n_too_fast=sum(1 for r in results if r[0] == TOO_FAST),
             n_not_run=sum(1 for r in results if r[0] == NOT_RUN),
         ))  # fmt: skip
     return samples
-
-
-def _measured(sample: Sample, measure: str) -> list[float]:
-    return sample.values if measure == VALUE else sample.cpu if measure == CPU else sample.latency
 
 
 def _rounded(x: float | None, digits: int = 3) -> float | None:
@@ -226,19 +224,19 @@ def _pair(pair: tuple[float, float] | None, digits: int = 3) -> list[float] | No
 
 def _cell(spec: ChartSpec, index: int, config: Configuration, sample: Sample, base: Sample, is_base: bool) -> dict[str, Any]:
     """One configuration's statistics for one test of a chart, and its verdict against the baseline's."""
-    values = _measured(sample, spec.measure)
-    described = stats.describe(values)
+    described, side = sample.stats[spec.measure]
+    n_runs = sample.n_runs
     if spec.measure == LATENCY:
-        n_too_fast, n_not_run = 0, sample.n_runs - len(values)  # a +++++ test still has its latency
-        status = OK if values else NO_LATENCY
+        n_too_fast, n_not_run = 0, n_runs - described.n  # a +++++ test still has its latency
+        status = OK if described.n else NO_LATENCY
     else:
         n_too_fast, n_not_run = sample.n_too_fast, sample.n_not_run
-        status = OK if values else TOO_FAST if n_too_fast else NOT_RUN
+        status = OK if described.n else TOO_FAST if n_too_fast else NOT_RUN
     ratio: float | None = None
     ratio_ci95: tuple[float, float] | None = None
     verdict: str | None = None
     if not is_base:
-        compared = stats.ratio_of_means(values, _measured(base, spec.measure))
+        compared = stats.ratio_between(side, base.stats[spec.measure][1])
         ratio, ratio_ci95 = compared.ratio, compared.ci95
         verdict = stats.verdict(ratio_ci95, spec.higher_is_better) if ratio is not None else stats.UNKNOWN
     first = config.runs[0]
@@ -248,7 +246,7 @@ def _cell(spec: ChartSpec, index: int, config: Configuration, sample: Sample, ba
         n_runs=sample.n_runs,
         n_too_fast=n_too_fast,
         cv_pct=described.cv_pct,
-        cpu_pct=stats.describe(sample.cpu).mean if spec.measure == VALUE else None,
+        cpu_pct=sample.stats[CPU][0].mean if spec.measure == VALUE else None,
         file_size_mib=first.setup.file_size_mib,
         ram_mib=first.setup.ram_mib,
         format_versions={run.format_version for run in config.runs},

@@ -95,30 +95,28 @@ def result_hints(
     file_size_mib: int | None,
     ram_mib: int | None,
     format_versions: set[str],
-    evidence: list[dict[str, Any]] | None = None,
+    evidence: list[dict[str, str]] | None = None,
 ) -> list[dict[str, str]]:
     """The hints of one configuration's result for `test` (its rate when measures_rate, else its
-    %CPU or latency: only too_fast and high_spread apply there)."""
-    hints: list[dict[str, str]] = [hint(e["code"], e["text"]) for e in evidence or []]
-    known = {h["code"] for h in hints}
-
-    def add(item: dict[str, str]) -> None:
-        if item["code"] not in known:
-            known.add(item["code"])
-            hints.append(item)
-
+    %CPU or latency: only too_fast and high_spread apply there). The runner's evidence comes first
+    and replaces the line-only guess with the same code. Runs for every cell of a comparison: no
+    work beyond the rules' own tests when none applies."""
+    found = []
     if n_too_fast:
-        add(too_fast(test, n_too_fast, n_runs))
+        found.append(too_fast(test, n_too_fast, n_runs))
     if measures_rate:
         if cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT:
-            add(cpu_bound(cpu_pct))
-        if test in FILE_SIZE_TESTS and file_size_mib and ram_mib and file_size_mib < CACHE_FACTOR * ram_mib:
-            add(cached(file_size_mib, ram_mib))
+            found.append(cpu_bound(cpu_pct))
+        if file_size_mib and ram_mib and test in FILE_SIZE_TESTS and file_size_mib < CACHE_FACTOR * ram_mib:
+            found.append(cached(file_size_mib, ram_mib))
         if test in PER_CHAR_TESTS:
-            add(per_char(format_versions))
+            found.append(per_char(format_versions))
     if cv_pct is not None and cv_pct > SPREAD_CV_PCT:
-        add(high_spread(cv_pct))
-    return hints
+        found.append(high_spread(cv_pct))
+    if not evidence:
+        return found
+    codes = {e["code"] for e in evidence}
+    return [hint(e["code"], e["text"]) for e in evidence] + [h for h in found if h["code"] not in codes]
 
 
 def runner_evidence(document_tests: Any, test: str) -> list[dict[str, Any]]:

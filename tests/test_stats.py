@@ -113,3 +113,8 @@ def test_the_ci_of_the_mean_holds_the_mean(values):
     d = stats.describe(values)
     assert d.ci95[0] <= d.mean * (1 + 1e-12) and d.mean <= d.ci95[1] * (1 + 1e-12)
     assert min(values) <= d.median <= max(values)
+
+
+@given(st.lists(st.floats(min_value=-1e6, max_value=1e7, allow_nan=False), max_size=8))
+def test_describe_with_moments_is_describe_and_moments(values):
+    assert stats.describe_with_moments(values) == (stats.describe(values), stats.moments(values))
