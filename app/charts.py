@@ -1,9 +1,12 @@
 """Comparison charts: runs -> the numbers every chart draws, absolute or relative to a baseline.
 
-Pure: no database, no HTTP. The one place chart data and units are computed: `compare()` is the
-body of GET /api/compare (docs: api-contract.md), and the /compare page draws exactly that, with
-`compare_view()` adding what a person needs to read it (legend names, titles, display units, notes)
-and `heat_table()` the table under the charts.
+Pure: no database, no HTTP, no CSS. `compare()` is the body of GET /api/compare (README, "Compare
+configurations"): per chart the runs' own figures (`series`, the original contract) and, per
+configuration (app/grouping.py) and test, the statistics of its runs and the verdict against the
+baseline configuration (app/stats.py), with hints (app/hints.py), warnings (app/comparability.py)
+and a summary (app/summary.py). The /compare page draws exactly that; `compare_view()` adds what a
+person needs to read it (names, titles, display units from app/units.py, notes) and `heat_table()`
+the table under the charts, as data: the template picks the classes.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from app.comparison_request import ABSOLUTE, MODES, RELATIVE, parse_mode
 from app.errors import BadRequest
 from app.figures import RunFigures
 from app.grouping import DEFAULT, Configuration, Grouping, group_runs
-from app.hints import GENERAL_TEXT, WORST_LATENCY, result_hints
+from app.hints import CPU_BOUND_PCT, GENERAL_TEXT, PER_CHAR_TESTS, SPREAD_CV_PCT, WORST_LATENCY, result_hints
 from app.parsing import FILE_TESTS, NOT_RUN, OK, TESTS, TOO_FAST, UNITS, Result
 from app.units import UNIT_STEPS, display_unit, format_latency, format_rate
 
@@ -86,6 +89,41 @@ def chart_cells(results: tuple[Result, ...], indexes: list[int], measure: str) -
 
 
 TEST_INDEXES = {spec.key: [TESTS.index(test) for test in spec.tests] for spec in CHARTS}
+ALL_TESTS = list(range(len(TESTS)))
+MEASURES = (VALUE, CPU, LATENCY)
+
+
+def _series(runs: Sequence[RunFigures], base_run: RunFigures | None) -> dict[str, list[dict[str, Any]]]:
+    """Per chart, one series per run: its values and statuses (relative to base_run's when given,
+    which then has no series). Each run's 36 cells are worked out once, then cut per chart."""
+    if base_run is not None:
+        base_cells = {measure: chart_cells(base_run.results, ALL_TESTS, measure) for measure in MEASURES}
+        reasons = {m: [baseline_reason(s, v) for s, v in zip(*base_cells[m], strict=True)] for m in MEASURES}
+    by_chart: dict[str, list[dict[str, Any]]] = {spec.key: [] for spec in CHARTS}
+    for run in runs:
+        if run is base_run:
+            continue
+        cells = {}
+        for measure in MEASURES:
+            statuses, values = chart_cells(run.results, ALL_TESTS, measure)
+            if base_run is not None:
+                why, base_values = reasons[measure], base_cells[measure][1]
+                # (run / baseline - 1) * 100 rounded to one decimal (+ 0.0 turns a rounded -0.0 into 0.0),
+                # null with the reason when either side has no value or the baseline's is 0.
+                values = [
+                    round((v / b - 1) * 100, 1) + 0.0 if s == OK and v is not None and reason is None else None
+                    for s, v, b, reason in zip(statuses, values, base_values, why, strict=True)
+                ]
+                statuses = [s if s != OK else reason or OK for s, reason in zip(statuses, why, strict=True)]
+            cells[measure] = (statuses, values)
+        for spec in CHARTS:
+            statuses, values = cells[spec.measure]
+            if spec.measure != VALUE:  # the latency and %CPU charts hold all twelve tests
+                by_chart[spec.key].append({"run": run.id, "values": values, "status": statuses})
+            else:
+                indexes = TEST_INDEXES[spec.key]
+                by_chart[spec.key].append({"run": run.id, "values": [values[i] for i in indexes], "status": [statuses[i] for i in indexes]})
+    return by_chart
 
 
 def baseline_reason(status: str, value: Any) -> str | None:
@@ -93,21 +131,6 @@ def baseline_reason(status: str, value: Any) -> str | None:
     if status != OK or value is None:
         return BASELINE_PREFIX + status
     return BASELINE_ZERO if value == 0 else None
-
-
-def percent_of(value: float, base_value: float) -> float:
-    """(run / baseline - 1) * 100 rounded to one decimal; + 0.0 turns a rounded -0.0 into 0.0."""
-    return round((value / base_value - 1) * 100, 1) + 0.0
-
-
-def relative_cell(run_cell: tuple[str, Any], baseline_cell: tuple[str, Any]) -> tuple[str, float | None]:
-    """A run's (status, value) relative to the baseline's: a percentage, or None and the reason
-    (the run's own status first, then the baseline's as "baseline_" + status, or "baseline_zero")."""
-    status, value = run_cell
-    if status != OK or value is None:
-        return status, None
-    reason = baseline_reason(*baseline_cell)
-    return (reason, None) if reason else (OK, percent_of(value, baseline_cell[1]))
 
 
 def check_request(run_ids: Sequence[int], mode: str, baseline: int | None) -> int | None:
@@ -132,25 +155,13 @@ def compare(
     configurations = group_runs(runs, grouping)
     base_config = next((c for c in configurations if base_run in c.runs), configurations[0])
     samples = {config.id: _samples(config) for config in configurations}
+    facts = {config.id: _facts(config) for config in configurations}
+    base_samples = samples[base_config.id]
+    all_series = _series(runs, base_run if relative else None)
     charts = []
     for spec in CHARTS:
         indexes = TEST_INDEXES[spec.key]
-        series = []
-        if relative:
-            base_statuses, base_values = chart_cells(base_run.results, indexes, spec.measure)
-            reasons = [baseline_reason(s, v) for s, v in zip(base_statuses, base_values, strict=True)]
-        for run in runs:
-            if relative and run.id == baseline:
-                continue
-            statuses, values = chart_cells(run.results, indexes, spec.measure)
-            if relative:
-                # relative_cell() over a whole row at once: 50 runs x 36 cells per request.
-                values = [
-                    percent_of(v, b) if s == OK and v is not None and reason is None else None
-                    for s, v, b, reason in zip(statuses, values, base_values, reasons, strict=True)
-                ]
-                statuses = [s if s != OK else reason or OK for s, reason in zip(statuses, reasons, strict=True)]
-            series.append({"run": run.id, "values": values, "status": statuses})
+        series = all_series[spec.key]
         charts.append({
             "key": spec.key,
             "unit": "%" if relative else spec.unit,
@@ -159,7 +170,7 @@ def compare(
             "series": series,
             "configurations": [
                 {"configuration": config.id, "tests": [
-                    _cell(spec, index, config, samples[config.id][index], samples[base_config.id][index], config is base_config)
+                    _cell(spec, index, config, facts[config.id], samples[config.id][index], None if config is base_config else base_samples[index])
                     for index in indexes
                 ]}
                 for config in configurations
@@ -214,59 +225,98 @@ def _samples(config: Configuration) -> list[Sample]:
     return samples
 
 
-def _rounded(x: float | None, digits: int = 3) -> float | None:
-    return None if x is None else round(x, digits) + 0.0
+@dataclass(frozen=True, slots=True)
+class ConfigFacts:
+    """What every hint of a configuration reads, gathered once per configuration."""
+
+    file_size_mib: int | None
+    ram_mib: int | None
+    format_versions: set[str]
+    has_evidence: bool
 
 
-def _pair(pair: tuple[float, float] | None, digits: int = 3) -> list[float] | None:
-    return None if pair is None else [round(pair[0], digits) + 0.0, round(pair[1], digits) + 0.0]
+def _facts(config: Configuration) -> ConfigFacts:
+    first = config.runs[0]
+    return ConfigFacts(
+        first.setup.file_size_mib,
+        first.setup.ram_mib,
+        {run.format_version for run in config.runs},
+        any(run.limiters for run in config.runs),
+    )
 
 
-def _cell(spec: ChartSpec, index: int, config: Configuration, sample: Sample, base: Sample, is_base: bool) -> dict[str, Any]:
-    """One configuration's statistics for one test of a chart, and its verdict against the baseline's."""
-    described, side = sample.stats[spec.measure]
-    n_runs = sample.n_runs
-    if spec.measure == LATENCY:
-        n_too_fast, n_not_run = 0, n_runs - described.n  # a +++++ test still has its latency
-        status = OK if described.n else NO_LATENCY
+def _cell(spec: ChartSpec, index: int, config: Configuration, facts: ConfigFacts, sample: Sample, base: Sample | None) -> dict[str, Any]:
+    """One configuration's statistics for one test of a chart, and its verdict against the
+    baseline's (base is None for the baseline configuration itself)."""
+    measure = spec.measure
+    described, side = sample.stats[measure]
+    n = described.n
+    if measure == LATENCY:
+        n_too_fast, n_not_run = 0, sample.n_runs - n  # a +++++ test still has its latency
+        status = OK if n else NO_LATENCY
     else:
         n_too_fast, n_not_run = sample.n_too_fast, sample.n_not_run
-        status = OK if described.n else TOO_FAST if n_too_fast else NOT_RUN
+        status = OK if n else TOO_FAST if n_too_fast else NOT_RUN
     ratio: float | None = None
-    ratio_ci95: tuple[float, float] | None = None
+    ratio_ci95: list[float] | None = None
     verdict: str | None = None
-    if not is_base:
-        compared = stats.ratio_between(side, base.stats[spec.measure][1])
-        ratio, ratio_ci95 = compared.ratio, compared.ci95
-        verdict = stats.verdict(ratio_ci95, spec.higher_is_better) if ratio is not None else stats.UNKNOWN
-    first = config.runs[0]
-    hints = result_hints(
-        TESTS[index],
-        measures_rate=spec.measure == VALUE,
-        n_runs=sample.n_runs,
-        n_too_fast=n_too_fast,
-        cv_pct=described.cv_pct,
-        cpu_pct=sample.stats[CPU][0].mean if spec.measure == VALUE else None,
-        file_size_mib=first.setup.file_size_mib,
-        ram_mib=first.setup.ram_mib,
-        format_versions={run.format_version for run in config.runs},
-    )
+    if base is not None:
+        compared = stats.ratio_between(side, base.stats[measure][1])
+        if compared.ratio is not None:
+            ratio = round(compared.ratio, 4) + 0.0
+            verdict = stats.verdict(compared.ci95, spec.higher_is_better)
+            if compared.ci95 is not None:
+                ratio_ci95 = [round(compared.ci95[0], 4) + 0.0, round(compared.ci95[1], 4) + 0.0]
+        else:
+            verdict = stats.UNKNOWN
+    test = TESTS[index]
+    rate = measure == VALUE
+    cpu_pct = sample.stats[CPU][0].mean if rate else None
+    cv_pct = described.cv_pct
+    # Most results have no hint: ask the rules only when one of them can apply.
+    hints: list[dict[str, str]] = []
+    if n_too_fast or (cv_pct is not None and cv_pct > SPREAD_CV_PCT) or (
+        rate and ((cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT) or facts.ram_mib or test in PER_CHAR_TESTS or facts.has_evidence)
+    ):
+        hints = result_hints(
+            test,
+            measures_rate=rate,
+            n_runs=sample.n_runs,
+            n_too_fast=n_too_fast,
+            cv_pct=cv_pct,
+            cpu_pct=cpu_pct,
+            file_size_mib=facts.file_size_mib,
+            ram_mib=facts.ram_mib,
+            format_versions=facts.format_versions,
+            evidence=_evidence(config, test) if rate and facts.has_evidence else None,
+        )
+    ci95 = described.ci95
     return {
-        "test": TESTS[index],
+        "test": test,
         "status": status,
-        "n": described.n,
+        "n": n,
         "n_too_fast": n_too_fast,
         "n_not_run": n_not_run,
-        "mean": _rounded(described.mean),
-        "median": _rounded(described.median),
-        "sd": _rounded(described.sd),
-        "cv_pct": _rounded(described.cv_pct, 2),
-        "ci95": _pair(described.ci95),
-        "ratio": _rounded(ratio, 4),
-        "ratio_ci95": _pair(ratio_ci95, 4),
+        "mean": None if described.mean is None else round(described.mean, 3) + 0.0,
+        "median": None if described.median is None else round(described.median, 3) + 0.0,
+        "sd": None if described.sd is None else round(described.sd, 3) + 0.0,
+        "cv_pct": None if cv_pct is None else round(cv_pct, 2) + 0.0,
+        "ci95": None if ci95 is None else [round(ci95[0], 3) + 0.0, round(ci95[1], 3) + 0.0],
+        "ratio": ratio,
+        "ratio_ci95": ratio_ci95,
         "verdict": verdict,
         "hints": hints,
     }
+
+
+def _evidence(config: Configuration, test: str) -> list[dict[str, str]] | None:
+    """The runner's limiters for `test` in the configuration's runs, each code once."""
+    found: dict[str, dict[str, str]] = {}
+    for run in config.runs:
+        limiter = run.limiters.get(test)
+        if limiter is not None:
+            found.setdefault(limiter["code"], limiter)
+    return list(found.values()) or None
 
 
 def _spread_warnings(charts: list[dict[str, Any]], configurations: list[Configuration]) -> list[dict[str, str]]:

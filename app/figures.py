@@ -7,7 +7,7 @@ its column name (app/columns.py), never by position.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.columns import RESULT_PARTS, result_column
@@ -44,6 +44,8 @@ class RunFigures:
     bonnie_version: str | None
     results: tuple[Result, ...]
     setup: RunSetup = NO_SETUP
+    # The runner's own evidence of what limited a test (document["tests"][test]["limiter"]), by test.
+    limiters: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 # Column names, in the order figures_of reads them; queries.COMPARE_COLUMNS selects exactly these.
@@ -51,6 +53,7 @@ IDENTITY_COLUMNS = ("id", "machine", "label", "format_version", "bonnie_version"
 SETUP_COLUMNS = ("file_size_mib", "io_chunk_bytes", "seek_count", "seek_procs", "concurrency")
 FILE_TEST_COLUMNS = ("num_files", "file_max_size", "file_min_size", "file_num_dirs", "file_link")
 RAM_BYTES = "ram_bytes"  # the runner document's system.ram_bytes
+DOCUMENT_TESTS = "document_tests"  # the runner document's per-test facts
 RESULT_NAMES = tuple(tuple(result_column(test, part) for part in RESULT_PARTS) for test in TESTS)
 
 
@@ -63,6 +66,7 @@ class RowReader:
         self.setup = [at[name] for name in SETUP_COLUMNS]
         self.file_test = [at[name] for name in FILE_TEST_COLUMNS]
         self.ram = at.get(RAM_BYTES)
+        self.document_tests = at.get(DOCUMENT_TESTS)
         self.results = [[at[name] for name in names] for names in RESULT_NAMES]
 
     def figures(self, row: Sequence[Any], tags: dict[str, str]) -> RunFigures:
@@ -80,7 +84,21 @@ class RowReader:
             ram_mib=ram_mib_of(ram_bytes, tags),
         )
         results = tuple([Result(*(row[i] for i in indexes)) for indexes in self.results])
-        return RunFigures(run_id, machine, label, tags, format_version, bonnie_version, results, setup)
+        limiters = limiters_of(row[self.document_tests]) if self.document_tests is not None else {}
+        return RunFigures(run_id, machine, label, tags, format_version, bonnie_version, results, setup, limiters)
+
+
+def limiters_of(document_tests: Any) -> dict[str, dict[str, str]]:
+    """{test: {code, text}} from the runner's document["tests"], where a test has a valid limiter."""
+    if not isinstance(document_tests, dict):
+        return {}
+    found = {}
+    for test in TESTS:
+        facts = document_tests.get(test)
+        limiter = facts.get("limiter") if isinstance(facts, dict) else None
+        if isinstance(limiter, dict) and isinstance(limiter.get("code"), str) and isinstance(limiter.get("text"), str):
+            found[test] = {"code": limiter["code"][:40], "text": limiter["text"][:500]}
+    return found
 
 
 def ram_mib_of(ram_bytes: Any, tags: dict[str, str]) -> int | None:

@@ -117,13 +117,3 @@ def result_hints(
         return found
     codes = {e["code"] for e in evidence}
     return [hint(e["code"], e["text"]) for e in evidence] + [h for h in found if h["code"] not in codes]
-
-
-def runner_evidence(document_tests: Any, test: str) -> list[dict[str, Any]]:
-    """The runner's limiter for `test` from its document's "tests" object, when it has a valid one."""
-    if not isinstance(document_tests, dict):
-        return []
-    limiter = (document_tests.get(test) or {}).get("limiter") if isinstance(document_tests.get(test), dict) else None
-    if isinstance(limiter, dict) and isinstance(limiter.get("code"), str) and isinstance(limiter.get("text"), str):
-        return [{"code": limiter["code"], "text": limiter["text"]}]
-    return []

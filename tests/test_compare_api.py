@@ -219,3 +219,16 @@ def test_ram_from_a_tag_makes_the_cached_hint(client):
     assert body["setup"][0]["ram_mib"] == 4096
     hints = cell(body, "block_io", 1, "put_block")["hints"]
     assert {"code": "cached", "text": "probably cached: the file size (512 MiB) is under twice the RAM (4096 MiB); use -s 8192M or more"} in hints
+
+
+def test_the_runners_limiter_evidence_comes_before_the_line_only_guess(client):
+    """document["tests"][test]["limiter"] (the runner's issue) replaces the guess with the same code."""
+    limiter = {"code": "cpu_bound", "text": "runner: bonnie++ was on CPU 99 % of the test, 85 % in user mode", "evidence": {"user_pct": 85}}
+    document = {"tests": {"putc": {"limiter": limiter}, "seeks": {"limiter": "not an object"}}}
+    run_id = client.post("/api/runs", json={"csv": CONTRACT_LINE, "document": document}).json()["created"][0]
+    body = client.get("/api/compare", params={"runs": str(run_id)}).json()
+    hints = cell(body, "block_io", 1, "putc")["hints"]
+    # the line alone would say "CPU-bound (96 % CPU)": the runner's text stands instead, first
+    assert hints[0] == {"code": "cpu_bound", "text": limiter["text"]}
+    assert [h["code"] for h in hints] == ["cpu_bound", "per_char"]
+    assert [h["code"] for h in cell(body, "seeks", 1, "seeks")["hints"]] == ["too_fast"]
