@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from app import comparability, stats, summary
-from app.summary import percent
 from app.comparison_request import ABSOLUTE, MODES, RELATIVE, parse_mode
 from app.errors import BadRequest
 from app.figures import RunFigures
 from app.grouping import DEFAULT, Configuration, Grouping, group_runs
 from app.hints import CPU_BOUND_PCT, GENERAL_TEXT, PER_CHAR_TESTS, SPREAD_CV_PCT, WORST_LATENCY, result_hints
 from app.parsing import FILE_TESTS, NOT_RUN, OK, TESTS, TOO_FAST, UNITS, Result
+from app.summary import percent
 from app.units import UNIT_STEPS, display_unit, format_latency, format_rate
 
 __all__ = ["ABSOLUTE", "MODES", "RELATIVE", "RunFigures", "compare", "compare_view", "heat_table"]
@@ -47,7 +47,9 @@ class ChartSpec:
 CHARTS = (
     ChartSpec("block_io", "Block I/O", TESTS[:5], "KiB/s", True, VALUE),
     ChartSpec("seeks", "Random seeks", ("seeks",), "seeks/s", True, VALUE),
-    ChartSpec("metadata", "File create and delete", ("seq_create", "seq_del", "ran_create", "ran_del"), "files/s", True, VALUE),
+    ChartSpec(
+        "metadata", "File create and delete", ("seq_create", "seq_del", "ran_create", "ran_del"), "files/s", True, VALUE
+    ),
     ChartSpec("metadata_stat", "File stat", ("seq_stat", "ran_stat"), "files/s", True, VALUE),
     ChartSpec("latency", "Latency", TESTS, "µs", False, LATENCY),
     ChartSpec("cpu", "%CPU", TESTS, "%CPU", False, CPU),
@@ -72,7 +74,9 @@ STATUS_TEXT = {
     BASELINE_ZERO: "no comparison: the baseline's value is 0",
 }
 TOO_FAST_EXPLANATION = "bonnie++ prints +++++ when a test took under 0.5 s: too fast to measure, not zero."
-TOO_FAST_HINT = dict.fromkeys(TESTS[:6], "a larger -s (file size)") | dict.fromkeys(FILE_TESTS, "a larger -n (number of files)")
+TOO_FAST_HINT = dict.fromkeys(TESTS[:6], "a larger -s (file size)") | dict.fromkeys(
+    FILE_TESTS, "a larger -n (number of files)"
+)
 
 # ==== The numbers (GET /api/compare) ====
 
@@ -122,7 +126,9 @@ def _series(runs: Sequence[RunFigures], base_run: RunFigures | None) -> dict[str
                 by_chart[spec.key].append({"run": run.id, "values": values, "status": statuses})
             else:
                 indexes = TEST_INDEXES[spec.key]
-                by_chart[spec.key].append({"run": run.id, "values": [values[i] for i in indexes], "status": [statuses[i] for i in indexes]})
+                by_chart[spec.key].append(
+                    {"run": run.id, "values": [values[i] for i in indexes], "status": [statuses[i] for i in indexes]}
+                )
     return by_chart
 
 
@@ -211,7 +217,7 @@ def _samples(config: Configuration) -> list[Sample]:
     for index in range(len(TESTS)):
         results = [run.results[index] for run in config.runs]
         ok = [r for r in results if r[0] == OK]
-        measured = {
+        measured: dict[str, list[float]] = {
             VALUE: [r[1] for r in ok if r[1] is not None],
             CPU: [r[2] for r in ok if r[2] is not None],
             LATENCY: [r[3] for r in results if r[3] is not None],
@@ -245,7 +251,9 @@ def _facts(config: Configuration) -> ConfigFacts:
     )
 
 
-def _cell(spec: ChartSpec, index: int, config: Configuration, facts: ConfigFacts, sample: Sample, base: Sample | None) -> dict[str, Any]:
+def _cell(
+    spec: ChartSpec, index: int, config: Configuration, facts: ConfigFacts, sample: Sample, base: Sample | None
+) -> dict[str, Any]:
     """One configuration's statistics for one test of a chart, and its verdict against the
     baseline's (base is None for the baseline configuration itself)."""
     measure = spec.measure
@@ -275,8 +283,18 @@ def _cell(spec: ChartSpec, index: int, config: Configuration, facts: ConfigFacts
     cv_pct = described.cv_pct
     # Most results have no hint: ask the rules only when one of them can apply.
     hints: list[dict[str, str]] = []
-    if n_too_fast or (cv_pct is not None and cv_pct > SPREAD_CV_PCT) or (
-        rate and ((cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT) or facts.ram_mib or test in PER_CHAR_TESTS or facts.has_evidence)
+    if (
+        n_too_fast
+        or (cv_pct is not None and cv_pct > SPREAD_CV_PCT)
+        or (
+            rate
+            and (
+                (cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT)
+                or facts.ram_mib
+                or test in PER_CHAR_TESTS
+                or facts.has_evidence
+            )
+        )
     ):
         hints = result_hints(
             test,
@@ -329,11 +347,18 @@ def _spread_warnings(charts: list[dict[str, Any]], configurations: list[Configur
         for entry in chart["configurations"]:
             for cell in entry["tests"]:
                 if cell["cv_pct"] is not None and cell["cv_pct"] > stats.SPREAD_WARNING_CV_PCT:
-                    where.setdefault(entry["configuration"], []).append(f"{TEST_TITLES[cell['test']]} {cell['cv_pct']:.1f} %")
+                    where.setdefault(entry["configuration"], []).append(
+                        f"{TEST_TITLES[cell['test']]} {cell['cv_pct']:.1f} %"
+                    )
     if not where:
         return []
     listed = "; ".join(f"{names[cid]}: {', '.join(items)}" for cid, items in where.items())
-    return [{"code": "high_spread", "text": f"Runs of a configuration disagree (CV above {stats.SPREAD_WARNING_CV_PCT:g} %): {listed}. Run more, or find the noise."}]
+    return [
+        {
+            "code": "high_spread",
+            "text": f"Runs of a configuration disagree (CV above {stats.SPREAD_WARNING_CV_PCT:g} %): {listed}. Run more, or find the noise.",
+        }
+    ]
 
 
 # ==== What a person needs to read them (the /compare page) ====
@@ -489,7 +514,13 @@ def hint_list(chart: dict[str, Any], names: dict[int, str]) -> list[dict[str, An
 
 def _mean_text(test: str, measure: str, cell: dict[str, Any]) -> str:
     if cell["mean"] is None:
-        return TOO_FAST_TEXT if cell["status"] == TOO_FAST and measure == VALUE else "+++" if cell["status"] == TOO_FAST else ""
+        return (
+            TOO_FAST_TEXT
+            if cell["status"] == TOO_FAST and measure == VALUE
+            else "+++"
+            if cell["status"] == TOO_FAST
+            else ""
+        )
     if measure == LATENCY:
         return format_latency(round(cell["mean"]))
     if measure == CPU:
@@ -514,9 +545,7 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
         measure: {test: (by_key[spec.key], spec.tests.index(test)) for spec in CHARTS if spec.measure == measure for test in spec.tests}
         for measure in (VALUE, CPU, LATENCY)
     }  # fmt: skip
-    has_latency = any(
-        cell["n"] for entry in by_key["latency"]["configurations"] for cell in entry["tests"]
-    )
+    has_latency = any(cell["n"] for entry in by_key["latency"]["configurations"] for cell in entry["tests"])
     measures = (VALUE, CPU, LATENCY) if has_latency else (VALUE, CPU)
     rows = []
     for config in data["configurations"]:
@@ -537,7 +566,15 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
                     "status": cell["status"],
                     "n": cell["n"],
                 })  # fmt: skip
-        rows.append({"configuration": config["id"], "name": config["name"], "runs": config["runs"], "baseline": config["id"] == base_id, "cells": cells})
+        rows.append(
+            {
+                "configuration": config["id"],
+                "name": config["name"],
+                "runs": config["runs"],
+                "baseline": config["id"] == base_id,
+                "cells": cells,
+            }
+        )
     return {"tests": list(TESTS), "has_latency": has_latency, "measures": list(measures), "rows": rows}
 
 

@@ -53,8 +53,8 @@ _CHECKS: list[tuple[str, str, Callable[[RunFigures], Any], str]] = [
     ("seeks_differs", "seeks", lambda r: seeks_text(r) or None, "the seek test does different work"),
     ("concurrency_differs", "concurrency (-c)", lambda r: r.setup.concurrency, "several copies share the disk and the CPU"),
     ("family_differs", "bonnie++ family", family,
-     "1.0x per-char tests go through stdio putc()/getc() and use 3 seekers; 1.9x and later make one-byte system "
-     "calls and use 5: per-char and seek figures measure different things"),
+     ("1.0x per-char tests go through stdio putc()/getc() and use 3 seekers; 1.9x and later make one-byte system "
+      "calls and use 5: per-char and seek figures measure different things")),
     ("ram_differs", "RAM", lambda r: f"{r.setup.ram_mib} MiB" if r.setup.ram_mib else None,
      "how much of the file the page cache can hold differs"),
 ]  # fmt: skip
@@ -76,11 +76,18 @@ def warnings(runs: Sequence[RunFigures]) -> list[dict[str, str]]:
                 by_value.setdefault(value, []).append(run.id)
         if len(by_value) > 1:
             spread = "; ".join(f"{value} ({_ids(ids)})" for value, ids in by_value.items())
-            found.append({"code": code, "text": f"The runs' {what} differs: {spread}. {why[0].upper()}{why[1:]}: compare like with like."})
+            found.append(
+                {
+                    "code": code,
+                    "text": f"The runs' {what} differs: {spread}. {why[0].upper()}{why[1:]}: compare like with like.",
+                }
+            )
     return found
 
 
-def setup_table(runs: Sequence[RunFigures], sources: Callable[[RunFigures], str], configuration_of: dict[int, int]) -> list[dict[str, Any]]:
+def setup_table(
+    runs: Sequence[RunFigures], sources: Callable[[RunFigures], str], configuration_of: dict[int, int]
+) -> list[dict[str, Any]]:
     """One row per run: its configuration, machine, bonnie++ version, size, -n spec, chunk, seeks, RAM
     if known, tags."""
     return [

@@ -81,11 +81,15 @@ def parse_group(group: str | None) -> Grouping:
         return Grouping(kind=UNGROUPED)
     keys = tuple(dict.fromkeys(key.strip() for key in text.split(",") if key.strip()))
     if not keys or len(keys) > MAX_GROUP_KEYS or any("=" in key or "\x00" in key or len(key) > 200 for key in keys):
-        raise BadRequest(f"group must be 'params', 'none' or up to {MAX_GROUP_KEYS} tag keys separated by commas, like fs,raid")
+        raise BadRequest(
+            f"group must be 'params', 'none' or up to {MAX_GROUP_KEYS} tag keys separated by commas, like fs,raid"
+        )
     return Grouping(keys=keys, kind="tags")
 
 
-def read_request(*, runs: Iterable[str], mode: str | None, baseline: str | int | None, group: str | None) -> ComparisonRequest:
+def read_request(
+    *, runs: Iterable[str], mode: str | None, baseline: str | int | None, group: str | None
+) -> ComparisonRequest:
     """The query of /compare or /api/compare, checked (400 with a message naming the parameter)."""
     return ComparisonRequest(tuple(parse_run_ids(runs)), parse_mode(mode), parse_baseline(baseline), parse_group(group))
 

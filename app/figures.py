@@ -68,6 +68,12 @@ class RowReader:
         self.ram = at.get(RAM_BYTES)
         self.document_tests = at.get(DOCUMENT_TESTS)
         self.results = [[at[name] for name in names] for names in RESULT_NAMES]
+        # Where a test's parts sit side by side in RESULT_PARTS order (as queries.COMPARE_COLUMNS puts
+        # them), a slice reads them: the same cells, found by name, at a fraction of the cost.
+        self.result_starts = [indexes[0] for indexes in self.results]
+        self.sliceable = all(
+            indexes == list(range(indexes[0], indexes[0] + len(RESULT_PARTS))) for indexes in self.results
+        )
 
     def figures(self, row: Sequence[Any], tags: dict[str, str]) -> RunFigures:
         run_id, machine, label, format_version, bonnie_version = (row[i] for i in self.identity)
@@ -83,7 +89,12 @@ class RowReader:
             concurrency=concurrency,
             ram_mib=ram_mib_of(ram_bytes, tags),
         )
-        results = tuple([Result(*(row[i] for i in indexes)) for indexes in self.results])
+        if self.sliceable:
+            cells = tuple(row)
+            width = len(RESULT_PARTS)
+            results = tuple([Result._make(cells[at : at + width]) for at in self.result_starts])
+        else:
+            results = tuple([Result(*(row[i] for i in indexes)) for indexes in self.results])
         limiters = limiters_of(row[self.document_tests]) if self.document_tests is not None else {}
         return RunFigures(run_id, machine, label, tags, format_version, bonnie_version, results, setup, limiters)
 

@@ -22,8 +22,6 @@ When the runner has recorded its own evidence for a test (document["tests"][test
 
 from __future__ import annotations
 
-from typing import Any
-
 from app.parsing import FILE_TESTS, TESTS
 
 CPU_BOUND_PCT = 90
@@ -50,12 +48,18 @@ def too_fast(test: str, n_too_fast: int, n_runs: int) -> dict[str, str]:
 
 def cpu_bound(cpu_pct: float) -> dict[str, str]:
     if cpu_pct > ONE_CORE_PCT:
-        return hint("cpu_bound", f"CPU-bound: {cpu_pct:.0f} % CPU is more than one core's worth; this measures the CPU, not the disk")
+        return hint(
+            "cpu_bound",
+            f"CPU-bound: {cpu_pct:.0f} % CPU is more than one core's worth; this measures the CPU, not the disk",
+        )
     return hint("cpu_bound", f"CPU-bound ({cpu_pct:.0f} % CPU): this measures the CPU, not the disk")
 
 
 def cached(file_size_mib: int, ram_mib: int) -> dict[str, str]:
-    return hint("cached", f"probably cached: the file size ({file_size_mib} MiB) is under twice the RAM ({ram_mib} MiB); use -s {CACHE_FACTOR * ram_mib}M or more")
+    return hint(
+        "cached",
+        f"probably cached: the file size ({file_size_mib} MiB) is under twice the RAM ({ram_mib} MiB); use -s {CACHE_FACTOR * ram_mib}M or more",
+    )
 
 
 def high_spread(cv_pct: float) -> dict[str, str]:
@@ -69,7 +73,9 @@ def per_char(format_versions: set[str]) -> dict[str, str]:
         how = "go through stdio in bonnie++ 1.0x and one-byte system calls in 1.9x"
     else:
         how = "make one system call per byte (bonnie++ 1.9x and later)"
-    return hint("per_char", f"per-char tests {how}: they measure the C library or system-call path and the CPU, not the disk")
+    return hint(
+        "per_char", f"per-char tests {how}: they measure the C library or system-call path and the CPU, not the disk"
+    )
 
 
 # A code's rule in general words, for a list that gathers the same hint from several results.
@@ -81,7 +87,10 @@ GENERAL_TEXT = {
     "per_char": "per-char tests measure the C library or system-call path and the CPU, not the disk",
 }
 
-WORST_LATENCY = hint("worst_latency", "bonnie++'s latency is the single slowest operation of each test, not a typical one: one stall sets it")
+WORST_LATENCY = hint(
+    "worst_latency",
+    "bonnie++'s latency is the single slowest operation of each test, not a typical one: one stall sets it",
+)
 
 
 def result_hints(

@@ -31,8 +31,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-BETTER, WORSE, WITHIN_NOISE, UNKNOWN = "better", "worse", "within_noise", "unknown"
 Verdict = Literal["better", "worse", "within_noise", "unknown"]
+BETTER: Verdict = "better"
+WORSE: Verdict = "worse"
+WITHIN_NOISE: Verdict = "within_noise"
+UNKNOWN: Verdict = "unknown"
 CONFIDENCE = 0.95
 # Phoronix flags 3.5 %; 5 % is where a bonnie++ rerun on the same machine typically stays.
 SPREAD_WARNING_CV_PCT = 5.0
@@ -254,7 +257,9 @@ def _fit_log_t_975() -> list[float]:
     n = _CHEBYSHEV_NODES
     nodes = [(math.cos(math.pi * (k + 0.5) / n) + 1) / 2 for k in range(n)]
     logs = [math.log(t_quantile(1 - (1 - CONFIDENCE) / 2, 1 / u)) for u in nodes]
-    coefficients = [2 / n * math.fsum(logs[k] * math.cos(math.pi * j * (k + 0.5) / n) for k in range(n)) for j in range(n)]
+    coefficients = [
+        2 / n * math.fsum(logs[k] * math.cos(math.pi * j * (k + 0.5) / n) for k in range(n)) for j in range(n)
+    ]
     coefficients[0] /= 2
     # Terms beyond the 16th are below 5e-11: dropping them keeps 1e-9 and saves a third of the time.
     return coefficients[:_TERMS_KEPT]

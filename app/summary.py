@@ -74,7 +74,9 @@ def summarise(data: dict[str, Any], titles: dict[str, str]) -> str:
             both_cpu = _cpu_bound(cell) and _cpu_bound(base)
             if cell["verdict"] in ("better", "worse"):
                 low, high = cell["ratio_ci95"]
-                judged.append(f"{title} {percent(cell['ratio'])} (95 % CI {percent(low)} to {percent(high)}, {cell['verdict']})")
+                judged.append(
+                    f"{title} {percent(cell['ratio'])} (95 % CI {percent(low)} to {percent(high)}, {cell['verdict']})"
+                )
             elif both_cpu and cell["verdict"] == "within_noise":
                 cpu_bound.append((title, True))
                 continue

@@ -33,17 +33,17 @@ def display_unit(unit: str, values: Iterable[float | int | None]) -> tuple[str, 
     return shown, divisor
 
 
-def _with_unit(value: float | int, unit: str) -> str:
+def _with_unit(value: float, unit: str) -> str:
     shown, divisor = display_unit(unit, [value])
     if divisor == 1:
         return f"{value:g} {shown}"
     return f"{value / divisor:.{_DECIMALS[shown]}f} {shown}"
 
 
-def format_rate(value: float | int | None, unit: str) -> str:
+def format_rate(value: float | None, unit: str) -> str:
     """A rate in the largest unit that keeps it readable; KiB/s become MiB/s or GiB/s."""
     return "" if value is None else _with_unit(value, unit)
 
 
-def format_latency(latency_us: float | int | None) -> str:
+def format_latency(latency_us: float | None) -> str:
     return "" if latency_us is None else _with_unit(latency_us, "µs")

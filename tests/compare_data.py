@@ -24,5 +24,6 @@ def sweep_csv(fs: str) -> str:
 
 
 def embedded_data(html: str) -> dict:
-    match = re.search(r'<script type="application/json" id="compare-data">(.*?)</script>', html, re.S)
+    match = re.search(r'<script type="application/json" id="compare-data">(.*?)</script>', html, re.DOTALL)
+    assert match, "the page has no embedded compare data"
     return json.loads(match.group(1))

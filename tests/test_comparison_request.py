@@ -36,7 +36,10 @@ def test_read_settle_and_permalink():
     settled = settle(asked, [3, 2], strict=True)
     assert settled.baseline == 3 and settled.run_ids == (3, 2)
     assert permalink(settled) == "/compare?runs=3,2&baseline=3&mode=relative&group=fs,raid"
-    assert permalink(settle(read_request(runs=["5"], mode=None, baseline=None, group="params"), [5], strict=True)) == "/compare?runs=5"
+    assert (
+        permalink(settle(read_request(runs=["5"], mode=None, baseline=None, group="params"), [5], strict=True))
+        == "/compare?runs=5"
+    )
     wrong = read_request(runs=["1,2"], mode=None, baseline="9", group=None)
     assert settle(wrong, [1, 2], strict=False).baseline is None
     with pytest.raises(BadRequest, match="baseline 9 is not one of the runs"):

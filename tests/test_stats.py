@@ -93,7 +93,10 @@ def test_a_group_against_itself_is_never_better_or_worse(values, higher_is_bette
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.floats(min_value=100.0, max_value=110.0), min_size=2, max_size=8), st.lists(st.floats(min_value=100.0, max_value=110.0), min_size=2, max_size=8))
+@given(
+    st.lists(st.floats(min_value=100.0, max_value=110.0), min_size=2, max_size=8),
+    st.lists(st.floats(min_value=100.0, max_value=110.0), min_size=2, max_size=8),
+)
 def test_a_large_shift_flips_the_verdict(base, other):
     # values within ±5 % of each other: a factor of 10 is far outside any CI of their ratio
     up = stats.ratio_of_means([10 * v for v in other], base)
