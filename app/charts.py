@@ -212,22 +212,30 @@ class Sample:
 
 
 def _samples(config: Configuration) -> list[Sample]:
-    """Per test (TESTS order), what the runs of `config` measured."""
+    """Per test (TESTS order), what the runs of `config` measured: one pass over their results."""
+    n_runs = len(config.runs)
+    describe = stats.describe_with_moments
     samples = []
-    for index in range(len(TESTS)):
-        results = [run.results[index] for run in config.runs]
-        ok = [r for r in results if r[0] == OK]
-        measured: dict[str, list[float]] = {
-            VALUE: [r[1] for r in ok if r[1] is not None],
-            CPU: [r[2] for r in ok if r[2] is not None],
-            LATENCY: [r[3] for r in results if r[3] is not None],
-        }
-        samples.append(Sample(
-            stats={measure: stats.describe_with_moments(values) for measure, values in measured.items()},
-            n_runs=len(results),
-            n_too_fast=sum(1 for r in results if r[0] == TOO_FAST),
-            n_not_run=sum(1 for r in results if r[0] == NOT_RUN),
-        ))  # fmt: skip
+    for results in zip(*[run.results for run in config.runs], strict=True):
+        values: list[float] = []
+        cpu: list[float] = []
+        latency: list[float] = []
+        too_fast = not_run = 0
+        for status, value, cpu_pct, latency_us in results:
+            if status == OK:
+                if value is not None:
+                    values.append(value)
+                if cpu_pct is not None:
+                    cpu.append(cpu_pct)
+            elif status == TOO_FAST:
+                too_fast += 1
+            else:
+                not_run += 1
+            if latency_us is not None:  # bonnie++ prints a latency even for a +++++ result
+                latency.append(latency_us)
+        samples.append(
+            Sample({VALUE: describe(values), CPU: describe(cpu), LATENCY: describe(latency)}, n_runs, too_fast, not_run)
+        )
     return samples
 
 
