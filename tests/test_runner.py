@@ -324,3 +324,64 @@ def test_token_opens_a_protected_board_and_a_missing_one_spools(runner, tmp_path
         assert posted.returncode == 0, posted.stderr
         listed = _get_json(f"{server.url}/api/runs")
         assert [item["machine"] for item in listed["items"]] == ["with-token"]
+
+
+def _assert_secret_absent(secret: str, **texts: str) -> None:
+    for where, text in texts.items():
+        assert secret not in text, f"the token leaked into {where}"
+
+
+def test_the_token_is_written_nowhere(runner, tmp_path):
+    """Issue 8.1: the token reaches the server's Authorization header and nothing else: not the stored
+    document (API and page), not the --json file, not the spool file, not the printed resend command."""
+    secret = "leak-canary-7f3a9c"
+    scratch = tmp_path / "s"
+    scratch.mkdir()
+    doc_path = tmp_path / "doc.json"
+    with live_server(f"sqlite:///{tmp_path / 'board.db'}", env={"BONNIEBOARD_API_TOKEN": secret}) as server:
+        posted = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "-m", "argv-token",
+                      "--post", server.url, "--token", secret, "--json", doc_path])
+        assert posted.returncode == 0, posted.stderr
+        inline = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "-m", "inline-token",
+                      "--post", server.url, f"--token={secret}"])
+        assert inline.returncode == 0, inline.stderr
+        from_env = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "-m", "env-token",
+                        "--post", server.url], env=os.environ | {"BONNIEBOARD_TOKEN": secret})
+        assert from_env.returncode == 0, from_env.stderr
+        token_file = tmp_path / "token"
+        token_file.write_text(secret + "\n")
+        token_file.chmod(0o644)
+        refused = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "--post", server.url,
+                       "--token-file", token_file])
+        assert refused.returncode == 1 and "chmod 600" in refused.stderr, refused.stderr
+        token_file.chmod(0o600)
+        from_file = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "-m", "file-token",
+                         "--post", server.url, "--token-file", token_file])
+        assert from_file.returncode == 0, from_file.stderr
+        listed = _get_json(f"{server.url}/api/runs")
+        assert sorted(item["machine"] for item in listed["items"]) == sorted(
+            ["argv-token", "inline-token", "env-token", "file-token"])
+        for item in listed["items"]:
+            detail = urllib.request.urlopen(f"{server.url}/api/runs/{item['id']}", timeout=10).read().decode()
+            page = urllib.request.urlopen(f"{server.url}/runs/{item['id']}", timeout=10).read().decode()
+            _assert_secret_absent(secret, api=detail, page=page)
+            command_line = json.loads(detail)["document"]["command_line"]
+            if item["machine"] == "argv-token":
+                assert command_line[command_line.index("--token") + 1] == "***"
+            if item["machine"] == "inline-token":
+                assert "--token=***" in command_line
+        _assert_secret_absent(secret, json_file=doc_path.read_text(), stderr=posted.stderr + from_env.stderr)
+    # the server is gone: the post fails, the body is spooled privately, the resend line names the variable
+    spool = tmp_path / "spool.json"
+    failed = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "--post", server.url,
+                  "--token", secret, "--spool", spool])
+    assert failed.returncode == 4, failed.stderr
+    assert spool.stat().st_mode & 0o777 == 0o600
+    _assert_secret_absent(secret, spool=spool.read_text(), stderr=failed.stderr)
+    assert '-H "Authorization: Bearer $BONNIEBOARD_TOKEN"' in failed.stderr
+    default_spool = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "--post", server.url],
+                        cwd=tmp_path, env=os.environ | {"BONNIEBOARD_TOKEN": secret})
+    assert default_spool.returncode == 4, default_spool.stderr
+    (made,) = tmp_path.glob("bonnieboard-spool-*.json")
+    assert made.stat().st_mode & 0o777 == 0o600
+    _assert_secret_absent(secret, default_spool=made.read_text(), stderr=default_spool.stderr)

@@ -44,6 +44,8 @@ void document_warn(struct document *d, const char *fmt, ...)
         char *w = strdup(buf);
         if (w)
             d->warnings[d->warning_count++] = w;
+        else
+            d->failed = 1;
     }
 }
 
@@ -123,8 +125,8 @@ void document_add_run(struct document *d, const struct run_params *p, const char
                       const struct test_result res[TEST_COUNT])
 {
     struct json j;
-    if (d->run_count++)
-        sbuf_append(&d->runs, ",", 1);
+    if (d->run_count++ && sbuf_append(&d->runs, ",", 1))
+        d->failed = 1;
     json_init(&j, &d->runs);
     json_begin_object(&j, NULL);
     json_int(&j, "index", d->run_count);
@@ -135,6 +137,8 @@ void document_add_run(struct document *d, const struct run_params *p, const char
         write_test(&j, p, (enum test_id)t, &res[t]);
     json_end_object(&j);
     json_end_object(&j);
+    if (json_failed(&j))
+        d->failed = 1;
     for (int t = 0; t < TEST_COUNT; t++)
         if (timer_too_fast(&res[t]))
             document_warn(d, "%s took %.3f s, under bonnie++'s 0.5 s minimum: reported as +++++ "
@@ -252,6 +256,37 @@ static void write_parameters(struct json *j, const struct document *d)
     json_end_object(j);
 }
 
+/* argv as given, except the token: "--token T" -> "--token", "***"; "--token=T" -> "--token=***".
+ * The document is posted, stored, shown on pages and spooled; the token must reach none of them. */
+static void write_command_line(struct json *j, int argc, char **argv)
+{
+    json_begin_array(j, "command_line");
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        switch (options_secret_arg(arg)) {
+        case OPTIONS_SECRET_NEXT:
+            json_string(j, NULL, arg);
+            if (i + 1 < argc) {
+                json_string(j, NULL, OPTIONS_REDACTED);
+                i++;
+            }
+            break;
+        case OPTIONS_SECRET_INLINE: {
+            struct sbuf shown = {0};
+            size_t name_len = strcspn(arg, "=") + 1;
+            if (sbuf_append(&shown, arg, name_len) || sbuf_append(&shown, OPTIONS_REDACTED, strlen(OPTIONS_REDACTED)))
+                j->failed = 1;
+            json_string(j, NULL, sbuf_str(&shown));
+            sbuf_free(&shown);
+            break;
+        }
+        default:
+            json_string(j, NULL, arg);
+        }
+    }
+    json_end_array(j);
+}
+
 int document_render(const struct document *d, struct sbuf *out)
 {
     struct json j;
@@ -263,10 +298,7 @@ int document_render(const struct document *d, struct sbuf *out)
     json_string(&j, "version", RUNNER_VERSION);
     json_string(&j, "csv_version", RUNNER_NAME "-" RUNNER_VERSION);
     json_end_object(&j);
-    json_begin_array(&j, "command_line");
-    for (int i = 0; i < d->argc; i++)
-        json_string(&j, NULL, d->argv[i]);
-    json_end_array(&j);
+    write_command_line(&j, d->argc, d->argv);
     json_string(&j, "started_at", d->started_at);
     json_string(&j, "finished_at", d->finished_at[0] ? d->finished_at : NULL);
     write_parameters(&j, d);
@@ -280,6 +312,8 @@ int document_render(const struct document *d, struct sbuf *out)
         json_string(&j, NULL, d->warnings[i]);
     json_end_array(&j);
     json_end_object(&j);
+    if (d->failed || json_failed(&j))
+        return -1;
     return sbuf_append(out, "\n", 1);
 }
 

@@ -25,6 +25,7 @@ struct document {
     int run_count;
     char *warnings[DOCUMENT_MAX_WARNINGS];  /* heap strings */
     int warning_count;
+    int failed;                      /* sticky: out of memory while recording; render fails */
 };
 
 void document_init(struct document *d, int argc, char **argv, const struct options *o,
@@ -37,7 +38,8 @@ void document_warn(struct document *d, const char *fmt, ...) __attribute__((form
 void document_add_run(struct document *d, const struct run_params *p, const char *csv_line,
                       const struct test_result res[TEST_COUNT]);
 
-/* Serialises the whole document into out. Returns 0 or -1. */
+/* Serialises the whole document into out. Returns 0, or -1 when memory ran out here or while
+ * recording (a warning or run was lost): the text is then incomplete and must not be used. */
 int document_render(const struct document *d, struct sbuf *out);
 
 /* ISO 8601 UTC timestamp of now into buf (>= 32 bytes). */

@@ -46,7 +46,8 @@ static void usage(FILE *fp)
         "      [-m machine-name] [-r ram-size-in-MiB] [-x number-of-tests] [-c concurrency]\n"
         "      [-q] [-f[size-MiB]] [-b] [-D] [-z seed]\n"
         "      [--json FILE] [--char-mode syscall|stdio] [--stdio-buffer BYTES]\n"
-        "      [--post BOARD_URL] [--token TOKEN] [--tag KEY=VALUE]... [--label TEXT] [--spool FILE]\n"
+        "      [--post BOARD_URL] [--token-file FILE | --token TOKEN] [--tag KEY=VALUE]... [--label TEXT]\n"
+        "      [--spool FILE]   (the token may also come from $BONNIEBOARD_TOKEN)\n"
         "\n"
         "Runs bonnie++ 2.00a's tests and prints its text report and a CSV line in format 1.98.\n"
         "Exit codes: 1 usage, 2 preparation, 3 run-time failure or interrupted, 4 post failed.\n"
@@ -113,6 +114,11 @@ int main(int argc, char **argv)
         }
         fprintf(stderr, "bonnieboard-runner: %s\n", err);
         usage(stderr);
+        options_free(&opts);
+        return EXIT_USAGE;
+    }
+    if (options_load_token(&opts, err, sizeof(err))) {
+        fprintf(stderr, "bonnieboard-runner: %s\n", err);
         options_free(&opts);
         return EXIT_USAGE;
     }
@@ -253,7 +259,7 @@ int main(int argc, char **argv)
             struct post_request req = {
                 .board_url = opts.post_url, .token = opts.token, .csv = sbuf_str(&csv),
                 .document_json = sbuf_str(&text), .tags = opts.tags, .tag_count = opts.tag_count,
-                .label = opts.label, .spool_path = opts.spool_path,
+                .label = opts.label, .spool_path = opts.spool_path, .spool_fd = -1,
             };
             if (post_send(&req))
                 exit_code = EXIT_POST;

@@ -3,11 +3,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -178,7 +181,7 @@ static int add_tag(struct options *o, const char *arg, char *err, size_t errlen)
 }
 
 enum {
-    LONG_JSON = 256, LONG_CHAR_MODE, LONG_STDIO_BUFFER, LONG_POST, LONG_TOKEN,
+    LONG_JSON = 256, LONG_CHAR_MODE, LONG_STDIO_BUFFER, LONG_POST, LONG_TOKEN, LONG_TOKEN_FILE,
     LONG_TAG, LONG_LABEL, LONG_SPOOL, LONG_HELP, LONG_VERSION
 };
 
@@ -190,6 +193,7 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
         {"stdio-buffer", required_argument, NULL, LONG_STDIO_BUFFER},
         {"post", required_argument, NULL, LONG_POST},
         {"token", required_argument, NULL, LONG_TOKEN},
+        {"token-file", required_argument, NULL, LONG_TOKEN_FILE},
         {"tag", required_argument, NULL, LONG_TAG},
         {"label", required_argument, NULL, LONG_LABEL},
         {"spool", required_argument, NULL, LONG_SPOOL},
@@ -277,6 +281,7 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
             break;
         case LONG_POST: o->post_url = optarg; break;
         case LONG_TOKEN: o->token = optarg; break;
+        case LONG_TOKEN_FILE: o->token_file = optarg; break;
         case LONG_TAG:
             if (add_tag(o, optarg, err, errlen))
                 return -1;
@@ -296,6 +301,8 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
     }
     if (optind < argc)
         return fail(err, errlen, "unexpected argument \"%s\"", argv[optind]);
+    if (o->token && o->token_file)
+        return fail(err, errlen, "--token and --token-file: give one of them");
     if (o->stdio_buffer_bytes && o->char_mode != CHAR_MODE_STDIO)
         return fail(err, errlen, "--stdio-buffer needs --char-mode stdio");
     return 0;
@@ -350,8 +357,100 @@ int options_finalize(struct options *o, int64_t detected_ram_mib, char *err, siz
     return 0;
 }
 
+enum options_secret options_secret_arg(const char *arg)
+{
+    static const char secret_option[] = "token";
+    if (strncmp(arg, "--", 2) != 0)
+        return OPTIONS_SECRET_NONE;
+    const char *name = arg + 2;
+    size_t len = strcspn(name, "=");
+    if (len == 0 || len > strlen(secret_option) || strncmp(name, secret_option, len) != 0)
+        return OPTIONS_SECRET_NONE;
+    return name[len] == '=' ? OPTIONS_SECRET_INLINE : OPTIONS_SECRET_NEXT;
+}
+
+/* A token goes into an HTTP header: printable ASCII only (no CR/LF to inject headers). */
+static int token_ok(const char *t)
+{
+    if (!*t)
+        return 0;
+    for (const unsigned char *p = (const unsigned char *)t; *p; p++)
+        if (*p < 0x21 || *p > 0x7e)
+            return 0;
+    return 1;
+}
+
+static int read_token_file(struct options *o, char *err, size_t errlen)
+{
+    int fd = open(o->token_file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return fail(err, errlen, "--token-file: can't open \"%s\": %s", o->token_file, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return fail(err, errlen, "--token-file: \"%s\" is not a regular file", o->token_file);
+    }
+    if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+        close(fd);
+        return fail(err, errlen,
+                    "--token-file: \"%s\" is accessible by group or others (mode %04o); "
+                    "a token must be private: chmod 600 %s",
+                    o->token_file, (unsigned)(st.st_mode & 07777), o->token_file);
+    }
+    char buf[4097];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n < 0)
+        return fail(err, errlen, "--token-file: can't read \"%s\": %s", o->token_file, strerror(errno));
+    buf[n] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    size_t len = strlen(buf);
+    if (len && buf[len - 1] == '\r')
+        buf[--len] = '\0';
+    if (len == (size_t)n && n == (ssize_t)sizeof(buf) - 1)
+        return fail(err, errlen, "--token-file: the first line of \"%s\" is over 4096 bytes", o->token_file);
+    if (!token_ok(buf)) {
+        explicit_bzero(buf, sizeof(buf));
+        return fail(err, errlen, "--token-file: the first line of \"%s\" is not a token "
+                    "(empty, or characters other than printable ASCII)", o->token_file);
+    }
+    o->token_buf = strdup(buf);
+    explicit_bzero(buf, sizeof(buf));
+    if (!o->token_buf)
+        return fail(err, errlen, "out of memory");
+    o->token = o->token_buf;
+    return 0;
+}
+
+int options_load_token(struct options *o, char *err, size_t errlen)
+{
+    if (o->token_file)
+        return read_token_file(o, err, errlen);
+    if (!o->token) {
+        const char *env = getenv("BONNIEBOARD_TOKEN");
+        if (env && *env) {
+            if (!token_ok(env))
+                return fail(err, errlen, "BONNIEBOARD_TOKEN is not a token (characters other than printable ASCII)");
+            o->token_buf = strdup(env);
+            if (!o->token_buf)
+                return fail(err, errlen, "out of memory");
+            o->token = o->token_buf;
+        }
+        return 0;
+    }
+    if (!token_ok(o->token))
+        return fail(err, errlen, "--token: not a token (empty, or characters other than printable ASCII)");
+    return 0;
+}
+
 void options_free(struct options *o)
 {
+    if (o->token_buf) {
+        explicit_bzero(o->token_buf, strlen(o->token_buf));
+        free(o->token_buf);
+        o->token_buf = NULL;
+        o->token = NULL;
+    }
     for (int i = 0; i < o->tag_count; i++) {
         free(o->tags[i].key);
         free(o->tags[i].value);

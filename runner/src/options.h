@@ -54,7 +54,9 @@ struct options {
     enum char_mode char_mode;      /* --char-mode */
     size_t stdio_buffer_bytes;     /* --stdio-buffer; 0 = the file's st_blksize */
     const char *post_url;          /* --post */
-    const char *token;             /* --token */
+    const char *token;             /* --token, --token-file or $BONNIEBOARD_TOKEN (options_load_token) */
+    const char *token_file;        /* --token-file */
+    char *token_buf;               /* heap copy of a token read from a file or the environment */
     const char *label;             /* --label */
     const char *spool_path;        /* --spool */
     struct tag tags[OPT_MAX_TAGS]; /* --tag K=V */
@@ -74,6 +76,21 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
  * size of twice the RAM, the 2x RAM refusal, chunk-size and -n checks.
  * Returns 0 or -1 with a message in err (usage error, exit 1). */
 int options_finalize(struct options *o, int64_t detected_ram_mib, char *err, size_t errlen);
+
+/* The token for --post, from --token, --token-file FILE (its first line; refused when the file is
+ * accessible by group or others) or the BONNIEBOARD_TOKEN environment variable, in that order.
+ * Returns 0 (o->token set, or NULL when there is none) or -1 with a message in err (usage error). */
+int options_load_token(struct options *o, char *err, size_t errlen);
+
+/* How argument arg hides a secret from a record of the command line (the JSON document's
+ * command_line): OPTIONS_SECRET_NONE, _NEXT (the next argument is the token: "--token T") or
+ * _INLINE (the text after '=' is: "--token=T"). getopt_long takes unambiguous prefixes, so
+ * "--tok T" counts too. */
+enum options_secret { OPTIONS_SECRET_NONE = 0, OPTIONS_SECRET_NEXT, OPTIONS_SECRET_INLINE };
+enum options_secret options_secret_arg(const char *arg);
+
+/* The text a record of the command line shows instead of a secret. */
+#define OPTIONS_REDACTED "***"
 
 void options_free(struct options *o);
 

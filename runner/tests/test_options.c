@@ -1,6 +1,9 @@
 /* test_options.c -- option parsing, size suffixes, bonnie++'s rules. */
 #include "testhelp.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "options.h"
 
 static int parse(struct options *o, char *err, size_t len, int argc, char **argv)
@@ -107,6 +110,48 @@ int main(void)
     options_free(&o);
     test_cond("--stdio-buffer needs stdio mode", PARSE(&o, "--stdio-buffer", "4096") == -1);
     options_free(&o);
+
+    /* the token: --token-file (private files only), $BONNIEBOARD_TOKEN, --token */
+    {
+        char tdir[] = "/tmp/test_options.XXXXXX", tpath[4200];
+        test_cond("temp dir", mkdtemp(tdir) != NULL);
+        snprintf(tpath, sizeof(tpath), "%s/token", tdir);
+        FILE *tf = fopen(tpath, "w");
+        fputs("tok-from-file\nsecond line\n", tf);
+        fclose(tf);
+        chmod(tpath, 0644);
+        unsetenv("BONNIEBOARD_TOKEN");
+        PARSE(&o, "--token-file", tpath);
+        test_cond("a token file readable by others is refused",
+                  options_load_token(&o, err, sizeof(err)) == -1 && strstr(err, "chmod 600") && !o.token);
+        options_free(&o);
+        chmod(tpath, 0600);
+        PARSE(&o, "--token-file", tpath);
+        test_cond("a private token file gives its first line",
+                  options_load_token(&o, err, sizeof(err)) == 0 && strcmp(o.token, "tok-from-file") == 0);
+        options_free(&o);
+        test_cond("--token and --token-file together refused", PARSE(&o, "--token", "a", "--token-file", tpath) == -1);
+        options_free(&o);
+        setenv("BONNIEBOARD_TOKEN", "tok-from-env", 1);
+        PARSE(&o, "-q");
+        test_cond("BONNIEBOARD_TOKEN is used when no option gives one",
+                  options_load_token(&o, err, sizeof(err)) == 0 && strcmp(o.token, "tok-from-env") == 0);
+        options_free(&o);
+        PARSE(&o, "--token", "tok-from-argv");
+        test_cond("--token wins over the environment",
+                  options_load_token(&o, err, sizeof(err)) == 0 && strcmp(o.token, "tok-from-argv") == 0);
+        options_free(&o);
+        setenv("BONNIEBOARD_TOKEN", "bad\r\nX-Injected: 1", 1);
+        PARSE(&o, "-q");
+        test_cond("a token with CR/LF is refused", options_load_token(&o, err, sizeof(err)) == -1);
+        options_free(&o);
+        unsetenv("BONNIEBOARD_TOKEN");
+        PARSE(&o, "-q");
+        test_cond("no token anywhere: none", options_load_token(&o, err, sizeof(err)) == 0 && !o.token);
+        options_free(&o);
+        unlink(tpath);
+        rmdir(tdir);
+    }
 
     /* bonnie++'s RAM rules */
     PARSE(&o, "-q");
