@@ -385,3 +385,44 @@ def test_the_token_is_written_nowhere(runner, tmp_path):
     (made,) = tmp_path.glob("bonnieboard-spool-*.json")
     assert made.stat().st_mode & 0o777 == 0o600
     _assert_secret_absent(secret, default_spool=made.read_text(), stderr=default_spool.stderr)
+
+
+@pytest.mark.parametrize("size", ["9000000000000000:256", "4503599627370496:256", "2147483647:256"])
+def test_huge_sizes_are_usage_errors(runner, tmp_path, size):
+    """Issue 8.12: sizes whose chunk arithmetic overflowed (UB, or a 0-chunk file and a division by
+    zero in the seekers) are refused before anything runs, with exit 1."""
+    proc = run([runner, "-d", tmp_path, "-s", size, "-r", "0", "-n", "0"], timeout=30)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    assert "-s" in proc.stderr and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["two\nlines", "a,b", "tab\there", "\ufeffbom", "x" * 201])
+def test_machine_names_the_board_would_misread_are_refused(runner, tmp_path, name):
+    proc = run([runner, "-d", tmp_path, "-s", "0", "-n", "1", "-r", "0", "-m", name], timeout=30)
+    assert proc.returncode == 1, proc.stderr
+    assert "-m: the machine name" in proc.stderr
+    assert proc.stdout == "" and list(tmp_path.iterdir()) == []
+
+
+def test_unwritable_outputs_are_reported_before_the_tests(runner, tmp_path):
+    """Issue 8.12: a --json or --spool path that cannot be written stops the runner before the tests
+    (exit 2, no CSV), instead of after a run of hours."""
+    scratch = tmp_path / "s"
+    scratch.mkdir()
+    missing = tmp_path / "no-such-dir"
+    for extra in (["--json", missing / "doc.json"], ["--post", "http://127.0.0.1:9", "--spool", missing / "sp.json"]):
+        proc = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", *extra], timeout=30)
+        assert proc.returncode == 2, proc.stderr
+        assert str(extra[-1]) in proc.stderr and "Create files" not in proc.stderr
+        assert proc.stdout == "" and list(scratch.iterdir()) == []
+    taken = tmp_path / "taken.json"
+    taken.write_text("an earlier spool\n")
+    proc = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "--post", "http://127.0.0.1:9",
+                "--spool", taken], timeout=30)
+    assert proc.returncode == 2 and "never overwrites" in proc.stderr, proc.stderr
+    assert taken.read_text() == "an earlier spool\n"
+    # opened early, written late: a run whose post fails still leaves its document in the --json file
+    doc = tmp_path / "doc.json"
+    proc = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "--json", doc, "--post",
+                "http://127.0.0.1:9", "--spool", tmp_path / "ok-spool.json", "-q"], timeout=60)
+    assert proc.returncode == 4 and json.loads(doc.read_text())["schema"] == "bonnieboard-runner/1"

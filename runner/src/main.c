@@ -6,6 +6,7 @@
  * failure or interrupted by SIGINT/SIGTERM/SIGPIPE (test files removed); 4 the
  * results were produced but the post failed (they are in the spool file). */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,14 +88,54 @@ static int64_t space_needed(const struct options *o)
     return (need > files_bytes ? need : files_bytes) + 1048576;
 }
 
-static int write_file(const char *path, const char *text, size_t len)
+/* An output file named on the command line, opened before the tests so a bad path costs no run. */
+struct out_file {
+    const char *path;
+    int fd;          /* -1: none */
+    int created;     /* we made it: removed again when the run fails */
+};
+
+/* Opens path for writing without truncating an existing file yet (a failed run keeps the old
+ * document). Returns 0 or -1 with errno set. */
+static int out_file_open(struct out_file *f, const char *path)
 {
-    FILE *fp = fopen(path, "w");
-    if (!fp)
-        return -1;
-    int ok = fwrite(text, 1, len, fp) == len;
-    ok &= fclose(fp) == 0;
-    return ok ? 0 : -1;
+    f->path = path;
+    f->created = 1;
+    f->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (f->fd < 0 && errno == EEXIST) {
+        f->created = 0;
+        f->fd = open(path, O_WRONLY | O_CLOEXEC);
+    }
+    return f->fd < 0 ? -1 : 0;
+}
+
+static int out_file_write(struct out_file *f, const char *text, size_t len)
+{
+    int rc = ftruncate(f->fd, 0);
+    while (rc == 0 && len) {
+        ssize_t n = write(f->fd, text, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            rc = -1;
+        else
+            text += n, len -= (size_t)n;
+    }
+    if (close(f->fd))
+        rc = -1;
+    f->fd = -1;
+    return rc;
+}
+
+/* Closes f; when the run produced nothing for it, removes the file it created. */
+static void out_file_abandon(struct out_file *f)
+{
+    if (f->fd < 0)
+        return;
+    close(f->fd);
+    f->fd = -1;
+    if (f->created)
+        unlink(f->path);
 }
 
 int main(int argc, char **argv)
@@ -135,9 +176,41 @@ int main(int argc, char **argv)
         return EXIT_PREPARE;
     }
 
+    struct utsname uts;
+    if (!opts.machine) {
+        opts.machine = uname(&uts) == 0 ? uts.nodename : "";
+        if (options_check_machine(opts.machine, err, sizeof(err))) {
+            fprintf(stderr, "bonnieboard-runner: the node name can't be the machine name (give one with -m): %s\n",
+                    err);
+            options_free(&opts);
+            return EXIT_USAGE;
+        }
+    }
+
+    struct out_file json_out = {NULL, -1, 0}, spool_out = {NULL, -1, 0};
+    if (opts.json_path && out_file_open(&json_out, opts.json_path)) {
+        fprintf(stderr, "bonnieboard-runner: can't write the --json file %s: %s\n", opts.json_path, strerror(errno));
+        options_free(&opts);
+        return EXIT_PREPARE;
+    }
+    if (opts.post_url && opts.spool_path) {
+        spool_out.path = opts.spool_path;
+        spool_out.created = 1;
+        spool_out.fd = post_spool_create(opts.spool_path);
+        if (spool_out.fd < 0) {
+            fprintf(stderr, "bonnieboard-runner: can't create the --spool file %s%s: %s\n", opts.spool_path,
+                    errno == EEXIST ? " (it exists; the runner never overwrites one)" : "", strerror(errno));
+            out_file_abandon(&json_out);
+            options_free(&opts);
+            return EXIT_PREPARE;
+        }
+    }
+
     struct workdir wd;
     if (workdir_open(&wd, opts.dir, err, sizeof(err))) {
         fprintf(stderr, "bonnieboard-runner: %s\n", err);
+        out_file_abandon(&json_out);
+        out_file_abandon(&spool_out);
         options_free(&opts);
         return EXIT_PREPARE;
     }
@@ -146,13 +219,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "bonnieboard-runner: not enough free space in %s: the tests need %lld MiB, "
                 "%lld MiB are free\n", opts.dir, (long long)(need >> 20), (long long)(free_bytes >> 20));
         workdir_close(&wd);
+        out_file_abandon(&json_out);
+        out_file_abandon(&spool_out);
         options_free(&opts);
         return EXIT_PREPARE;
     }
 
-    struct utsname uts;
-    if (!opts.machine)
-        opts.machine = uname(&uts) == 0 ? uts.nodename : "";
     if (!opts.seed_set)
         opts.seed = (unsigned int)getpid() ^ (unsigned int)time(NULL);
 
@@ -160,6 +232,8 @@ int main(int argc, char **argv)
     if (!sys) {
         fprintf(stderr, "bonnieboard-runner: out of memory\n");
         workdir_close(&wd);
+        out_file_abandon(&json_out);
+        out_file_abandon(&spool_out);
         options_free(&opts);
         return EXIT_PREPARE;
     }
@@ -240,18 +314,27 @@ int main(int argc, char **argv)
         }
         fputs(sbuf_str(&line), stdout);
         fflush(stdout);
-        sbuf_append(&csv, line.s, line.len);
+        if (sbuf_append(&csv, line.s, line.len)) {
+            fprintf(stderr, "bonnieboard-runner: out of memory\n");
+            exit_code = EXIT_RUNTIME;
+            break;
+        }
         line.s[line.len - 1] = '\0'; /* the document keeps the line without '\n' */
         document_add_run(&doc, &params, line.s, res);
     }
     workdir_cleanup(&wd);
     workdir_close(&wd);
 
+    struct sbuf text = {0};
     if (exit_code == 0) {
-        struct sbuf text = {0};
         document_now(doc.finished_at, sizeof(doc.finished_at));
-        document_render(&doc, &text);
-        if (opts.json_path && write_file(opts.json_path, sbuf_str(&text), text.len)) {
+        if (document_render(&doc, &text)) {
+            fprintf(stderr, "bonnieboard-runner: out of memory writing the JSON document\n");
+            exit_code = EXIT_RUNTIME;
+        }
+    }
+    if (exit_code == 0) {
+        if (json_out.fd >= 0 && out_file_write(&json_out, sbuf_str(&text), text.len)) {
             fprintf(stderr, "bonnieboard-runner: can't write %s: %s\n", opts.json_path, strerror(errno));
             exit_code = EXIT_PREPARE;
         }
@@ -259,13 +342,16 @@ int main(int argc, char **argv)
             struct post_request req = {
                 .board_url = opts.post_url, .token = opts.token, .csv = sbuf_str(&csv),
                 .document_json = sbuf_str(&text), .tags = opts.tags, .tag_count = opts.tag_count,
-                .label = opts.label, .spool_path = opts.spool_path, .spool_fd = -1,
+                .label = opts.label, .spool_path = opts.spool_path, .spool_fd = spool_out.fd,
             };
+            spool_out.fd = -1; /* post_send owns it now */
             if (post_send(&req))
                 exit_code = EXIT_POST;
         }
-        sbuf_free(&text);
     }
+    sbuf_free(&text);
+    out_file_abandon(&json_out);
+    out_file_abandon(&spool_out);
     sbuf_free(&csv);
     sbuf_free(&line);
     document_free(&doc);

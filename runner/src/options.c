@@ -85,6 +85,9 @@ static int parse_s(struct options *o, const char *arg, char *err, size_t errlen)
         part[0][size_len - 1] = '\0';
     if (options_size_from_str(part[0], "gt", &v) || v < 0)
         return fail(err, errlen, "-s: bad size \"%s\" (MiB, or suffix m/g/t)", part[0]);
+    if (v > OPT_MAX_FILE_SIZE_MIB)
+        return fail(err, errlen, "-s: size \"%s\" is over the largest file the runner tests, %d MiB",
+                    part[0], OPT_MAX_FILE_SIZE_MIB);
     o->file_size_mib = v;
     if (n > 1) {
         if (options_size_from_str(part[1], "k", &v) || v <= 0 || v > INT32_MAX)
@@ -327,6 +330,8 @@ int options_finalize(struct options *o, int64_t detected_ram_mib, char *err, siz
         o->byte_io_mib = o->file_size_mib;
     if (o->file_size_mib == 0 && o->num_files == 0)
         return fail(err, errlen, "-s 0 and -n 0 leave nothing to test");
+    if (o->machine && options_check_machine(o->machine, err, errlen))
+        return -1;
     if (o->io_chunk_bytes < 256 || o->io_chunk_bytes > (1 << 20) || !is_power_of_two(o->io_chunk_bytes))
         return fail(err, errlen, "-s: chunk size must be a power of two from 256 to 1m, got %d",
                     o->io_chunk_bytes);
@@ -336,6 +341,9 @@ int options_finalize(struct options *o, int64_t detected_ram_mib, char *err, siz
     if (o->max_size != -1 && o->max_size != -2 && o->max_size < o->min_size)
         return fail(err, errlen, "-n: maximum size %lld is smaller than minimum size %lld",
                     (long long)o->max_size, (long long)o->min_size);
+    if (o->file_size_mib > OPT_MAX_FILE_SIZE_MIB) /* a default of twice a huge -r */
+        return fail(err, errlen, "file size %lld MiB is over the largest the runner tests, %d MiB",
+                    (long long)o->file_size_mib, OPT_MAX_FILE_SIZE_MIB);
     if (o->file_size_mib * ((1 << 20) / o->io_chunk_bytes) > INT32_MAX)
         return fail(err, errlen, "-s: %lld MiB in %d-byte chunks is more chunks than bonnie++ can count",
                     (long long)o->file_size_mib, o->io_chunk_bytes);
@@ -354,6 +362,64 @@ int options_finalize(struct options *o, int64_t detected_ram_mib, char *err, siz
                     (long long)o->num_files, (long long)o->ram_mib);
     if ((uint64_t)o->num_files * OPT_MAX_DATA_PER_FILE > (1u << 20))
         return fail(err, errlen, "not enough RAM to test with %lldK files", (long long)o->num_files);
+    return 0;
+}
+
+/* Length (1-4) of the well-formed UTF-8 sequence at p and its code point, or 0. */
+static int utf8_decode(const unsigned char *p, unsigned *cp_out)
+{
+    int n;
+    unsigned cp;
+    if (p[0] < 0x80) {
+        *cp_out = p[0];
+        return 1;
+    } else if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+        n = 2;
+        cp = p[0] & 0x1fu;
+    } else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+        n = 3;
+        cp = p[0] & 0x0fu;
+    } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+        n = 4;
+        cp = p[0] & 0x07u;
+    } else {
+        return 0;
+    }
+    for (int i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (p[i] & 0x3fu);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    *cp_out = cp;
+    return n;
+}
+
+int options_check_machine(const char *name, char *err, size_t errlen)
+{
+    size_t len = strlen(name);
+    if (len == 0)
+        return fail(err, errlen, "-m: the machine name is empty");
+    if (len > OPT_MAX_MACHINE_BYTES)
+        return fail(err, errlen, "-m: the machine name is %zu bytes long, at most %d are allowed", len,
+                    OPT_MAX_MACHINE_BYTES);
+    for (const unsigned char *p = (const unsigned char *)name; *p;) {
+        unsigned cp;
+        int n = utf8_decode(p, &cp);
+        size_t at = (size_t)(p - (const unsigned char *)name) + 1;
+        if (!n)
+            return fail(err, errlen, "-m: the machine name is not UTF-8 (byte 0x%02x at byte %zu)", *p, at);
+        if (cp == ',')
+            return fail(err, errlen, "-m: the machine name has a comma (byte %zu): the CSV line would "
+                        "have more columns than its format, and readers would split the name", at);
+        if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+            return fail(err, errlen, "-m: the machine name has control character U+%04X at byte %zu "
+                        "(a newline would split the CSV line)", cp, at);
+        if (cp == 0xfeff)
+            return fail(err, errlen, "-m: the machine name has a byte order mark (U+FEFF) at byte %zu", at);
+        p += n;
+    }
     return 0;
 }
 

@@ -17,6 +17,11 @@
 #define OPT_DEFAULT_BYTE_IO_MIB 3
 #define OPT_MAX_TAGS 64
 #define OPT_FILES_UNIT 1024            /* bonnie++ DirectoryUnit */
+/* -s at most 2^31-1 MiB (2 PiB): chunk counts (size x 1 MiB / chunk) then fit in int64 with room to
+ * spare, and finalize can compare them with bonnie++'s int limit without overflowing. */
+#define OPT_MAX_FILE_SIZE_MIB INT32_MAX
+/* A machine name's bytes at most: the CSV line stays far below the board's 4096-byte line limit. */
+#define OPT_MAX_MACHINE_BYTES 200
 /* bonnie++ MaxDataPerFile: name (10 + 12 random) + dir index (6) + NUL + pointer */
 #define OPT_MAX_DATA_PER_FILE (10 + 12 + 6 + 1 + sizeof(void *))
 
@@ -91,6 +96,11 @@ enum options_secret options_secret_arg(const char *arg);
 
 /* The text a record of the command line shows instead of a secret. */
 #define OPTIONS_REDACTED "***"
+
+/* 0 when name can be a machine name in a CSV line the board stores as written, else -1 with the
+ * reason in err: 1..OPT_MAX_MACHINE_BYTES bytes of UTF-8 without commas (the board would read the
+ * name's parts as columns), control characters (a newline splits the line), or U+FEFF. */
+int options_check_machine(const char *name, char *err, size_t errlen);
 
 void options_free(struct options *o);
 

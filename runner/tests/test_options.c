@@ -153,6 +153,43 @@ int main(void)
         rmdir(tdir);
     }
 
+    /* -s bounds: no overflow, no 0-chunk file (issue 8.12) */
+    test_cond("-s 9000000000000000:256 refused", PARSE(&o, "-s", "9000000000000000:256") == -1 && strstr(err, "largest"));
+    options_free(&o);
+    test_cond("-s 4503599627370496:256 refused (its chunk count wrapped to 0)",
+              PARSE(&o, "-s", "4503599627370496:256") == -1);
+    options_free(&o);
+    test_cond("-s 2147483647 parses", PARSE(&o, "-s", "2147483647:256", "-r", "0") == 0);
+    test_cond("... and is refused for its chunk count at 256 bytes", options_finalize(&o, 0, err, sizeof(err)) == -1 &&
+              strstr(err, "more chunks"));
+    options_free(&o);
+    test_cond("-s 2048t refused", PARSE(&o, "-s", "2048t") == -1);
+    options_free(&o);
+    PARSE(&o, "-r", "2000000000", "-n", "0");
+    test_cond("a default size over the bound (twice a huge -r) refused", options_finalize(&o, 0, err, sizeof(err)) == -1);
+    options_free(&o);
+
+    /* machine names the board would misread (issue 8.13) */
+    test_cond("plain name ok", options_check_machine("raid5-xfs_01.lab", err, sizeof(err)) == 0);
+    test_cond("UTF-8 name ok", options_check_machine("h\xc3\xa9te", err, sizeof(err)) == 0);
+    test_cond("newline refused", options_check_machine("a\nb", err, sizeof(err)) == -1 && strstr(err, "U+000A"));
+    test_cond("tab refused", options_check_machine("a\tb", err, sizeof(err)) == -1);
+    test_cond("DEL refused", options_check_machine("a\x7f", err, sizeof(err)) == -1);
+    test_cond("C1 control refused", options_check_machine("a\xc2\x85", err, sizeof(err)) == -1);
+    test_cond("comma refused", options_check_machine("a,b", err, sizeof(err)) == -1 && strstr(err, "comma"));
+    test_cond("BOM refused", options_check_machine("\xef\xbb\xbfx", err, sizeof(err)) == -1);
+    test_cond("not UTF-8 refused", options_check_machine("a\xff", err, sizeof(err)) == -1 && strstr(err, "0xff"));
+    test_cond("empty refused", options_check_machine("", err, sizeof(err)) == -1);
+    char long_name[OPT_MAX_MACHINE_BYTES + 2];
+    memset(long_name, 'x', sizeof(long_name) - 1);
+    long_name[sizeof(long_name) - 1] = '\0';
+    test_cond("too long refused", options_check_machine(long_name, err, sizeof(err)) == -1);
+    long_name[OPT_MAX_MACHINE_BYTES] = '\0';
+    test_cond("the longest allowed ok", options_check_machine(long_name, err, sizeof(err)) == 0);
+    PARSE(&o, "-m", "a\nb", "-r", "0");
+    test_cond("-m is checked by finalize", options_finalize(&o, 0, err, sizeof(err)) == -1);
+    options_free(&o);
+
     /* bonnie++'s RAM rules */
     PARSE(&o, "-q");
     test_cond("default size becomes 2x RAM, rounded up to a GiB",
