@@ -54,7 +54,7 @@ static char *name_at(struct file_set *s, int64_t i)
 static void make_names(const struct files_config *c, struct file_set *s, struct rng *rng,
                        int random_order)
 {
-    int64_t per_dir = s->count / c->num_dirs;
+    int64_t per_dir = s->count / c->p->num_dirs;
     int64_t in_dir = 0;
     int dir = 0;
     for (int64_t i = 0; i < s->count; i++) {
@@ -87,7 +87,7 @@ static void random_sort(struct file_set *s, struct rng *rng, const volatile sig_
 static void close_dirs(const struct files_config *c, struct file_set *s, struct sys_counts *calls)
 {
     if (s->dir_fds) {
-        for (int i = 0; i < c->num_dirs; i++) {
+        for (int i = 0; i < c->p->num_dirs; i++) {
             if (s->dir_fds[i] >= 0 && s->dir_fds[i] != s->test_fd)
                 sysio_close(calls, s->dir_fds[i]);
             s->dir_fds[i] = -1;
@@ -110,11 +110,11 @@ static int make_dirs(const struct files_config *c, struct file_set *s, struct sy
         fprintf(stderr, "Can't open directory %s: %s\n", c->name, strerror(errno));
         return -1;
     }
-    if (c->num_dirs == 1) {
+    if (c->p->num_dirs == 1) {
         s->dir_fds[0] = s->test_fd;
         return 0;
     }
-    for (int i = 0; i < c->num_dirs; i++) {
+    for (int i = 0; i < c->p->num_dirs; i++) {
         char sub[16];
         snprintf(sub, sizeof(sub), "%05d", i);
         if (sysio_mkdirat(calls, s->test_fd, sub)) {
@@ -135,7 +135,7 @@ static int remove_dirs(const struct files_config *c, struct file_set *s, struct 
 {
     int test_fd = s->test_fd;
     s->test_fd = -1; /* closed below, after the subdirectories are gone */
-    for (int i = 0; c->num_dirs > 1 && i < c->num_dirs; i++) {
+    for (int i = 0; c->p->num_dirs > 1 && i < c->p->num_dirs; i++) {
         char sub[16];
         snprintf(sub, sizeof(sub), "%05d", i);
         sysio_close(calls, s->dir_fds[i]);
@@ -164,11 +164,11 @@ static int create_a_file(const struct files_config *c, struct file_set *s, int d
         fprintf(stderr, "Can't create file %s: %s\n", name, strerror(errno));
         return -1;
     }
-    if (c->max_size) {
-        for (int64_t i = 0; i < size; i += c->chunk_bytes) {
+    if (c->p->max_size) {
+        for (int64_t i = 0; i < size; i += c->p->file_chunk_bytes) {
             int64_t to_write = size - i;
-            if (to_write > c->chunk_bytes)
-                to_write = c->chunk_bytes;
+            if (to_write > c->p->file_chunk_bytes)
+                to_write = c->p->file_chunk_bytes;
             if (sysio_write(calls, fd, s->buf, (size_t)to_write) != to_write) {
                 fprintf(stderr, "Can't write data.\n");
                 sysio_close(calls, fd);
@@ -176,7 +176,7 @@ static int create_a_file(const struct files_config *c, struct file_set *s, int d
             }
         }
     }
-    if (c->fsync_each) {
+    if (c->p->fsync_each) {
         if (sysio_fsync(calls, fd)) {
             fprintf(stderr, "Can't sync file.\n");
             sysio_close(calls, fd);
@@ -194,7 +194,7 @@ static int create_a_link(const struct files_config *c, struct file_set *s, int64
 {
     int dir = s->dir_index[i];
     int rc;
-    if (c->max_size == -1) {
+    if (c->p->max_size == -1) {
         calls->link++;
         rc = linkat(s->dir_fds[s->dir_index[0]], name_at(s, 0), s->dir_fds[dir], name_at(s, i), 0);
     } else {
@@ -205,7 +205,7 @@ static int create_a_link(const struct files_config *c, struct file_set *s, int64
         fprintf(stderr, "Can't create link %s: %s\n", name_at(s, i), strerror(errno));
         return -1;
     }
-    if (c->fsync_each && sysio_fsync(calls, s->dir_fds[dir])) {
+    if (c->p->fsync_each && sysio_fsync(calls, s->dir_fds[dir])) {
         fprintf(stderr, "Can't sync file.\n");
         return -1;
     }
@@ -222,13 +222,13 @@ static int test_create(const struct files_config *c, struct file_set *s, struct 
         return BENCH_ERROR;
     struct op_timer op = {0, 0};
     struct timer t;
-    int64_t range = c->max_size - c->min_size;
+    int64_t range = c->p->max_size - c->p->min_size;
     timer_start(&t);
     for (int64_t i = 0; i < s->count; i++) {
         if (*c->stop)
             return BENCH_STOPPED;
         op_timer_start(&op);
-        if (c->max_size < 0) {
+        if (c->p->max_size < 0) {
             if (i == 0) {
                 if (create_a_file(c, s, s->dir_index[0], name_at(s, 0), 0, &r->calls))
                     return BENCH_ERROR;
@@ -236,7 +236,7 @@ static int test_create(const struct files_config *c, struct file_set *s, struct 
                 return BENCH_ERROR;
             }
         } else {
-            int64_t size = range ? c->min_size + rng_next(rng) % (range + 1) : c->max_size;
+            int64_t size = range ? c->p->min_size + rng_next(rng) % (range + 1) : c->p->max_size;
             if (create_a_file(c, s, s->dir_index[i], name_at(s, i), size, &r->calls))
                 return BENCH_ERROR;
         }
@@ -264,10 +264,10 @@ static int stat_file(const struct files_config *c, struct file_set *s, int dirfd
             fprintf(stderr, "Can't open file %s\n", name);
             return -1;
         }
-        for (off_t i = 0; i < st.st_size; i += c->chunk_bytes) {
+        for (off_t i = 0; i < st.st_size; i += c->p->file_chunk_bytes) {
             off_t to_read = st.st_size - i;
-            if (to_read > c->chunk_bytes)
-                to_read = c->chunk_bytes;
+            if (to_read > c->p->file_chunk_bytes)
+                to_read = c->p->file_chunk_bytes;
             if (sysio_read(calls, fd, s->buf, (size_t)to_read) != to_read) {
                 fprintf(stderr, "Can't read data.\n");
                 sysio_close(calls, fd);
@@ -320,7 +320,7 @@ static int test_walk(const struct files_config *c, struct file_set *s, int do_de
         return BENCH_ERROR;
     }
     timer_start(&t);
-    for (int i = 0; i < c->num_dirs; i++) {
+    for (int i = 0; i < c->p->num_dirs; i++) {
         int dfd = s->dir_fds[i];
         d->fd = sysio_openat(&r->calls, dfd, ".", O_RDONLY | O_DIRECTORY, 0);
         d->len = d->pos = 0;
@@ -347,7 +347,7 @@ static int test_walk(const struct files_config *c, struct file_set *s, int do_de
                     sysio_close(&r->calls, d->fd);
                     goto out;
                 }
-                if (c->fsync_each && sysio_fsync(&r->calls, dfd))
+                if (c->p->fsync_each && sysio_fsync(&r->calls, dfd))
                     fprintf(stderr, "Can't sync directory.\n");
             } else if (stat_file(c, s, dfd, name, &r->calls)) {
                 sysio_close(&r->calls, d->fd);
@@ -416,7 +416,7 @@ static int test_delete_random(const struct files_config *c, struct file_set *s, 
             fprintf(stderr, "Can't delete file %s\n", name_at(s, i));
             return BENCH_ERROR;
         }
-        if (c->fsync_each && sysio_fsync(&r->calls, dfd))
+        if (c->p->fsync_each && sysio_fsync(&r->calls, dfd))
             fprintf(stderr, "Can't sync directory.\n");
         op_timer_stop(&op);
     }
@@ -441,16 +441,16 @@ int bench_files_run(const struct files_config *c, struct rng *rng, struct test_r
     int rc = BENCH_ERROR;
     memset(&s, 0, sizeof(s));
     s.test_fd = -1;
-    s.count = c->num_files * 1024;
+    s.count = c->p->num_files * 1024;
     s.names = malloc((size_t)s.count * NAME_LEN);
     s.dir_index = malloc((size_t)s.count * sizeof(int));
-    s.dir_fds = malloc((size_t)c->num_dirs * sizeof(int));
-    s.buf = calloc(1, (size_t)c->chunk_bytes);
+    s.dir_fds = malloc((size_t)c->p->num_dirs * sizeof(int));
+    s.buf = calloc(1, (size_t)c->p->file_chunk_bytes);
     if (!s.names || !s.dir_index || !s.dir_fds || !s.buf) {
         fprintf(stderr, "Out of memory for %lld file names.\n", (long long)s.count);
         goto out;
     }
-    for (int i = 0; i < c->num_dirs; i++)
+    for (int i = 0; i < c->p->num_dirs; i++)
         s.dir_fds[i] = -1;
     progress(c, "Create files in sequential order...");
     if ((rc = test_create(c, &s, rng, 0, &res[TEST_SEQ_CREATE])))

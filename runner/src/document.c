@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "json.h"
+#include "units.h"
 #include "version.h"
 
 void document_now(char *buf, size_t len)
@@ -49,13 +50,6 @@ void document_warn(struct document *d, const char *fmt, ...)
     }
 }
 
-static const char *test_unit(enum test_id t)
-{
-    if (t < TEST_SEEKS)
-        return "KiB/s";
-    return t == TEST_SEEKS ? "seeks/s" : "files/s";
-}
-
 static void write_calls(struct json *j, const struct sys_counts *c)
 {
     json_begin_object(j, "syscalls");
@@ -83,10 +77,10 @@ static void write_test(struct json *j, const struct run_params *p, enum test_id 
                        const struct test_result *r)
 {
     char lat[16];
-    json_begin_object(j, timer_test_names[t]);
-    int ran = timer_test_ran(r), fast = timer_too_fast(r);
+    json_begin_object(j, results_test_names[t]);
+    int ran = results_ran(r), fast = results_too_fast(r);
     json_string(j, "status", !ran ? "not_run" : fast ? "too_fast" : "ok");
-    json_string(j, "unit", test_unit(t));
+    json_string(j, "unit", units_test_unit(t));
     if (ran && !fast) {
         double rate = report_rate(p, r, t);
         if (t == TEST_SEEKS)
@@ -105,7 +99,7 @@ static void write_test(struct json *j, const struct run_params *p, enum test_id 
         json_double(j, "sys_s", r->sys_s);
         json_double(j, "cpu_s", r->user_s + r->sys_s);
         json_int(j, "latency_us", (int64_t)(r->latency_s * 1e6));
-        json_string(j, "latency_text", report_format_latency(lat, r->latency_s));
+        json_string(j, "latency_text", units_format_latency(lat, r->latency_s));
         json_uint(j, "ops", r->ops);
         json_uint(j, "bytes_read", r->calls.bytes_read);
         json_uint(j, "bytes_written", r->calls.bytes_written);
@@ -140,9 +134,9 @@ void document_add_run(struct document *d, const struct run_params *p, const char
     if (json_failed(&j))
         d->failed = 1;
     for (int t = 0; t < TEST_COUNT; t++)
-        if (timer_too_fast(&res[t]))
+        if (results_too_fast(&res[t]))
             document_warn(d, "%s took %.3f s, under bonnie++'s 0.5 s minimum: reported as +++++ "
-                          "(its measured rate is in rate_measured)", timer_test_names[t], res[t].elapsed_s);
+                          "(its measured rate is in rate_measured)", results_test_names[t], res[t].elapsed_s);
 }
 
 static void write_system(struct json *j, const struct system_info *s)
@@ -232,25 +226,25 @@ static void write_parameters(struct json *j, const struct document *d)
     const struct options *o = d->opts;
     json_begin_object(j, "parameters");
     json_string(j, "dir", o->dir);
-    json_int(j, "file_size_mib", o->file_size_mib);
-    json_int(j, "byte_io_mib", o->byte_io_mib);
-    json_int(j, "io_chunk_bytes", o->io_chunk_bytes);
-    json_int(j, "seeks", o->seeks);
-    json_int(j, "seek_procs", o->seek_procs);
-    json_int(j, "num_files", o->num_files);
-    json_int(j, "max_size", o->max_size);
-    json_int(j, "min_size", o->min_size);
-    json_int(j, "num_dirs", o->num_dirs);
-    json_int(j, "file_chunk_bytes", o->file_chunk_bytes);
+    json_int(j, "file_size_mib", o->bp.file_size_mib);
+    json_int(j, "byte_io_mib", o->bp.byte_io_mib);
+    json_int(j, "io_chunk_bytes", o->bp.io_chunk_bytes);
+    json_int(j, "seeks", o->bp.seeks);
+    json_int(j, "seek_procs", o->bp.seek_procs);
+    json_int(j, "num_files", o->bp.num_files);
+    json_int(j, "max_size", o->bp.max_size);
+    json_int(j, "min_size", o->bp.min_size);
+    json_int(j, "num_dirs", o->bp.num_dirs);
+    json_int(j, "file_chunk_bytes", o->bp.file_chunk_bytes);
     json_int(j, "ram_mib", o->ram_mib);
     json_string(j, "ram_source", d->ram_source);
-    json_int(j, "concurrency", o->concurrency);
+    json_int(j, "concurrency", o->bp.concurrency);
     json_int(j, "test_count", o->test_count < 0 ? 1 : o->test_count);
-    json_bool(j, "fsync_each", o->fsync_each);
-    json_bool(j, "direct_io", o->direct_io);
-    json_string(j, "char_mode", o->char_mode == CHAR_MODE_STDIO ? "stdio" : "syscall");
-    if (o->char_mode == CHAR_MODE_STDIO && o->stdio_buffer_bytes)
-        json_int(j, "stdio_buffer_bytes", (int64_t)o->stdio_buffer_bytes);
+    json_bool(j, "fsync_each", o->bp.fsync_each);
+    json_bool(j, "direct_io", o->bp.direct_io);
+    json_string(j, "char_mode", o->bp.char_mode == CHAR_MODE_STDIO ? "stdio" : "syscall");
+    if (o->bp.char_mode == CHAR_MODE_STDIO && o->bp.stdio_buffer_bytes)
+        json_int(j, "stdio_buffer_bytes", (int64_t)o->bp.stdio_buffer_bytes);
     else
         json_null(j, "stdio_buffer_bytes");
     json_end_object(j);

@@ -81,9 +81,9 @@ static int install_signals(void)
 /* Bytes the tests need at most in the scratch directory. */
 static int64_t space_needed(const struct options *o)
 {
-    int64_t need = o->file_size_mib * 1048576;
-    int64_t files = o->num_files * OPT_FILES_UNIT;
-    int64_t per_file = o->max_size > 0 ? o->max_size : 0;
+    int64_t need = o->bp.file_size_mib * 1048576;
+    int64_t files = o->bp.num_files * OPT_FILES_UNIT;
+    int64_t per_file = o->bp.max_size > 0 ? o->bp.max_size : 0;
     int64_t files_bytes = files * per_file;
     return (need > files_bytes ? need : files_bytes) + 1048576;
 }
@@ -240,42 +240,21 @@ int main(int argc, char **argv)
     sysinfo_collect(sys, opts.dir, wd.dirfd);
     struct document doc;
     document_init(&doc, argc, argv, &opts, sys, ram_source);
-    if (opts.file_size_mib && opts.ram_set && detected_ram_mib &&
-        opts.file_size_mib * opts.concurrency < detected_ram_mib * 2)
+    if (opts.bp.file_size_mib && opts.ram_set && detected_ram_mib &&
+        opts.bp.file_size_mib * opts.bp.concurrency < detected_ram_mib * 2)
         document_warn(&doc, "file size %lld MiB is less than twice the RAM (%lld MiB; -r %lld was given): "
                       "the I/O results may measure the page cache",
-                      (long long)opts.file_size_mib, (long long)detected_ram_mib, (long long)opts.ram_mib);
+                      (long long)opts.bp.file_size_mib, (long long)detected_ram_mib, (long long)opts.ram_mib);
     if (opts.ram_set && opts.ram_mib == 0)
         document_warn(&doc, "-r 0 disabled bonnie++'s RAM checks");
 
-    struct run_params params;
-    memset(&params, 0, sizeof(params));
-    params.machine = opts.machine;
-    params.version = RUNNER_NAME "-" RUNNER_VERSION;
-    params.concurrency = opts.concurrency;
+    struct run_params params = {.machine = opts.machine, .version = RUNNER_NAME "-" RUNNER_VERSION, .bp = &opts.bp};
     snprintf(params.seed, sizeof(params.seed), "%u", opts.seed);
-    params.file_size_mib = opts.file_size_mib;
-    params.byte_io_mib = opts.byte_io_mib;
-    params.io_chunk_bytes = opts.io_chunk_bytes;
-    params.seeks = opts.seeks;
-    params.seek_procs = opts.seek_procs;
-    params.num_files = opts.num_files;
-    params.max_size = opts.max_size;
-    params.min_size = opts.min_size;
-    params.num_dirs = opts.num_dirs;
-    params.file_chunk_bytes = opts.file_chunk_bytes;
-
     struct io_config io = {
-        .dirfd = wd.dirfd, .name = wd.name, .file_size_mib = opts.file_size_mib,
-        .byte_io_mib = opts.byte_io_mib, .chunk_bytes = opts.io_chunk_bytes, .seeks = opts.seeks,
-        .seek_procs = opts.seek_procs, .fsync_each = opts.fsync_each, .direct_io = opts.direct_io,
-        .quiet = opts.quiet, .char_mode = opts.char_mode,
-        .stdio_buffer_bytes = opts.stdio_buffer_bytes, .stop = &stop_requested,
+        .dirfd = wd.dirfd, .name = wd.name, .p = &opts.bp, .quiet = opts.quiet, .stop = &stop_requested,
     };
     struct files_config fc = {
-        .dirfd = wd.dirfd, .name = wd.name, .num_files = opts.num_files, .max_size = opts.max_size,
-        .min_size = opts.min_size, .num_dirs = opts.num_dirs, .chunk_bytes = opts.file_chunk_bytes,
-        .fsync_each = opts.fsync_each, .quiet = opts.quiet, .stop = &stop_requested,
+        .dirfd = wd.dirfd, .name = wd.name, .p = &opts.bp, .quiet = opts.quiet, .stop = &stop_requested,
     };
 
     struct rng rng;
@@ -292,9 +271,9 @@ int main(int argc, char **argv)
         memset(res, 0, sizeof(res));
         rng_reset(&rng); /* bonnie++ Initialize(): every run repeats the seed */
         int rc = BENCH_OK;
-        if (opts.file_size_mib)
+        if (opts.bp.file_size_mib)
             rc = bench_io_run(&io, &rng, res);
-        if (rc == BENCH_OK && opts.num_files)
+        if (rc == BENCH_OK && opts.bp.num_files)
             rc = bench_files_run(&fc, &rng, res);
         if (rc != BENCH_OK || stop_requested) {
             workdir_cleanup(&wd);

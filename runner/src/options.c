@@ -1,5 +1,6 @@
 /* options.c -- command-line parsing with bonnie++ 2.00a's syntax and rules. */
 #include "options.h"
+#include "units.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -22,39 +23,6 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
     return -1;
-}
-
-int options_size_from_str(const char *text, const char *conv, int64_t *out)
-{
-    const char *p = text;
-    if (!p || !*p)
-        return -1;
-    int neg = 0;
-    if (*p == '-') {
-        neg = 1;
-        p++;
-    }
-    if (!isdigit((unsigned char)*p))
-        return -1;
-    errno = 0;
-    char *end;
-    long long v = strtoll(p, &end, 10);
-    if (errno)
-        return -1;
-    if (*end) {
-        if (end[1] != '\0' || !conv)
-            return -1;
-        const char *hit = strchr(conv, tolower((unsigned char)*end));
-        if (!hit || *hit == ' ')
-            return -1;
-        for (long i = 0; i <= hit - conv; i++) {
-            if (v > (INT64_MAX >> 10))
-                return -1;
-            v *= 1024;
-        }
-    }
-    *out = neg ? -v : v;
-    return 0;
 }
 
 /* Splits s at ':' into at most max parts (in place); returns the count.
@@ -83,26 +51,26 @@ static int parse_s(struct options *o, const char *arg, char *err, size_t errlen)
     size_t size_len = strlen(part[0]);
     if (size_len > 1 && tolower((unsigned char)part[0][size_len - 1]) == 'm')
         part[0][size_len - 1] = '\0';
-    if (options_size_from_str(part[0], "gt", &v) || v < 0)
+    if (units_size_from_str(part[0], "gt", &v) || v < 0)
         return fail(err, errlen, "-s: bad size \"%s\" (MiB, or suffix m/g/t)", part[0]);
     if (v > OPT_MAX_FILE_SIZE_MIB)
         return fail(err, errlen, "-s: size \"%s\" is over the largest file the runner tests, %d MiB",
                     part[0], OPT_MAX_FILE_SIZE_MIB);
-    o->file_size_mib = v;
+    o->bp.file_size_mib = v;
     if (n > 1) {
-        if (options_size_from_str(part[1], "k", &v) || v <= 0 || v > INT32_MAX)
+        if (units_size_from_str(part[1], "k", &v) || v <= 0 || v > INT32_MAX)
             return fail(err, errlen, "-s: bad chunk size \"%s\"", part[1]);
-        o->io_chunk_bytes = (int)v;
+        o->bp.io_chunk_bytes = (int)v;
     }
     if (n > 2) {
-        if (options_size_from_str(part[2], "k", &v) || v < 0 || v > INT32_MAX)
+        if (units_size_from_str(part[2], "k", &v) || v < 0 || v > INT32_MAX)
             return fail(err, errlen, "-s: bad number of seeks \"%s\"", part[2]);
-        o->seeks = (int)v;
+        o->bp.seeks = (int)v;
     }
     if (n > 3) {
-        if (options_size_from_str(part[3], NULL, &v) || v < 1 || v > 1000)
+        if (units_size_from_str(part[3], NULL, &v) || v < 1 || v > 1000)
             return fail(err, errlen, "-s: bad number of seeker processes \"%s\" (1..1000)", part[3]);
-        o->seek_procs = (int)v;
+        o->bp.seek_procs = (int)v;
     }
     o->size_set = 1;
     return 0;
@@ -119,28 +87,28 @@ static int parse_n(struct options *o, const char *arg, char *err, size_t errlen)
     int n = split_colons(buf, part, 6);
     if (n < 1 || n > 5)
         return fail(err, errlen, "-n: expected num[:max[:min[:dirs[:chunk]]]], got \"%s\"", arg);
-    if (options_size_from_str(part[0], "m", &v) || v < 0 || v > INT32_MAX)
+    if (units_size_from_str(part[0], "m", &v) || v < 0 || v > INT32_MAX)
         return fail(err, errlen, "-n: bad number of files \"%s\" (units of 1024, suffix m)", part[0]);
-    o->num_files = v;
+    o->bp.num_files = v;
     if (n > 1) {
-        if (options_size_from_str(part[1], "kmg", &v) || v < -2 || v > INT32_MAX)
+        if (units_size_from_str(part[1], "kmg", &v) || v < -2 || v > INT32_MAX)
             return fail(err, errlen, "-n: bad maximum size \"%s\"", part[1]);
-        o->max_size = v;
+        o->bp.max_size = v;
     }
     if (n > 2) {
-        if (options_size_from_str(part[2], "kmg", &v) || v < 0 || v > INT32_MAX)
+        if (units_size_from_str(part[2], "kmg", &v) || v < 0 || v > INT32_MAX)
             return fail(err, errlen, "-n: bad minimum size \"%s\"", part[2]);
-        o->min_size = v;
+        o->bp.min_size = v;
     }
     if (n > 3) {
-        if (options_size_from_str(part[3], "k", &v) || v < 1 || v >= 100000)
+        if (units_size_from_str(part[3], "k", &v) || v < 1 || v >= 100000)
             return fail(err, errlen, "-n: bad number of directories \"%s\" (1..99999)", part[3]);
-        o->num_dirs = (int)v;
+        o->bp.num_dirs = (int)v;
     }
     if (n > 4) {
-        if (options_size_from_str(part[4], "kmg", &v) || v <= 0 || v > INT32_MAX)
+        if (units_size_from_str(part[4], "kmg", &v) || v <= 0 || v > INT32_MAX)
             return fail(err, errlen, "-n: bad chunk size \"%s\"", part[4]);
-        o->file_chunk_bytes = (int)v;
+        o->bp.file_chunk_bytes = (int)v;
     }
     return 0;
 }
@@ -206,17 +174,17 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
     };
     memset(o, 0, sizeof(*o));
     o->dir = ".";
-    o->file_size_mib = OPT_DEFAULT_FILE_SIZE_MIB;
-    o->io_chunk_bytes = OPT_DEFAULT_CHUNK_BYTES;
-    o->seeks = OPT_DEFAULT_SEEKS;
-    o->seek_procs = OPT_DEFAULT_SEEK_PROCS;
-    o->num_files = OPT_DEFAULT_NUM_FILES;
-    o->num_dirs = 1;
-    o->file_chunk_bytes = OPT_DEFAULT_CHUNK_BYTES;
+    o->bp.file_size_mib = OPT_DEFAULT_FILE_SIZE_MIB;
+    o->bp.io_chunk_bytes = OPT_DEFAULT_CHUNK_BYTES;
+    o->bp.seeks = OPT_DEFAULT_SEEKS;
+    o->bp.seek_procs = OPT_DEFAULT_SEEK_PROCS;
+    o->bp.num_files = OPT_DEFAULT_NUM_FILES;
+    o->bp.num_dirs = 1;
+    o->bp.file_chunk_bytes = OPT_DEFAULT_CHUNK_BYTES;
     o->ram_mib = -1;
     o->test_count = -1;
-    o->byte_io_mib = OPT_DEFAULT_BYTE_IO_MIB;
-    o->concurrency = 1;
+    o->bp.byte_io_mib = OPT_DEFAULT_BYTE_IO_MIB;
+    o->bp.concurrency = 1;
 
     optind = 1;
     opterr = 0;
@@ -225,22 +193,22 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
     int64_t v;
     while ((c = getopt_long(argc, argv, ":bc:d:f::m:n:qr:s:x:z:D", longopts, NULL)) != -1) {
         switch (c) {
-        case 'b': o->fsync_each = 1; break;
-        case 'D': o->direct_io = 1; break;
+        case 'b': o->bp.fsync_each = 1; break;
+        case 'D': o->bp.direct_io = 1; break;
         case 'q': o->quiet = 1; break;
         case 'c':
             if (parse_int(optarg, 1, 200, &lv))
                 return fail(err, errlen, "-c: concurrency must be 1..200, got \"%s\"", optarg);
-            o->concurrency = (int)lv;
+            o->bp.concurrency = (int)lv;
             break;
         case 'd': o->dir = optarg; break;
         case 'f':
             if (!optarg)
-                o->byte_io_mib = 0;
+                o->bp.byte_io_mib = 0;
             else if (parse_int(optarg, 0, INT32_MAX, &lv))
                 return fail(err, errlen, "-f: byte-I/O size must be a number of MiB, got \"%s\"", optarg);
             else
-                o->byte_io_mib = lv;
+                o->bp.byte_io_mib = lv;
             break;
         case 'm': o->machine = optarg; break;
         case 'n':
@@ -271,16 +239,16 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
         case LONG_JSON: o->json_path = optarg; break;
         case LONG_CHAR_MODE:
             if (strcmp(optarg, "syscall") == 0)
-                o->char_mode = CHAR_MODE_SYSCALL;
+                o->bp.char_mode = CHAR_MODE_SYSCALL;
             else if (strcmp(optarg, "stdio") == 0)
-                o->char_mode = CHAR_MODE_STDIO;
+                o->bp.char_mode = CHAR_MODE_STDIO;
             else
                 return fail(err, errlen, "--char-mode: expected syscall or stdio, got \"%s\"", optarg);
             break;
         case LONG_STDIO_BUFFER:
-            if (options_size_from_str(optarg, "km", &v) || v < 1 || v > (1 << 30))
+            if (units_size_from_str(optarg, "km", &v) || v < 1 || v > (1 << 30))
                 return fail(err, errlen, "--stdio-buffer: bad size \"%s\" (bytes, suffix k/m)", optarg);
-            o->stdio_buffer_bytes = (size_t)v;
+            o->bp.stdio_buffer_bytes = (size_t)v;
             break;
         case LONG_POST: o->post_url = optarg; break;
         case LONG_TOKEN: o->token = optarg; break;
@@ -306,7 +274,7 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
         return fail(err, errlen, "unexpected argument \"%s\"", argv[optind]);
     if (o->token && o->token_file)
         return fail(err, errlen, "--token and --token-file: give one of them");
-    if (o->stdio_buffer_bytes && o->char_mode != CHAR_MODE_STDIO)
+    if (o->bp.stdio_buffer_bytes && o->bp.char_mode != CHAR_MODE_STDIO)
         return fail(err, errlen, "--stdio-buffer needs --char-mode stdio");
     return 0;
 }
@@ -321,47 +289,47 @@ int options_finalize(struct options *o, int64_t detected_ram_mib, char *err, siz
     if (!o->ram_set)
         o->ram_mib = detected_ram_mib > 0 ? detected_ram_mib : 0;
     if (o->ram_mib && !o->size_set) {
-        if (o->file_size_mib < o->ram_mib * 2)
-            o->file_size_mib = o->ram_mib * 2;
-        if (o->file_size_mib % 1024 > 512) /* round up to the nearest GiB */
-            o->file_size_mib += 1024 - o->file_size_mib % 1024;
+        if (o->bp.file_size_mib < o->ram_mib * 2)
+            o->bp.file_size_mib = o->ram_mib * 2;
+        if (o->bp.file_size_mib % 1024 > 512) /* round up to the nearest GiB */
+            o->bp.file_size_mib += 1024 - o->bp.file_size_mib % 1024;
     }
-    if (o->byte_io_mib > o->file_size_mib)
-        o->byte_io_mib = o->file_size_mib;
-    if (o->file_size_mib == 0 && o->num_files == 0)
+    if (o->bp.byte_io_mib > o->bp.file_size_mib)
+        o->bp.byte_io_mib = o->bp.file_size_mib;
+    if (o->bp.file_size_mib == 0 && o->bp.num_files == 0)
         return fail(err, errlen, "-s 0 and -n 0 leave nothing to test");
     if (o->machine && options_check_machine(o->machine, err, errlen))
         return -1;
-    if (o->io_chunk_bytes < 256 || o->io_chunk_bytes > (1 << 20) || !is_power_of_two(o->io_chunk_bytes))
+    if (o->bp.io_chunk_bytes < 256 || o->bp.io_chunk_bytes > (1 << 20) || !is_power_of_two(o->bp.io_chunk_bytes))
         return fail(err, errlen, "-s: chunk size must be a power of two from 256 to 1m, got %d",
-                    o->io_chunk_bytes);
-    if (o->file_chunk_bytes < 256 || o->file_chunk_bytes > (1 << 20) || !is_power_of_two(o->file_chunk_bytes))
+                    o->bp.io_chunk_bytes);
+    if (o->bp.file_chunk_bytes < 256 || o->bp.file_chunk_bytes > (1 << 20) || !is_power_of_two(o->bp.file_chunk_bytes))
         return fail(err, errlen, "-n: chunk size must be a power of two from 256 to 1m, got %d",
-                    o->file_chunk_bytes);
-    if (o->max_size != -1 && o->max_size != -2 && o->max_size < o->min_size)
+                    o->bp.file_chunk_bytes);
+    if (o->bp.max_size != -1 && o->bp.max_size != -2 && o->bp.max_size < o->bp.min_size)
         return fail(err, errlen, "-n: maximum size %lld is smaller than minimum size %lld",
-                    (long long)o->max_size, (long long)o->min_size);
-    if (o->file_size_mib > OPT_MAX_FILE_SIZE_MIB) /* a default of twice a huge -r */
+                    (long long)o->bp.max_size, (long long)o->bp.min_size);
+    if (o->bp.file_size_mib > OPT_MAX_FILE_SIZE_MIB) /* a default of twice a huge -r */
         return fail(err, errlen, "file size %lld MiB is over the largest the runner tests, %d MiB",
-                    (long long)o->file_size_mib, OPT_MAX_FILE_SIZE_MIB);
-    if (o->file_size_mib * ((1 << 20) / o->io_chunk_bytes) > INT32_MAX)
+                    (long long)o->bp.file_size_mib, OPT_MAX_FILE_SIZE_MIB);
+    if (o->bp.file_size_mib * ((1 << 20) / o->bp.io_chunk_bytes) > INT32_MAX)
         return fail(err, errlen, "-s: %lld MiB in %d-byte chunks is more chunks than bonnie++ can count",
-                    (long long)o->file_size_mib, o->io_chunk_bytes);
-    if (o->file_size_mib && o->ram_mib && o->file_size_mib * o->concurrency < o->ram_mib * 2)
+                    (long long)o->bp.file_size_mib, o->bp.io_chunk_bytes);
+    if (o->bp.file_size_mib && o->ram_mib && o->bp.file_size_mib * o->bp.concurrency < o->ram_mib * 2)
         return fail(err, errlen,
                     "file size %lldM is less than twice the RAM (%lldM): the page cache would "
                     "hold the file and the I/O results would measure memory, not storage. "
                     "Use -s %lldM or more, or tell the RAM size to assume with -r "
                     "(-r 0 disables this check)",
-                    (long long)o->file_size_mib, (long long)o->ram_mib, (long long)o->ram_mib * 2);
-    if (o->num_files && o->ram_mib &&
-        (uint64_t)o->num_files * OPT_MAX_DATA_PER_FILE * 2 > (uint64_t)o->ram_mib << 10)
+                    (long long)o->bp.file_size_mib, (long long)o->ram_mib, (long long)o->ram_mib * 2);
+    if (o->bp.num_files && o->ram_mib &&
+        (uint64_t)o->bp.num_files * OPT_MAX_DATA_PER_FILE * 2 > (uint64_t)o->ram_mib << 10)
         return fail(err, errlen,
                     "testing %lldK files in %lld MiB of RAM would page the runner's own "
                     "file-name table and give suspect results; use fewer files",
-                    (long long)o->num_files, (long long)o->ram_mib);
-    if ((uint64_t)o->num_files * OPT_MAX_DATA_PER_FILE > (1u << 20))
-        return fail(err, errlen, "not enough RAM to test with %lldK files", (long long)o->num_files);
+                    (long long)o->bp.num_files, (long long)o->ram_mib);
+    if ((uint64_t)o->bp.num_files * OPT_MAX_DATA_PER_FILE > (1u << 20))
+        return fail(err, errlen, "not enough RAM to test with %lldK files", (long long)o->bp.num_files);
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "params.h"
 #include "version.h"
 
 /* bonnie++ 2.00a defaults (bonnie.h.in). */
@@ -25,8 +26,6 @@
 /* bonnie++ MaxDataPerFile: name (10 + 12 random) + dir index (6) + NUL + pointer */
 #define OPT_MAX_DATA_PER_FILE (10 + 12 + 6 + 1 + sizeof(void *))
 
-enum char_mode { CHAR_MODE_SYSCALL = 0, CHAR_MODE_STDIO };
-
 struct tag {
     char *key;      /* heap, freed by options_free() */
     char *value;
@@ -34,30 +33,16 @@ struct tag {
 
 struct options {
     const char *dir;               /* -d, default "." */
-    int64_t file_size_mib;         /* -s size; 0 skips the I/O tests */
+    struct bench_params bp;        /* the test parameters (-s, -n, -f, -b, -D, -c, --char-mode) */
     int size_set;                  /* -s given */
-    int io_chunk_bytes;            /* -s size:chunk */
-    int seeks;                     /* -s size:chunk:seeks */
-    int seek_procs;                /* -s size:chunk:seeks:procs */
-    int64_t num_files;             /* -n num, units of 1024 files; 0 skips */
-    int64_t max_size;              /* -n num:max, bytes; -1 link, -2 symlink */
-    int64_t min_size;              /* -n num:max:min */
-    int num_dirs;                  /* -n num:max:min:dirs */
-    int file_chunk_bytes;          /* -n num:max:min:dirs:chunk */
     const char *machine;           /* -m, default the node name */
     int64_t ram_mib;               /* -r; 0 disables the RAM checks */
     int ram_set;
     int test_count;                /* -x; -1 = default single run with text report */
-    int64_t byte_io_mib;           /* -f<N>; -f alone = 0 */
-    int fsync_each;                /* -b */
-    int direct_io;                 /* -D */
     int quiet;                     /* -q */
     unsigned int seed;             /* -z */
     int seed_set;
-    int concurrency;               /* -c (recorded only, as bonnie++ does) */
     const char *json_path;         /* --json */
-    enum char_mode char_mode;      /* --char-mode */
-    size_t stdio_buffer_bytes;     /* --stdio-buffer; 0 = the file's st_blksize */
     const char *post_url;          /* --post */
     const char *token;             /* --token, --token-file or $BONNIEBOARD_TOKEN (options_load_token) */
     const char *token_file;        /* --token-file */
@@ -67,11 +52,6 @@ struct options {
     struct tag tags[OPT_MAX_TAGS]; /* --tag K=V */
     int tag_count;
 };
-
-/* Parses bonnie++-style sizes: a decimal number, optionally followed by one
- * suffix letter (case-insensitive) from conv; the i-th letter multiplies by
- * 1024^(i+1), as bonnie++'s size_from_str(). Returns 0 or -1 on bad text. */
-int options_size_from_str(const char *text, const char *conv, int64_t *out);
 
 /* Fills o from argv. Returns 0, or -1 with a message in err (usage error).
  * Strings in o point into argv except the tags (see options_free). */

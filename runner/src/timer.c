@@ -4,11 +4,6 @@
 #include <sys/resource.h>
 #include <time.h>
 
-const char *const timer_test_names[TEST_COUNT] = {
-    "putc", "put_block", "rewrite", "getc", "get_block", "seeks",
-    "seq_create", "seq_stat", "seq_del", "ran_create", "ran_stat", "ran_del"
-};
-
 double timer_now_s(void)
 {
     struct timespec ts;

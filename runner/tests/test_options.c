@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "units.h"
 
 static int parse(struct options *o, char *err, size_t len, int argc, char **argv)
 {
@@ -22,64 +23,64 @@ int main(void)
     int64_t v;
 
     /* size suffixes */
-    test_cond("plain number", options_size_from_str("300", "gt", &v) == 0 && v == 300);
-    test_cond("g multiplies by 1024", options_size_from_str("2g", "gt", &v) == 0 && v == 2048);
-    test_cond("G is case-insensitive", options_size_from_str("2G", "gt", &v) == 0 && v == 2048);
-    test_cond("t multiplies by 1024^2", options_size_from_str("1t", "gt", &v) == 0 && v == 1048576);
-    test_cond("k in kmg is 1024", options_size_from_str("4k", "kmg", &v) == 0 && v == 4096);
-    test_cond("m in kmg is 1024^2", options_size_from_str("1m", "kmg", &v) == 0 && v == 1048576);
-    test_cond("g in kmg is 1024^3", options_size_from_str("1g", "kmg", &v) == 0 && v == 1073741824);
-    test_cond("-n's m means 1024 (units of 1024 files)", options_size_from_str("1m", "m", &v) == 0 && v == 1024);
-    test_cond("negative for link", options_size_from_str("-1", "kmg", &v) == 0 && v == -1);
-    test_cond("unknown suffix rejected", options_size_from_str("10x", "gt", &v) == -1);
-    test_cond("two suffix letters rejected", options_size_from_str("10kk", "kmg", &v) == -1);
-    test_cond("suffix without conv rejected", options_size_from_str("10k", NULL, &v) == -1);
-    test_cond("empty rejected", options_size_from_str("", "k", &v) == -1);
-    test_cond("letters rejected", options_size_from_str("abc", "k", &v) == -1);
+    test_cond("plain number", units_size_from_str("300", "gt", &v) == 0 && v == 300);
+    test_cond("g multiplies by 1024", units_size_from_str("2g", "gt", &v) == 0 && v == 2048);
+    test_cond("G is case-insensitive", units_size_from_str("2G", "gt", &v) == 0 && v == 2048);
+    test_cond("t multiplies by 1024^2", units_size_from_str("1t", "gt", &v) == 0 && v == 1048576);
+    test_cond("k in kmg is 1024", units_size_from_str("4k", "kmg", &v) == 0 && v == 4096);
+    test_cond("m in kmg is 1024^2", units_size_from_str("1m", "kmg", &v) == 0 && v == 1048576);
+    test_cond("g in kmg is 1024^3", units_size_from_str("1g", "kmg", &v) == 0 && v == 1073741824);
+    test_cond("-n's m means 1024 (units of 1024 files)", units_size_from_str("1m", "m", &v) == 0 && v == 1024);
+    test_cond("negative for link", units_size_from_str("-1", "kmg", &v) == 0 && v == -1);
+    test_cond("unknown suffix rejected", units_size_from_str("10x", "gt", &v) == -1);
+    test_cond("two suffix letters rejected", units_size_from_str("10kk", "kmg", &v) == -1);
+    test_cond("suffix without conv rejected", units_size_from_str("10k", NULL, &v) == -1);
+    test_cond("empty rejected", units_size_from_str("", "k", &v) == -1);
+    test_cond("letters rejected", units_size_from_str("abc", "k", &v) == -1);
 
     /* defaults */
     test_cond("no options parse", PARSE(&o, "-q") == 0);
     test_cond("default dir is .", strcmp(o.dir, ".") == 0);
-    test_cond("default size 300M", o.file_size_mib == 300 && !o.size_set);
-    test_cond("default chunk 8192", o.io_chunk_bytes == 8192 && o.file_chunk_bytes == 8192);
-    test_cond("default 8192 seeks, 5 seekers", o.seeks == 8192 && o.seek_procs == 5);
-    test_cond("default 16 files, 1 dir", o.num_files == 16 && o.num_dirs == 1);
-    test_cond("default byte I/O 3 MiB", o.byte_io_mib == 3);
+    test_cond("default size 300M", o.bp.file_size_mib == 300 && !o.size_set);
+    test_cond("default chunk 8192", o.bp.io_chunk_bytes == 8192 && o.bp.file_chunk_bytes == 8192);
+    test_cond("default 8192 seeks, 5 seekers", o.bp.seeks == 8192 && o.bp.seek_procs == 5);
+    test_cond("default 16 files, 1 dir", o.bp.num_files == 16 && o.bp.num_dirs == 1);
+    test_cond("default byte I/O 3 MiB", o.bp.byte_io_mib == 3);
     test_cond("default -x is single run", o.test_count == -1);
-    test_cond("default char mode syscall", o.char_mode == CHAR_MODE_SYSCALL);
+    test_cond("default char mode syscall", o.bp.char_mode == CHAR_MODE_SYSCALL);
     options_free(&o);
 
     /* -s */
     test_cond("-s size:chunk:seeks:procs", PARSE(&o, "-s", "1g:4k:2k:3") == 0);
-    test_cond("-s values", o.file_size_mib == 1024 && o.io_chunk_bytes == 4096 && o.seeks == 2048 &&
-              o.seek_procs == 3 && o.size_set);
+    test_cond("-s values", o.bp.file_size_mib == 1024 && o.bp.io_chunk_bytes == 4096 && o.bp.seeks == 2048 &&
+              o.bp.seek_procs == 3 && o.size_set);
     options_free(&o);
     test_cond("-s bad size", PARSE(&o, "-s", "12q") == -1 && strstr(err, "-s"));
-    test_cond("-s 64M is 64 MiB, as bonnie++ reads it", PARSE(&o, "-s", "64M") == 0 && o.file_size_mib == 64);
-    test_cond("-s 2G is 2048 MiB", PARSE(&o, "-s", "2G:4k") == 0 && o.file_size_mib == 2048 && o.io_chunk_bytes == 4096);
+    test_cond("-s 64M is 64 MiB, as bonnie++ reads it", PARSE(&o, "-s", "64M") == 0 && o.bp.file_size_mib == 64);
+    test_cond("-s 2G is 2048 MiB", PARSE(&o, "-s", "2G:4k") == 0 && o.bp.file_size_mib == 2048 && o.bp.io_chunk_bytes == 4096);
     options_free(&o);
     test_cond("-s 0 procs refused", PARSE(&o, "-s", "64:8k:100:0") == -1);
     options_free(&o);
 
     /* -n */
     test_cond("-n num:max:min:dirs:chunk", PARSE(&o, "-n", "16:4k:1k:4:16k") == 0);
-    test_cond("-n values", o.num_files == 16 && o.max_size == 4096 && o.min_size == 1024 &&
-              o.num_dirs == 4 && o.file_chunk_bytes == 16384);
+    test_cond("-n values", o.bp.num_files == 16 && o.bp.max_size == 4096 && o.bp.min_size == 1024 &&
+              o.bp.num_dirs == 4 && o.bp.file_chunk_bytes == 16384);
     options_free(&o);
-    test_cond("-n link", PARSE(&o, "-n", "4:-1") == 0 && o.max_size == -1);
+    test_cond("-n link", PARSE(&o, "-n", "4:-1") == 0 && o.bp.max_size == -1);
     options_free(&o);
-    test_cond("-n 1m files", PARSE(&o, "-n", "1m") == 0 && o.num_files == 1024);
+    test_cond("-n 1m files", PARSE(&o, "-n", "1m") == 0 && o.bp.num_files == 1024);
     options_free(&o);
 
     /* -f, -x, -z, -r, -b, -D, -m, -d */
-    test_cond("-f alone skips per-char", PARSE(&o, "-f") == 0 && o.byte_io_mib == 0);
+    test_cond("-f alone skips per-char", PARSE(&o, "-f") == 0 && o.bp.byte_io_mib == 0);
     options_free(&o);
-    test_cond("-f5 sets 5 MiB", PARSE(&o, "-f5") == 0 && o.byte_io_mib == 5);
+    test_cond("-f5 sets 5 MiB", PARSE(&o, "-f5") == 0 && o.bp.byte_io_mib == 5);
     options_free(&o);
     test_cond("-x 3 -z 42 -r 0 -b -D -m n -d /tmp",
               PARSE(&o, "-x", "3", "-z", "42", "-r", "0", "-b", "-D", "-m", "n", "-d", "/tmp") == 0 &&
               o.test_count == 3 && o.seed == 42 && o.seed_set && o.ram_mib == 0 && o.ram_set &&
-              o.fsync_each && o.direct_io && strcmp(o.machine, "n") == 0 && strcmp(o.dir, "/tmp") == 0);
+              o.bp.fsync_each && o.bp.direct_io && strcmp(o.machine, "n") == 0 && strcmp(o.dir, "/tmp") == 0);
     options_free(&o);
     test_cond("-x 0 refused", PARSE(&o, "-x", "0") == -1);
     options_free(&o);
@@ -97,8 +98,8 @@ int main(void)
               PARSE(&o, "--json", "o.json", "--char-mode", "stdio", "--stdio-buffer", "128k",
                     "--post", "http://b:8000", "--token", "t", "--tag", "raid=5", "--tag", "fs=xfs",
                     "--tag", "raid=6", "--label", "L", "--spool", "s.json") == 0);
-    test_cond("long values", strcmp(o.json_path, "o.json") == 0 && o.char_mode == CHAR_MODE_STDIO &&
-              o.stdio_buffer_bytes == 131072 && strcmp(o.post_url, "http://b:8000") == 0 &&
+    test_cond("long values", strcmp(o.json_path, "o.json") == 0 && o.bp.char_mode == CHAR_MODE_STDIO &&
+              o.bp.stdio_buffer_bytes == 131072 && strcmp(o.post_url, "http://b:8000") == 0 &&
               strcmp(o.token, "t") == 0 && strcmp(o.label, "L") == 0 && strcmp(o.spool_path, "s.json") == 0);
     test_cond("tags: repeated key keeps the last value", o.tag_count == 2 &&
               strcmp(o.tags[0].key, "raid") == 0 && strcmp(o.tags[0].value, "6") == 0 &&
@@ -193,7 +194,7 @@ int main(void)
     /* bonnie++'s RAM rules */
     PARSE(&o, "-q");
     test_cond("default size becomes 2x RAM, rounded up to a GiB",
-              options_finalize(&o, 1000, err, sizeof(err)) == 0 && o.file_size_mib == 2048);
+              options_finalize(&o, 1000, err, sizeof(err)) == 0 && o.bp.file_size_mib == 2048);
     options_free(&o);
     PARSE(&o, "-s", "1000");
     test_cond("size under 2x RAM refused", options_finalize(&o, 1000, err, sizeof(err)) == -1);
@@ -201,18 +202,18 @@ int main(void)
     options_free(&o);
     PARSE(&o, "-s", "64", "-r", "32");
     test_cond("-r lets a small file through", options_finalize(&o, 24000, err, sizeof(err)) == 0 &&
-              o.ram_mib == 32 && o.file_size_mib == 64);
+              o.ram_mib == 32 && o.bp.file_size_mib == 64);
     options_free(&o);
     PARSE(&o, "-s", "64", "-r", "0");
     test_cond("-r 0 disables the check", options_finalize(&o, 24000, err, sizeof(err)) == 0);
     options_free(&o);
     PARSE(&o, "-s", "64", "-r", "0", "-f10");
     test_cond("byte I/O capped at the file size... kept when smaller",
-              options_finalize(&o, 0, err, sizeof(err)) == 0 && o.byte_io_mib == 10);
+              options_finalize(&o, 0, err, sizeof(err)) == 0 && o.bp.byte_io_mib == 10);
     options_free(&o);
     PARSE(&o, "-s", "4", "-r", "0", "-f10");
     test_cond("byte I/O capped at the file size", options_finalize(&o, 0, err, sizeof(err)) == 0 &&
-              o.byte_io_mib == 4);
+              o.bp.byte_io_mib == 4);
     options_free(&o);
     PARSE(&o, "-s", "64:1000", "-r", "0");
     test_cond("chunk not a power of two refused", options_finalize(&o, 0, err, sizeof(err)) == -1);
