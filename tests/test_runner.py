@@ -444,3 +444,66 @@ def test_unwritable_outputs_are_reported_before_the_tests(runner, tmp_path):
     proc = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "--json", doc, "--post",
                 "http://127.0.0.1:9", "--spool", tmp_path / "ok-spool.json", "-q"], timeout=60)
     assert proc.returncode == 4 and json.loads(doc.read_text())["schema"] == "bonnieboard-runner/1"
+
+
+def _own_user() -> str:
+    """What `-u` can name here: root as root (bonnie++'s usual `-u root`), else the user we are."""
+    return "root" if os.geteuid() == 0 else str(os.geteuid())
+
+
+def test_a_bonnie_command_line_runs_with_the_binary_name_changed(runner, tmp_path):
+    """Issue 12.7: `bonnie++ -u root -d DIR ...` works as `bonnieboard-runner -u root -d DIR ...`."""
+    proc = run([runner, "-u", _own_user(), "-d", tmp_path, "-s", "0", "-n", "1", "-r", "0", "-q", "-z", "7"])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1].startswith("1.98,bonnieboard-")
+    bad = run([runner, "-u", "no-such-user-xyz", "-d", tmp_path, "-s", "0", "-n", "1", "-r", "0"])
+    assert bad.returncode == 1 and "can't find user no-such-user-xyz" in bad.stderr
+
+
+def test_semaphores_synchronise_runners_and_bonnie(runner, tmp_path):
+    """Issue 12.7: `-p 2` makes bonnie++'s semaphore set (key 4711); a runner and a bonnie++ started with
+    `-y s` each wait for the other before every test, so both finish; `-p -1` removes the set."""
+    bonnie = require_tool("bonnie++", "bonnie++")
+    made = run([runner, "-p", "2"], timeout=30)
+    assert made.returncode == 0 and "Creating semaphore for 2 procs." in made.stdout, made.stderr
+    try:
+        dirs = [tmp_path / "a", tmp_path / "b"]
+        for d in dirs:
+            d.mkdir()
+            d.chmod(0o777)
+        common = ["-s", "0", "-n", "1", "-r", "0", "-q", "-y", "s"]
+        started = [
+            subprocess.Popen([str(runner), "-d", str(dirs[0]), *common], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+            subprocess.Popen([*bonnie_command(bonnie), "-d", str(dirs[1]), *common], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+        ]  # fmt: skip
+        outputs = [p.communicate(timeout=120) for p in started]
+        for p, (out, err) in zip(started, outputs):
+            assert p.returncode == 0, err
+        assert outputs[0][0].splitlines()[-1].startswith("1.98,bonnieboard-")
+    finally:
+        removed = run([runner, "-p", "-1"], timeout=30)
+    assert removed.returncode == 0 and "Semaphore removed." in removed.stdout, removed.stderr
+    alone = run([runner, "-d", tmp_path, "-s", "0", "-n", "1", "-r", "0", "-y", "s"], timeout=30)
+    assert alone.returncode == 2 and "-p N first" in alone.stderr
+
+
+def test_random_file_gives_bonnies_file_names(runner, tmp_path):
+    """Issue 12.7: `-Z FILE` takes the random numbers from FILE as bonnie++ does: the same names in the
+    same order, and the file's name in the CSV's seed column."""
+    strace = require_tool("strace", "strace")
+    bonnie = require_tool("bonnie++", "bonnie++")
+    random_file = tmp_path / "random.bin"
+    random_file.write_bytes(os.urandom(4 * 4096))
+    random_file.chmod(0o644)
+    names = {}
+    for who, cmd in (("bonnie", bonnie_command(bonnie)), ("runner", [runner])):
+        scratch = tmp_path / who
+        scratch.mkdir()
+        scratch.chmod(0o777)
+        trace = tmp_path / f"{who}.trace"
+        proc = run([strace, "-f", "-qq", "-o", trace, "-e", "trace=open,openat,creat", *cmd, "-d", scratch,
+                    "-s", "0", "-n", "1", "-r", "0", "-q", "-Z", random_file])
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.splitlines()[-1].split(",")[4] == str(random_file)
+        names[who] = _created_names(trace)
+    assert len(names["bonnie"]) == 2048 and names["runner"] == names["bonnie"]

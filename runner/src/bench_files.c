@@ -452,22 +452,46 @@ int bench_files_run(const struct files_config *c, struct rng *rng, struct test_r
     }
     for (int i = 0; i < c->p->num_dirs; i++)
         s.dir_fds[i] = -1;
+    if (sync_wait(c->sync, TEST_SEQ_CREATE)) {
+        rc = BENCH_ERROR;
+        goto out;
+    }
     progress(c, "Create files in sequential order...");
     if ((rc = test_create(c, &s, rng, 0, &res[TEST_SEQ_CREATE])))
         goto out;
+    if (sync_wait(c->sync, TEST_SEQ_STAT)) {
+        rc = BENCH_ERROR;
+        goto out;
+    }
     progress(c, "done.\nStat files in sequential order...");
     if ((rc = test_walk(c, &s, 0, &res[TEST_SEQ_STAT])))
         goto out;
+    if (sync_wait(c->sync, TEST_SEQ_DEL)) {
+        rc = BENCH_ERROR;
+        goto out;
+    }
     progress(c, "done.\nDelete files in sequential order...");
     if ((rc = test_walk(c, &s, 1, &res[TEST_SEQ_DEL])))
         goto out;
     progress(c, "done.\n");
+    if (sync_wait(c->sync, TEST_RAN_CREATE)) {
+        rc = BENCH_ERROR;
+        goto out;
+    }
     progress(c, "Create files in random order...");
     if ((rc = test_create(c, &s, rng, 1, &res[TEST_RAN_CREATE])))
         goto out;
+    if (sync_wait(c->sync, TEST_RAN_STAT)) {
+        rc = BENCH_ERROR;
+        goto out;
+    }
     progress(c, "done.\nStat files in random order...");
     if ((rc = test_stat_random(c, &s, rng, &res[TEST_RAN_STAT])))
         goto out;
+    if (sync_wait(c->sync, TEST_RAN_DEL)) {
+        rc = BENCH_ERROR;
+        goto out;
+    }
     progress(c, "done.\nDelete files in random order...");
     if ((rc = test_delete_random(c, &s, rng, &res[TEST_RAN_DEL])))
         goto out;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "params.h"
+#include "sync.h"
 #include "rng.h"
 #include "timer.h"
 
@@ -16,6 +17,7 @@ struct files_config {
     const char *name;               /* test directory name inside it */
     const struct bench_params *p;   /* -n's number, sizes, directories and chunk; -b */
     int quiet;
+    const struct bench_sync *sync;  /* -y: wait for the other processes before each test; NULL none */
     const volatile sig_atomic_t *stop;
 };
 

@@ -228,6 +228,8 @@ static int test_getc(const struct io_config *c, struct bigfile *f, int64_t chunk
     int chunk = c->p->io_chunk_bytes;
     if (file_open(f, 0, &r->calls))
         return BENCH_ERROR;
+    if (sync_wait(c->sync, TEST_GETC))
+        return BENCH_ERROR;
     progress(c, "Reading a byte at a time...");
     timer_start(&t);
     if (c->p->char_mode == CHAR_MODE_STDIO) {
@@ -285,6 +287,8 @@ static int test_put_block(const struct io_config *c, struct bigfile *f, int64_t 
     int chunk = c->p->io_chunk_bytes;
     if (file_open(f, 1, &r->calls))
         return BENCH_ERROR;
+    if (sync_wait(c->sync, TEST_PUT_BLOCK))
+        return BENCH_ERROR;
     progress(c, "Writing intelligently...");
     memset(buf, 0, (size_t)chunk);
     timer_start(&t);
@@ -316,6 +320,8 @@ static int test_rewrite(const struct io_config *c, struct bigfile *f, int64_t ch
         fprintf(stderr, "error in lseek(2) before rewrite\n");
         return BENCH_ERROR;
     }
+    if (sync_wait(c->sync, TEST_REWRITE))
+        return BENCH_ERROR;
     progress(c, "Rewriting...");
     timer_start(&t);
     int bufindex = 0;
@@ -353,6 +359,8 @@ static int test_get_block(const struct io_config *c, struct bigfile *f, int64_t 
         perror("Bonnie: drastic I/O error (lseek before read)");
         return BENCH_ERROR;
     }
+    if (sync_wait(c->sync, TEST_GET_BLOCK))
+        return BENCH_ERROR;
     progress(c, "Reading intelligently...");
     timer_start(&t);
     for (int64_t i = 0; i < chunks; i++) {
@@ -563,6 +571,10 @@ static int test_seeks(const struct io_config *c, struct bigfile *f, int64_t tota
         status = BENCH_STOPPED;
         goto out;
     }
+    if (sync_wait(c->sync, TEST_SEEKS)) {
+        stop_children(pids, procs);
+        goto out;
+    }
     progress(c, "start 'em...");
     if (pipe_write_full(ctl[1], tickets, sizeof(int) * count, &r->calls)) {
         fprintf(stderr, "Can't write tickets.\n");
@@ -635,6 +647,10 @@ int bench_io_run(const struct io_config *c, struct rng *rng, struct test_result 
         goto out;
     }
     struct timer t;
+    if (char_chunks && sync_wait(c->sync, TEST_PUTC)) {
+        rc = BENCH_ERROR;
+        goto out;
+    }
     timer_start(&t);
     if (char_chunks) {
         rc = test_putc(c, &f, char_chunks, &res[TEST_PUTC], &t);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "params.h"
+#include "sync.h"
 #include "rng.h"
 #include "timer.h"
 
@@ -22,6 +23,7 @@ struct io_config {
     const char *name;               /* file name inside it */
     const struct bench_params *p;   /* sizes, chunk, seeks, -b, -D, char mode */
     int quiet;
+    const struct bench_sync *sync;  /* -y: wait for the other processes before each test; NULL none */
     const volatile sig_atomic_t *stop;
 };
 

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "json.h"
+#include "sync.h"
 #include "units.h"
 #include "version.h"
 
@@ -240,6 +241,8 @@ static void write_parameters(struct json *j, const struct document *d)
     json_string(j, "ram_source", d->ram_source);
     json_int(j, "concurrency", o->bp.concurrency);
     json_int(j, "test_count", o->test_count < 0 ? 1 : o->test_count);
+    json_string(j, "random_file", o->random_file);
+    json_string(j, "sync", o->sync_mode == SYNC_SEM ? "semaphore" : o->sync_mode == SYNC_PROMPT ? "prompt" : NULL);
     json_bool(j, "fsync_each", o->bp.fsync_each);
     json_bool(j, "direct_io", o->bp.direct_io);
     json_string(j, "char_mode", o->bp.char_mode == CHAR_MODE_STDIO ? "stdio" : "syscall");

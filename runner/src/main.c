@@ -22,7 +22,9 @@
 #include "post.h"
 #include "report.h"
 #include "rng.h"
+#include "sync.h"
 #include "sysinfo.h"
+#include "ugid.h"
 #include "workdir.h"
 
 #define EXIT_USAGE 1
@@ -45,7 +47,8 @@ static void usage(FILE *fp)
         "usage: bonnieboard-runner [-d scratch-dir] [-s size(MiB)[:chunk-size(b)[:seeks[:seekers]]]]\n"
         "      [-n number-to-stat(*1024)[:max-size[:min-size][:num-directories[:chunk-size]]]]\n"
         "      [-m machine-name] [-r ram-size-in-MiB] [-x number-of-tests] [-c concurrency]\n"
-        "      [-q] [-f[size-MiB]] [-b] [-D] [-z seed]\n"
+        "      [-q] [-f[size-MiB]] [-b] [-D] [-z seed | -Z random-file] [-u user[:group]] [-g group]\n"
+        "      [-p processes | -y s|p]\n"
         "      [--json FILE] [--char-mode syscall|stdio] [--stdio-buffer BYTES]\n"
         "      [--post BOARD_URL] [--token-file FILE | --token TOKEN] [--tag KEY=VALUE]... [--label TEXT]\n"
         "      [--spool FILE]   (the token may also come from $BONNIEBOARD_TOKEN)\n"
@@ -163,6 +166,19 @@ int main(int argc, char **argv)
         options_free(&opts);
         return EXIT_USAGE;
     }
+    /* bonnie++'s order: change user first, so every file below is made as that user */
+    if ((opts.user || opts.group) && ugid_switch(opts.user, opts.group, opts.quiet, err, sizeof(err))) {
+        fprintf(stderr, "bonnieboard-runner: %s\n", err);
+        options_free(&opts);
+        return EXIT_USAGE;
+    }
+    if (opts.sem_procs) { /* -p: only set up (or remove) the semaphores for runs with -y s */
+        int rc = opts.sem_procs < 0 ? sync_remove(err, sizeof(err)) : sync_create(opts.sem_procs, err, sizeof(err));
+        if (rc)
+            fprintf(stderr, "bonnieboard-runner: %s\n", err);
+        options_free(&opts);
+        return rc ? EXIT_PREPARE : 0;
+    }
     const char *ram_source = opts.ram_set ? "option" : "detected";
     int64_t detected_ram_mib = detect_ram_mib();
     if (options_finalize(&opts, detected_ram_mib, err, sizeof(err))) {
@@ -227,6 +243,31 @@ int main(int argc, char **argv)
 
     if (!opts.seed_set)
         opts.seed = (unsigned int)getpid() ^ (unsigned int)time(NULL);
+    struct rng rng;
+    char seed_text[32];
+    snprintf(seed_text, sizeof(seed_text), "%u", opts.seed);
+    if (opts.random_file) {
+        if (rng_init_file(&rng, opts.random_file, err, sizeof(err))) {
+            fprintf(stderr, "bonnieboard-runner: %s\n", err);
+            workdir_close(&wd);
+            out_file_abandon(&json_out);
+            out_file_abandon(&spool_out);
+            options_free(&opts);
+            return EXIT_PREPARE;
+        }
+    } else {
+        rng_init(&rng, opts.seed);
+    }
+    struct bench_sync sync = {SYNC_NONE, -1};
+    if (sync_open(&sync, (enum sync_mode)opts.sync_mode, err, sizeof(err))) {
+        fprintf(stderr, "bonnieboard-runner: %s\n", err);
+        rng_free(&rng);
+        workdir_close(&wd);
+        out_file_abandon(&json_out);
+        out_file_abandon(&spool_out);
+        options_free(&opts);
+        return EXIT_PREPARE;
+    }
 
     struct system_info *sys = calloc(1, sizeof(*sys));
     if (!sys) {
@@ -234,6 +275,7 @@ int main(int argc, char **argv)
         workdir_close(&wd);
         out_file_abandon(&json_out);
         out_file_abandon(&spool_out);
+        rng_free(&rng);
         options_free(&opts);
         return EXIT_PREPARE;
     }
@@ -249,16 +291,16 @@ int main(int argc, char **argv)
         document_warn(&doc, "-r 0 disabled bonnie++'s RAM checks");
 
     struct run_params params = {.machine = opts.machine, .version = RUNNER_NAME "-" RUNNER_VERSION, .bp = &opts.bp};
-    snprintf(params.seed, sizeof(params.seed), "%u", opts.seed);
+    params.seed = opts.random_file ? opts.random_file : seed_text;
     struct io_config io = {
-        .dirfd = wd.dirfd, .name = wd.name, .p = &opts.bp, .quiet = opts.quiet, .stop = &stop_requested,
+        .dirfd = wd.dirfd, .name = wd.name, .p = &opts.bp, .quiet = opts.quiet, .sync = &sync,
+        .stop = &stop_requested,
     };
     struct files_config fc = {
-        .dirfd = wd.dirfd, .name = wd.name, .p = &opts.bp, .quiet = opts.quiet, .stop = &stop_requested,
+        .dirfd = wd.dirfd, .name = wd.name, .p = &opts.bp, .quiet = opts.quiet, .sync = &sync,
+        .stop = &stop_requested,
     };
 
-    struct rng rng;
-    rng_init(&rng, opts.seed);
     struct sbuf csv = {0}, line = {0};
     int exit_code = 0;
     if (opts.test_count > 1) {
@@ -334,6 +376,7 @@ int main(int argc, char **argv)
     sbuf_free(&csv);
     sbuf_free(&line);
     document_free(&doc);
+    rng_free(&rng);
     free(sys);
     options_free(&opts);
     return exit_code;

@@ -1,5 +1,6 @@
 /* options.c -- command-line parsing with bonnie++ 2.00a's syntax and rules. */
 #include "options.h"
+#include "sync.h"
 #include "units.h"
 
 #include <ctype.h>
@@ -191,7 +192,7 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
     int c;
     long lv;
     int64_t v;
-    while ((c = getopt_long(argc, argv, ":bc:d:f::m:n:qr:s:x:z:D", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":bc:d:f::g:m:n:p:qr:s:u:x:y:z:DZ:", longopts, NULL)) != -1) {
         switch (c) {
         case 'b': o->bp.fsync_each = 1; break;
         case 'D': o->bp.direct_io = 1; break;
@@ -211,6 +212,54 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
                 o->bp.byte_io_mib = lv;
             break;
         case 'm': o->machine = optarg; break;
+        case 'u': {
+            if (o->user)
+                return fail(err, errlen, "-u given twice");
+            o->user = strdup(optarg);
+            if (!o->user)
+                return fail(err, errlen, "out of memory");
+            char *colon = strchr(o->user, ':');
+            if (colon) {
+                if (o->group)
+                    return fail(err, errlen, "-u user:group and -g both name a group");
+                *colon = '\0';
+                o->group = colon + 1;
+            }
+            if (!o->user[0] || (o->group && !o->group[0]))
+                return fail(err, errlen, "-u: expected user[:group], got \"%s\"", optarg);
+            break;
+        }
+        case 'g':
+            if (o->group)
+                return fail(err, errlen, "-g given twice, or with -u user:group");
+            if (!optarg[0])
+                return fail(err, errlen, "-g: empty group");
+            o->group = optarg;
+            break;
+        case 'p':
+            if (parse_int(optarg, -1, 1000, &lv) || lv == 0)
+                return fail(err, errlen, "-p: number of processes must be 1..1000, or -1 to remove the "
+                            "semaphores, got \"%s\"", optarg);
+            o->sem_procs = (int)lv;
+            break;
+        case 'y':
+            if (tolower((unsigned char)optarg[0]) == 's')
+                o->sync_mode = SYNC_SEM;
+            else if (tolower((unsigned char)optarg[0]) == 'p')
+                o->sync_mode = SYNC_PROMPT;
+            else
+                return fail(err, errlen, "-y: expected s (semaphore) or p (prompt), got \"%s\"", optarg);
+            break;
+        case 'Z':
+            /* the file's name is the CSV's seed column, as in bonnie++ */
+            for (const unsigned char *q = (const unsigned char *)optarg; *q; q++)
+                if (*q == ',' || *q < 0x20 || *q == 0x7f)
+                    return fail(err, errlen, "-Z: the file name goes into the CSV's seed column: no commas "
+                                "or control characters, got \"%s\"", optarg);
+            if (!optarg[0] || strlen(optarg) > OPT_MAX_MACHINE_BYTES)
+                return fail(err, errlen, "-Z: the file name must be 1..%d bytes", OPT_MAX_MACHINE_BYTES);
+            o->random_file = optarg;
+            break;
         case 'n':
             if (parse_n(o, optarg, err, errlen))
                 return -1;
@@ -272,6 +321,10 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
     }
     if (optind < argc)
         return fail(err, errlen, "unexpected argument \"%s\"", argv[optind]);
+    if (o->sem_procs && o->sync_mode)
+        return fail(err, errlen, "-p (create the semaphores) and -y (use them) are for different runs");
+    if (o->seed_set && o->random_file)
+        return fail(err, errlen, "-z and -Z: give one source of random numbers");
     if (o->token && o->token_file)
         return fail(err, errlen, "--token and --token-file: give one of them");
     if (o->bp.stdio_buffer_bytes && o->bp.char_mode != CHAR_MODE_STDIO)
@@ -479,6 +532,8 @@ int options_load_token(struct options *o, char *err, size_t errlen)
 
 void options_free(struct options *o)
 {
+    free(o->user);
+    o->user = NULL;
     if (o->token_buf) {
         explicit_bzero(o->token_buf, strlen(o->token_buf));
         free(o->token_buf);

@@ -42,6 +42,11 @@ struct options {
     int quiet;                     /* -q */
     unsigned int seed;             /* -z */
     int seed_set;
+    char *user;                    /* -u USER (heap; "-u user:group" splits here) */
+    const char *group;             /* -g GROUP, or the part after ':' in -u (points into user) */
+    int sem_procs;                 /* -p N: create the semaphores for N processes; -1 remove; 0 none */
+    int sync_mode;                 /* -y: enum sync_mode (SYNC_NONE, SYNC_SEM, SYNC_PROMPT) */
+    const char *random_file;       /* -Z FILE: random numbers from a file instead of -z's seed */
     const char *json_path;         /* --json */
     const char *post_url;          /* --post */
     const char *token;             /* --token, --token-file or $BONNIEBOARD_TOKEN (options_load_token) */

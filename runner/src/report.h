@@ -29,7 +29,7 @@
 struct run_params {
     const char *machine;
     const char *version;     /* field 1, e.g. "bonnieboard-0.1.0" */
-    char seed[32];
+    const char *seed;        /* -z number, or the -Z file name (bonnie++ writes either) */
     const struct bench_params *bp;
 };
 

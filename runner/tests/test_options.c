@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "rng.h"
+#include "sync.h"
 #include "units.h"
 
 static int parse(struct options *o, char *err, size_t len, int argc, char **argv)
@@ -190,6 +192,53 @@ int main(void)
     PARSE(&o, "-m", "a\nb", "-r", "0");
     test_cond("-m is checked by finalize", options_finalize(&o, 0, err, sizeof(err)) == -1);
     options_free(&o);
+
+    /* bonnie++'s -u, -g, -p, -y, -Z (issue 12.7) */
+    test_cond("-u root:daemon", PARSE(&o, "-u", "root:daemon") == 0 && strcmp(o.user, "root") == 0 &&
+              strcmp(o.group, "daemon") == 0);
+    options_free(&o);
+    test_cond("-u 0 -g 0", PARSE(&o, "-u", "0", "-g", "0") == 0 && strcmp(o.user, "0") == 0 && strcmp(o.group, "0") == 0);
+    options_free(&o);
+    test_cond("-u a:b with -g refused", PARSE(&o, "-u", "a:b", "-g", "c") == -1);
+    options_free(&o);
+    test_cond("-u twice refused", PARSE(&o, "-u", "a", "-u", "b") == -1);
+    options_free(&o);
+    test_cond("-p 3", PARSE(&o, "-p", "3") == 0 && o.sem_procs == 3);
+    options_free(&o);
+    test_cond("-p -1 removes", PARSE(&o, "-p", "-1") == 0 && o.sem_procs == -1);
+    options_free(&o);
+    test_cond("-p 0 refused", PARSE(&o, "-p", "0") == -1);
+    options_free(&o);
+    test_cond("-y s", PARSE(&o, "-y", "s") == 0 && o.sync_mode == SYNC_SEM);
+    options_free(&o);
+    test_cond("-y p", PARSE(&o, "-y", "p") == 0 && o.sync_mode == SYNC_PROMPT);
+    options_free(&o);
+    test_cond("-y x refused", PARSE(&o, "-y", "x") == -1);
+    options_free(&o);
+    test_cond("-p with -y refused", PARSE(&o, "-p", "2", "-y", "s") == -1);
+    options_free(&o);
+    test_cond("-Z file", PARSE(&o, "-Z", "/tmp/rand.bin") == 0 && strcmp(o.random_file, "/tmp/rand.bin") == 0);
+    options_free(&o);
+    test_cond("-Z with a comma refused (it is the CSV's seed)", PARSE(&o, "-Z", "a,b") == -1);
+    options_free(&o);
+    test_cond("-Z with -z refused", PARSE(&o, "-Z", "f", "-z", "1") == -1);
+    options_free(&o);
+    {
+        char rpath[] = "/tmp/test_rng.XXXXXX";
+        int rfd = mkstemp(rpath);
+        unsigned char raw[12] = {0, 0, 0, 5, 0xff, 0xff, 0xff, 0xfe, 0x80, 0, 0, 0}; /* 5, -2, INT_MIN */
+        test_cond("random file written", rfd >= 0 && write(rfd, raw, sizeof(raw)) == (ssize_t)sizeof(raw));
+        close(rfd);
+        struct rng rr;
+        test_cond("random file read", rng_init_file(&rr, rpath, err, sizeof(err)) == 0);
+        int a = rng_next(&rr), b2 = rng_next(&rr), c2 = rng_next(&rr), d2 = rng_next(&rr);
+        test_cond("big-endian, made non-negative, INT_MIN as 0, then repeated", a == 5 && b2 == 2 && c2 == 0 && d2 == 5);
+        rng_reset(&rr);
+        test_cond("reset restarts the file", rng_next(&rr) == 5);
+        rng_free(&rr);
+        unlink(rpath);
+        test_cond("missing random file refused", rng_init_file(&rr, rpath, err, sizeof(err)) == -1);
+    }
 
     /* bonnie++'s RAM rules */
     PARSE(&o, "-q");

@@ -32,7 +32,7 @@ static void base_params(struct run_params *p, struct bench_params *bp)
     p->machine = "raid5_chunk64_ext3";
     p->version = "2.00a";
     bp->concurrency = 1;
-    strcpy(p->seed, "1795352513");
+    p->seed = "1795352513";
     bp->file_size_mib = 512;
     bp->byte_io_mib = 3;
     bp->io_chunk_bytes = 8192;
