@@ -507,3 +507,57 @@ def test_random_file_gives_bonnies_file_names(runner, tmp_path):
         assert proc.stdout.splitlines()[-1].split(",")[4] == str(random_file)
         names[who] = _created_names(trace)
     assert len(names["bonnie"]) == 2048 and names["runner"] == names["bonnie"]
+
+
+def test_many_directories_need_no_handle_each(runner, tmp_path):
+    """Issue 12.8: without -b the runner holds no open handle per directory (bonnie++ reaches files as
+    NNNNN/name); with 1000 directories under a 256-descriptor limit it used to stop at "Can't get
+    directory handle"."""
+    import resource
+
+    def low_fd_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    proc = run([runner, "-d", tmp_path, "-s", "0", "-n", "1:0:0:1000", "-r", "0", "-q"], preexec_fn=low_fd_limit)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1].split(",")[25] == "1000"
+    assert list(tmp_path.iterdir()) == []
+
+
+SLOW_GETDENTS = r"""
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <time.h>
+#include <unistd.h>
+ssize_t getdents64(int fd, void *buf, size_t n)
+{
+    static ssize_t (*real)(int, void *, size_t);
+    if (!real)
+        real = (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "getdents64");
+    struct timespec pause = {0, 300000000};
+    nanosleep(&pause, NULL);
+    return real(fd, buf, n);
+}
+"""
+
+
+def test_sequential_latency_counts_the_first_directory_read(runner, tmp_path):
+    """Issue 12.9: bonnie++ times every readdir(), so a directory's first read (the one returning "." and
+    ".." first) is in seq_stat's and seq_del's latency. Every getdents64 is made to take 0.3 s; each of the
+    two directories fits in one read, so only a latency that counts the first read can reach 0.3 s."""
+    shim = tmp_path / "slow_getdents.so"
+    src = tmp_path / "slow_getdents.c"
+    src.write_text(SLOW_GETDENTS)
+    built = run(["cc", "-shared", "-fPIC", "-o", shim, src, "-ldl"])
+    assert built.returncode == 0, built.stderr
+    scratch = tmp_path / "s"
+    scratch.mkdir()
+    doc_path = tmp_path / "doc.json"
+    proc = run([runner, "-d", scratch, "-s", "0", "-n", "1:0:0:2", "-r", "0", "-q", "--json", doc_path],
+               env=os.environ | {"LD_PRELOAD": str(shim)})
+    assert proc.returncode == 0, proc.stderr
+    tests = json.loads(doc_path.read_text())["runs"][0]["tests"]
+    for name in ("seq_stat", "seq_del"):
+        assert tests[name]["syscalls"]["getdents"] == 4  # per directory: one read with everything, one at the end
+        assert tests[name]["latency_us"] >= 300_000, (name, tests[name]["latency_us"])
