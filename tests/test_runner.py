@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import urllib.request
 from collections import Counter
 from pathlib import Path
@@ -47,7 +48,13 @@ FILESYSTEM_KEYS = {"dir", "total_bytes", "free_bytes", "type", "device", "mount_
                    "mount_source", "mount_options", "super_options"}
 TEST_KEYS = {"status", "unit", "value", "cpu_pct", "rate_measured", "wall_s", "user_s", "sys_s", "cpu_s",
              "latency_us", "latency_text", "ops", "bytes_read", "bytes_written", "bytes_moved",
-             "avg_io_bytes", "syscalls"}
+             "avg_io_bytes", "syscalls", "limiter"}
+LIMITER_KEYS = {"code", "text", "evidence"}
+EVIDENCE_KEYS = {"cpu_of_wall_pct", "device_util_pct", "device_reads", "device_writes", "device_read_bytes",
+                 "device_write_bytes", "device_avg_request_bytes", "steal_pct", "cpu_pressure_pct", "io_pressure_pct",
+                 "block_in", "block_out", "voluntary_switches", "involuntary_switches", "sync_s", "file_vs_ram",
+                 "suggestion"}
+LIMITER_CODES = {"cpu_bound", "device_bound", "cached", "too_short", "noisy", "unknown"}
 SYSCALL_KEYS = {"read", "write", "lseek", "open", "open_creat", "close", "fsync", "stat", "unlink", "mkdir",
                 "rmdir", "getdents", "link", "symlink", "sync", "pipe_read", "pipe_write"}
 
@@ -187,9 +194,12 @@ def test_json_document_has_the_documented_keys(tiny):
     tests = doc["runs"][0]["tests"]
     assert tuple(tests) == TESTS
     for name, facts in tests.items():
-        assert set(facts) == TEST_KEYS, name
+        assert set(facts) - {"cpu_pct_meaning"} == TEST_KEYS, name
         assert set(facts["syscalls"]) == SYSCALL_KEYS, name
         assert facts["wall_s"] > 0
+        assert set(facts["limiter"]) == LIMITER_KEYS and set(facts["limiter"]["evidence"]) == EVIDENCE_KEYS, name
+        assert facts["limiter"]["code"] in LIMITER_CODES and facts["limiter"]["text"], name
+    assert tests["seeks"]["cpu_pct_meaning"] == "seekers_own"
     # facts agree with the work: block tests move the whole file in 8 KiB calls
     put_block = tests["put_block"]
     assert put_block["bytes_written"] == 16 * 1048576
@@ -208,7 +218,7 @@ def test_readme_documents_columns_keys_and_exit_codes():
     text = README.read_text()
     for column in set(CSV_COLUMNS):
         assert re.search(rf"\b{column}\b", text), f"column {column} missing from runner/README.md"
-    for key in DOC_KEYS | SYSTEM_KEYS | FILESYSTEM_KEYS | TEST_KEYS | SYSCALL_KEYS:
+    for key in DOC_KEYS | SYSTEM_KEYS | FILESYSTEM_KEYS | TEST_KEYS | SYSCALL_KEYS | LIMITER_KEYS | EVIDENCE_KEYS | LIMITER_CODES:
         assert f"`{key}`" in text, f"JSON key {key} missing from runner/README.md"
     for code in ("1", "2", "3", "4"):
         assert re.search(rf"^\|\s*{code}\s*\|", text, re.M), f"exit code {code} not documented"
@@ -561,3 +571,59 @@ def test_sequential_latency_counts_the_first_directory_read(runner, tmp_path):
     for name in ("seq_stat", "seq_del"):
         assert tests[name]["syscalls"]["getdents"] == 4  # per directory: one read with everything, one at the end
         assert tests[name]["latency_us"] >= 300_000, (name, tests[name]["latency_us"])
+
+
+def test_a_tiny_run_on_tmpfs_is_cached_and_per_char_is_cpu_bound(runner, tmp_path):
+    """Issue 12.4: on a memory filesystem the reads are `cached`; one byte per system call is `cpu_bound`.
+    /dev/shm is a tmpfs anyone may write to, so this runs as any user."""
+    shm = Path("/dev/shm")
+    assert run(["stat", "-f", "-c", "%T", shm]).stdout.strip() == "tmpfs"
+    scratch = Path(tempfile.mkdtemp(dir=shm, prefix="runner-test-"))
+    doc_path = tmp_path / "doc.json"
+    try:
+        proc = run([runner, "-d", scratch, "-s", "16", "-r", "0", "-n", "1", "-f2", "-q", "--json", doc_path])
+        assert proc.returncode == 0, proc.stderr
+    finally:
+        shutil.rmtree(scratch)
+    tests = json.loads(doc_path.read_text())["runs"][0]["tests"]
+    codes = {name: facts["limiter"]["code"] for name, facts in tests.items()}
+    assert codes["putc"] == codes["getc"] == "cpu_bound", codes
+    for name in ("rewrite", "get_block", "seeks", "seq_stat", "ran_stat"):
+        assert codes[name] == "cached", (name, codes)
+    assert tests["get_block"]["limiter"]["evidence"]["device_util_pct"] is None  # no device under a tmpfs
+    notes = proc.stderr[proc.stderr.index("Notes"):]
+    assert re.search(r"^  putc\s+cpu_bound\s+CPU time was", notes, re.M), notes
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to attach a loop device and mount it")
+def test_a_loop_device_shows_device_writes_and_its_backing_file(runner, tmp_path):
+    """Issue 12.1/12.5: on ext4 in a loop device, the file tests with -b (fsync) show device writes in their
+    evidence, and the document names the loop device's backing file and the disks behind it."""
+    image = tmp_path / "ext4.img"
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    assert run(["truncate", "-s", "64M", image]).returncode == 0
+    made = run([require_tool("mkfs.ext4", "e2fsprogs"), "-q", "-F", image])
+    assert made.returncode == 0, made.stderr
+    loop = run(["losetup", "--find", "--show", image])
+    assert loop.returncode == 0, loop.stderr
+    device = loop.stdout.strip()
+    try:
+        mounted = run(["mount", device, mnt])
+        assert mounted.returncode == 0, mounted.stderr
+        try:
+            doc_path = tmp_path / "doc.json"
+            proc = run([runner, "-d", mnt, "-s", "0", "-r", "0", "-n", "1", "-b", "-q", "--json", doc_path])
+            assert proc.returncode == 0, proc.stderr
+        finally:
+            run(["umount", mnt])
+    finally:
+        run(["losetup", "-d", device])
+    doc = json.loads(doc_path.read_text())
+    block = doc["system"]["block_device"]
+    assert block["name"] == Path(device).name
+    assert block["loop_backing_file"] == str(image)
+    assert block["disks"], block  # the disks under the image's own filesystem
+    evidence = doc["runs"][0]["tests"]["seq_create"]["limiter"]["evidence"]
+    assert evidence["device_writes"] > 0 and evidence["device_write_bytes"] > 0, evidence
+    assert evidence["sync_s"] >= 0

@@ -252,7 +252,7 @@ static int test_create(const struct files_config *c, struct file_set *s, struct 
     struct op_timer op = {0, 0};
     struct timer t;
     int64_t range = c->p->max_size - c->p->min_size;
-    timer_start(&t);
+    timer_start(&t, c->ev);
     for (int64_t i = 0; i < s->count; i++) {
         if (*c->stop)
             return BENCH_STOPPED;
@@ -348,7 +348,7 @@ static int test_walk(const struct files_config *c, struct file_set *s, int do_de
         fprintf(stderr, "Out of memory.\n");
         return BENCH_ERROR;
     }
-    timer_start(&t);
+    timer_start(&t, c->ev);
     for (int i = 0; i < c->p->num_dirs; i++) {
         char sub[16];
         snprintf(sub, sizeof(sub), "%05d", i);
@@ -421,7 +421,7 @@ static int test_stat_random(const struct files_config *c, struct file_set *s, st
     struct op_timer op = {0, 0};
     struct timer t;
     random_sort(s, rng, c->stop);
-    timer_start(&t);
+    timer_start(&t, c->ev);
     for (int64_t i = 0; i < s->count; i++) {
         if (*c->stop)
             return BENCH_STOPPED;
@@ -445,7 +445,7 @@ static int test_delete_random(const struct files_config *c, struct file_set *s, 
     struct op_timer op = {0, 0};
     struct timer t;
     random_sort(s, rng, c->stop);
-    timer_start(&t);
+    timer_start(&t, c->ev);
     for (int64_t i = 0; i < s->count; i++) {
         if (*c->stop)
             return BENCH_STOPPED;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "params.h"
+#include "evidence.h"
 #include "sync.h"
 #include "rng.h"
 #include "timer.h"
@@ -18,6 +19,7 @@ struct files_config {
     const struct bench_params *p;   /* -n's number, sizes, directories and chunk; -b */
     int quiet;
     const struct bench_sync *sync;  /* -y: wait for the other processes before each test; NULL none */
+    const struct evidence_source *ev; /* what to sample around each test; NULL: nothing */
     const volatile sig_atomic_t *stop;
 };
 

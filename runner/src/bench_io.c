@@ -231,7 +231,7 @@ static int test_getc(const struct io_config *c, struct bigfile *f, int64_t chunk
     if (sync_wait(c->sync, TEST_GETC))
         return BENCH_ERROR;
     progress(c, "Reading a byte at a time...");
-    timer_start(&t);
+    timer_start(&t, c->ev);
     if (c->p->char_mode == CHAR_MODE_STDIO) {
         struct counted_fd cf = {f->fd, &r->calls, NULL};
         FILE *fp = stdio_open(c, &cf, "r");
@@ -291,7 +291,7 @@ static int test_put_block(const struct io_config *c, struct bigfile *f, int64_t 
         return BENCH_ERROR;
     progress(c, "Writing intelligently...");
     memset(buf, 0, (size_t)chunk);
-    timer_start(&t);
+    timer_start(&t, c->ev);
     int bufindex = 0;
     for (int64_t i = 0; i < chunks; i++) {
         if (*c->stop)
@@ -323,7 +323,7 @@ static int test_rewrite(const struct io_config *c, struct bigfile *f, int64_t ch
     if (sync_wait(c->sync, TEST_REWRITE))
         return BENCH_ERROR;
     progress(c, "Rewriting...");
-    timer_start(&t);
+    timer_start(&t, c->ev);
     int bufindex = 0;
     for (int64_t w = 0; w < chunks; w++) {
         op_timer_start(&op);
@@ -362,7 +362,7 @@ static int test_get_block(const struct io_config *c, struct bigfile *f, int64_t 
     if (sync_wait(c->sync, TEST_GET_BLOCK))
         return BENCH_ERROR;
     progress(c, "Reading intelligently...");
-    timer_start(&t);
+    timer_start(&t, c->ev);
     for (int64_t i = 0; i < chunks; i++) {
         op_timer_start(&op);
         if (read_block(f->fd, buf, chunk, &r->calls))
@@ -575,6 +575,9 @@ static int test_seeks(const struct io_config *c, struct bigfile *f, int64_t tota
         stop_children(pids, procs);
         goto out;
     }
+    struct evidence_sample ev_start;
+    if (c->ev)
+        evidence_sample(c->ev, &ev_start);
     progress(c, "start 'em...");
     if (pipe_write_full(ctl[1], tickets, sizeof(int) * count, &r->calls)) {
         fprintf(stderr, "Can't write tickets.\n");
@@ -607,6 +610,11 @@ static int test_seeks(const struct io_config *c, struct bigfile *f, int64_t tota
         for (size_t k = 0; k < sizeof(rep.calls) / sizeof(uint64_t); k++)
             dst[k] += src[k];
         progress(c, "done...");
+    }
+    if (c->ev) {
+        struct evidence_sample ev_end;
+        evidence_sample(c->ev, &ev_end);
+        evidence_delta(c->ev, &ev_start, &ev_end, &r->ev);
     }
     for (int i = 0; i < procs; i++)
         while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR) {}
@@ -651,7 +659,7 @@ int bench_io_run(const struct io_config *c, struct rng *rng, struct test_result 
         rc = BENCH_ERROR;
         goto out;
     }
-    timer_start(&t);
+    timer_start(&t, c->ev);
     if (char_chunks) {
         rc = test_putc(c, &f, char_chunks, &res[TEST_PUTC], &t);
         if (rc)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "params.h"
+#include "evidence.h"
 #include "sync.h"
 #include "rng.h"
 #include "timer.h"
@@ -24,6 +25,7 @@ struct io_config {
     const struct bench_params *p;   /* sizes, chunk, seeks, -b, -D, char mode */
     int quiet;
     const struct bench_sync *sync;  /* -y: wait for the other processes before each test; NULL none */
+    const struct evidence_source *ev; /* what to sample around each test; NULL: nothing */
     const volatile sig_atomic_t *stop;
 };
 

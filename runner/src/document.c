@@ -74,8 +74,60 @@ static void write_calls(struct json *j, const struct sys_counts *c)
     json_end_object(j);
 }
 
+static void json_opt_double(struct json *j, const char *key, int known, double value)
+{
+    if (known)
+        json_double(j, key, value);
+    else
+        json_null(j, key);
+}
+
+static void json_opt_uint(struct json *j, const char *key, int known, uint64_t value)
+{
+    if (known)
+        json_uint(j, key, value);
+    else
+        json_null(j, key);
+}
+
+/* tests[<test>]["limiter"]: the verdict, its sentence and the numbers behind it (runner/README.md). */
+static void write_limiter(struct json *j, const struct test_result *r, const struct limiter *lim)
+{
+    const char *code = evidence_code_name(lim->code);
+    if (!code) {
+        json_null(j, "limiter");
+        return;
+    }
+    const struct test_evidence *ev = &r->ev;
+    uint64_t requests = ev->dev_reads + ev->dev_writes;
+    json_begin_object(j, "limiter");
+    json_string(j, "code", code);
+    json_string(j, "text", lim->text);
+    json_begin_object(j, "evidence");
+    json_double(j, "cpu_of_wall_pct", lim->cpu_of_wall * 100);
+    json_opt_double(j, "device_util_pct", lim->device_util >= 0, lim->device_util * 100);
+    json_opt_uint(j, "device_reads", ev->disk_known, ev->dev_reads);
+    json_opt_uint(j, "device_writes", ev->disk_known, ev->dev_writes);
+    json_opt_uint(j, "device_read_bytes", ev->disk_known, ev->dev_read_bytes);
+    json_opt_uint(j, "device_write_bytes", ev->disk_known, ev->dev_write_bytes);
+    json_opt_double(j, "device_avg_request_bytes", ev->disk_known && requests,
+                    requests ? (double)(ev->dev_read_bytes + ev->dev_write_bytes) / (double)requests : 0);
+    json_opt_double(j, "steal_pct", ev->cpu_known, ev->steal_pct);
+    json_opt_double(j, "cpu_pressure_pct", ev->psi_cpu_known, ev->cpu_pressure_pct);
+    json_opt_double(j, "io_pressure_pct", ev->psi_io_known, ev->io_pressure_pct);
+    json_opt_uint(j, "block_in", ev->sampled, (uint64_t)ev->block_in);
+    json_opt_uint(j, "block_out", ev->sampled, (uint64_t)ev->block_out);
+    json_opt_uint(j, "voluntary_switches", ev->sampled, (uint64_t)ev->voluntary_switches);
+    json_opt_uint(j, "involuntary_switches", ev->sampled, (uint64_t)ev->involuntary_switches);
+    json_double(j, "sync_s", (double)r->calls.sync_ns / 1e9);
+    json_opt_double(j, "file_vs_ram", lim->file_vs_ram >= 0, lim->file_vs_ram);
+    json_string(j, "suggestion", lim->suggestion[0] ? lim->suggestion : NULL);
+    json_end_object(j);
+    json_end_object(j);
+}
+
 static void write_test(struct json *j, const struct run_params *p, enum test_id t,
-                       const struct test_result *r)
+                       const struct test_result *r, const struct limiter *lim)
 {
     char lat[16];
     json_begin_object(j, results_test_names[t]);
@@ -113,11 +165,14 @@ static void write_test(struct json *j, const struct run_params *p, enum test_id 
             json_null(j, "avg_io_bytes");
         write_calls(j, &r->calls);
     }
+    if (t == TEST_SEEKS)
+        json_string(j, "cpu_pct_meaning", "seekers_own"); /* bonnie++ 2.00a: its process, once per seeker */
+    write_limiter(j, r, lim);
     json_end_object(j);
 }
 
 void document_add_run(struct document *d, const struct run_params *p, const char *csv_line,
-                      const struct test_result res[TEST_COUNT])
+                      const struct test_result res[TEST_COUNT], const struct limiter lim[TEST_COUNT])
 {
     struct json j;
     if (d->run_count++ && sbuf_append(&d->runs, ",", 1))
@@ -129,7 +184,7 @@ void document_add_run(struct document *d, const struct run_params *p, const char
     json_string(&j, "csv", csv_line);
     json_begin_object(&j, "tests");
     for (int t = 0; t < TEST_COUNT; t++)
-        write_test(&j, p, (enum test_id)t, &res[t]);
+        write_test(&j, p, (enum test_id)t, &res[t], &lim[t]);
     json_end_object(&j);
     json_end_object(&j);
     if (json_failed(&j))
@@ -194,6 +249,32 @@ static void write_system(struct json *j, const struct system_info *s)
         else
             json_bool(j, "rotational", b->rotational);
         json_int(j, "size_bytes", b->size_bytes);
+        json_string(j, "write_cache", b->write_cache[0] ? b->write_cache : NULL);
+        if (b->nr_requests < 0)
+            json_null(j, "nr_requests");
+        else
+            json_int(j, "nr_requests", b->nr_requests);
+        if (b->read_ahead_kb < 0)
+            json_null(j, "read_ahead_kb");
+        else
+            json_int(j, "read_ahead_kb", b->read_ahead_kb);
+        json_string(j, "loop_backing_file", b->loop_backing_file[0] ? b->loop_backing_file : NULL);
+        json_begin_array(j, "disks");
+        for (int i = 0; i < b->disk_count; i++) {
+            const struct disk_settings *q = &b->disks[i];
+            json_begin_object(j, NULL);
+            json_string(j, "name", q->name);
+            json_string(j, "scheduler", q->scheduler[0] ? q->scheduler : NULL);
+            if (q->rotational < 0)
+                json_null(j, "rotational");
+            else
+                json_bool(j, "rotational", q->rotational);
+            json_string(j, "write_cache", q->write_cache[0] ? q->write_cache : NULL);
+            json_opt_uint(j, "nr_requests", q->nr_requests >= 0, (uint64_t)q->nr_requests);
+            json_opt_uint(j, "read_ahead_kb", q->read_ahead_kb >= 0, (uint64_t)q->read_ahead_kb);
+            json_end_object(j);
+        }
+        json_end_array(j);
         if (!b->md.found) {
             json_null(j, "md");
         } else {

@@ -18,6 +18,7 @@
 #include "bench_files.h"
 #include "bench_io.h"
 #include "document.h"
+#include "evidence.h"
 #include "options.h"
 #include "post.h"
 #include "report.h"
@@ -280,6 +281,14 @@ int main(int argc, char **argv)
         return EXIT_PREPARE;
     }
     sysinfo_collect(sys, opts.dir, wd.dirfd);
+    struct evidence_source evsrc;
+    evidence_open(&evsrc, sys->block.found ? sys->block.name : NULL);
+    const char *fs_type = sys->mount.found ? sys->mount.fs_type : "";
+    struct limiter_context judge = {
+        .bp = &opts.bp, .ram_mib = detected_ram_mib,
+        .memory_fs = strcmp(fs_type, "tmpfs") == 0 || strcmp(fs_type, "ramfs") == 0,
+        .block_device = sys->block.found, .cpus = sys->cpu_count_online,
+    };
     struct document doc;
     document_init(&doc, argc, argv, &opts, sys, ram_source);
     if (opts.bp.file_size_mib && opts.ram_set && detected_ram_mib &&
@@ -294,11 +303,11 @@ int main(int argc, char **argv)
     params.seed = opts.random_file ? opts.random_file : seed_text;
     struct io_config io = {
         .dirfd = wd.dirfd, .name = wd.name, .p = &opts.bp, .quiet = opts.quiet, .sync = &sync,
-        .stop = &stop_requested,
+        .ev = &evsrc, .stop = &stop_requested,
     };
     struct files_config fc = {
         .dirfd = wd.dirfd, .name = wd.name, .p = &opts.bp, .quiet = opts.quiet, .sync = &sync,
-        .stop = &stop_requested,
+        .ev = &evsrc, .stop = &stop_requested,
     };
 
     struct sbuf csv = {0}, line = {0};
@@ -325,8 +334,13 @@ int main(int argc, char **argv)
             exit_code = EXIT_RUNTIME;
             break;
         }
-        if (opts.test_count < 0)
+        struct limiter lim[TEST_COUNT];
+        for (int t = 0; t < TEST_COUNT; t++)
+            evidence_judge((enum test_id)t, &res[t], &judge, &lim[t]);
+        if (opts.test_count < 0) {
             report_text(opts.quiet ? stderr : stdout, &params, res);
+            report_notes(opts.quiet ? stderr : stdout, lim);
+        }
         line.len = 0;
         if (report_csv_line(&line, &params, res)) {
             fprintf(stderr, "bonnieboard-runner: out of memory\n");
@@ -341,7 +355,7 @@ int main(int argc, char **argv)
             break;
         }
         line.s[line.len - 1] = '\0'; /* the document keeps the line without '\n' */
-        document_add_run(&doc, &params, line.s, res);
+        document_add_run(&doc, &params, line.s, res, lim);
     }
     workdir_cleanup(&wd);
     workdir_close(&wd);
@@ -376,6 +390,7 @@ int main(int argc, char **argv)
     sbuf_free(&csv);
     sbuf_free(&line);
     document_free(&doc);
+    evidence_close(&evsrc);
     rng_free(&rng);
     free(sys);
     options_free(&opts);

@@ -193,3 +193,17 @@ void report_text(FILE *fp, const struct run_params *p, const struct test_result 
     }
     fflush(fp);
 }
+
+void report_notes(FILE *fp, const struct limiter lim[TEST_COUNT])
+{
+    int any = 0;
+    for (int t = 0; t < TEST_COUNT; t++) {
+        const char *code = evidence_code_name(lim[t].code);
+        if (!code)
+            continue;
+        if (!any++)
+            fprintf(fp, "Notes (what limited each test; the evidence is in the JSON document):\n");
+        fprintf(fp, "  %-10s %-12s %s\n", results_test_names[t], code, lim[t].text);
+    }
+    fflush(fp);
+}

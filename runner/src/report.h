@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "evidence.h"
 #include "params.h"
 #include "sbuf.h"
 #include "timer.h"
@@ -48,5 +49,8 @@ int report_csv_line(struct sbuf *out, const struct run_params *p,
 /* Prints bonnie++'s text report (I/O block if run, file block if run),
  * with the file-test rates printed as numbers (2.00a prints garbage). */
 void report_text(FILE *fp, const struct run_params *p, const struct test_result res[TEST_COUNT]);
+
+/* Prints what limited each test that ran, one line per test ("Notes:" block after the report). */
+void report_notes(FILE *fp, const struct limiter lim[TEST_COUNT]);
 
 #endif

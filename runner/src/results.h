@@ -21,6 +21,25 @@ struct sys_counts {
     uint64_t read, write, lseek, open, creat, close, fsync, stat, unlink,
              mkdir, rmdir, getdents, link, symlink, sync, ipc_read, ipc_write;
     uint64_t bytes_read, bytes_written;
+    uint64_t sync_ns;   /* time spent in sync() (the create and delete tests end with one) */
+};
+
+/* What else happened while one test ran (issue 12), from samples taken just before its clock
+ * starts and just after it stops -- never inside the timed loop. *_known = 0: not available. */
+struct test_evidence {
+    int sampled;
+    double interval_s;              /* between the two samples */
+    int disk_known;                 /* the target's block device was found in /proc/diskstats */
+    uint64_t dev_reads, dev_writes; /* requests completed by the filesystem's device */
+    uint64_t dev_read_bytes, dev_write_bytes;
+    double busy_s;                  /* io_ticks of the busiest backing disk */
+    int cpu_known;
+    double steal_pct;               /* of all CPU time on the machine (/proc/stat) */
+    int psi_cpu_known, psi_io_known;
+    double cpu_pressure_pct;        /* /proc/pressure/cpu "some": share of time a task waited for a CPU */
+    double io_pressure_pct;         /* /proc/pressure/io "some" */
+    int64_t block_in, block_out;    /* getrusage ru_inblock/ru_oublock (512-byte units) */
+    int64_t voluntary_switches, involuntary_switches;
 };
 
 /* One test's measurement. elapsed_s == 0 means "not run". */
@@ -31,6 +50,7 @@ struct test_result {
     double latency_s;   /* longest single operation */
     uint64_t ops;       /* units of work: bytes, seeks or files */
     struct sys_counts calls;
+    struct test_evidence ev;
 };
 
 /* 1 when the test ran, 0 when it did not; "too fast" is a separate question. */

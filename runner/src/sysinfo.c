@@ -1,6 +1,8 @@
 /* sysinfo.c -- see sysinfo.h. */
 #include "sysinfo.h"
 
+#include "evidence.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -243,6 +245,11 @@ int sysinfo_read_block(const char *sysfs_root, unsigned major, unsigned minor, s
     int64_t sectors = read_int(file);
     if (sectors >= 0)
         out->size_bytes = sectors * 512;
+    struct disk_settings q;
+    sysinfo_read_queue(disk, &q);
+    copy(out->write_cache, sizeof(out->write_cache), q.write_cache);
+    out->nr_requests = q.nr_requests;
+    out->read_ahead_kb = q.read_ahead_kb;
     snprintf(file, sizeof(file), "%s/queue/scheduler", disk);
     char line[256];
     if (read_line(file, line, sizeof(line)) == 0) {
@@ -292,6 +299,34 @@ int sysinfo_read_block(const char *sysfs_root, unsigned major, unsigned minor, s
         }
     }
     return 0;
+}
+
+void sysinfo_read_queue(const char *disk_dir, struct disk_settings *out)
+{
+    char file[PATH_MAX + 64], line[256];
+    const char *base = strrchr(disk_dir, '/');
+    memset(out, 0, sizeof(*out));
+    copy(out->name, sizeof(out->name), base ? base + 1 : disk_dir);
+    snprintf(file, sizeof(file), "%s/queue/scheduler", disk_dir);
+    if (read_line(file, line, sizeof(line)) == 0) {
+        char *open = strchr(line, '['), *close = open ? strchr(open, ']') : NULL;
+        if (open && close) {
+            *close = '\0';
+            copy(out->scheduler, sizeof(out->scheduler), open + 1);
+        } else {
+            copy(out->scheduler, sizeof(out->scheduler), line);
+        }
+    }
+    snprintf(file, sizeof(file), "%s/queue/rotational", disk_dir);
+    int64_t rot = read_int(file);
+    out->rotational = rot < 0 ? -1 : (int)rot;
+    snprintf(file, sizeof(file), "%s/queue/write_cache", disk_dir);
+    if (read_line(file, line, sizeof(line)) == 0)
+        copy(out->write_cache, sizeof(out->write_cache), line);
+    snprintf(file, sizeof(file), "%s/queue/nr_requests", disk_dir);
+    out->nr_requests = read_int(file);
+    snprintf(file, sizeof(file), "%s/queue/read_ahead_kb", disk_dir);
+    out->read_ahead_kb = read_int(file);
 }
 
 /* ==== Everything ==== */
@@ -374,7 +409,19 @@ void sysinfo_collect(struct system_info *si, const char *dir, int dirfd)
     if (fstat(dirfd, &st) == 0) {
         unsigned ma = major(st.st_dev), mi = minor(st.st_dev);
         sysinfo_read_mountinfo("/proc/self/mountinfo", ma, mi, si->dir, &si->mount);
-        if (sysinfo_read_block("/sys", ma, mi, &si->block) == 0 && si->block.md.found) {
+        if (sysinfo_read_block("/sys", ma, mi, &si->block) == 0) {
+            char names[16][EVIDENCE_NAME_LEN];
+            int n = evidence_find_disks("/sys", si->block.name, names, 16, si->block.loop_backing_file,
+                                        sizeof(si->block.loop_backing_file));
+            for (int i = 0; i < n; i++) {
+                char dir[PATH_MAX];
+                snprintf(dir, sizeof(dir), "/sys/class/block/%s", names[i]);
+                sysinfo_read_queue(dir, &si->block.disks[i]);
+                copy(si->block.disks[i].name, sizeof(si->block.disks[i].name), names[i]);
+            }
+            si->block.disk_count = n;
+        }
+        if (si->block.found && si->block.md.found) {
             struct md_info fromstat;
             if (sysinfo_read_mdstat("/proc/mdstat", si->block.name, &fromstat) == 0) {
                 struct md_info *md = &si->block.md;

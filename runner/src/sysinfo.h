@@ -32,6 +32,16 @@ struct md_info {
     char state[32];                /* mdstat: active/inactive; sysfs: array_state */
 };
 
+/* A whole disk's queue settings (sysfs queue/), the device side of a test's evidence. */
+struct disk_settings {
+    char name[64];
+    char scheduler[64];            /* the active one; "" unknown */
+    int rotational;                /* 1, 0, -1 unknown */
+    char write_cache[32];          /* "write back" / "write through"; "" unknown */
+    int64_t nr_requests;           /* queue depth, -1 unknown */
+    int64_t read_ahead_kb;         /* -1 unknown */
+};
+
 struct block_info {
     int found;
     char name[64];                 /* the device of the fs: sda1, md0, vda */
@@ -40,6 +50,11 @@ struct block_info {
     int rotational;                /* 1, 0, or -1 unknown */
     int64_t size_bytes;            /* -1 unknown */
     struct md_info md;             /* found = 0 when not an md device */
+    char write_cache[32];          /* of disk's queue, as in disk_settings */
+    int64_t nr_requests, read_ahead_kb;
+    int disk_count;                /* the whole disks behind name, through dm/md/partitions/loop */
+    struct disk_settings disks[16];
+    char loop_backing_file[PATH_MAX]; /* for a loop device (or one under it), its backing file; "" none */
 };
 
 struct system_info {
@@ -68,6 +83,9 @@ int sysinfo_read_mdstat(const char *path, const char *md_name, struct md_info *o
  * scheduler, rotational, size and, for md devices, md/level, md/chunk_size,
  * md/raid_disks and slaves/. Returns 0 when found, -1 otherwise. */
 int sysinfo_read_block(const char *sysfs_root, unsigned major, unsigned minor, struct block_info *out);
+
+/* Reads the queue settings of whole disk `disk_dir` (a sysfs directory). */
+void sysinfo_read_queue(const char *disk_dir, struct disk_settings *out);
 
 /* Collects everything for the directory dir (open as dirfd). Never fails:
  * what cannot be read stays empty/-1. */
