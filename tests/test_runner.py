@@ -596,14 +596,17 @@ def test_a_tiny_run_on_tmpfs_is_cached_and_per_char_is_cpu_bound(runner, tmp_pat
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to attach a loop device and mount it")
-def test_a_loop_device_shows_device_writes_and_its_backing_file(runner, tmp_path):
-    """Issue 12.1/12.5: on ext4 in a loop device, the file tests with -b (fsync) show device writes in their
-    evidence, and the document names the loop device's backing file and the disks behind it."""
-    image = tmp_path / "ext4.img"
+@pytest.mark.parametrize("fs", ["ext4", "btrfs"])
+def test_a_loop_device_shows_device_writes_and_its_backing_file(runner, tmp_path, fs):
+    """Issue 12.1/12.5: on ext4 or btrfs (in a subvolume, whose files have an st_dev of their own) in a loop
+    device, the file tests with -b show device writes in their evidence; the document names the filesystem,
+    its mount, the loop device's backing file and the disks behind it."""
+    image = tmp_path / f"{fs}.img"
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    assert run(["truncate", "-s", "64M", image]).returncode == 0
-    made = run([require_tool("mkfs.ext4", "e2fsprogs"), "-q", "-F", image])
+    assert run(["truncate", "-s", "200M", image]).returncode == 0
+    mkfs = require_tool(f"mkfs.{fs}", "e2fsprogs" if fs == "ext4" else "btrfs-progs")
+    made = run([mkfs, "-q", *(["-F"] if fs == "ext4" else []), image])
     assert made.returncode == 0, made.stderr
     loop = run(["losetup", "--find", "--show", image])
     assert loop.returncode == 0, loop.stderr
@@ -612,14 +615,21 @@ def test_a_loop_device_shows_device_writes_and_its_backing_file(runner, tmp_path
         mounted = run(["mount", device, mnt])
         assert mounted.returncode == 0, mounted.stderr
         try:
+            target = mnt
+            if fs == "btrfs":
+                target = mnt / "sub"
+                assert run([require_tool("btrfs", "btrfs-progs"), "subvolume", "create", target]).returncode == 0
             doc_path = tmp_path / "doc.json"
-            proc = run([runner, "-d", mnt, "-s", "0", "-r", "0", "-n", "1", "-b", "-q", "--json", doc_path])
+            proc = run([runner, "-d", target, "-s", "0", "-r", "0", "-n", "1", "-b", "-q", "--json", doc_path])
             assert proc.returncode == 0, proc.stderr
         finally:
             run(["umount", mnt])
     finally:
         run(["losetup", "-d", device])
     doc = json.loads(doc_path.read_text())
+    filesystem = doc["system"]["filesystem"]
+    assert filesystem["type"] == fs and filesystem["mount_point"] == str(mnt), filesystem
+    assert filesystem["mount_source"] == device
     block = doc["system"]["block_device"]
     assert block["name"] == Path(device).name
     assert block["loop_backing_file"] == str(image)

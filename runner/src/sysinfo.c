@@ -106,7 +106,7 @@ int sysinfo_read_mountinfo(const char *mountinfo_path, unsigned major, unsigned 
         unsigned ma, mi;
         if (!fstype || sscanf(field[2], "%u:%u", &ma, &mi) != 2)
             continue;
-        if (ma != major || mi != minor)
+        if (major != SYSINFO_ANY_DEVICE && (ma != major || mi != minor))
             continue;
         unescape_octal(field[4]);
         if (dir && !path_under(dir, field[4]))
@@ -408,7 +408,19 @@ void sysinfo_collect(struct system_info *si, const char *dir, int dirfd)
     struct stat st;
     if (fstat(dirfd, &st) == 0) {
         unsigned ma = major(st.st_dev), mi = minor(st.st_dev);
-        sysinfo_read_mountinfo("/proc/self/mountinfo", ma, mi, si->dir, &si->mount);
+        if (sysinfo_read_mountinfo("/proc/self/mountinfo", ma, mi, si->dir, &si->mount))
+            sysinfo_read_mountinfo("/proc/self/mountinfo", SYSINFO_ANY_DEVICE, 0, si->dir, &si->mount);
+        /* the device: the file's own, or (btrfs, whose st_dev is anonymous) the mount source's */
+        struct stat src;
+        if (access("/sys/dev/block", F_OK) == 0 && si->mount.found && si->mount.source[0] == '/' &&
+            stat(si->mount.source, &src) == 0 && S_ISBLK(src.st_mode)) {
+            char probe[64];
+            snprintf(probe, sizeof(probe), "/sys/dev/block/%u:%u", ma, mi);
+            if (access(probe, F_OK) != 0) {
+                ma = major(src.st_rdev);
+                mi = minor(src.st_rdev);
+            }
+        }
         if (sysinfo_read_block("/sys", ma, mi, &si->block) == 0) {
             char names[16][EVIDENCE_NAME_LEN];
             int n = evidence_find_disks("/sys", si->block.name, names, 16, si->block.loop_backing_file,

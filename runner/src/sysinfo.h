@@ -71,7 +71,10 @@ struct system_info {
 };
 
 /* Finds the mount holding dev major:minor whose mount point is the longest
- * prefix of dir (real path). Returns 0 when found, -1 otherwise. */
+ * prefix of dir (real path); with major SYSINFO_ANY_DEVICE, the longest prefix whatever its device
+ * (btrfs: a subvolume's files have an st_dev of their own that no mountinfo line shows).
+ * Returns 0 when found, -1 otherwise. */
+#define SYSINFO_ANY_DEVICE UINT_MAX
 int sysinfo_read_mountinfo(const char *mountinfo_path, unsigned major, unsigned minor,
                            const char *dir, struct mount_info *out);
 

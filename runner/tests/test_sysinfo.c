@@ -30,6 +30,13 @@ int main(int argc, char **argv)
               strcmp(m.mount_point, "/") == 0 && strcmp(m.fs_type, "ext4") == 0);
     test_cond("unknown device not found", sysinfo_read_mountinfo(path, 1, 2, "/", &m) == -1 && !m.found);
     test_cond("dir outside the mount not matched", sysinfo_read_mountinfo(path, 9, 0, "/mnt/raidX", &m) == -1);
+    test_cond("btrfs: a subvolume's st_dev is on no line", sysinfo_read_mountinfo(path, 0, 52, "/mnt/btrfs/home/u", &m) == -1);
+    test_cond("btrfs: found by path instead",
+              sysinfo_read_mountinfo(path, SYSINFO_ANY_DEVICE, 0, "/mnt/btrfs/home/u", &m) == 0 &&
+              strcmp(m.fs_type, "btrfs") == 0 && strcmp(m.mount_point, "/mnt/btrfs/home") == 0 &&
+              strcmp(m.source, "/dev/sdb1") == 0 && strstr(m.super_options, "subvol=/home") != NULL);
+    test_cond("by path: the longest mount point wins over /", sysinfo_read_mountinfo(path, SYSINFO_ANY_DEVICE, 0,
+              "/mnt/btrfs/x", &m) == 0 && strcmp(m.mount_point, "/mnt/btrfs") == 0);
     test_cond("missing file", sysinfo_read_mountinfo("/nonexistent/mountinfo", 9, 0, "/", &m) == -1);
 
     /* mdstat */
