@@ -296,6 +296,26 @@ static void write_system(struct json *j, const struct system_info *s)
                 json_string(j, NULL, m->members[i]);
             json_end_array(j);
             json_string(j, "state", m->state[0] ? m->state : NULL);
+            if (m->degraded < 0)
+                json_null(j, "degraded");
+            else
+                json_int(j, "degraded", m->degraded);
+            json_string(j, "sync_action", m->sync_action[0] ? m->sync_action : NULL);
+            json_string(j, "sync_completed", m->sync_completed[0] ? m->sync_completed : NULL);
+            json_begin_array(j, "devices");
+            for (int i = 0; i < m->device_count; i++) {
+                const struct md_device *dev = &m->devices[i];
+                json_begin_object(j, NULL);
+                json_string(j, "name", dev->name);
+                json_string(j, "role", dev->role);
+                json_string(j, "state", dev->state[0] ? dev->state : NULL);
+                if (dev->slot < 0)
+                    json_null(j, "slot");
+                else
+                    json_int(j, "slot", dev->slot);
+                json_end_object(j);
+            }
+            json_end_array(j);
             json_end_object(j);
         }
         json_end_object(j);

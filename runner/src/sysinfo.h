@@ -27,9 +27,19 @@ struct md_info {
     char level[32];                /* raid5 */
     int64_t chunk_bytes;           /* -1 unknown (raid1 has none) */
     int raid_disks;                /* configured, -1 unknown */
-    int member_count;              /* listed members */
+    int member_count;              /* devices holding a slot of the array (not spares, not faulty) */
     char members[SYSINFO_MAX_MEMBERS][32];
     char state[32];                /* mdstat: active/inactive; sysfs: array_state */
+    int degraded;                  /* slots without a working device; -1 unknown */
+    char sync_action[32];          /* idle, resync, recover, check, repair, reshape; "" unknown */
+    char sync_completed[64];       /* sysfs "done / total" sectors, or mdstat's "7.5%"; "" unknown */
+    int device_count;              /* every device of the array, with its role */
+    struct md_device {
+        char name[32];
+        char role[8];              /* "member", "spare" or "faulty" */
+        char state[64];            /* sysfs md/dev-NAME/state (in_sync, spare, faulty, ...); "" unknown */
+        int slot;                  /* -1 none/unknown */
+    } devices[SYSINFO_MAX_MEMBERS];
 };
 
 /* A whole disk's queue settings (sysfs queue/), the device side of a test's evidence. */
@@ -83,8 +93,10 @@ int sysinfo_read_mountinfo(const char *mountinfo_path, unsigned major, unsigned 
 int sysinfo_read_mdstat(const char *path, const char *md_name, struct md_info *out);
 
 /* Reads /sys/dev/block/MAJ:MIN under sysfs_root: name, parent disk,
- * scheduler, rotational, size and, for md devices, md/level, md/chunk_size,
- * md/raid_disks and slaves/. Returns 0 when found, -1 otherwise. */
+ * scheduler, rotational, size and, when an md array is the device, its disk (a partition of md) or
+ * under it (LVM/dm on md): md/level, chunk_size, raid_disks, array_state, degraded, sync_action,
+ * sync_completed and every md/dev-* with its state and slot (slaves/ when there are none).
+ * Returns 0 when found, -1 otherwise. */
 int sysinfo_read_block(const char *sysfs_root, unsigned major, unsigned minor, struct block_info *out);
 
 /* Reads the queue settings of whole disk `disk_dir` (a sysfs directory). */
