@@ -637,3 +637,32 @@ def test_a_loop_device_shows_device_writes_and_its_backing_file(runner, tmp_path
     evidence = doc["runs"][0]["tests"]["seq_create"]["limiter"]["evidence"]
     assert evidence["device_writes"] > 0 and evidence["device_write_bytes"] > 0, evidence
     assert evidence["sync_s"] >= 0
+
+
+def _shape(value):
+    """The keys of a JSON value, recursively (lists by their first element); scalars and null are leaves,
+    and a test that did not run (fewer keys, documented) is a leaf too."""
+    if isinstance(value, dict):
+        if value.get("status") == "not_run":
+            return None
+        return {key: _shape(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_shape(value[0])] if value and isinstance(value[0], (dict, list)) else []
+    return None
+
+
+def _same_keys(golden, fresh, where="document"):
+    if isinstance(golden, dict) and isinstance(fresh, dict):
+        assert set(golden) == set(fresh), (where, set(golden) ^ set(fresh))
+        for key in golden:
+            _same_keys(golden[key], fresh[key], f"{where}.{key}")  # a leaf on either side matches anything
+    elif isinstance(golden, list) and isinstance(fresh, list) and golden and fresh:
+        _same_keys(golden[0], fresh[0], f"{where}[0]")
+
+
+def test_the_golden_document_has_the_runners_keys(tiny):
+    """Issue 9.5: tests/data/runner-document.json (what the page tests render) has exactly the keys the runner
+    writes today, so the board is tested against the document it will receive. Regenerate it with
+    `runner/bonnieboard-runner -d DIR -s 32 -f -n 1 -r 0 -m docrun -q --json tests/data/runner-document.json`."""
+    golden = json.loads((ROOT / "tests" / "data" / "runner-document.json").read_text())
+    _same_keys(_shape(golden), _shape(tiny["doc"]))
