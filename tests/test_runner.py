@@ -592,7 +592,7 @@ def test_a_tiny_run_on_tmpfs_is_cached_and_per_char_is_cpu_bound(runner, tmp_pat
         assert codes[name] == "cached", (name, codes)
     assert tests["get_block"]["limiter"]["evidence"]["device_util_pct"] is None  # no device under a tmpfs
     notes = proc.stderr[proc.stderr.index("Notes"):]
-    assert re.search(r"^  putc\s+cpu_bound\s+CPU time was", notes, re.M), notes
+    assert re.search(r"^  putc\s+cpu_bound\s+CPU time was", notes, re.MULTILINE), notes
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to attach a loop device and mount it")
