@@ -37,6 +37,7 @@ class InvalidUpload(AppError):
 
     status = 422
 
-    def __init__(self, detail: str, errors: list[LineError]):
+    def __init__(self, detail: str, errors: list[LineError], error_count: int | None = None):
         super().__init__(detail)
-        self.errors = errors
+        self.errors = errors  # the first ones (app.ingest.MAX_REPORTED_ERRORS)
+        self.error_count = len(errors) if error_count is None else error_count

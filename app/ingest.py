@@ -22,6 +22,9 @@ from app.models import Tag, Upload, run_table
 from app.parsing import TESTS, CheckedLine, LineError, ParsedRun, iter_parse_bytes, parse_line
 
 BATCH_ROWS = 2000  # rows per executemany: memory stays flat however long the upload
+# Errors reported per upload; the rest are only counted. 32 MiB of one-character lines are 16 million
+# errors: kept, they took gigabytes and made a 76 MB answer per MiB (issue #8).
+MAX_REPORTED_ERRORS = 100
 # SQLite allows 32766 bound parameters per statement; PostgreSQL 65535.
 LOOKUP_CHUNK = 900
 
@@ -31,7 +34,8 @@ class IngestOutcome:
     upload_id: int
     created: list[int] = field(default_factory=list)
     duplicates: list[int] = field(default_factory=list)
-    errors: list[LineError] = field(default_factory=list)
+    errors: list[LineError] = field(default_factory=list)  # the first MAX_REPORTED_ERRORS
+    error_count: int = 0  # all of them
 
 
 def ingest_bytes(*, session: Session, data: bytes, max_line_bytes: int, **options: Any) -> IngestOutcome:
@@ -69,35 +73,39 @@ def ingest(
     session.flush()
 
     head, tail = _upload_columns(session, upload.id, now, label, document)
-    errors: list[LineError] = []
+    errors: list[LineError] = []  # the first MAX_REPORTED_ERRORS
+    error_count = 0
     seen: set[bytes] = set()
     line_hashes: list[bytes] = []  # one per valid line, in order
     batch = _Batch(session, head, tail)
     run_count = 0
     for item in items:
         if isinstance(item, LineError):
-            errors.append(item)
+            error_count += 1
+            if len(errors) < MAX_REPORTED_ERRORS:
+                errors.append(item)
             if not partial:
                 batch.clear()
             continue
         run_count += 1
+        if errors and not partial:
+            continue  # the upload has failed: nothing more is stored, the rest only counted
         digest = line_hash(item.raw_line)
         line_hashes.append(digest)
-        first_time = digest not in seen
-        seen.add(digest)
-        if first_time and (partial or not errors):  # an upload that has failed stores nothing more
+        if digest not in seen:
+            seen.add(digest)
             batch.add(item, digest)
 
-    total = run_count + len(errors)
+    total = run_count + error_count
     if run_count == 0:
         detail = "no bonnie++ result line in the upload" if not errors else f"all {total} lines are invalid; nothing was stored"
-        raise InvalidUpload(detail, errors)
+        raise InvalidUpload(detail, errors, error_count)
     if errors and not partial:
-        verb = "is" if len(errors) == 1 else "are"
-        raise InvalidUpload(f"{len(errors)} of {total} lines {verb} invalid; nothing was stored", errors)
+        verb = "is" if error_count == 1 else "are"
+        raise InvalidUpload(f"{error_count} of {total} lines {verb} invalid; nothing was stored", errors, error_count)
     batch.flush()
 
-    outcome = IngestOutcome(upload_id=upload.id, errors=errors)
+    outcome = IngestOutcome(upload_id=upload.id, errors=errors, error_count=error_count)
     created_ids = dict(
         session.execute(
             select(run_table.c.line_hash, run_table.c.id).where(run_table.c.upload_id == upload.id)
@@ -112,11 +120,13 @@ def ingest(
             outcome.duplicates.append(created_ids.get(digest) or existing_ids[digest])
         reported.add(digest)
 
-    if tags and outcome.created:
-        session.execute(
-            insert(Tag),
-            [{"run_id": run_id, "key": key, "value": value} for run_id in outcome.created for key, value in tags.items()],
-        )
+    if tags:
+        # In batches: 100,000 runs with two tags were 200,000 dicts at once.
+        for start in range(0, len(outcome.created), BATCH_ROWS):
+            session.execute(
+                insert(Tag),
+                [{"run_id": run_id, "key": key, "value": value} for run_id in outcome.created[start:start + BATCH_ROWS] for key, value in tags.items()],
+            )  # fmt: skip
     return outcome
 
 

@@ -62,14 +62,16 @@ def _wants_json(request: Request) -> bool:
     return request.url.path.startswith("/api") or request.url.path == "/openapi.json"
 
 
-def _error_response(request: Request, status: int, detail: str, errors: list | None = None):
+def _error_response(request: Request, status: int, detail: str, errors: list | None = None, error_count: int | None = None):
     if _wants_json(request):
         body = {"detail": detail}
         if errors is not None:
             body["errors"] = errors
+            body["error_count"] = error_count
         return JSONResponse(body, status_code=status)
     template = "errors/404.html" if status == 404 else "errors/error.html"
-    return render(request, template, {"status": status, "detail": detail, "errors": errors}, status_code=status)
+    context = {"status": status, "detail": detail, "errors": errors, "error_count": error_count}
+    return render(request, template, context, status_code=status)
 
 
 async def _server_error(request: Request, exc: Exception):
@@ -83,10 +85,11 @@ async def _server_error(request: Request, exc: Exception):
 async def _app_error(request: Request, exc: AppError):
     if isinstance(exc, auth.LoginRequired):
         return RedirectResponse(f"/login?next={quote(exc.next_url, safe='')}", status_code=303)
-    errors = None
+    errors = error_count = None
     if isinstance(exc, InvalidUpload):
         errors = [{"line": e.line, "field": e.field, "error": e.error} for e in exc.errors]
-    response = _error_response(request, exc.status, exc.detail, errors)
+        error_count = exc.error_count
+    response = _error_response(request, exc.status, exc.detail, errors, error_count)
     if exc.status == 401 and _wants_json(request):
         response.headers["WWW-Authenticate"] = 'Bearer realm="bonnieboard"'
     return response

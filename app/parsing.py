@@ -267,6 +267,9 @@ def parse_line(line: str, line_no: int, *, max_line_bytes: int = DEFAULT_MAX_LIN
         # Never part of a machine name (issue #8): an editor's byte order mark belongs before the first line only.
         return LineError(line_no, None, "line contains a byte order mark (U+FEFF), which is allowed only at the very start of the upload")
     fields = line.split(",")
+    if len(fields) < len(COLUMNS_103):
+        # Too short for any format: said without raising, as a junk upload brings millions (issue #8).
+        return LineError(line_no, None, _too_few_fields(fields[0], len(fields)))
     try:
         return _parse_fields(fields, line, line_no)
     except _FieldError as exc:
@@ -288,8 +291,14 @@ def _parse_fields(fields: list[str], line: str, line_no: int) -> ParsedRun:
         return _parse_103(fields, line, line_no)
     except _FieldError:
         if first in FIELD_COUNTS_9X:
-            raise _FieldError(None, f"too few fields: a format {first} line has {FIELD_COUNTS_9X[first]}, this one has {count}") from None
+            raise _FieldError(None, _too_few_fields(first, count)) from None
         raise
+
+
+def _too_few_fields(first: str, count: int) -> str:
+    if first in FIELD_COUNTS_9X:
+        return f"too few fields: a format {first} line has {FIELD_COUNTS_9X[first]}, this one has {count}"
+    return f"too few fields: a bonnie++ 1.03 line has {len(COLUMNS_103)} and a 1.9x line starts with its format version; this one has {count}"
 
 
 _FEWEST_9X_FIELDS = 47  # the -s 0 lines of 1.93c and 1.96
@@ -405,7 +414,7 @@ def _parse_103(fields: list[str], line: str, line_no: int) -> ParsedRun:
     count = len(fields)
     expected = len(COLUMNS_103)
     if count < expected:
-        raise _FieldError(None, f"too few fields: a bonnie++ 1.03 line has {expected} and a 1.9x line starts with its format version; this one has {count}")
+        raise _FieldError(None, _too_few_fields("", count))
     name_end = count - (expected - 1)
     machine = ",".join(fields[:name_end])
     tail = fields[name_end:]

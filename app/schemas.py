@@ -83,12 +83,14 @@ class UploadOut(BaseModel):
     upload_id: int
     created: list[int]
     duplicates: list[int]
-    errors: list[LineErrorOut]
+    errors: list[LineErrorOut] = Field(description="the first 100 invalid lines (with partial=true)")
+    error_count: int = Field(description="how many lines are invalid in all")
 
 
 class ErrorOut(BaseModel):
     detail: str
-    errors: list[LineErrorOut] | None = None
+    errors: list[LineErrorOut] | None = Field(None, description="an invalid upload's first 100 invalid lines")
+    error_count: int | None = Field(None, description="how many lines of an invalid upload are invalid in all")
 
 
 class JsonUpload(BaseModel):

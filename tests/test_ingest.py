@@ -68,3 +68,18 @@ def test_writer_after_a_read_in_the_same_session_does_not_hit_a_locked_database(
         outcome = ingest(session=reader, items=iter_parse(LINE_198), source="api")
         reader.commit()
         assert len(outcome.created) == 1
+
+
+def test_the_first_100_errors_are_reported_and_all_are_counted(client):
+    """Issue #8: the API, its 422 and the upload page list 100 errors and say how many there are."""
+    text = f"{LINE_198}\n" + "junk\n" * 250
+    partial = client.post("/api/runs", content=text, params={"partial": "true"}, headers={"Content-Type": "text/csv"}).json()
+    assert partial["error_count"] == 250 and [e["line"] for e in partial["errors"]] == list(range(2, 102))
+    refused = client.post("/api/runs", content=text, headers={"Content-Type": "text/csv"})
+    assert refused.status_code == 422
+    assert refused.json()["detail"] == "250 of 251 lines are invalid; nothing was stored"
+    assert refused.json()["error_count"] == 250 and len(refused.json()["errors"]) == 100
+    page = client.post("/upload", data={"lines": text}, headers={"HX-Request": "true"})
+    assert page.status_code == 422 and "The first 100 of 250 errors" in page.text and page.text.count("<tr>") == 101
+    page = client.post("/upload", data={"lines": text.replace(LINE_198, LINE_103), "partial": "true"}, headers={"HX-Request": "true"})
+    assert "1 run created, 0 duplicates, 250 invalid lines skipped" in page.text and "The first 100 of 250 errors" in page.text

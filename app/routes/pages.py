@@ -229,10 +229,10 @@ async def upload_submit(request: Request, session: SessionDep, page_auth: PageAu
             label=check_label(str(form.get("label") or "")),
             tags=tags,
         )
-        context.update(outcome=outcome, errors=outcome.errors)
+        context.update(outcome=outcome, errors=outcome.errors, error_count=outcome.error_count)
     except InvalidUpload as exc:
         session.rollback()
-        context.update(detail=exc.detail, errors=exc.errors)
+        context.update(detail=exc.detail, errors=exc.errors, error_count=exc.error_count)
         status_code = 422
     template = "_upload_result.html" if is_htmx(request) else "upload.html"
     return render(request, template, context, status_code=status_code)
