@@ -10,6 +10,8 @@ Status = Literal["ok", "too_fast", "not_run"]
 # Tags and labels are short names; a limit keeps a hostile upload from storing megabytes in them.
 MAX_TAG_CHARS = 200
 MAX_LABEL_CHARS = 500
+# Tags one run may have: a PATCH or an upload with more is refused (400).
+MAX_TAGS_PER_RUN = 50
 
 # What app.request_body's check_tag and check_label accept, for the OpenAPI description. They answer
 # 400 with their own message, so these document the rule rather than have pydantic enforce it (422).
@@ -22,6 +24,7 @@ TAG_PARAM_SCHEMA = WithJsonSchema({
 _LABEL = {"type": "string", "maxLength": MAX_LABEL_CHARS, "pattern": _NO_NUL}
 _TAGS = {
     "type": "object",
+    "maxProperties": MAX_TAGS_PER_RUN,
     "propertyNames": {"minLength": 1, "maxLength": MAX_TAG_CHARS, "pattern": _NO_NUL},
     "additionalProperties": {"type": "string", "maxLength": MAX_TAG_CHARS, "pattern": _NO_NUL},
 }

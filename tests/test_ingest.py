@@ -83,3 +83,23 @@ def test_the_first_100_errors_are_reported_and_all_are_counted(client):
     assert page.status_code == 422 and "The first 100 of 250 errors" in page.text and page.text.count("<tr>") == 101
     page = client.post("/upload", data={"lines": text.replace(LINE_198, LINE_103), "partial": "true"}, headers={"HX-Request": "true"})
     assert "1 run created, 0 duplicates, 250 invalid lines skipped" in page.text and "The first 100 of 250 errors" in page.text
+
+
+def test_a_run_has_at_most_50_tags(client):
+    run_id = client.post("/api/runs", content=LINE_198).json()["created"][0]
+    fifty = {f"key{i}": "v" for i in range(50)}
+    assert client.patch(f"/api/runs/{run_id}", json={"tags": fifty}).json()["tags"] == fifty
+    response = client.patch(f"/api/runs/{run_id}", json={"tags": {**fifty, "one": "more"}})
+    assert response.status_code == 400 and "at most 50 tags" in response.json()["detail"]
+    assert client.get(f"/api/runs/{run_id}").json()["tags"] == fifty
+    upload = client.post("/api/runs", json={"csv": LINE_103, "tags": {**fifty, "one": "more"}})
+    assert upload.status_code == 400 and "at most 50 tags" in upload.json()["detail"]
+
+
+def test_edits_and_deletes_of_a_missing_run_are_404(client):
+    assert client.patch("/api/runs/77", json={"label": "x"}).status_code == 404
+    assert client.delete("/api/runs/77").status_code == 404
+    run_id = client.post("/api/runs", content=LINE_198, params={"tag": "a=1"}).json()["created"][0]
+    assert client.patch(f"/api/runs/{run_id}", json={"label": "new"}).json()["tags"] == {"a": "1"}
+    assert client.delete(f"/api/runs/{run_id}").status_code == 204
+    assert client.patch(f"/api/runs/{run_id}", json={"tags": {"b": "2"}}).status_code == 404
