@@ -11,7 +11,7 @@ from app.config import get_settings
 from app.db import SessionDep
 from app.models import MAX_ID
 from app.request_body import check_filter_text, check_label, check_tag, parse_tag_params, read_upload
-from app.routes.storing import store_upload
+from app.storing import store_upload
 from app.schemas import LABEL_PARAM_SCHEMA, TAG_PARAM_SCHEMA, ErrorOut, RunDetailOut, RunList, RunPatch, UploadOut
 
 router = APIRouter(prefix="/api", tags=["runs"])

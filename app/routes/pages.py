@@ -14,7 +14,7 @@ from app.errors import BadRequest, InvalidUpload
 from app.models import MAX_ID
 from app.parsing import TESTS, TOO_FAST, UNITS
 from app.request_body import MAX_TAG_CHARS, check_filename, check_filter_text, check_label, check_tag, parse_tag_params, read_body
-from app.routes.storing import store_upload
+from app.storing import store_upload
 from app.templating import is_htmx, render
 
 router = APIRouter(include_in_schema=False)
