@@ -32,6 +32,13 @@ class Forbidden(AppError):
     status = 403
 
 
+class ServiceUnavailable(AppError):
+    """The database cannot be written or reached for now (a full disk, a read-only file, PostgreSQL
+    down): 503, and the next request tries again (app.db.unavailable)."""
+
+    status = 503
+
+
 class InvalidUpload(AppError):
     """Some lines are invalid (and partial was not asked for), or no line is valid."""
 

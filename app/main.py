@@ -1,6 +1,7 @@
 """create_app(): the FastAPI application, its routers, static files, error handlers, who may do what
 (app.auth, wired router-wide) and the security headers of every response."""
 
+import logging
 from urllib.parse import quote
 
 from fastapi import Depends, FastAPI, Request
@@ -8,11 +9,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app import auth
+from app import auth, db
 from app.errors import AppError, InvalidUpload
 from app.paths import STATIC_DIR
 from app.routes import api, login, pages
@@ -21,6 +23,8 @@ from app.templating import render
 # Vendored from the npm package swagger-ui-dist (`npm pack swagger-ui-dist@5.35.0`, files
 # swagger-ui-bundle.js and swagger-ui.css renamed with the version): /docs works offline and under the CSP.
 SWAGGER_UI_VERSION = "5.35.0"
+
+_log = logging.getLogger("bonnieboard")
 
 # Only our own scripts and styles (htmx, Chart.js and Swagger UI are vendored); no framing; data: images
 # for Swagger UI's icons. JSON data blocks (<script type="application/json">) are not scripts to CSP.
@@ -95,6 +99,17 @@ async def _app_error(request: Request, exc: AppError):
     return response
 
 
+async def _database_error(request: Request, exc: DBAPIError):
+    # A full disk, a read-only database or PostgreSQL down is 503 and passes (app.db.unavailable); the rest is a bug.
+    unavailable = db.unavailable(exc)
+    if unavailable is None:
+        raise exc  # to the 500 handler, with its logged traceback
+    _log.warning("%s %s: 503, %s (%s)", request.method, request.url.path, unavailable.detail, exc.orig)
+    response = await _app_error(request, unavailable)
+    response.headers["Retry-After"] = "10"
+    return response
+
+
 async def _http_error(request: Request, exc: StarletteHTTPException):
     detail = exc.detail if isinstance(exc.detail, str) else "request failed"
     response = _error_response(request, exc.status_code, detail)
@@ -159,6 +174,7 @@ def create_app() -> FastAPI:
     app.include_router(pages.router, dependencies=[Depends(auth.page_access)])
     app.include_router(login.router)
     app.add_exception_handler(AppError, _app_error)
+    app.add_exception_handler(DBAPIError, _database_error)
     app.add_exception_handler(Exception, _server_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
