@@ -22,6 +22,7 @@ from app.models import Tag, Upload
 from app.parsing import CheckedLine, LineError, ParsedRun, iter_parse_bytes
 from app.run_writers import BATCH_ROWS, writer_class
 from app.schemas import MAX_TAGS_PER_RUN
+from app.secrets_scrub import scrub_document
 
 # Errors reported per upload; the rest are only counted. 32 MiB of one-character lines are 16 million
 # errors: kept, they took gigabytes and made a 76 MB answer per MiB (issue #8).
@@ -71,7 +72,8 @@ def ingest(
     upload = Upload(created_at=now, source=source, filename=filename, label=label)
     session.add(upload)
     session.flush()
-    writer = writer_class(session)(session, upload.id, now, label, document)
+    # A runner before issue #8's fix posts its argv, --token SECRET included.
+    writer = writer_class(session)(session, upload.id, now, label, scrub_document(document))
 
     errors: list[LineError] = []  # the first MAX_REPORTED_ERRORS
     error_count = 0

@@ -8,6 +8,7 @@ from app.errors import InvalidUpload
 from app.ingest import ingest
 from app.models import Tag, Upload, run_table
 from app.parsing import iter_parse
+from app.secrets_scrub import scrub_command_line, scrub_document
 from tests.test_parsing import LINE_103, LINE_197, LINE_198, with_field
 
 
@@ -103,3 +104,20 @@ def test_edits_and_deletes_of_a_missing_run_are_404(client):
     assert client.patch(f"/api/runs/{run_id}", json={"label": "new"}).json()["tags"] == {"a": "1"}
     assert client.delete(f"/api/runs/{run_id}").status_code == 204
     assert client.patch(f"/api/runs/{run_id}", json={"tags": {"b": "2"}}).status_code == 404
+
+
+def test_a_token_in_a_posted_runner_document_is_not_stored(client):
+    """Issue #8: runners before the fix post their argv, --token SECRET included."""
+    secret = "tok-9f8e7d6c5b4a"
+    document = {"schema": "bonnieboard-runner/1", "command_line": ["bonnieboard-runner", "-d", "/tmp", "--token", secret, f"--token={secret}"]}
+    run_id = client.post("/api/runs", json={"csv": LINE_198, "document": document}).json()["created"][0]
+    stored = client.get(f"/api/runs/{run_id}").json()["document"]
+    assert stored["command_line"] == ["bonnieboard-runner", "-d", "/tmp", "--token", "***", "--token=***"]
+    assert secret not in client.get(f"/runs/{run_id}").text and secret not in client.get("/api/runs").text
+
+
+def test_scrubbing_leaves_documents_without_a_token_alone():
+    document = {"command_line": ["r", "--token-file", "/etc/token", "-m", "host"], "system": {}}
+    assert scrub_document(document) is document
+    assert scrub_document(None) is None and scrub_document({"a": 1}) == {"a": 1}
+    assert scrub_command_line("r --tok abc --tag x=y") == "r --tok *** --tag x=y"
