@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC
 from typing import Any
 
 from sqlalchemy import Select, bindparam, delete, exists, func, insert, select, update
@@ -13,7 +12,7 @@ from sqlalchemy.orm import Session
 from app.db import begin_write
 from app.errors import BadRequest, NotFound
 from app.models import Run, Tag, run_table
-from app.parsing import TESTS, UNITS
+from app.parsing import TESTS
 from app.schemas import MAX_TAGS_PER_RUN
 
 EXPORT_BATCH = 2000
@@ -95,54 +94,6 @@ def _lock_run(session: Session, run_id: int) -> None:
     begin_write(session)
     if session.execute(select(run_table.c.id).where(run_table.c.id == run_id).with_for_update()).first() is None:
         raise NotFound(f"run {run_id} does not exist")
-
-
-def run_results(run: Run) -> dict[str, dict[str, Any]]:
-    return {
-        test: {
-            "status": getattr(run, f"{test}_status"),
-            "value": getattr(run, f"{test}_value"),
-            "unit": UNITS[test],
-            "cpu_pct": getattr(run, f"{test}_cpu_pct"),
-            "latency_us": getattr(run, f"{test}_latency_us"),
-        }
-        for test in TESTS
-    }
-
-
-def run_as_dict(run: Run, *, with_document: bool = False) -> dict[str, Any]:
-    """A run in the API's JSON shape (api-contract.md, "A run as JSON")."""
-    created_at = run.created_at if run.created_at.tzinfo else run.created_at.replace(tzinfo=UTC)
-    data = {
-        "id": run.id,
-        "upload_id": run.upload_id,
-        "created_at": created_at,
-        "machine": run.machine,
-        "format_version": run.format_version,
-        "bonnie_version": run.bonnie_version,
-        "concurrency": run.concurrency,
-        "seed": run.seed,
-        "file_size_mib": run.file_size_mib,
-        "io_chunk_bytes": run.io_chunk_bytes,
-        "seek_count": run.seek_count,
-        "seek_procs": run.seek_procs,
-        "file_test": None
-        if run.num_files is None
-        else {
-            "num_files": run.num_files,
-            "max_size": run.file_max_size,
-            "min_size": run.file_min_size,
-            "num_dirs": run.file_num_dirs,
-            "link": run.file_link,
-        },
-        "label": run.label,
-        "tags": {tag.key: tag.value for tag in run.tags},
-        "raw_line": run.raw_line,
-        "results": run_results(run),
-    }
-    if with_document:
-        data["document"] = run.document
-    return data
 
 
 # ==== Comparisons (issue #3): only the columns the charts need, without the ORM, for speed ====
