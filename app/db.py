@@ -1,10 +1,9 @@
 """Engine and sessions. Services borrow the session a request (or a CLI command) owns."""
 
+import sqlite3
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import Annotated
-
-import sqlite3
 
 from fastapi import Depends
 from sqlalchemy import Engine, create_engine, event

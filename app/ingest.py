@@ -41,7 +41,9 @@ class IngestOutcome:
 def ingest_bytes(*, session: Session, data: bytes, max_line_bytes: int, **options: Any) -> IngestOutcome:
     """Parse an upload's bytes and ingest them, leaving to the writer the lines it converts itself."""
     defer_plain = writer_class(session).defer_plain
-    return ingest(session=session, items=iter_parse_bytes(data, max_line_bytes=max_line_bytes, defer_plain=defer_plain), **options)
+    return ingest(
+        session=session, items=iter_parse_bytes(data, max_line_bytes=max_line_bytes, defer_plain=defer_plain), **options
+    )
 
 
 def line_hash(raw_line: str) -> bytes:
@@ -99,7 +101,11 @@ def ingest(
 
     total = run_count + error_count
     if run_count == 0:
-        detail = "no bonnie++ result line in the upload" if not errors else f"all {total} lines are invalid; nothing was stored"
+        detail = (
+            "no bonnie++ result line in the upload"
+            if not errors
+            else f"all {total} lines are invalid; nothing was stored"
+        )
         raise InvalidUpload(detail, errors, error_count)
     if errors and not partial:
         verb = "is" if error_count == 1 else "are"
@@ -118,6 +124,10 @@ def ingest(
     if tags:
         # In batches: 100,000 runs with two tags were 200,000 dicts at once.
         for start in range(0, len(outcome.created), BATCH_ROWS):
-            rows = [{"run_id": run_id, "key": key, "value": value} for run_id in outcome.created[start:start + BATCH_ROWS] for key, value in tags.items()]
+            rows = [
+                {"run_id": run_id, "key": key, "value": value}
+                for run_id in outcome.created[start : start + BATCH_ROWS]
+                for key, value in tags.items()
+            ]
             session.execute(insert(Tag), rows)
     return outcome

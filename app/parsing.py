@@ -245,7 +245,7 @@ BOM = "\ufeff"
 
 def _check_or_parse(line: str, line_no: int, max_line_bytes: int, defer_plain: bool) -> ParsedRun | CheckedLine | LineError | None:
     if defer_plain:
-        plain = line[:-1] if line.endswith("\r") else line
+        plain = line.removesuffix("\r")
         if len(plain) <= max_line_bytes // 4 and PLAIN_198.fullmatch(plain):
             return CheckedLine(line_no, plain)
     return parse_line(line, line_no, max_line_bytes=max_line_bytes)
@@ -253,8 +253,7 @@ def _check_or_parse(line: str, line_no: int, max_line_bytes: int, defer_plain: b
 
 def parse_line(line: str, line_no: int, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> ParsedRun | LineError | None:
     """One physical line (its "\\n" removed) -> ParsedRun, LineError, or None when it is skipped."""
-    if line.endswith("\r"):
-        line = line[:-1]
+    line = line.removesuffix("\r")
     # len() counts characters; only a line that might be over the limit pays for encoding.
     # Before the skips: a comment or header line is held to the limit too.
     if len(line) > max_line_bytes // 4 and (size := len(line.encode("utf-8", "surrogatepass"))) > max_line_bytes:

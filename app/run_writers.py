@@ -78,7 +78,7 @@ class RunWriter(Protocol):
         ...
 
 
-def writer_class(session: Session) -> type[SqliteWriter] | type[PostgresWriter]:
+def writer_class(session: Session) -> type[SqliteWriter | PostgresWriter]:
     """The writer for the session's database; made with (session, upload_id, created_at, label, document)."""
     return SqliteWriter if session.get_bind().dialect.name == "sqlite" else PostgresWriter
 
@@ -92,7 +92,11 @@ class SqliteWriter:
         dialect = session.get_bind().dialect
         # These rows bypass SQLAlchemy's types, so store what they would have stored.
         created_at_text = run_table.c.created_at.type.dialect_impl(dialect).bind_processor(dialect)(created_at)
-        document_text = None if document is None else run_table.c.document.type.dialect_impl(dialect).bind_processor(dialect)(document)
+        document_text = (
+            None
+            if document is None
+            else run_table.c.document.type.dialect_impl(dialect).bind_processor(dialect)(document)
+        )
         self.head, self.tail = (upload_id, created_at_text), (label, document_text)
         self.upload = (*self.head, *self.tail)  # upload_id, created_at, label, document: sqlite_bulk.row()'s
         self.next_id = _next_sqlite_run_id(session)
@@ -119,7 +123,9 @@ class SqliteWriter:
     def finish(self) -> tuple[dict[bytes, int], dict[bytes, int]]:
         self._flush()
         created = dict(
-            self.session.execute(select(run_table.c.line_hash, run_table.c.id).where(run_table.c.upload_id == self.upload_id)).all()
+            self.session.execute(
+                select(run_table.c.line_hash, run_table.c.id).where(run_table.c.upload_id == self.upload_id)
+            ).all()
         )
         # Safe as a second statement: this transaction holds the write lock, so nobody deletes these runs meanwhile.
         existing = _ids_by_hash(self.session, [digest for digest in self.digests if digest not in created])
@@ -141,7 +147,9 @@ def _next_sqlite_run_id(session: Session) -> int:
     """Above every id the run table has ever given (AUTOINCREMENT's sqlite_sequence), not just the
     largest one left: a deleted run's id is never reused."""
     highest = session.execute(
-        text("SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'run'), 0), coalesce((SELECT max(id) FROM run), 0))")
+        text(
+            "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'run'), 0), coalesce((SELECT max(id) FROM run), 0))"
+        )
     ).scalar_one()
     return highest + 1
 
@@ -161,17 +169,19 @@ _NULL_TO_SENTINEL = {None: _SQLITE_NULL}
 def _ids_by_hash(session: Session, digests: list[bytes]) -> dict[bytes, int]:
     found: dict[bytes, int] = {}
     for start in range(0, len(digests), LOOKUP_CHUNK):
-        chunk = digests[start:start + LOOKUP_CHUNK]
-        found.update(session.execute(select(run_table.c.line_hash, run_table.c.id).where(run_table.c.line_hash.in_(chunk))).all())
+        chunk = digests[start : start + LOOKUP_CHUNK]
+        found.update(
+            session.execute(select(run_table.c.line_hash, run_table.c.id).where(run_table.c.line_hash.in_(chunk))).all()
+        )
     return found
 
 
 _PG_INGEST_LOCK = 0x626F6E6E6965  # "bonnie": any constant no other code locks
 
 # The no-op update makes PostgreSQL return the existing row of a duplicate, and lock it.
-_PG_INSERT = postgresql.insert(run_table)
-_PG_INSERT = _PG_INSERT.on_conflict_do_update(
-    index_elements=["line_hash"], set_={"line_hash": _PG_INSERT.excluded.line_hash}
+_pg_insert = postgresql.insert(run_table)
+_PG_INSERT = _pg_insert.on_conflict_do_update(
+    index_elements=["line_hash"], set_={"line_hash": _pg_insert.excluded.line_hash}
 ).returning(run_table.c.line_hash, run_table.c.id, run_table.c.upload_id)
 
 

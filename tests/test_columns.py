@@ -27,7 +27,13 @@ def test_every_writer_fills_every_column_by_name():
 def test_run_values_put_each_value_under_its_column():
     run = parse_line(LINE_198, 1)
     row = dict(zip(ROW_COLUMNS, run_values(run, b"h" * 16, (7, "now"), ("label", None)), strict=True))
-    assert (row["upload_id"], row["created_at"], row["line_hash"], row["label"], row["document"]) == (7, "now", b"h" * 16, "label", None)
+    assert (row["upload_id"], row["created_at"], row["line_hash"], row["label"], row["document"]) == (
+        7,
+        "now",
+        b"h" * 16,
+        "label",
+        None,
+    )
     assert (row["machine"], row["seek_count"], row["num_files"], row["file_num_dirs"]) == ("vm", 8192, 16, None)
     for test, result in zip(TESTS, run.results, strict=True):
         assert tuple(row[result_column(test, part)] for part in RESULT_PARTS) == result

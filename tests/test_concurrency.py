@@ -122,10 +122,10 @@ def test_concurrent_edits_and_deletes_of_one_run_never_fail(database_url, databa
                     body = {"tags": {f"k{i}": str(n) for i in range(n + 1)}} if n % 2 else {"label": f"editor {n}", "tags": {"x": str(n)}}
                     return own.patch(f"/api/runs/{run_id}", json=body).status_code
 
-            def remove(run_id: int = run_id, start: threading.Barrier = start) -> int:
+            def remove(run_id: int = run_id, start: threading.Barrier = start, delay_s: float = 0.002 * (round_no % 5)) -> int:
                 with httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as own:
                     start.wait()
-                    time.sleep(0.002 * (round_no % 5))  # the delete lands before, among or after the edits
+                    time.sleep(delay_s)  # the delete lands before, among or after the edits
                     return own.delete(f"/api/runs/{run_id}").status_code
 
             with ThreadPoolExecutor(EDITORS + 1) as pool:
@@ -163,10 +163,10 @@ def test_deleting_a_run_while_an_upload_names_it_as_a_duplicate_never_fails(data
                     start.wait()
                     return own.post("/api/runs", content=body)
 
-            def remove(old_id: int = old_id, start: threading.Barrier = start) -> int:
+            def remove(old_id: int = old_id, start: threading.Barrier = start, delay_s: float = 0.05 * (round_no % 4)) -> int:
                 with httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as own:
                     start.wait()
-                    time.sleep(0.05 * (round_no % 4))
+                    time.sleep(delay_s)
                     return own.delete(f"/api/runs/{old_id}").status_code
 
             with ThreadPoolExecutor(2) as pool:

@@ -40,7 +40,9 @@ def test_32_mib_uploads_keep_server_memory_under_300_mb(database_url):
         partial_response = post(server.url, junk[:1_000_000] + b"\n" + valid[:100_000], partial="true")
         valid_response = post(server.url, valid, tag=["fs=xfs", "disk=nvme0"])
         peak = peak_rss_bytes(server.process.pid)
-    print(f"server peak RSS: idle {idle / 2**20:.0f} MiB, after junk {after_junk / 2**20:.0f} MiB, after valid {peak / 2**20:.0f} MiB")
+    print(
+        f"server peak RSS: idle {idle / 2**20:.0f} MiB, after junk {after_junk / 2**20:.0f} MiB, after valid {peak / 2**20:.0f} MiB"
+    )
 
     assert junk_response.status_code == 422, junk_response.text[:300]
     body = junk_response.json()

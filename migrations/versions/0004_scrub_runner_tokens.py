@@ -64,7 +64,9 @@ def upgrade() -> None:
             if isinstance(document, dict) and "command_line" in document:
                 scrubbed = _scrub(document["command_line"])
                 if scrubbed != document["command_line"]:
-                    connection.execute(run.update().where(run.c.id == run_id).values(document={**document, "command_line": scrubbed}))
+                    connection.execute(
+                        run.update().where(run.c.id == run_id).values(document={**document, "command_line": scrubbed})
+                    )
         last_id = rows[-1][0]
 
 
