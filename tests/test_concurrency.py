@@ -186,11 +186,28 @@ BURST_LINES = 300
 HEALTH_P99_LIMIT_S = 0.2
 
 
+def health_latencies_s(http: httpx.Client, *, until, count: int | None = None) -> list[float]:
+    """GET /api/health in a loop, 10 ms apart, until `until()` is true (or `count` requests); bounded in time."""
+    latencies_s: list[float] = []
+    deadline = time.monotonic() + LOAD_TIMEOUT_S
+    while not until() and time.monotonic() < deadline and (count is None or len(latencies_s) < count):
+        began = time.perf_counter()
+        assert http.get("/api/health").status_code == 200
+        latencies_s.append(time.perf_counter() - began)
+        time.sleep(0.01)
+    return latencies_s
+
+
+def p99(latencies_s: list[float]) -> float:
+    ordered = sorted(latencies_s)
+    return ordered[math.ceil(len(ordered) * 0.99) - 1]  # below 100 requests, the slowest one
+
+
 def test_a_burst_of_uploads_leaves_the_worker_answering(database_url):
     """Issue #8: 120 waiting uploads held all of a worker's threads and /api/health took 4-5 s. Uploads now
-    wait for their turn on the event loop: with 100 at once, /api/health's p99 stays under 200 ms."""
+    wait for their turn on the event loop: with 100 at once, /api/health's p99 stays under 200 ms, plus
+    what the same server's idle p99 shows of the machine's own load (a few ms when it is quiet)."""
     bodies = ["\n".join(distinct_lines(f"burst-{n}", BURST_LINES)) for n in range(BURST_UPLOADS)]
-    latencies_s: list[float] = []
     with live_server(database_url, workers=1) as server:
         start = threading.Barrier(BURST_UPLOADS + 1)
 
@@ -200,17 +217,14 @@ def test_a_burst_of_uploads_leaves_the_worker_answering(database_url):
                 return http.post("/api/runs", content=body).status_code
 
         with ThreadPoolExecutor(BURST_UPLOADS) as pool, httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as http:
+            idle_s = health_latencies_s(http, until=lambda: False, count=100)
             futures = [pool.submit(upload, body) for body in bodies]
             start.wait()
             time.sleep(0.5)  # the bodies are in; the uploads queue for their turn
-            deadline = time.monotonic() + LOAD_TIMEOUT_S
-            while not all(future.done() for future in futures) and time.monotonic() < deadline:
-                began = time.perf_counter()
-                assert http.get("/api/health").status_code == 200
-                latencies_s.append(time.perf_counter() - began)
-                time.sleep(0.01)
+            burst_s = health_latencies_s(http, until=lambda: all(future.done() for future in futures))
             statuses = [future.result() for future in futures]
     assert statuses == [201] * BURST_UPLOADS
-    assert len(latencies_s) >= 20, f"only {len(latencies_s)} health checks ran during the burst"
-    p99 = sorted(latencies_s)[math.ceil(len(latencies_s) * 0.99) - 1]  # the slowest one below 100 checks
-    assert p99 < HEALTH_P99_LIMIT_S, f"/api/health p99 {p99 * 1000:.0f} ms over {len(latencies_s)} requests"
+    assert len(burst_s) >= 20, f"only {len(burst_s)} health checks ran during the burst"
+    summary = f"/api/health p99 {p99(burst_s) * 1000:.0f} ms over {len(burst_s)} requests during the burst, {p99(idle_s) * 1000:.0f} ms idle"
+    print(summary)
+    assert p99(burst_s) < HEALTH_P99_LIMIT_S + p99(idle_s), summary
