@@ -137,7 +137,7 @@ def _ingest(args: argparse.Namespace, max_line_bytes: int) -> int:
                 _print_errors(path, exc.errors)
                 status = 1
                 continue
-            print(f"{path}: upload {outcome.upload_id}: {len(outcome.created)} created, {len(outcome.duplicates)} duplicates, {len(outcome.errors)} invalid")
+            print(f"{path}: upload {outcome.upload_id}: {len(outcome.created)} created, {len(outcome.duplicates)} duplicates, {outcome.error_count} invalid")
             _print_errors(path, outcome.errors)
     return status
 

@@ -6,7 +6,7 @@ writers, the API's schemas and the comparison queries derive their result column
 select them by name, never by position.
 """
 
-from app.parsing import TESTS, Result
+from app.parsing import TESTS, FileTest, Result
 
 RESULT_PARTS: tuple[str, ...] = Result._fields
 
@@ -18,3 +18,13 @@ def result_column(test: str, part: str) -> str:
 
 # In TESTS order, each test's parts in RESULT_PARTS order.
 RESULT_COLUMNS: tuple[str, ...] = tuple(result_column(test, part) for test in TESTS for part in RESULT_PARTS)
+
+
+# The columns of a line's own facts: ParsedRun's attributes of the same names.
+RUN_LINE_COLUMNS: tuple[str, ...] = (
+    "machine", "format_version", "bonnie_version", "concurrency", "seed", "file_size_mib", "io_chunk_bytes",
+    "seek_count", "seek_procs",
+)  # fmt: skip
+
+# The file test's columns, in FileTest's order: num_files, max_size, min_size, num_dirs, link.
+FILE_TEST_COLUMNS: tuple[str, ...] = ("num_files", *(f"file_{part}" for part in FileTest._fields[1:]))

@@ -1,14 +1,18 @@
 """Engine and sessions. Services borrow the session a request (or a CLI command) owns."""
 
+import sqlite3
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import Annotated
 
 from fastapi import Depends
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import ExceptionContext
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import get_settings
+from app.errors import ServiceUnavailable
 
 SQLITE_BUSY_TIMEOUT_S = 30
 WRITE = {"bonnieboard_write": True}
@@ -16,8 +20,11 @@ WRITE = {"bonnieboard_write": True}
 
 def make_engine(url: str) -> Engine:
     if not url.startswith("sqlite"):
-        return create_engine(url, pool_pre_ping=True)
+        engine = create_engine(url, pool_pre_ping=True)
+        event.listen(engine, "handle_error", _drop_unavailable_connections)
+        return engine
     engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S, "check_same_thread": False})
+    event.listen(engine, "handle_error", _drop_unavailable_connections)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record):
@@ -37,6 +44,51 @@ def make_engine(url: str) -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
     return engine
+
+
+# SQLite's primary result codes (an extended code's low byte) that mean "not now", not "a bug".
+_SQLITE_UNAVAILABLE = {
+    sqlite3.SQLITE_BUSY: "the database is busy",
+    sqlite3.SQLITE_READONLY: "the database is read-only",
+    sqlite3.SQLITE_IOERR: "the database cannot be read or written (an I/O error)",
+    sqlite3.SQLITE_FULL: "the disk holding the database is full",
+    sqlite3.SQLITE_CANTOPEN: "the database file cannot be opened",
+}
+
+
+def unavailable(exc: DBAPIError) -> ServiceUnavailable | None:
+    """A 503 for a database that is full, read-only or unreachable for now, or None for any other error."""
+    orig = exc.orig
+    if isinstance(orig, sqlite3.Error):
+        reason = _SQLITE_UNAVAILABLE.get((getattr(orig, "sqlite_errorcode", 0) or 0) & 0xFF)
+    elif exc.connection_invalidated or type(orig).__module__.startswith("psycopg"):
+        reason = _postgres_reason(orig, exc.connection_invalidated)
+    else:
+        reason = None
+    return None if reason is None else ServiceUnavailable(f"{reason}; try again later")
+
+
+def _postgres_reason(orig: BaseException | None, connection_lost: bool) -> str | None:
+    import psycopg  # only PostgreSQL deployments have it loaded anyway
+
+    if isinstance(orig, psycopg.errors.DiskFull):
+        return "the disk holding the database is full"
+    if isinstance(orig, psycopg.errors.ReadOnlySqlTransaction):
+        return "the database is read-only"
+    if connection_lost or isinstance(orig, psycopg.OperationalError):
+        return "the database cannot be reached"
+    return None
+
+
+def _drop_unavailable_connections(context: ExceptionContext) -> None:
+    """Treat a connection that met a full disk, a read-only file or a lost server as broken: the pool
+    makes a new one for the next request, which so works again once the cause is gone (a SQLite file
+    opened read-only stays read-only until reopened)."""
+    error = context.sqlalchemy_exception
+    if isinstance(error, DBAPIError) and unavailable(error) is not None and not context.is_disconnect:
+        if isinstance(error.orig, sqlite3.Error) and error.orig.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY:
+            return  # a busy database is fine to use again
+        context.is_disconnect = True
 
 
 @lru_cache

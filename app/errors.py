@@ -32,11 +32,19 @@ class Forbidden(AppError):
     status = 403
 
 
+class ServiceUnavailable(AppError):
+    """The database cannot be written or reached for now (a full disk, a read-only file, PostgreSQL
+    down): 503, and the next request tries again (app.db.unavailable)."""
+
+    status = 503
+
+
 class InvalidUpload(AppError):
     """Some lines are invalid (and partial was not asked for), or no line is valid."""
 
     status = 422
 
-    def __init__(self, detail: str, errors: list[LineError]):
+    def __init__(self, detail: str, errors: list[LineError], error_count: int | None = None):
         super().__init__(detail)
-        self.errors = errors
+        self.errors = errors  # the first ones (app.ingest.MAX_REPORTED_ERRORS)
+        self.error_count = len(errors) if error_count is None else error_count

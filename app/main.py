@@ -1,6 +1,8 @@
 """create_app(): the FastAPI application, its routers, static files, error handlers, who may do what
 (app.auth, wired router-wide) and the security headers of every response."""
 
+import gc
+import logging
 from urllib.parse import quote
 
 from fastapi import Depends, FastAPI, Request
@@ -8,11 +10,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app import auth
+from app import auth, db
 from app.errors import AppError, InvalidUpload
 from app.paths import STATIC_DIR
 from app.routes import api, login, pages
@@ -21,6 +24,8 @@ from app.templating import render
 # Vendored from the npm package swagger-ui-dist (`npm pack swagger-ui-dist@5.35.0`, files
 # swagger-ui-bundle.js and swagger-ui.css renamed with the version): /docs works offline and under the CSP.
 SWAGGER_UI_VERSION = "5.35.0"
+
+_log = logging.getLogger("bonnieboard")
 
 # Only our own scripts and styles (htmx, Chart.js and Swagger UI are vendored); no framing; data: images
 # for Swagger UI's icons. JSON data blocks (<script type="application/json">) are not scripts to CSP.
@@ -62,14 +67,16 @@ def _wants_json(request: Request) -> bool:
     return request.url.path.startswith("/api") or request.url.path == "/openapi.json"
 
 
-def _error_response(request: Request, status: int, detail: str, errors: list | None = None):
+def _error_response(request: Request, status: int, detail: str, errors: list | None = None, error_count: int | None = None):
     if _wants_json(request):
         body = {"detail": detail}
         if errors is not None:
             body["errors"] = errors
+            body["error_count"] = error_count
         return JSONResponse(body, status_code=status)
     template = "errors/404.html" if status == 404 else "errors/error.html"
-    return render(request, template, {"status": status, "detail": detail, "errors": errors}, status_code=status)
+    context = {"status": status, "detail": detail, "errors": errors, "error_count": error_count}
+    return render(request, template, context, status_code=status)
 
 
 async def _server_error(request: Request, exc: Exception):
@@ -83,12 +90,24 @@ async def _server_error(request: Request, exc: Exception):
 async def _app_error(request: Request, exc: AppError):
     if isinstance(exc, auth.LoginRequired):
         return RedirectResponse(f"/login?next={quote(exc.next_url, safe='')}", status_code=303)
-    errors = None
+    errors = error_count = None
     if isinstance(exc, InvalidUpload):
         errors = [{"line": e.line, "field": e.field, "error": e.error} for e in exc.errors]
-    response = _error_response(request, exc.status, exc.detail, errors)
+        error_count = exc.error_count
+    response = _error_response(request, exc.status, exc.detail, errors, error_count)
     if exc.status == 401 and _wants_json(request):
         response.headers["WWW-Authenticate"] = 'Bearer realm="bonnieboard"'
+    return response
+
+
+async def _database_error(request: Request, exc: DBAPIError):
+    # A full disk, a read-only database or PostgreSQL down is 503 and passes (app.db.unavailable); the rest is a bug.
+    unavailable = db.unavailable(exc)
+    if unavailable is None:
+        raise exc  # to the 500 handler, with its logged traceback
+    _log.warning("%s %s: 503, %s (%s)", request.method, request.url.path, unavailable.detail, exc.orig)
+    response = await _app_error(request, unavailable)
+    response.headers["Retry-After"] = "10"
     return response
 
 
@@ -156,6 +175,7 @@ def create_app() -> FastAPI:
     app.include_router(pages.router, dependencies=[Depends(auth.page_access)])
     app.include_router(login.router)
     app.add_exception_handler(AppError, _app_error)
+    app.add_exception_handler(DBAPIError, _database_error)
     app.add_exception_handler(Exception, _server_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
@@ -164,3 +184,7 @@ def create_app() -> FastAPI:
 
 
 app = create_app()
+
+# What is built by now lives as long as the process: frozen, out of the collector's sight, a full collection
+# walks only what requests make. Unfrozen, it took 50-180 ms with the GIL held during upload bursts (issue #8).
+gc.freeze()

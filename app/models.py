@@ -10,6 +10,7 @@ from sqlalchemy import (
 )  # fmt: skip
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from app.columns import RESULT_PARTS, result_column
 from app.parsing import TESTS
 
 NAMING_CONVENTION = {
@@ -25,14 +26,15 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 
-def result_columns(test: str) -> list[Column]:
-    value_type = Float if test == "seeks" else BigInteger
-    return [
-        Column(f"{test}_status", String(8), nullable=False),  # ok | too_fast | not_run
-        Column(f"{test}_value", value_type),
-        Column(f"{test}_cpu_pct", Integer),
-        Column(f"{test}_latency_us", BigInteger),
-    ]
+def _result_column(test: str, part: str) -> Column:
+    """The column of `part` of `test`'s result (app.columns: one definition of a run's results)."""
+    types = {
+        "status": String(8),  # ok | too_fast | not_run
+        "value": Float if test == "seeks" else BigInteger,
+        "cpu_pct": Integer,
+        "latency_us": BigInteger,
+    }
+    return Column(result_column(test, part), types[part], nullable=part != "status")
 
 
 run_table = Table(
@@ -61,7 +63,7 @@ run_table = Table(
     Column("file_link", String(8)),
     Column("label", Text),
     Column("document", JSON),  # the runner's system and per-test facts; null for plain CSV uploads
-    *(column for test in TESTS for column in result_columns(test)),
+    *(_result_column(test, part) for test in TESTS for part in RESULT_PARTS),
     # A deleted run's id is never given to another run: links to it must not show a different one.
     sqlite_autoincrement=True,
 )

@@ -57,13 +57,13 @@ DEFAULT_MAX_LINE_BYTES = 4096
 # A rate or %CPU larger than this is not a measurement; it also keeps values inside a 64-bit column.
 MAX_NUMBER = 10**15
 
-_VERSION_RE = re.compile(r"\d+\.\d+[a-z]?")
-_SEEKS_RE = re.compile(r"\d{1,16}(?:\.\d{1,6})?")
-_SIZE_9X_RE = re.compile(r"(\d{1,12})([MG])")
-_CHUNK_9X_RE = re.compile(r"(\d{1,12})([km]?)")
+_VERSION_RE = re.compile(r"\d+\.\d+[a-z]?", re.ASCII)
+_SEEKS_RE = re.compile(r"\d{1,16}(?:\.\d{1,6})?", re.ASCII)
+_SIZE_9X_RE = re.compile(r"(\d{1,12})([MG])", re.ASCII)
+_CHUNK_9X_RE = re.compile(r"(\d{1,12})([km]?)", re.ASCII)
 _CHUNK_FACTOR = {"": 1, "k": 1024, "m": 1024 * 1024}
-_SIZE_103_RE = re.compile(r"(\d{1,12})([MG])(?::(\d{1,12})(k?))?")
-_FILES_103_RE = re.compile(r"(\d{1,12})(?::(?:(link|symlink)|(\d{1,12}):(\d{1,12})))?(?:/(\d{1,12}))?")
+_SIZE_103_RE = re.compile(r"(\d{1,12})([MG])(?::(\d{1,12})(k?))?", re.ASCII)
+_FILES_103_RE = re.compile(r"(\d{1,12})(?::(?:(link|symlink)|(\d{1,12}):(\d{1,12})))?(?:/(\d{1,12}))?", re.ASCII)
 
 
 class Result(NamedTuple):
@@ -132,7 +132,7 @@ class CheckedLine:
 # writes, with the I/O tests, the file tests or both run, and no character JSON would need to
 # escape. For such a line parse_line() can raise no error, so its cells can be converted elsewhere
 # by the same rules.
-_PLAIN_TEXT = r'[^,"\\\x00-\x1f]*'
+_PLAIN_TEXT = r'[^,"\\\x00-\x1f\ufeff]*'
 _PAIR = r"(?:\d{1,15},\d{1,9}|\+\+\+\+\+,\+\+\+|,)"
 _SEEKS_PAIR = r"(?:\d{1,15}(?:\.\d{1,6})?,\d{1,9}|\+\+\+\+\+,\+\+\+|,)"
 _LATENCY = r"(?:\d{1,12}(?:us|ms|s))?"
@@ -150,7 +150,8 @@ PLAIN_198 = re.compile(
             (_IO_NOT_RUN, _FILES_RUN, _LATENCIES_NOT_RUN, _LATENCIES_RUN),  # -s 0
         )
     )
-    + ")"
+    + ")",
+    re.ASCII,  # \d is any Unicode digit otherwise ("٣"), which SQLite's CAST would read as 0 (issue #8)
 )
 
 
@@ -183,28 +184,39 @@ def _collect(items: Iterator[ParsedRun | LineError]) -> ParseResult:
 def iter_parse_bytes(
     data: bytes, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, defer_plain: bool = False
 ) -> Iterator[ParsedRun | CheckedLine | LineError]:
-    """Like iter_parse, for bytes: a line that is not UTF-8 is an error of its own."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        yield from _iter_parse_mixed(data, max_line_bytes, defer_plain)
-        return
-    yield from iter_parse(text, max_line_bytes=max_line_bytes, defer_plain=defer_plain)
+    """Like iter_parse, for bytes: a line that is not UTF-8 is an error of its own.
 
-
-def _iter_parse_mixed(data: bytes, max_line_bytes: int, defer_plain: bool) -> Iterator[ParsedRun | CheckedLine | LineError]:
-    for line_no, raw in enumerate(data.split(b"\n"), start=1):
-        if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            bad = raw[exc.start]
-            yield LineError(line_no, None, f"not UTF-8 text: byte 0x{bad:02x} at byte {exc.start + 1} of the line")
-            continue
-        item = _check_or_parse(line, line_no, max_line_bytes, defer_plain)
+    Lines are cut out and decoded one at a time: 32 MiB of one-character lines must not become a
+    list of 16 million strings at once (issue #8).
+    """
+    find = data.find
+    start = len(_BOM_BYTES) if data.startswith(_BOM_BYTES) else 0  # only at the start of the input
+    line_no = 0
+    while True:
+        line_no += 1
+        end = find(b"\n", start)
+        raw = data[start:] if end < 0 else data[start:end]
+        item = _decode_and_parse(raw, line_no, max_line_bytes, defer_plain)
         if item is not None:
             yield item
+        if end < 0:
+            return
+        start = end + 1
+
+
+_BOM_BYTES = b"\xef\xbb\xbf"
+
+
+def _decode_and_parse(raw: bytes, line_no: int, max_line_bytes: int, defer_plain: bool) -> ParsedRun | CheckedLine | LineError | None:
+    size = len(raw) - raw.endswith(b"\r")
+    if size > max_line_bytes:  # not decoded at all: a single 32 MiB line costs no 32 MiB string
+        return LineError(line_no, None, f"line is {size} bytes long; the limit is {max_line_bytes}")
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = raw[exc.start]
+        return LineError(line_no, None, f"not UTF-8 text: byte 0x{bad:02x} at byte {exc.start + 1} of the line")
+    return _check_or_parse(line, line_no, max_line_bytes, defer_plain)
 
 
 def iter_parse(
@@ -214,17 +226,26 @@ def iter_parse(
 
     With defer_plain, a line PLAIN_198 matches is yielded as a CheckedLine instead of a ParsedRun.
     """
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    for line_no, line in enumerate(text.split("\n"), start=1):
-        item = _check_or_parse(line, line_no, max_line_bytes, defer_plain)
+    find = text.find
+    start = 1 if text.startswith(BOM) else 0  # only at the start of the input; elsewhere an error
+    line_no = 0
+    while True:
+        line_no += 1
+        end = find("\n", start)
+        item = _check_or_parse(text[start:] if end < 0 else text[start:end], line_no, max_line_bytes, defer_plain)
         if item is not None:
             yield item
+        if end < 0:
+            return
+        start = end + 1
+
+
+BOM = "\ufeff"
 
 
 def _check_or_parse(line: str, line_no: int, max_line_bytes: int, defer_plain: bool) -> ParsedRun | CheckedLine | LineError | None:
     if defer_plain:
-        plain = line[:-1] if line.endswith("\r") else line
+        plain = line.removesuffix("\r")
         if len(plain) <= max_line_bytes // 4 and PLAIN_198.fullmatch(plain):
             return CheckedLine(line_no, plain)
     return parse_line(line, line_no, max_line_bytes=max_line_bytes)
@@ -232,8 +253,7 @@ def _check_or_parse(line: str, line_no: int, max_line_bytes: int, defer_plain: b
 
 def parse_line(line: str, line_no: int, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> ParsedRun | LineError | None:
     """One physical line (its "\\n" removed) -> ParsedRun, LineError, or None when it is skipped."""
-    if line.endswith("\r"):
-        line = line[:-1]
+    line = line.removesuffix("\r")
     # len() counts characters; only a line that might be over the limit pays for encoding.
     # Before the skips: a comment or header line is held to the limit too.
     if len(line) > max_line_bytes // 4 and (size := len(line.encode("utf-8", "surrogatepass"))) > max_line_bytes:
@@ -242,7 +262,13 @@ def parse_line(line: str, line_no: int, *, max_line_bytes: int = DEFAULT_MAX_LIN
         return None
     if "\x00" in line:
         return LineError(line_no, None, "line contains a NUL byte")
+    if BOM in line:
+        # Never part of a machine name (issue #8): an editor's byte order mark belongs before the first line only.
+        return LineError(line_no, None, "line contains a byte order mark (U+FEFF), which is allowed only at the very start of the upload")
     fields = line.split(",")
+    if len(fields) < len(COLUMNS_103):
+        # Too short for any format: said without raising, as a junk upload brings millions (issue #8).
+        return LineError(line_no, None, _too_few_fields(fields[0], len(fields)))
     try:
         return _parse_fields(fields, line, line_no)
     except _FieldError as exc:
@@ -264,8 +290,14 @@ def _parse_fields(fields: list[str], line: str, line_no: int) -> ParsedRun:
         return _parse_103(fields, line, line_no)
     except _FieldError:
         if first in FIELD_COUNTS_9X:
-            raise _FieldError(None, f"too few fields: a format {first} line has {FIELD_COUNTS_9X[first]}, this one has {count}") from None
+            raise _FieldError(None, _too_few_fields(first, count)) from None
         raise
+
+
+def _too_few_fields(first: str, count: int) -> str:
+    if first in FIELD_COUNTS_9X:
+        return f"too few fields: a format {first} line has {FIELD_COUNTS_9X[first]}, this one has {count}"
+    return f"too few fields: a bonnie++ 1.03 line has {len(COLUMNS_103)} and a 1.9x line starts with its format version; this one has {count}"
 
 
 _FEWEST_9X_FIELDS = 47  # the -s 0 lines of 1.93c and 1.96
@@ -320,12 +352,19 @@ def _parse_9x(fields: list[str], line: str, line_no: int) -> ParsedRun:
 
 
 def _is_short_no_io_line(fields: list[str]) -> bool:
-    """A 47-field-layout `-s 0` line of 1.93c/1.96: 13 empty fields after the seed, then num_files."""
-    name_end = len(fields) - 44
-    if name_end < 3:
+    """A 47-field-layout `-s 0` line of 1.93c/1.96 (§3.3-3, §7.4): 13 empty fields between the seed and num_files.
+
+    Counted from the end (§1.4), as the name may hold commas. The field before those 13 is the seed,
+    which bonnie++ always writes (§3.1); in a 48-field `-s 0` line it is the empty file_size, the
+    first of 14 empty fields. So `1.96,1.96,fslab3,1,12345,` + 14 empty fields is machine fslab3,
+    seed 12345, not machine "fslab3,1" with concurrency 12345 and no seed (issue #8).
+    """
+    count = len(fields)
+    seed_at = count - 43
+    num_files_at = count - 29
+    if seed_at < 4:
         return False
-    after_seed = fields[name_end + 2:]
-    return all(cell == "" for cell in after_seed[:13]) and after_seed[13] != ""
+    return fields[seed_at] != "" and fields[num_files_at] != "" and all(cell == "" for cell in fields[seed_at + 1:num_files_at])
 
 
 def _parse_size_9x(cell: str) -> int | None:
@@ -374,7 +413,7 @@ def _parse_103(fields: list[str], line: str, line_no: int) -> ParsedRun:
     count = len(fields)
     expected = len(COLUMNS_103)
     if count < expected:
-        raise _FieldError(None, f"too few fields: a bonnie++ 1.03 line has {expected} and a 1.9x line starts with its format version; this one has {count}")
+        raise _FieldError(None, _too_few_fields("", count))
     name_end = count - (expected - 1)
     machine = ",".join(fields[:name_end])
     tail = fields[name_end:]

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC
 from typing import Any
 
-from sqlalchemy import Select, bindparam, delete, exists, func, select
+from sqlalchemy import Select, bindparam, delete, exists, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from app.columns import RESULT_COLUMNS
 from app.db import begin_write
-from app.errors import NotFound
+from app.errors import BadRequest, NotFound
 from app.figures import DOCUMENT_TESTS, FILE_TEST_COLUMNS, IDENTITY_COLUMNS, RAM_BYTES, SETUP_COLUMNS
 from app.models import Run, Tag, run_table
-from app.parsing import TESTS, UNITS
+from app.parsing import TESTS
+from app.schemas import MAX_TAGS_PER_RUN
 
 EXPORT_BATCH = 2000
 
@@ -64,72 +64,38 @@ def export_lines(*, session: Session, run_filter: RunFilter) -> Iterator[str]:
 
 
 def update_run(*, session: Session, run_id: int, changes: dict[str, Any]) -> Run:
-    begin_write(session)
-    run = get_run(session=session, run_id=run_id)
+    """Replace the run's label and/or tag set; BadRequest beyond MAX_TAGS_PER_RUN tags."""
+    tags = changes.get("tags")
+    if tags is not None and len(tags) > MAX_TAGS_PER_RUN:
+        raise BadRequest(f"a run has at most {MAX_TAGS_PER_RUN} tags; {len(tags)} were given")
+    _lock_run(session, run_id)
     if "label" in changes:
-        run.label = changes["label"]
+        session.execute(update(run_table).where(run_table.c.id == run_id).values(label=changes["label"]))
     if "tags" in changes:
         session.execute(delete(Tag).where(Tag.run_id == run_id))
-        session.expire(run, ["tags"])
-        session.add_all(Tag(run_id=run_id, key=k, value=v) for k, v in (changes["tags"] or {}).items())
-    session.flush()
-    session.refresh(run)
-    return run
+        if tags:
+            session.execute(insert(Tag), [{"run_id": run_id, "key": k, "value": v} for k, v in tags.items()])
+    return session.get_one(Run, run_id, populate_existing=True)
 
 
 def delete_run(*, session: Session, run_id: int) -> None:
+    _lock_run(session, run_id)
+    # The tags go with it: ON DELETE CASCADE.
+    session.execute(delete(run_table).where(run_table.c.id == run_id))
+
+
+def _lock_run(session: Session, run_id: int) -> None:
+    """Start a write by locking the run's row, or raise NotFound.
+
+    Every writer of a run takes this lock first, so concurrent edits and deletes of one run queue
+    up instead of deadlocking on tag and run rows taken in opposite orders; and each statement
+    after it sees the row as it is, not as an earlier read in this transaction saw it (issue #8).
+    PostgreSQL: SELECT ... FOR UPDATE, which waits for another holder and then finds the row gone
+    if that one deleted it. SQLite: begin_write's write lock already serialises writers.
+    """
     begin_write(session)
-    run = get_run(session=session, run_id=run_id)
-    session.delete(run)
-    session.flush()
-
-
-def run_results(run: Run) -> dict[str, dict[str, Any]]:
-    return {
-        test: {
-            "status": getattr(run, f"{test}_status"),
-            "value": getattr(run, f"{test}_value"),
-            "unit": UNITS[test],
-            "cpu_pct": getattr(run, f"{test}_cpu_pct"),
-            "latency_us": getattr(run, f"{test}_latency_us"),
-        }
-        for test in TESTS
-    }
-
-
-def run_as_dict(run: Run, *, with_document: bool = False) -> dict[str, Any]:
-    """A run in the API's JSON shape (api-contract.md, "A run as JSON")."""
-    created_at = run.created_at if run.created_at.tzinfo else run.created_at.replace(tzinfo=UTC)
-    data = {
-        "id": run.id,
-        "upload_id": run.upload_id,
-        "created_at": created_at,
-        "machine": run.machine,
-        "format_version": run.format_version,
-        "bonnie_version": run.bonnie_version,
-        "concurrency": run.concurrency,
-        "seed": run.seed,
-        "file_size_mib": run.file_size_mib,
-        "io_chunk_bytes": run.io_chunk_bytes,
-        "seek_count": run.seek_count,
-        "seek_procs": run.seek_procs,
-        "file_test": None
-        if run.num_files is None
-        else {
-            "num_files": run.num_files,
-            "max_size": run.file_max_size,
-            "min_size": run.file_min_size,
-            "num_dirs": run.file_num_dirs,
-            "link": run.file_link,
-        },
-        "label": run.label,
-        "tags": {tag.key: tag.value for tag in run.tags},
-        "raw_line": run.raw_line,
-        "results": run_results(run),
-    }
-    if with_document:
-        data["document"] = run.document
-    return data
+    if session.execute(select(run_table.c.id).where(run_table.c.id == run_id).with_for_update()).first() is None:
+        raise NotFound(f"run {run_id} does not exist")
 
 
 # ==== Comparisons (issue #3): only the columns the charts need, without the ORM, for speed ====

@@ -1,15 +1,25 @@
 """The JSON shapes of the API (docs: api-contract.md). ORM rows never cross the wire."""
 
-from datetime import datetime
-from typing import Annotated, Any, Literal
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+
+from app.columns import FILE_TEST_COLUMNS, RESULT_PARTS, RUN_LINE_COLUMNS, result_column
+from app.parsing import TESTS, UNITS
+
+if TYPE_CHECKING:
+    from app.models import Run
 
 Status = Literal["ok", "too_fast", "not_run"]
 
 # Tags and labels are short names; a limit keeps a hostile upload from storing megabytes in them.
 MAX_TAG_CHARS = 200
 MAX_LABEL_CHARS = 500
+# Tags one run may have: a PATCH or an upload with more is refused (400).
+MAX_TAGS_PER_RUN = 50
 
 # What app.request_body's check_tag and check_label accept, for the OpenAPI description. They answer
 # 400 with their own message, so these document the rule rather than have pydantic enforce it (422).
@@ -22,6 +32,7 @@ TAG_PARAM_SCHEMA = WithJsonSchema({
 _LABEL = {"type": "string", "maxLength": MAX_LABEL_CHARS, "pattern": _NO_NUL}
 _TAGS = {
     "type": "object",
+    "maxProperties": MAX_TAGS_PER_RUN,
     "propertyNames": {"minLength": 1, "maxLength": MAX_TAG_CHARS, "pattern": _NO_NUL},
     "additionalProperties": {"type": "string", "maxLength": MAX_TAG_CHARS, "pattern": _NO_NUL},
 }
@@ -29,11 +40,17 @@ LABEL_PARAM_SCHEMA = WithJsonSchema(_LABEL)
 
 
 class ResultOut(BaseModel):
+    """One test's result: the RESULT_PARTS of app.columns, and the value's unit."""
+
     status: Status
     value: int | float | None
     unit: str
     cpu_pct: int | None
     latency_us: int | None
+
+    @classmethod
+    def from_run(cls, run: Run, test: str) -> Self:
+        return cls(unit=UNITS[test], **{part: getattr(run, result_column(test, part)) for part in RESULT_PARTS})
 
 
 class FileTestOut(BaseModel):
@@ -42,6 +59,13 @@ class FileTestOut(BaseModel):
     min_size: int | None
     num_dirs: int | None
     link: Literal["link", "symlink"] | None
+
+    @classmethod
+    def from_run(cls, run: Run) -> Self | None:
+        """None when the file tests did not run. Fields pair with FILE_TEST_COLUMNS by position: FileTest's order."""
+        if run.num_files is None:
+            return None
+        return cls(**{field: getattr(run, column) for field, column in zip(cls.model_fields, FILE_TEST_COLUMNS, strict=True)})
 
 
 class RunOut(BaseModel):
@@ -63,6 +87,24 @@ class RunOut(BaseModel):
     raw_line: str
     results: dict[str, ResultOut]
 
+    @classmethod
+    def from_run(cls, run: Run) -> Self:
+        """A stored run in the API's JSON shape (docs: api-contract.md, "A run as JSON"); pages show the same."""
+        extra = {"document": run.document} if "document" in cls.model_fields else {}
+        return cls(
+            id=run.id,
+            upload_id=run.upload_id,
+            # SQLite gives back naive datetimes; every run was stored in UTC.
+            created_at=run.created_at if run.created_at.tzinfo else run.created_at.replace(tzinfo=UTC),
+            **{column: getattr(run, column) for column in RUN_LINE_COLUMNS},
+            file_test=FileTestOut.from_run(run),
+            label=run.label,
+            tags={tag.key: tag.value for tag in run.tags},
+            raw_line=run.raw_line,
+            results={test: ResultOut.from_run(run, test) for test in TESTS},
+            **extra,
+        )
+
 
 class RunDetailOut(RunOut):
     document: Any = None
@@ -83,12 +125,14 @@ class UploadOut(BaseModel):
     upload_id: int
     created: list[int]
     duplicates: list[int]
-    errors: list[LineErrorOut]
+    errors: list[LineErrorOut] = Field(description="the first 100 invalid lines (with partial=true)")
+    error_count: int = Field(description="how many lines are invalid in all")
 
 
 class ErrorOut(BaseModel):
     detail: str
-    errors: list[LineErrorOut] | None = None
+    errors: list[LineErrorOut] | None = Field(None, description="an invalid upload's first 100 invalid lines")
+    error_count: int | None = Field(None, description="how many lines of an invalid upload are invalid in all")
 
 
 class JsonUpload(BaseModel):

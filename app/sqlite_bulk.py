@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import re
 
-from sqlalchemy.orm import Session
-
 from app.parsing import TESTS
 
 FIELD_COUNT = 50
@@ -81,7 +79,7 @@ def _numbered(expression: str) -> str:
     return _CELL_NAME.sub(lambda m: _PARAMS[m[1] or m[2]], expression)
 
 
-_INSERT_RUN = (
+INSERT_RUN = (
     f"INSERT INTO run ({', '.join(COLUMN_SQL)}) VALUES ({', '.join(_numbered(e) for e in COLUMN_SQL.values())})"
     " ON CONFLICT (line_hash) DO NOTHING"
 )
@@ -91,12 +89,3 @@ def row(run_id: int, line_hash: bytes, raw_line: str, upload: tuple) -> tuple:
     """A line's 57 parameters; `upload` is (upload_id, created_at, label, document) as the driver
     takes them: created_at and document already in the form SQLAlchemy stores in SQLite."""
     return (run_id, line_hash, raw_line, *raw_line.split(","), *upload)
-
-
-def insert(session: Session, rows: list[tuple]) -> None:
-    """Insert row() rows as runs (a line already stored is skipped)."""
-    cursor = session.connection().connection.driver_connection.cursor()
-    try:
-        cursor.executemany(_INSERT_RUN, rows)
-    finally:
-        cursor.close()

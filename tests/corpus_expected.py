@@ -24,6 +24,9 @@ Notes on the less obvious lines:
   file_chunk_size); the 4th is always empty (spec 3.3-1).
 * 1.98 lines never record the I/O chunk size (io_chunk_bytes None); seek_count and
   seek_procs come from fields 7 and 8 and are empty with -s 0.
+* review-lines.csv:1 is a 48-field 1.96 "-s 0" line (spec 3.1, 3.3-3, 7.4): 14 empty
+  fields after the seed 12345, so num_files is at index 19; the seed is never empty,
+  so it cannot be the 47-field layout with a machine named "fslab3,1".
 * seed-lines.csv:2 is CSV format 1.93c written by bonnie++ 1.94, with an I/O
   chunk of "1m" (1048576 bytes).
 """
@@ -70,6 +73,7 @@ EXPECTED = {}
 B200 = "bonnie200-sample.csv"
 PUB = "public-sample.csv"
 SEED = "seed-lines.csv"
+REVIEW = "review-lines.csv"
 
 # ---------------------------------------------------------------- bonnie200-sample.csv
 # 1: -s 512M (default tests)
@@ -644,4 +648,22 @@ EXPECTED[(SEED, 2)] = _run("jr4s", "1.93c", "1.94", 1, "1247278563", 98304, 1048
     ("ran_create", OK, 12145, 39,      21744),
     ("ran_stat",   TF, None, None,     10),
     ("ran_del",    OK, 5352, 31,       39535),
+])
+
+# ---------------------------------------------------------------- review-lines.csv
+# 1: 1.96 "-s 0", 48 fields (issue #8): fields 5..18 empty, num_files 60 at index 19.
+EXPECTED[(REVIEW, 1)] = _run("fslab3", "1.96", "1.96", 1, "12345", None, None, None, None,
+                             _ft(60, max_size=32, min_size=32), [
+    ("putc",       NR, None, None,     None),
+    ("put_block",  NR, None, None,     None),
+    ("rewrite",    NR, None, None,     None),
+    ("getc",       NR, None, None,     None),
+    ("get_block",  NR, None, None,     None),
+    ("seeks",      NR, None, None,     None),
+    ("seq_create", OK, 1702, 14,       3_874_000),
+    ("seq_stat",   OK, 2025, 12,       6_645_000),
+    ("seq_del",    OK, 1332, 4,        8_659_000),
+    ("ran_create", OK, 1873, 16,       505_000),
+    ("ran_stat",   OK, 2047, 13,       7_257_000),
+    ("ran_del",    OK, 1266, 3,        9_627_000),
 ])

@@ -85,6 +85,7 @@ def test_one_bad_line_is_422_and_nothing_is_stored(client):
     assert response.json() == {
         "detail": "1 of 3 lines is invalid; nothing was stored",
         "errors": [{"line": 4, "field": "getc", "error": "getc is 'x', not a whole number"}],
+        "error_count": 1,
     }
     assert client.get("/api/runs").json()["total"] == 0
 

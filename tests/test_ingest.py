@@ -8,6 +8,7 @@ from app.errors import InvalidUpload
 from app.ingest import ingest
 from app.models import Tag, Upload, run_table
 from app.parsing import iter_parse
+from app.secrets_scrub import scrub_command_line, scrub_document
 from tests.test_parsing import LINE_103, LINE_197, LINE_198, with_field
 
 
@@ -68,3 +69,55 @@ def test_writer_after_a_read_in_the_same_session_does_not_hit_a_locked_database(
         outcome = ingest(session=reader, items=iter_parse(LINE_198), source="api")
         reader.commit()
         assert len(outcome.created) == 1
+
+
+def test_the_first_100_errors_are_reported_and_all_are_counted(client):
+    """Issue #8: the API, its 422 and the upload page list 100 errors and say how many there are."""
+    text = f"{LINE_198}\n" + "junk\n" * 250
+    partial = client.post("/api/runs", content=text, params={"partial": "true"}, headers={"Content-Type": "text/csv"}).json()
+    assert partial["error_count"] == 250 and [e["line"] for e in partial["errors"]] == list(range(2, 102))
+    refused = client.post("/api/runs", content=text, headers={"Content-Type": "text/csv"})
+    assert refused.status_code == 422
+    assert refused.json()["detail"] == "250 of 251 lines are invalid; nothing was stored"
+    assert refused.json()["error_count"] == 250 and len(refused.json()["errors"]) == 100
+    page = client.post("/upload", data={"lines": text}, headers={"HX-Request": "true"})
+    assert page.status_code == 422 and "The first 100 of 250 errors" in page.text and page.text.count("<tr>") == 101
+    page = client.post("/upload", data={"lines": text.replace(LINE_198, LINE_103), "partial": "true"}, headers={"HX-Request": "true"})
+    assert "1 run created, 0 duplicates, 250 invalid lines skipped" in page.text and "The first 100 of 250 errors" in page.text
+
+
+def test_a_run_has_at_most_50_tags(client):
+    run_id = client.post("/api/runs", content=LINE_198).json()["created"][0]
+    fifty = {f"key{i}": "v" for i in range(50)}
+    assert client.patch(f"/api/runs/{run_id}", json={"tags": fifty}).json()["tags"] == fifty
+    response = client.patch(f"/api/runs/{run_id}", json={"tags": {**fifty, "one": "more"}})
+    assert response.status_code == 400 and "at most 50 tags" in response.json()["detail"]
+    assert client.get(f"/api/runs/{run_id}").json()["tags"] == fifty
+    upload = client.post("/api/runs", json={"csv": LINE_103, "tags": {**fifty, "one": "more"}})
+    assert upload.status_code == 400 and "at most 50 tags" in upload.json()["detail"]
+
+
+def test_edits_and_deletes_of_a_missing_run_are_404(client):
+    assert client.patch("/api/runs/77", json={"label": "x"}).status_code == 404
+    assert client.delete("/api/runs/77").status_code == 404
+    run_id = client.post("/api/runs", content=LINE_198, params={"tag": "a=1"}).json()["created"][0]
+    assert client.patch(f"/api/runs/{run_id}", json={"label": "new"}).json()["tags"] == {"a": "1"}
+    assert client.delete(f"/api/runs/{run_id}").status_code == 204
+    assert client.patch(f"/api/runs/{run_id}", json={"tags": {"b": "2"}}).status_code == 404
+
+
+def test_a_token_in_a_posted_runner_document_is_not_stored(client):
+    """Issue #8: runners before the fix post their argv, --token SECRET included."""
+    secret = "tok-9f8e7d6c5b4a"
+    document = {"schema": "bonnieboard-runner/1", "command_line": ["bonnieboard-runner", "-d", "/tmp", "--token", secret, f"--token={secret}"]}
+    run_id = client.post("/api/runs", json={"csv": LINE_198, "document": document}).json()["created"][0]
+    stored = client.get(f"/api/runs/{run_id}").json()["document"]
+    assert stored["command_line"] == ["bonnieboard-runner", "-d", "/tmp", "--token", "***", "--token=***"]
+    assert secret not in client.get(f"/runs/{run_id}").text and secret not in client.get("/api/runs").text
+
+
+def test_scrubbing_leaves_documents_without_a_token_alone():
+    document = {"command_line": ["r", "--token-file", "/etc/token", "-m", "host"], "system": {}}
+    assert scrub_document(document) is document
+    assert scrub_document(None) is None and scrub_document({"a": 1}) == {"a": 1}
+    assert scrub_command_line("r --tok abc --tag x=y") == "r --tok *** --tag x=y"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.parsing import TESTS, parse_bytes, parse_line, parse_text
+from app.parsing import TESTS, CheckedLine, LineError, iter_parse, iter_parse_bytes, parse_bytes, parse_line, parse_text
 from tests.conftest import CORPUS_DIR
 from tests.corpus_expected import EXPECTED
 
@@ -143,6 +143,19 @@ def test_47_field_line_with_a_comma_in_the_name():
     assert run.results[6].value == 1702
 
 
+SHORT_196 = "1.96,1.96,NAME,1,1374655110,,,,,,,,,,,,,,60,32,32,,,1702,14,2025,12,1332,4,1873,16,2047,13,1266,3,,,,,,,3874ms,6645ms,8659ms,505ms,7257ms,9627ms"
+FULL_196 = SHORT_196.replace(",,,,,,,,,,,,,,60,", ",,,,,,,,,,,,,,,60,")
+
+
+@pytest.mark.parametrize("name", ["fslab3", "fs,lab3", "a,b,c", ""])
+def test_196_no_io_lines_of_47_and_48_fields_keep_name_concurrency_and_seed(name):
+    """§3.3-3, §7.4: the 47-field layout has 13 empty fields after the (never empty) seed, the 48-field one 14."""
+    for line in (SHORT_196.replace("NAME", name), FULL_196.replace("NAME", name)):
+        run = parse_line(line, 1)
+        assert (run.machine, run.concurrency, run.seed) == (name, 1, "1374655110"), line
+        assert run.file_size_mib is None and run.file_test.num_files == 60 and run.results[6].value == 1702
+
+
 # ---- encodings (§1.1-§1.3) ----
 
 
@@ -200,6 +213,56 @@ def test_bom_before_a_data_line_is_not_part_of_it():
     assert run.raw_line == LINE_198 and run.format_version == "1.98"
 
 
+@pytest.mark.parametrize("where", ["line start", "name", "name end", "seed"])
+def test_bom_anywhere_but_the_start_of_the_input_is_an_error_naming_the_line(where):
+    line = {
+        "line start": "\ufeff" + LINE_198,
+        "name": LINE_198.replace(",vm,", ",v\ufeffm,"),
+        "name end": LINE_198.replace(",vm,", ",vm\ufeff,"),
+        "seed": LINE_198.replace(",1795352513,", ",\ufeff1795352513,"),
+    }[where]
+    text = f"{LINE_103}\n{line}\n"
+    for items in (
+        list(iter_parse(text)),
+        list(iter_parse(text, defer_plain=True)),  # the SQLite path's check, too
+        list(iter_parse_bytes(text.encode())),
+        list(iter_parse_bytes(b"\xef\xbb\xbf" + text.encode(), defer_plain=True)),
+    ):
+        assert len(items) == 2 and not isinstance(items[0], LineError)
+        assert isinstance(items[1], LineError) and items[1].line == 2 and "byte order mark" in items[1].error
+
+
+def test_only_one_bom_is_skipped():
+    result = parse_text("\ufeff\ufeff" + LINE_198)
+    assert result.runs == [] and result.errors[0].line == 1
+
+
+def test_plain_line_check_takes_only_ascii_digits():
+    assert isinstance(next(iter_parse(LINE_198, defer_plain=True)), CheckedLine)
+    arabic = LINE_198.replace(",1,1795352513,512M,", ",\u0663,1795352513,\u0665\u0661\u0662M,").replace("869", "\u0668\u0666\u0669")
+    (item,) = iter_parse(arabic, defer_plain=True)
+    assert isinstance(item, LineError) and item.field == "concurrency"
+
+
+@pytest.mark.parametrize(
+    ("index", "cell", "field"),
+    [(5, "\u0665\u0661\u0662M", "file_size"), (19, "\u0662\u0666\u0662.3", "seeks"), (38, "\u0661\u0661us", "putc_latency")],
+)
+def test_non_ascii_digits_are_not_numbers(index, cell, field):
+    item = parse_line(with_field(LINE_198, index, cell), 1)
+    assert isinstance(item, LineError) and item.field == field, item
+
+
+def test_a_format_version_with_non_ascii_digits_is_not_one():
+    # "١.98" is no version: the line is read as 1.03 (§7.3) and refused there.
+    assert isinstance(parse_line(with_field(LINE_198, 0, "\u0661.98"), 1), LineError)
+
+
+def test_103_non_ascii_digits_in_sizes_are_not_numbers():
+    assert parse_line(with_field(LINE_103, 1, "\u0661G"), 1).field == "file_size"
+    assert parse_line(with_field(LINE_103, 14, "\u0661\u0666"), 1).field == "num_files"
+
+
 # ---- errors name the line and the field ----
 
 
@@ -223,7 +286,8 @@ def error_of(line, line_no=3):
         (with_field(LINE_198, 9, "-5"), "putc", "negative"),
         (with_field(LINE_198, 9, "9" * 16), "putc", "too large"),
         (with_field(LINE_198, 10, ""), "putc_cpu", "putc_cpu is empty but putc is '869'"),
-        (with_field(LINE_198, 19, "12,5"), None, None),  # an extra field is read as a comma in the name
+        # §7.4: an extra field is read as a comma in the name ("vm,1"), so the seed lands in concurrency.
+        (with_field(LINE_198, 19, "12,5"), "concurrency", "'1795352513': too large"),
         (with_field(LINE_198, 0, "1.92b"), "format_version", "unsupported CSV format '1.92b'"),
         (with_field(LINE_198, 0, "2.01"), "format_version", "unsupported CSV format '2.01'"),
         (with_field(LINE_198, 5, ""), "putc", "file_size is empty"),
@@ -234,16 +298,11 @@ def error_of(line, line_no=3):
         (with_field(LINE_103, 1, "2T"), "file_size", "not a size"),
         (with_field(LINE_103, 14, "16:abc"), "num_files", "file-test spec"),
         (with_field(LINE_103, 12, "fast"), "seeks", "seeks per second"),
-        (LINE_198 + ",", None, None),
+        (LINE_198 + ",", "concurrency", "'1795352513': too large"),  # §7.8: an error, not a guess
         (LINE_198.replace("vm", "v\x00m"), None, "NUL"),
     ],
 )
 def test_malformed_lines_name_line_and_field(line, field, words):
-    item = parse_line(line, 3)
-    if words is None:
-        # Not an error by itself: the extra field belongs to the machine name, so the line parses
-        # or fails on a later column; either way, never an exception.
-        return
     got_field, message = error_of(line)
     assert got_field == field
     assert words in message

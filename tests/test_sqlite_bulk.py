@@ -7,6 +7,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.db import make_engine
+from app.errors import InvalidUpload
 from app.ingest import ingest
 from app.migrate import upgrade
 from app.models import run_table
@@ -30,10 +31,16 @@ def two_databases(tmp_path_factory):
 
 
 def stored_both_ways(engines, text):
+    """Each path's stored rows, or its errors as (line, field) when it refuses the upload."""
     rows = []
     for engine, defer_plain in zip(engines, (True, False), strict=True):
         with Session(engine) as session:
-            outcome = ingest(session=session, items=iter_parse(text, defer_plain=defer_plain), source="test")
+            try:
+                outcome = ingest(session=session, items=iter_parse(text, defer_plain=defer_plain), source="test")
+            except InvalidUpload as exc:
+                session.rollback()
+                rows.append([(e.line, e.field) for e in exc.errors])
+                continue
             session.commit()
             ids = outcome.created + outcome.duplicates
             found = session.execute(select(*COMPARED).where(run_table.c.id.in_(ids)).order_by(run_table.c.id))
@@ -90,3 +97,33 @@ def test_any_plain_line_stores_the_same_either_way(two_databases, line):
     assert PLAIN_198.fullmatch(line), line
     by_sqlite, by_python = stored_both_ways(two_databases, line)
     assert by_sqlite == by_python
+
+
+# Characters str.isdigit() or a regex's \\d takes for digits, and other Unicode: only ASCII digits are numbers.
+NOT_ASCII_DIGITS = st.one_of(
+    st.characters(whitelist_categories=("Nd", "No", "Nl"), blacklist_characters="0123456789"),
+    st.sampled_from("\u0663\u06f5\u0968\uff13\u00b2\u2155\u2167\U0001d7d8\ufeff\u00a0\u200b"),
+    st.characters(blacklist_characters=',\n\r"\\', blacklist_categories=("Cs",)),
+)
+
+
+@st.composite
+def plain_lines_with_unicode(draw):
+    """A plain 1.98 line, some of whose ASCII digits (and places next to them) hold other characters."""
+    line = draw(plain_198_lines())
+    places = [i for i, char in enumerate(line) if char.isdigit()]
+    if not places:
+        return line
+    chars = list(line)
+    for at in draw(st.lists(st.sampled_from(places), min_size=1, max_size=3, unique=True)):
+        new = draw(NOT_ASCII_DIGITS)
+        chars[at] = draw(st.sampled_from([new, chars[at] + new, new + chars[at]]))
+    return "".join(chars)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plain_lines_with_unicode())
+def test_unicode_in_place_of_digits_has_the_same_outcome_either_way(two_databases, line):
+    """Issue #8: the plain-line check once took "٣" for a digit, and SQLite stored it as 0."""
+    by_sqlite, by_python = stored_both_ways(two_databases, line)
+    assert by_sqlite == by_python, line

@@ -14,8 +14,8 @@ from app.db import SessionDep
 from app.figures import figures_of
 from app.models import MAX_ID
 from app.request_body import check_filter_text, check_label, check_tag, parse_tag_params, read_upload
-from app.routes.storing import store_upload
-from app.schemas import LABEL_PARAM_SCHEMA, TAG_PARAM_SCHEMA, CompareOut, ErrorOut, RunDetailOut, RunList, RunPatch, UploadOut
+from app.storing import store_upload
+from app.schemas import LABEL_PARAM_SCHEMA, TAG_PARAM_SCHEMA, CompareOut, ErrorOut, RunDetailOut, RunList, RunOut, RunPatch, UploadOut
 
 router = APIRouter(prefix="/api", tags=["runs"])
 
@@ -94,7 +94,7 @@ def get_runs(
 ):
     """Stored runs, newest first."""
     total, runs = queries.list_runs(session=session, run_filter=run_filter, limit=limit, offset=offset)
-    return {"total": total, "items": [queries.run_as_dict(run) for run in runs]}
+    return RunList(total=total, items=[RunOut.from_run(run) for run in runs])
 
 
 @router.get("/runs/export.csv", response_class=Response, responses=ERRORS)
@@ -106,7 +106,7 @@ def export_runs(session: SessionDep, run_filter: FilterDep):
 
 @router.get("/runs/{run_id:int}", response_model=RunDetailOut, responses=ERRORS)
 def get_run(run_id: RunId, session: SessionDep):
-    return queries.run_as_dict(queries.get_run(session=session, run_id=run_id), with_document=True)
+    return RunDetailOut.from_run(queries.get_run(session=session, run_id=run_id))
 
 
 @router.patch("/runs/{run_id:int}", response_model=RunDetailOut, responses=ERRORS)
@@ -118,7 +118,7 @@ def patch_run(run_id: RunId, patch: RunPatch, session: SessionDep):
         check_tag(key, value)
     run = queries.update_run(session=session, run_id=run_id, changes=changes)
     session.commit()
-    return queries.run_as_dict(run, with_document=True)
+    return RunDetailOut.from_run(run)
 
 
 @router.delete("/runs/{run_id:int}", status_code=204, responses=ERRORS)

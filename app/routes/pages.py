@@ -15,7 +15,8 @@ from app.errors import BadRequest, InvalidUpload
 from app.models import MAX_ID
 from app.parsing import TESTS, TOO_FAST, UNITS
 from app.request_body import MAX_TAG_CHARS, check_filename, check_filter_text, check_label, check_tag, parse_tag_params, read_body
-from app.routes.storing import store_upload
+from app.schemas import RunDetailOut, RunOut
+from app.storing import store_upload
 from app.templating import is_htmx, render
 
 router = APIRouter(include_in_schema=False)
@@ -56,7 +57,7 @@ def runs_page(
     run_filter = queries.RunFilter(machine=machine or None, tags=tags, format_version=format or None)
     total, runs = (0, []) if filter_error else queries.list_runs(session=session, run_filter=run_filter, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
     context = {
-        "runs": [queries.run_as_dict(run) for run in runs],
+        "runs": [RunOut.from_run(run) for run in runs],
         "total": total,
         "page": page,
         "pages": max(1, -(-total // PAGE_SIZE)),
@@ -130,14 +131,14 @@ RECENT_RUNS = 30
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 def run_page(run_id: Annotated[int, Path(ge=1, le=MAX_ID)], request: Request, session: SessionDep, page_auth: PageAuthDep):
     run = queries.get_run(session=session, run_id=run_id)
-    return render(request, "run_detail.html", _run_context(queries.run_as_dict(run, with_document=True), page_auth))
+    return render(request, "run_detail.html", _run_context(RunDetailOut.from_run(run), page_auth))
 
 
-def _run_context(run: dict, page_auth, **extra) -> dict:
-    document = run.get("document")
+def _run_context(run: RunDetailOut, page_auth, **extra) -> dict:
+    document = run.document
     this_line = None
     if isinstance(document, dict) and isinstance(document.get("runs"), list):
-        this_line = next((r for r in document["runs"] if isinstance(r, dict) and r.get("csv") == run["raw_line"]), None)
+        this_line = next((r for r in document["runs"] if isinstance(r, dict) and r.get("csv") == run.raw_line), None)
     context = {"run": run, "tests": TESTS, "auth": page_auth, "document_run": this_line, "form": None, "message": None, "error": None}
     return context | extra
 
@@ -176,9 +177,9 @@ async def run_tags_submit(run_id: Annotated[int, Path(ge=1, le=MAX_ID)], request
         session.commit()
         if not wants_partial(request):
             return RedirectResponse(f"/runs/{run_id}", status_code=303)
-        context = _run_context(queries.run_as_dict(run), page_auth, message="Saved.")
+        context = _run_context(RunDetailOut.from_run(run), page_auth, message="Saved.")
         return render(request, "_run_tags.html", context)
-    run_data = queries.run_as_dict(queries.get_run(session=session, run_id=run_id), with_document=True)
+    run_data = RunDetailOut.from_run(queries.get_run(session=session, run_id=run_id))
     typed = {"label": label, "rows": [(str(k), str(v)) for k, v in zip(keys, values, strict=False) if str(k).strip() or str(v).strip()]}
     context = _run_context(run_data, page_auth, form=typed, error=error)
     return render(request, "_run_tags.html" if wants_partial(request) else "run_detail.html", context, status_code=422)
@@ -216,10 +217,10 @@ async def upload_submit(request: Request, session: SessionDep, page_auth: PageAu
             label=check_label(str(form.get("label") or "")),
             tags=tags,
         )
-        context.update(outcome=outcome, errors=outcome.errors)
+        context.update(outcome=outcome, errors=outcome.errors, error_count=outcome.error_count)
     except InvalidUpload as exc:
         session.rollback()
-        context.update(detail=exc.detail, errors=exc.errors)
+        context.update(detail=exc.detail, errors=exc.errors, error_count=exc.error_count)
         status_code = 422
     template = "_upload_result.html" if is_htmx(request) else "upload.html"
     return render(request, template, context, status_code=status_code)

@@ -1,0 +1,223 @@
+"""Writers: how an upload's runs get into the `run` table, one class per way (issue #9).
+
+Design note
+-----------
+app.ingest decides *what* is stored (which lines, once each, in line order, all or nothing); a
+writer decides *how*. Every writer has the same small interface, RunWriter:
+
+* `defer_plain`: whether add() takes parsing.CheckedLine items, plain format-1.98 lines the parser
+  only checked (iter_parse(defer_plain=True)); a writer that says False gets ParsedRun items only.
+* `add(item, digest)`: one line to store, given in line order, each distinct line once.
+* `discard()`: the upload has failed; drop what is pending (the caller rolls the transaction back).
+* `finish()`: insert what is pending and say which line hashes got which run id: the runs this
+  upload created, and the runs that already held the other lines (the duplicates).
+
+Two writers exist:
+
+* SqliteWriter: this transaction holds SQLite's write lock (app.db.begin_write), so it numbers the
+  runs itself, in line order, and inserts two kinds of rows: ParsedRun values converted in Python
+  (CPython binds None slowly, so they travel as a sentinel that NULLIF turns back), and CheckedLine
+  cells that SQLite converts (app.sqlite_bulk). No other writer can run meanwhile, so looking the
+  ids up afterwards is safe. Issue #13's compiled bulk path is to replace the CheckedLine half:
+  a writer whose add() takes CheckedLine keeps this interface.
+* PostgresWriter: ParsedRun values; runs are numbered by the sequence. One statement per batch
+  inserts and names the existing run of each duplicate (ON CONFLICT DO UPDATE ... RETURNING), so
+  a run deleted between an insert and a second lookup can no longer make the upload fail (issue #8);
+  the update locks that run until this upload commits.
+
+The row a writer stores is ROW_COLUMNS, built by run_values() from app.columns' names.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from itertools import chain
+from operator import attrgetter
+from typing import Any, Protocol
+
+from sqlalchemy import func, select, text
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.orm import Session
+
+from app import sqlite_bulk
+from app.columns import FILE_TEST_COLUMNS, RESULT_COLUMNS, RUN_LINE_COLUMNS
+from app.models import run_table
+from app.parsing import CheckedLine, ParsedRun
+
+BATCH_ROWS = 2000  # rows per executemany: memory stays flat however long the upload
+# SQLite allows 32766 bound parameters per statement; PostgreSQL 65535.
+LOOKUP_CHUNK = 900
+
+# The run columns a writer fills, in the order run_values() gives them.
+ROW_COLUMNS: tuple[str, ...] = (
+    "upload_id", "created_at", "line_hash", "raw_line", *RUN_LINE_COLUMNS, *FILE_TEST_COLUMNS, "label", "document",
+    *RESULT_COLUMNS,
+)  # fmt: skip
+_line_values = attrgetter(*RUN_LINE_COLUMNS)  # ParsedRun's attributes are named as the columns
+_NO_FILE_TEST = (None,) * len(FILE_TEST_COLUMNS)
+
+
+def run_values(run: ParsedRun, digest: bytes, head: tuple, tail: tuple) -> tuple:
+    """One row for ROW_COLUMNS: head = (upload_id, created_at), tail = (label, document)."""
+    # A Result's fields are app.columns.RESULT_PARTS, in that order; results come in TESTS order.
+    return (
+        *head, digest, run.raw_line, *_line_values(run), *(run.file_test or _NO_FILE_TEST), *tail,
+        *chain.from_iterable(run.results),
+    )  # fmt: skip
+
+
+class RunWriter(Protocol):
+    defer_plain: bool
+
+    def add(self, item: ParsedRun | CheckedLine, digest: bytes) -> None: ...
+
+    def discard(self) -> None: ...
+
+    def finish(self) -> tuple[dict[bytes, int], dict[bytes, int]]:
+        """(created, existing): line hash -> run id, for every hash given to add()."""
+        ...
+
+
+def writer_class(session: Session) -> type[SqliteWriter | PostgresWriter]:
+    """The writer for the session's database; made with (session, upload_id, created_at, label, document)."""
+    return SqliteWriter if session.get_bind().dialect.name == "sqlite" else PostgresWriter
+
+
+class SqliteWriter:
+    defer_plain = True
+
+    def __init__(self, session: Session, upload_id: int, created_at: datetime, label: str | None, document: Any):
+        self.session = session
+        self.upload_id = upload_id
+        dialect = session.get_bind().dialect
+        # These rows bypass SQLAlchemy's types, so store what they would have stored.
+        created_at_text = run_table.c.created_at.type.dialect_impl(dialect).bind_processor(dialect)(created_at)
+        document_text = (
+            None
+            if document is None
+            else run_table.c.document.type.dialect_impl(dialect).bind_processor(dialect)(document)
+        )
+        self.head, self.tail = (upload_id, created_at_text), (label, document_text)
+        self.upload = (*self.head, *self.tail)  # upload_id, created_at, label, document: sqlite_bulk.row()'s
+        self.next_id = _next_sqlite_run_id(session)
+        self.parsed: list[tuple] = []
+        self.checked: list[tuple] = []
+        self.digests: list[bytes] = []
+
+    def add(self, item: ParsedRun | CheckedLine, digest: bytes) -> None:
+        run_id = self.next_id
+        self.next_id += 1
+        self.digests.append(digest)
+        if isinstance(item, CheckedLine):
+            self.checked.append(sqlite_bulk.row(run_id, digest, item.raw_line, self.upload))
+        else:
+            row = (run_id, *run_values(item, digest, self.head, self.tail))
+            self.parsed.append(tuple(map(_NULL_TO_SENTINEL.get, row, row)))
+        if len(self.parsed) >= BATCH_ROWS or len(self.checked) >= BATCH_ROWS:
+            self._flush()
+
+    def discard(self) -> None:
+        self.parsed.clear()
+        self.checked.clear()
+
+    def finish(self) -> tuple[dict[bytes, int], dict[bytes, int]]:
+        self._flush()
+        created = dict(
+            self.session.execute(
+                select(run_table.c.line_hash, run_table.c.id).where(run_table.c.upload_id == self.upload_id)
+            ).all()
+        )
+        # Safe as a second statement: this transaction holds the write lock, so nobody deletes these runs meanwhile.
+        existing = _ids_by_hash(self.session, [digest for digest in self.digests if digest not in created])
+        return created, existing
+
+    def _flush(self) -> None:
+        cursor = self.session.connection().connection.driver_connection.cursor()
+        try:
+            if self.parsed:
+                cursor.executemany(_SQLITE_INSERT, self.parsed)
+            if self.checked:
+                cursor.executemany(sqlite_bulk.INSERT_RUN, self.checked)
+        finally:
+            cursor.close()
+        self.discard()
+
+
+def _next_sqlite_run_id(session: Session) -> int:
+    """Above every id the run table has ever given (AUTOINCREMENT's sqlite_sequence), not just the
+    largest one left: a deleted run's id is never reused."""
+    highest = session.execute(
+        text(
+            "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'run'), 0), coalesce((SELECT max(id) FROM run), 0))"
+        )
+    ).scalar_one()
+    return highest + 1
+
+
+# CPython's sqlite3 binds None through its slow adaptation path (a third of a microsecond each,
+# and a row has about twenty); an integer is bound directly. So missing values travel as the
+# integer -1, which NULLIF turns back into NULL: no stored number is negative (the parser refuses
+# them) and no text or blob compares equal to an integer.
+_SQLITE_NULL = -1
+_SQLITE_INSERT = (
+    f"INSERT INTO run (id, {', '.join(ROW_COLUMNS)}) VALUES (?, {', '.join(f'NULLIF(?, {_SQLITE_NULL})' for _ in ROW_COLUMNS)})"
+    " ON CONFLICT (line_hash) DO NOTHING"
+)
+_NULL_TO_SENTINEL = {None: _SQLITE_NULL}
+
+
+def _ids_by_hash(session: Session, digests: list[bytes]) -> dict[bytes, int]:
+    found: dict[bytes, int] = {}
+    for start in range(0, len(digests), LOOKUP_CHUNK):
+        chunk = digests[start : start + LOOKUP_CHUNK]
+        found.update(
+            session.execute(select(run_table.c.line_hash, run_table.c.id).where(run_table.c.line_hash.in_(chunk))).all()
+        )
+    return found
+
+
+_PG_INGEST_LOCK = 0x626F6E6E6965  # "bonnie": any constant no other code locks
+
+# The no-op update makes PostgreSQL return the existing row of a duplicate, and lock it.
+_pg_insert = postgresql.insert(run_table)
+_PG_INSERT = _pg_insert.on_conflict_do_update(
+    index_elements=["line_hash"], set_={"line_hash": _pg_insert.excluded.line_hash}
+).returning(run_table.c.line_hash, run_table.c.id, run_table.c.upload_id)
+
+
+class PostgresWriter:
+    defer_plain = False
+
+    def __init__(self, session: Session, upload_id: int, created_at: datetime, label: str | None, document: Any):
+        self.session = session
+        self.upload_id = upload_id
+        self.head, self.tail = (upload_id, created_at), (label, document)
+        self.rows: list[dict[str, Any]] = []
+        self.created: dict[bytes, int] = {}
+        self.existing: dict[bytes, int] = {}
+
+    def add(self, item: ParsedRun | CheckedLine, digest: bytes) -> None:
+        if not isinstance(item, ParsedRun):
+            raise TypeError("PostgresWriter takes parsed lines: parse with defer_plain=False")
+        self.rows.append(dict(zip(ROW_COLUMNS, run_values(item, digest, self.head, self.tail), strict=True)))
+        if len(self.rows) >= BATCH_ROWS:
+            self._flush()
+
+    def discard(self) -> None:
+        self.rows.clear()
+
+    def finish(self) -> tuple[dict[bytes, int], dict[bytes, int]]:
+        self._flush()
+        return self.created, self.existing
+
+    def _flush(self) -> None:
+        if not self.rows:
+            return
+        # Two uploads sharing lines in different orders would each wait in ON CONFLICT for a row the
+        # other inserted: a deadlock, and one of them a 500 (issue #5). Run inserts take turns under one
+        # transaction-scoped advisory lock, as SQLite's single writer does; parsing up to the first
+        # batch still runs in parallel. Taking it again in the same transaction is free.
+        self.session.execute(select(func.pg_advisory_xact_lock(_PG_INGEST_LOCK)))
+        for digest, run_id, upload_id in self.session.execute(_PG_INSERT, self.rows):
+            (self.created if upload_id == self.upload_id else self.existing)[digest] = run_id
+        self.rows.clear()

@@ -1,0 +1,45 @@
+"""One definition of a run's columns (issue #9): app/columns.py. Everything that lists them derives from it."""
+
+from dataclasses import fields
+
+from app import sqlite_bulk
+from app.columns import FILE_TEST_COLUMNS, RESULT_COLUMNS, RESULT_PARTS, RUN_LINE_COLUMNS, result_column
+from app.models import run_table
+from app.parsing import TESTS, ParsedRun, Result, parse_line
+from app.run_writers import ROW_COLUMNS, run_values
+from app.schemas import FileTestOut, ResultOut, RunOut
+from tests.test_parsing import LINE_198
+
+
+def test_result_columns_are_tests_times_result_parts_in_order():
+    assert RESULT_PARTS == Result._fields == ("status", "value", "cpu_pct", "latency_us")
+    assert RESULT_COLUMNS[:4] == ("putc_status", "putc_value", "putc_cpu_pct", "putc_latency_us")
+    assert len(RESULT_COLUMNS) == len(TESTS) * len(RESULT_PARTS) == len(set(RESULT_COLUMNS))
+    assert tuple(c.name for c in run_table.c if c.name.endswith(RESULT_PARTS)) == RESULT_COLUMNS
+
+
+def test_every_writer_fills_every_column_by_name():
+    assert set(ROW_COLUMNS) == {c.name for c in run_table.c} - {"id"} and len(ROW_COLUMNS) == len(set(ROW_COLUMNS))
+    assert set(sqlite_bulk.COLUMN_SQL) == {"id", *ROW_COLUMNS}
+    assert set(RUN_LINE_COLUMNS) <= {f.name for f in fields(ParsedRun)}
+
+
+def test_run_values_put_each_value_under_its_column():
+    run = parse_line(LINE_198, 1)
+    row = dict(zip(ROW_COLUMNS, run_values(run, b"h" * 16, (7, "now"), ("label", None)), strict=True))
+    assert (row["upload_id"], row["created_at"], row["line_hash"], row["label"], row["document"]) == (
+        7,
+        "now",
+        b"h" * 16,
+        "label",
+        None,
+    )
+    assert (row["machine"], row["seek_count"], row["num_files"], row["file_num_dirs"]) == ("vm", 8192, 16, None)
+    for test, result in zip(TESTS, run.results, strict=True):
+        assert tuple(row[result_column(test, part)] for part in RESULT_PARTS) == result
+
+
+def test_the_api_shape_derives_from_the_same_names():
+    assert set(ResultOut.model_fields) == {*RESULT_PARTS, "unit"}
+    assert set(RUN_LINE_COLUMNS) <= set(RunOut.model_fields)
+    assert len(FileTestOut.model_fields) == len(FILE_TEST_COLUMNS)

@@ -1,0 +1,60 @@
+"""Server memory for the largest uploads allowed (issue #8): a real server's peak RSS stays under 300 MB for
+32 MiB of junk, whose answer lists the first 100 errors and counts them all, and for 32 MiB of valid lines."""
+
+import httpx
+import pytest
+
+from tests.live_server import live_server
+from tests.test_concurrency import distinct_lines
+
+MAX_PEAK_RSS_BYTES = 300 * 1024 * 1024
+UPLOAD_BYTES = 32 * 1024 * 1024  # the default BONNIEBOARD_MAX_UPLOAD_BYTES
+# One-field lines, two million of them. (Shorter lines only take longer: once errors are counted
+# rather than kept, memory does not grow with their number; kept, these took gigabytes.)
+JUNK_LINE = b"not a bonnie++ line\n"[:16]
+
+
+def peak_rss_bytes(pid: int) -> int:
+    """The process's high-water mark of resident memory (VmHWM), from Linux's /proc."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError(f"no VmHWM for process {pid}")
+
+
+def post(url: str, body: bytes, **params: str) -> httpx.Response:
+    return httpx.post(f"{url}/api/runs", content=body, params=params, headers={"Content-Type": "text/csv"}, timeout=600)
+
+
+@pytest.mark.databases("sqlite")
+def test_32_mib_uploads_keep_server_memory_under_300_mb(database_url):
+    junk = (JUNK_LINE[:-1] + b"\n") * (UPLOAD_BYTES // len(JUNK_LINE))
+    lines = distinct_lines("memory", UPLOAD_BYTES // 300)
+    valid = "\n".join(lines).encode()[:UPLOAD_BYTES]
+    valid = valid[: valid.rindex(b"\n")]
+    with live_server(database_url) as server:
+        idle = peak_rss_bytes(server.process.pid)
+        junk_response = post(server.url, junk)
+        after_junk = peak_rss_bytes(server.process.pid)
+        partial_response = post(server.url, junk[:1_000_000] + b"\n" + valid[:100_000], partial="true")
+        valid_response = post(server.url, valid, tag=["fs=xfs", "disk=nvme0"])
+        peak = peak_rss_bytes(server.process.pid)
+    print(
+        f"server peak RSS: idle {idle / 2**20:.0f} MiB, after junk {after_junk / 2**20:.0f} MiB, after valid {peak / 2**20:.0f} MiB"
+    )
+
+    assert junk_response.status_code == 422, junk_response.text[:300]
+    body = junk_response.json()
+    count = UPLOAD_BYTES // len(JUNK_LINE)
+    assert body["detail"] == f"all {count} lines are invalid; nothing was stored"
+    assert body["error_count"] == count and [e["line"] for e in body["errors"]] == list(range(1, 101))
+    assert len(junk_response.content) < 50_000
+
+    assert partial_response.status_code == 201, partial_response.text[:300]
+    partial = partial_response.json()
+    assert partial["error_count"] == 1_000_000 // len(JUNK_LINE) and len(partial["errors"]) == 100
+    assert valid_response.status_code == 201, valid_response.text[:300]
+    assert len(valid_response.json()["created"]) + len(valid_response.json()["duplicates"]) == valid.count(b"\n") + 1
+
+    assert after_junk < MAX_PEAK_RSS_BYTES and peak < MAX_PEAK_RSS_BYTES, (idle, after_junk, peak)
