@@ -364,7 +364,13 @@ def _is_short_no_io_line(fields: list[str]) -> bool:
     num_files_at = count - 29
     if seed_at < 4:
         return False
-    return fields[seed_at] != "" and fields[num_files_at] != "" and all(cell == "" for cell in fields[seed_at + 1:num_files_at])
+    # With exactly 47 fields (no comma in the name) no 48-field reading exists, so an empty seed (a line
+    # rebuilt from a text report, which never shows the seed: §8) is still the short layout.
+    seed_known = fields[seed_at] != "" or count == _SHORT_NO_IO_FIELDS
+    return seed_known and fields[num_files_at] != "" and all(cell == "" for cell in fields[seed_at + 1:num_files_at])
+
+
+_SHORT_NO_IO_FIELDS = 47
 
 
 def _parse_size_9x(cell: str) -> int | None:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.parsing import TESTS, CheckedLine, LineError, iter_parse, iter_parse_bytes, parse_bytes, parse_line, parse_text
+from app.parsing import TESTS, CheckedLine, LineError, ParsedRun, iter_parse, iter_parse_bytes, parse_bytes, parse_line, parse_text
 from tests.conftest import CORPUS_DIR
 from tests.corpus_expected import EXPECTED
 
@@ -340,3 +340,13 @@ def test_long_comment_and_header_lines_are_held_to_the_limit():
     result = parse_text("#" + "x" * 5000 + "\n" + "name,file_size," + "y" * 5000 + "\n" + LINE_103)
     assert [(e.line, e.field) for e in result.errors] == [(1, None), (2, None)]
     assert [r.line_no for r in result.runs] == [3]
+
+
+def test_a_47_field_line_with_no_seed_is_the_short_no_io_layout():
+    # What the text-report converter writes for a 1.94 `-s 0` report (the report never shows the seed):
+    # exactly 47 fields, so no 48-field reading exists (§3.3-3, §8).
+    line = "1.93c,1.94,jr4s,1,," + ",".join([""] * 13) + ",16,,,,," + ",".join(["11262", "48"] * 6) + ",,,,,,,1us,2us,3us,4us,5us,6us"
+    assert len(line.split(",")) == 47
+    run = parse_line(line, 1)
+    assert isinstance(run, ParsedRun), run
+    assert (run.machine, run.seed, run.file_size_mib, run.file_test.num_files) == ("jr4s", None, None, 16)
