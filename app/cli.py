@@ -17,7 +17,7 @@ from app.errors import AppError, InvalidUpload
 from app.ingest import ingest_bytes
 from app.migrate import upgrade
 from app.models import run_table
-from app.request_body import check_label, parse_tag_params
+from app.validation import check_label, parse_tag_params
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,5 @@
 """create_app(): the FastAPI application, its routers, static files, error handlers, who may do what
-(app.auth, wired router-wide) and the security headers of every response."""
+(app.deps, wired router-wide), the security headers of every response and a new browser's session cookie."""
 
 from urllib.parse import quote
 
@@ -8,11 +8,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app import auth
+from app import auth, deps
+from app.config import get_settings
 from app.errors import AppError, InvalidUpload
 from app.paths import STATIC_DIR
 from app.routes import api, login, pages
@@ -58,6 +60,31 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+class SessionCookies:
+    """Sets the session cookie that app.deps made for a browser that had none (it holds the CSRF
+    token the page's forms carry) on whatever response the request gets, errors included."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+
+        async def send_with_cookie(message: Message) -> None:
+            cookie = state.get("session_cookie")
+            if message["type"] == "http.response.start" and cookie is not None:
+                headers = list(message.get("headers", []))
+                if not any(name.lower() == b"set-cookie" for name, _ in headers):
+                    headers.append(auth.session_cookie_header(cookie, get_settings(), https=scope.get("scheme") == "https"))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_cookie)
+
+
 def _wants_json(request: Request) -> bool:
     return request.url.path.startswith("/api") or request.url.path == "/openapi.json"
 
@@ -78,6 +105,18 @@ async def _server_error(request: Request, exc: Exception):
     if _wants_json(request):
         return JSONResponse({"detail": "internal server error"}, status_code=500)
     return PlainTextResponse("Internal Server Error", status_code=500)
+
+
+# PostgreSQL's SQLSTATE for a statement stopped by statement_timeout (or a cancel request).
+QUERY_CANCELED = "57014"
+
+
+async def _database_error(request: Request, exc: OperationalError):
+    if getattr(exc.orig, "sqlstate", None) == QUERY_CANCELED:
+        limit = get_settings().read_timeout_s
+        detail = f"the database stopped this read after {limit:g} s (BONNIEBOARD_READ_TIMEOUT_S): ask for fewer runs or filters"
+        return _error_response(request, 503, detail)
+    return await _server_error(request, exc)
 
 
 async def _app_error(request: Request, exc: AppError):
@@ -152,13 +191,15 @@ def create_app() -> FastAPI:
     app.openapi = _openapi(app)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.add_api_route("/docs", _swagger_ui, methods=["GET"], include_in_schema=False, response_class=HTMLResponse)
-    app.include_router(api.router, dependencies=[Depends(auth.api_access)])
-    app.include_router(pages.router, dependencies=[Depends(auth.page_access)])
+    app.include_router(api.router, dependencies=[Depends(deps.api_access)])
+    app.include_router(pages.router, dependencies=[Depends(deps.page_access)])
     app.include_router(login.router)
     app.add_exception_handler(AppError, _app_error)
+    app.add_exception_handler(OperationalError, _database_error)
     app.add_exception_handler(Exception, _server_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_middleware(SessionCookies)
     app.add_middleware(SecurityHeaders)
     return app
 
