@@ -1,5 +1,7 @@
 """HTML pages: full page or htmx partial, escaping, upload form, error pages."""
 
+import re
+
 from tests.page_forms import post_form
 from tests.test_api import post_csv
 from tests.test_parsing import LINE_103, LINE_198, with_field
@@ -73,3 +75,15 @@ def test_pasting_more_than_a_megabyte_of_lines_works(client):
     result = post_form(client, "/upload", {"lines": lines}, headers={"HX-Request": "true"})
     assert result.status_code == 201, result.text[:300]
     assert "6000 runs created" in result.text
+
+
+def test_asset_urls_are_paths_that_no_host_header_can_steer(client):
+    run_id = post_csv(client, LINE_198).json()["created"][0]
+    pages = ("/", f"/runs/{run_id}", "/upload", "/login", "/docs", f"/compare?runs={run_id}", "/runs/999999")
+    for url in pages:
+        html = client.get(url, headers={"Host": "evil.example:666", "X-Forwarded-Host": "evil.example"}).text
+        assets = re.findall(r'<(?:script|link)\b[^>]*\b(?:src|href)="([^"]*)"', html)
+        assert assets, url
+        # Root-relative: an HTTPS page behind a proxy loads them over HTTPS from itself.
+        assert all(asset.startswith("/") and not asset.startswith("//") for asset in assets), (url, assets)
+        assert any(asset.startswith("/static/") for asset in assets) and "evil" not in " ".join(assets), (url, assets)
