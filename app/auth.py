@@ -78,9 +78,7 @@ def token_name(*, session: Session, settings: Settings, digest: bytes) -> str | 
     """The name of the live token whose secret hashes to `digest`, or None."""
     if settings.api_token is not None and hmac.compare_digest(digest, secret_sha256(settings.api_token)):
         return ENV_TOKEN_NAME
-    return session.scalar(
-        select(ApiToken.name).where(ApiToken.secret_sha256 == digest, ApiToken.revoked_at.is_(None))
-    )
+    return session.scalar(select(ApiToken.name).where(ApiToken.secret_sha256 == digest, ApiToken.revoked_at.is_(None)))
 
 
 def create_token(*, session: Session, name: str) -> str:
@@ -149,10 +147,10 @@ def new_session_cookie(login_id: str | None = None) -> SessionCookie:
 
 def set_session_cookie(response: Response, cookie: SessionCookie, settings: Settings, *, https: bool) -> None:
     data = {"c": cookie.csrf_token} | ({"l": cookie.login_id} if cookie.login_id else {})
+    value = _serializer(settings).dumps(data)
     response.set_cookie(
-        SESSION_COOKIE, _serializer(settings).dumps(data), max_age=SESSION_MAX_AGE_S, path="/", httponly=True,
-        samesite="strict", secure=https,
-    )  # fmt: skip
+        SESSION_COOKIE, value, max_age=SESSION_MAX_AGE_S, path="/", httponly=True, samesite="strict", secure=https
+    )
 
 
 def session_cookie_header(cookie: SessionCookie, settings: Settings, *, https: bool) -> tuple[bytes, bytes]:

@@ -78,9 +78,9 @@ def _api_check(request: Request, credentials: HTTPAuthorizationCredentials | Non
         if not write:
             # Reads also accept the browser's session, so pages' scripts can read what the page shows.
             cookie = auth.read_session_cookie(request.cookies, settings)
-            if cookie and cookie.login_id:
-                if auth.login_token_name(session=session, settings=settings, login_id=cookie.login_id):
-                    return
+            login_id = cookie.login_id if cookie else None
+            if login_id and auth.login_token_name(session=session, settings=settings, login_id=login_id):
+                return
     what = "writes" if write else "reads"
     raise Unauthorized(f"this bonnieboard needs 'Authorization: Bearer <token>' for {what}")
 
@@ -108,7 +108,9 @@ def _page_auth(request: Request) -> auth.PageAuth:
         name = None
         if in_use and cookie.login_id:
             name = auth.login_token_name(session=session, settings=settings, login_id=cookie.login_id)
-    return auth.PageAuth(tokens_in_use=in_use, csrf_token=cookie.csrf_token, signed_in_as=name, login_id=cookie.login_id)
+    return auth.PageAuth(
+        tokens_in_use=in_use, csrf_token=cookie.csrf_token, signed_in_as=name, login_id=cookie.login_id
+    )
 
 
 async def page_auth(request: Request) -> auth.PageAuth:
@@ -160,7 +162,9 @@ def csrf_form(limits: FormLimits) -> Callable[..., AsyncIterator[FormData]]:
 
 def run_filter(
     machine: str | None = None,
-    tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], Query(description="KEY=VALUE; repeatable (at most 20), all must match")] = [],  # noqa: B006
+    tag: Annotated[
+        list[Annotated[str, TAG_PARAM_SCHEMA]], Query(description="KEY=VALUE; repeatable (at most 20), all must match")
+    ] = [],  # noqa: B006
     format: str | None = None,  # noqa: A002 - the contract's name
     upload: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
 ) -> queries.RunFilter:

@@ -98,7 +98,11 @@ async def read_form(request: Request, limits: FormLimits) -> FormData:
         try:
             if kind == "multipart/form-data":
                 parser: MultiPartParser | FormParser = MultiPartParser(
-                    request.headers, chunks, max_files=limits.max_files, max_fields=limits.max_fields, max_part_size=max_bytes
+                    request.headers,
+                    chunks,
+                    max_files=limits.max_files,
+                    max_fields=limits.max_fields,
+                    max_part_size=max_bytes,
                 )
             else:
                 parser = FormParser(request.headers, chunks, max_fields=limits.max_fields, max_part_size=max_bytes)

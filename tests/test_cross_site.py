@@ -80,7 +80,9 @@ def test_another_origin_cannot_write_to_an_open_board(board, attacker_site, brow
         before = state(board)
 
         pages = {
-            "upload.html": auto_post_form(f"{board}/upload", {"lines": LINE_197, "csrf_token": "guess"}, multipart=True),
+            "upload.html": auto_post_form(
+                f"{board}/upload", {"lines": LINE_197, "csrf_token": "guess"}, multipart=True
+            ),
             "tags.html": auto_post_form(f"{board}/runs/{run_id}/tags", {"label": "pwned", "key": "", "value": ""}),
             "api.html": auto_post_form(f"{board}/api/runs", {"x": LINE_103}),
         }
