@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated
@@ -26,17 +28,49 @@ from app.validation import check_filter_text, parse_tag_filters
 # ==== The database session ====
 
 
+def _is_postgresql_read(request: Request, session: Session) -> bool:
+    return request.method in auth.READ_METHODS and session.get_bind().dialect.name == "postgresql"
+
+
 def get_session(request: Request) -> Iterator[Session]:
     """The request's session. A read on PostgreSQL is stopped after BONNIEBOARD_READ_TIMEOUT_S
     (statement_timeout, for this transaction only), however many filters it was given."""
     with get_sessionmaker()() as session:
-        if request.method in auth.READ_METHODS and session.get_bind().dialect.name == "postgresql":
+        if _is_postgresql_read(request, session):
             timeout_ms = max(1, round(get_settings().read_timeout_s * 1000))
             session.execute(text("SELECT set_config('statement_timeout', :ms, true)"), {"ms": str(timeout_ms)})
         yield session
 
 
-SessionDep = Annotated[Session, Depends(get_session)]
+async def request_session(
+    request: Request, session: Annotated[Session, Depends(get_session)]
+) -> AsyncIterator[Session]:
+    """get_session's session; a PostgreSQL read is also cancelled as soon as its client goes away."""
+    if not _is_postgresql_read(request, session):
+        yield session
+        return
+    # get_session's set_config holds the connection: its cancel stops whatever the read is running.
+    dbapi_connection = session.connection().connection.dbapi_connection
+
+    async def cancel_when_the_client_leaves() -> None:
+        # A GET's body is empty: the next message after it is http.disconnect, when the client leaves.
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+        await asyncio.to_thread(dbapi_connection.cancel)
+
+    watcher = asyncio.create_task(cancel_when_the_client_leaves())
+    try:
+        yield session
+    finally:
+        # Before get_session hands the connection back to the pool, where a cancel would hit another request.
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+
+
+# Closed as soon as the route has made its response, before it is sent: after that, uvicorn answers
+# every receive() with http.disconnect, and the connection is back in the pool.
+SessionDep = Annotated[Session, Depends(request_session, scope="function")]
 
 
 @contextmanager

@@ -56,9 +56,11 @@ def test_a_postgresql_read_stops_at_the_read_timeout(client, database_url, monke
         assert waited_s < 10  # the lock is held until the end of this block: only the timeout ended the wait
         page = client.get("/")
         assert page.status_code == 503 and "text/html" in page.headers["content-type"]
-        waiting = locker.execute(text(
-            "select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'"
-        )).scalar()  # fmt: skip
+        waiting = locker.execute(
+            text(
+                "select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'"
+            )
+        ).scalar()
         assert waiting == 0
         locker.rollback()
     engine.dispose()
@@ -123,3 +125,33 @@ def test_slow_headers_and_bodies_do_not_hold_a_connection(database_url):
         with socket.create_connection(address) as sock:
             sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             assert _closed_within(sock, 6)[1].startswith(b"HTTP/1.1 200")
+
+
+@pytest.mark.databases("postgresql")
+def test_a_postgresql_read_stops_when_its_client_leaves(database_url):
+    """The read timeout is long; the read is stuck behind a lock; the client hangs up: the query goes."""
+    engine = create_engine(database_url, poolclass=NullPool)
+
+    def waiting(connection) -> int:
+        connection.execute(text("select pg_stat_clear_snapshot()"))  # else the same answer all transaction long
+        return connection.execute(
+            text(
+                "select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'"
+            )
+        ).scalar()
+
+    with live_server(database_url, env={"BONNIEBOARD_READ_TIMEOUT_S": "120"}) as server, engine.connect() as locker:
+        locker.execute(text("LOCK TABLE run IN ACCESS EXCLUSIVE MODE"))
+        host, port = server.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port))) as sock:
+            sock.sendall(b"GET /api/runs HTTP/1.1\r\nHost: x\r\n\r\n")
+            deadline = time.monotonic() + 20
+            while waiting(locker) == 0:  # the read has reached the lock
+                assert time.monotonic() < deadline, server.log()
+                time.sleep(0.05)
+        left = time.monotonic()
+        while waiting(locker) != 0:
+            assert time.monotonic() - left < 10, "the read went on after its client left"
+            time.sleep(0.05)
+        locker.rollback()
+    engine.dispose()
