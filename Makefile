@@ -9,7 +9,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 
 RUN_DEBS := gcc make libcurl4-openssl-dev
-TEST_DEBS := $(RUN_DEBS) bonnie++ strace chromium postgresql sqlite3
+TEST_DEBS := $(RUN_DEBS) bonnie++ strace chromium postgresql sqlite3 e2fsprogs btrfs-progs
 
 .PHONY: run test serve migrate runner samples debs-run debs-test clean
 

@@ -1,26 +1,31 @@
 """Comparison charts: runs -> the numbers every chart draws, absolute or relative to a baseline.
 
-Pure: no database, no HTTP. The one place chart data and units are computed: `compare()` is the
-body of GET /api/compare (docs: api-contract.md), and the /compare page draws exactly that, with
-`compare_view()` adding what a person needs to read it (legend names, titles, display units, notes)
-and `heat_table()` the table under the charts.
+Pure: no database, no HTTP, no CSS. `compare()` is the body of GET /api/compare (README, "Compare
+configurations"): per chart the runs' own figures (`series`, the original contract) and, per
+configuration (app/grouping.py) and test, the statistics of its runs and the verdict against the
+baseline configuration (app/stats.py), with hints (app/hints.py), warnings (app/comparability.py)
+and a summary (app/summary.py). The /compare page draws exactly that; `compare_view()` adds what a
+person needs to read it (names, titles, display units from app/units.py, notes) and `heat_table()`
+the table under the charts, as data: the template picks the classes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app import comparability, stats, summary
+from app.comparison_request import ABSOLUTE, MODES, RELATIVE, parse_mode
 from app.errors import BadRequest
-from app.models import MAX_ID
+from app.figures import RunFigures
+from app.grouping import DEFAULT, Configuration, Grouping, group_runs
+from app.hints import CPU_BOUND_PCT, GENERAL_TEXT, PER_CHAR_TESTS, SPREAD_CV_PCT, WORST_LATENCY, result_hints
 from app.parsing import FILE_TESTS, NOT_RUN, OK, TESTS, TOO_FAST, UNITS, Result
-from app.units import KIB_PER_MIB, US_PER_MS, US_PER_S, format_latency, format_rate
+from app.summary import percent
+from app.units import UNIT_STEPS, display_unit, format_latency, format_rate
 
-ABSOLUTE, RELATIVE = "absolute", "relative"
-MODES = (ABSOLUTE, RELATIVE)
-# A chart with hundreds of bars per test reads as noise, and the page must stay fast (issue #3).
-MAX_RUNS = 100
+__all__ = ["ABSOLUTE", "MODES", "RELATIVE", "RunFigures", "compare", "compare_view", "heat_table"]
 
 NO_LATENCY = "no_latency"
 BASELINE_ZERO = "baseline_zero"
@@ -42,7 +47,9 @@ class ChartSpec:
 CHARTS = (
     ChartSpec("block_io", "Block I/O", TESTS[:5], "KiB/s", True, VALUE),
     ChartSpec("seeks", "Random seeks", ("seeks",), "seeks/s", True, VALUE),
-    ChartSpec("metadata", "File create and delete", ("seq_create", "seq_del", "ran_create", "ran_del"), "files/s", True, VALUE),
+    ChartSpec(
+        "metadata", "File create and delete", ("seq_create", "seq_del", "ran_create", "ran_del"), "files/s", True, VALUE
+    ),
     ChartSpec("metadata_stat", "File stat", ("seq_stat", "ran_stat"), "files/s", True, VALUE),
     ChartSpec("latency", "Latency", TESTS, "µs", False, LATENCY),
     ChartSpec("cpu", "%CPU", TESTS, "%CPU", False, CPU),
@@ -67,68 +74,9 @@ STATUS_TEXT = {
     BASELINE_ZERO: "no comparison: the baseline's value is 0",
 }
 TOO_FAST_EXPLANATION = "bonnie++ prints +++++ when a test took under 0.5 s: too fast to measure, not zero."
-TOO_FAST_HINT = dict.fromkeys(TESTS[:6], "a larger -s (file size)") | dict.fromkeys(FILE_TESTS, "a larger -n (number of files)")
-
-# Display units: the largest unit not above a value. Data stays in the stored unit (KiB/s, µs);
-# the page divides only in tick labels and tooltips, so the page and /api/compare agree.
-UNIT_STEPS = {
-    "KiB/s": [[1, "KiB/s"], [KIB_PER_MIB, "MiB/s"], [KIB_PER_MIB * KIB_PER_MIB, "GiB/s"]],
-    "µs": [[1, "µs"], [US_PER_MS, "ms"], [US_PER_S, "s"]],
-}
-
-
-@dataclass(frozen=True, slots=True)
-class RunFigures:
-    """What a comparison needs of a run; `results` holds twelve Results in TESTS order."""
-
-    id: int
-    machine: str
-    label: str | None
-    tags: dict[str, str]
-    format_version: str
-    bonnie_version: str | None
-    results: tuple[Result, ...]
-
-
-_RESULT_STARTS = range(5, 5 + 4 * len(TESTS), 4)
-
-
-def figures_of(row: Any, tags: dict[str, str]) -> RunFigures:
-    """A run as queries.runs_to_compare() reads it (a row of queries.COMPARE_COLUMNS) and its tags."""
-    cells = tuple(row)
-    make = Result._make
-    return RunFigures(cells[0], cells[1], cells[2], tags, cells[3], cells[4], tuple([make(cells[at:at + 4]) for at in _RESULT_STARTS]))
-
-
-def parse_run_ids(values: Iterable[str]) -> list[int]:
-    """`runs=1,2,3` (and/or repeated `run=` values) -> ids in order, each once."""
-    ids: list[int] = []
-    for value in values:
-        for part in value.replace(" ", ",").split(","):
-            if not part:
-                continue
-            if not (part.isdigit() and part.isascii()) or len(part) > 18 or int(part) > MAX_ID:
-                raise BadRequest(f"runs must be run ids separated by commas, like 1,2,3; {part[:30]!r} is not an id")
-            run_id = int(part)
-            if run_id not in ids:
-                ids.append(run_id)
-    if len(ids) > MAX_RUNS:
-        raise BadRequest(f"at most {MAX_RUNS} runs can be compared at once; {len(ids)} were asked for")
-    return ids
-
-
-def check_request(run_ids: Sequence[int], mode: str, baseline: int | None) -> int | None:
-    """Validate a comparison request; return the baseline to use (the first run in relative mode)."""
-    if not run_ids:
-        raise BadRequest("no runs to compare: give their ids as runs=1,2,3")
-    if mode not in MODES:
-        raise BadRequest(f"mode must be 'absolute' or 'relative', not {mode[:30]!r}")
-    if baseline is not None and baseline not in run_ids:
-        raise BadRequest(f"baseline {baseline} is not one of the runs compared")
-    if mode == RELATIVE and baseline is None:
-        return run_ids[0]
-    return baseline
-
+TOO_FAST_HINT = dict.fromkeys(TESTS[:6], "a larger -s (file size)") | dict.fromkeys(
+    FILE_TESTS, "a larger -n (number of files)"
+)
 
 # ==== The numbers (GET /api/compare) ====
 
@@ -145,6 +93,43 @@ def chart_cells(results: tuple[Result, ...], indexes: list[int], measure: str) -
 
 
 TEST_INDEXES = {spec.key: [TESTS.index(test) for test in spec.tests] for spec in CHARTS}
+ALL_TESTS = list(range(len(TESTS)))
+MEASURES = (VALUE, CPU, LATENCY)
+
+
+def _series(runs: Sequence[RunFigures], base_run: RunFigures | None) -> dict[str, list[dict[str, Any]]]:
+    """Per chart, one series per run: its values and statuses (relative to base_run's when given,
+    which then has no series). Each run's 36 cells are worked out once, then cut per chart."""
+    if base_run is not None:
+        base_cells = {measure: chart_cells(base_run.results, ALL_TESTS, measure) for measure in MEASURES}
+        reasons = {m: [baseline_reason(s, v) for s, v in zip(*base_cells[m], strict=True)] for m in MEASURES}
+    by_chart: dict[str, list[dict[str, Any]]] = {spec.key: [] for spec in CHARTS}
+    for run in runs:
+        if run is base_run:
+            continue
+        cells = {}
+        for measure in MEASURES:
+            statuses, values = chart_cells(run.results, ALL_TESTS, measure)
+            if base_run is not None:
+                why, base_values = reasons[measure], base_cells[measure][1]
+                # (run / baseline - 1) * 100 rounded to one decimal (+ 0.0 turns a rounded -0.0 into 0.0),
+                # null with the reason when either side has no value or the baseline's is 0.
+                values = [
+                    round((v / b - 1) * 100, 1) + 0.0 if s == OK and v is not None and reason is None else None
+                    for s, v, b, reason in zip(statuses, values, base_values, why, strict=True)
+                ]
+                statuses = [s if s != OK else reason or OK for s, reason in zip(statuses, why, strict=True)]
+            cells[measure] = (statuses, values)
+        for spec in CHARTS:
+            statuses, values = cells[spec.measure]
+            if spec.measure != VALUE:  # the latency and %CPU charts hold all twelve tests
+                by_chart[spec.key].append({"run": run.id, "values": values, "status": statuses})
+            else:
+                indexes = TEST_INDEXES[spec.key]
+                by_chart[spec.key].append(
+                    {"run": run.id, "values": [values[i] for i in indexes], "status": [statuses[i] for i in indexes]}
+                )
+    return by_chart
 
 
 def baseline_reason(status: str, value: Any) -> str | None:
@@ -154,58 +139,234 @@ def baseline_reason(status: str, value: Any) -> str | None:
     return BASELINE_ZERO if value == 0 else None
 
 
-def percent_of(value: float, base_value: float) -> float:
-    """(run / baseline - 1) * 100 rounded to one decimal; + 0.0 turns a rounded -0.0 into 0.0."""
-    return round((value / base_value - 1) * 100, 1) + 0.0
+def check_request(run_ids: Sequence[int], mode: str, baseline: int | None) -> int | None:
+    """Validate a comparison of `run_ids`; return the baseline to use (the first run in relative mode)."""
+    if not run_ids:
+        raise BadRequest("no runs to compare: give their ids as runs=1,2,3")
+    parse_mode(mode)
+    if baseline is not None and baseline not in run_ids:
+        raise BadRequest(f"baseline {baseline} is not one of the runs compared")
+    if mode == RELATIVE and baseline is None:
+        return run_ids[0]
+    return baseline
 
 
-def relative_cell(run_cell: tuple[str, Any], baseline_cell: tuple[str, Any]) -> tuple[str, float | None]:
-    """A run's (status, value) relative to the baseline's: a percentage, or None and the reason
-    (the run's own status first, then the baseline's as "baseline_" + status, or "baseline_zero")."""
-    status, value = run_cell
-    if status != OK or value is None:
-        return status, None
-    reason = baseline_reason(*baseline_cell)
-    return (reason, None) if reason else (OK, percent_of(value, baseline_cell[1]))
-
-
-def compare(runs: Sequence[RunFigures], *, mode: str = ABSOLUTE, baseline: int | None = None) -> dict[str, Any]:
+def compare(
+    runs: Sequence[RunFigures], *, mode: str = ABSOLUTE, baseline: int | None = None, grouping: Grouping = DEFAULT
+) -> dict[str, Any]:
     """The body of GET /api/compare for `runs` (in the order asked)."""
     baseline = check_request([run.id for run in runs], mode, baseline)
     base_run = next((run for run in runs if run.id == baseline), None)
     relative = mode == RELATIVE
+    configurations = group_runs(runs, grouping)
+    base_config = next((c for c in configurations if base_run in c.runs), configurations[0])
+    samples = {config.id: _samples(config) for config in configurations}
+    facts = {config.id: _facts(config) for config in configurations}
+    base_samples = samples[base_config.id]
+    all_series = _series(runs, base_run if relative else None)
     charts = []
     for spec in CHARTS:
         indexes = TEST_INDEXES[spec.key]
-        series = []
-        if relative:
-            base_statuses, base_values = chart_cells(base_run.results, indexes, spec.measure)
-            reasons = [baseline_reason(s, v) for s, v in zip(base_statuses, base_values, strict=True)]
-        for run in runs:
-            if relative and run.id == baseline:
-                continue
-            statuses, values = chart_cells(run.results, indexes, spec.measure)
-            if relative:
-                # relative_cell() over a whole row at once: 50 runs x 36 cells per request.
-                values = [
-                    percent_of(v, b) if s == OK and v is not None and reason is None else None
-                    for s, v, b, reason in zip(statuses, values, base_values, reasons, strict=True)
-                ]
-                statuses = [s if s != OK else reason or OK for s, reason in zip(statuses, reasons, strict=True)]
-            series.append({"run": run.id, "values": values, "status": statuses})
+        series = all_series[spec.key]
         charts.append({
             "key": spec.key,
             "unit": "%" if relative else spec.unit,
             "higher_is_better": spec.higher_is_better,
             "tests": list(spec.tests),
             "series": series,
+            "configurations": [
+                {"configuration": config.id, "tests": [
+                    _cell(spec, index, config, facts[config.id], samples[config.id][index], None if config is base_config else base_samples[index])
+                    for index in indexes
+                ]}
+                for config in configurations
+            ],
+            "hints": [WORST_LATENCY] if spec.measure == LATENCY else [],
         })  # fmt: skip
-    return {
+    data = {
         "mode": mode,
         "baseline": baseline,
         "runs": [{"id": run.id, "label": run.label or run.machine} for run in runs],
+        "group": grouping.spelling,
+        "configurations": [
+            {"id": c.id, "name": c.name, "runs": [run.id for run in c.runs], "tags": c.tags} for c in configurations
+        ],
+        "baseline_configuration": base_config.id,
         "charts": charts,
+        "warnings": comparability.warnings(runs) + _spread_warnings(charts, configurations),
+        "setup": comparability.setup_table(runs, source_of, {run.id: c.id for c in configurations for run in c.runs}),
     }
+    data["summary"] = summary.summarise(data, TEST_TITLES)
+    return data
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One configuration's figures for one test: per measure (VALUE, CPU, LATENCY) the description
+    and moments of the measured values (no +++++, no gaps), computed once; and the counts."""
+
+    stats: dict[str, tuple[stats.Description, stats.Moments | None]]
+    n_runs: int
+    n_too_fast: int
+    n_not_run: int
+
+
+def _samples(config: Configuration) -> list[Sample]:
+    """Per test (TESTS order), what the runs of `config` measured: one pass over their results."""
+    n_runs = len(config.runs)
+    describe = stats.describe_with_moments
+    samples = []
+    for results in zip(*[run.results for run in config.runs], strict=True):
+        values: list[float] = []
+        cpu: list[float] = []
+        latency: list[float] = []
+        too_fast = not_run = 0
+        for status, value, cpu_pct, latency_us in results:
+            if status == OK:
+                if value is not None:
+                    values.append(value)
+                if cpu_pct is not None:
+                    cpu.append(cpu_pct)
+            elif status == TOO_FAST:
+                too_fast += 1
+            else:
+                not_run += 1
+            if latency_us is not None:  # bonnie++ prints a latency even for a +++++ result
+                latency.append(latency_us)
+        samples.append(
+            Sample({VALUE: describe(values), CPU: describe(cpu), LATENCY: describe(latency)}, n_runs, too_fast, not_run)
+        )
+    return samples
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigFacts:
+    """What every hint of a configuration reads, gathered once per configuration."""
+
+    file_size_mib: int | None
+    ram_mib: int | None
+    format_versions: set[str]
+    has_evidence: bool
+
+
+def _facts(config: Configuration) -> ConfigFacts:
+    first = config.runs[0]
+    return ConfigFacts(
+        first.setup.file_size_mib,
+        first.setup.ram_mib,
+        {run.format_version for run in config.runs},
+        any(run.limiters for run in config.runs),
+    )
+
+
+def _cell(
+    spec: ChartSpec, index: int, config: Configuration, facts: ConfigFacts, sample: Sample, base: Sample | None
+) -> dict[str, Any]:
+    """One configuration's statistics for one test of a chart, and its verdict against the
+    baseline's (base is None for the baseline configuration itself)."""
+    measure = spec.measure
+    described, side = sample.stats[measure]
+    n = described.n
+    if measure == LATENCY:
+        n_too_fast, n_not_run = 0, sample.n_runs - n  # a +++++ test still has its latency
+        status = OK if n else NO_LATENCY
+    else:
+        n_too_fast, n_not_run = sample.n_too_fast, sample.n_not_run
+        status = OK if n else TOO_FAST if n_too_fast else NOT_RUN
+    ratio: float | None = None
+    ratio_ci95: list[float] | None = None
+    verdict: str | None = None
+    if base is not None:
+        compared = stats.ratio_between(side, base.stats[measure][1])
+        if compared.ratio is not None:
+            ratio = round(compared.ratio, 4) + 0.0
+            verdict = stats.verdict(compared.ci95, spec.higher_is_better)
+            if compared.ci95 is not None:
+                ratio_ci95 = [round(compared.ci95[0], 4) + 0.0, round(compared.ci95[1], 4) + 0.0]
+        else:
+            verdict = stats.UNKNOWN
+    test = TESTS[index]
+    rate = measure == VALUE
+    cpu_pct = sample.stats[CPU][0].mean if rate else None
+    cv_pct = described.cv_pct
+    # Most results have no hint: ask the rules only when one of them can apply.
+    hints: list[dict[str, str]] = []
+    if (
+        n_too_fast
+        or (cv_pct is not None and cv_pct > SPREAD_CV_PCT)
+        or (
+            rate
+            and (
+                (cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT)
+                or facts.ram_mib
+                or test in PER_CHAR_TESTS
+                or facts.has_evidence
+            )
+        )
+    ):
+        hints = result_hints(
+            test,
+            measures_rate=rate,
+            n_runs=sample.n_runs,
+            n_too_fast=n_too_fast,
+            cv_pct=cv_pct,
+            cpu_pct=cpu_pct,
+            file_size_mib=facts.file_size_mib,
+            ram_mib=facts.ram_mib,
+            format_versions=facts.format_versions,
+            evidence=_evidence(config, test) if rate and facts.has_evidence else None,
+        )
+    ci95 = described.ci95
+    return {
+        "test": test,
+        "status": status,
+        "n": n,
+        "n_too_fast": n_too_fast,
+        "n_not_run": n_not_run,
+        "mean": None if described.mean is None else round(described.mean, 3) + 0.0,
+        "median": None if described.median is None else round(described.median, 3) + 0.0,
+        "sd": None if described.sd is None else round(described.sd, 3) + 0.0,
+        "cv_pct": None if cv_pct is None else round(cv_pct, 2) + 0.0,
+        "ci95": None if ci95 is None else [round(ci95[0], 3) + 0.0, round(ci95[1], 3) + 0.0],
+        "ratio": ratio,
+        "ratio_ci95": ratio_ci95,
+        "verdict": verdict,
+        "hints": hints,
+    }
+
+
+def _evidence(config: Configuration, test: str) -> list[dict[str, str]] | None:
+    """The runner's limiters for `test` in the configuration's runs, each code once."""
+    found: dict[str, dict[str, str]] = {}
+    for run in config.runs:
+        limiter = run.limiters.get(test)
+        if limiter is not None:
+            found.setdefault(limiter["code"], limiter)
+    return list(found.values()) or None
+
+
+def _spread_warnings(charts: list[dict[str, Any]], configurations: list[Configuration]) -> list[dict[str, str]]:
+    """One warning naming every configuration whose runs disagree (CV above 5 %) on a rate."""
+    names = {c.id: c.name for c in configurations}
+    where: dict[int, list[str]] = {}
+    for chart, spec in zip(charts, CHARTS, strict=True):
+        if spec.measure != VALUE:
+            continue
+        for entry in chart["configurations"]:
+            for cell in entry["tests"]:
+                if cell["cv_pct"] is not None and cell["cv_pct"] > stats.SPREAD_WARNING_CV_PCT:
+                    where.setdefault(entry["configuration"], []).append(
+                        f"{TEST_TITLES[cell['test']]} {cell['cv_pct']:.1f} %"
+                    )
+    if not where:
+        return []
+    listed = "; ".join(f"{names[cid]}: {', '.join(items)}" for cid, items in where.items())
+    return [
+        {
+            "code": "high_spread",
+            "text": f"Runs of a configuration disagree (CV above {stats.SPREAD_WARNING_CV_PCT:g} %): {listed}. Run more, or find the noise.",
+        }
+    ]
 
 
 # ==== What a person needs to read them (the /compare page) ====
@@ -235,27 +396,35 @@ def source_of(run: RunFigures) -> str:
     return f"{writer} (CSV {run.format_version})"
 
 
-def display_unit(unit: str, values: Iterable[float | int | None]) -> tuple[str, int]:
-    """The unit an axis shows (and the divisor from the data's unit): the largest not above the values."""
-    steps = UNIT_STEPS.get(unit)
-    if not steps:
-        return unit, 1
-    largest = max((abs(v) for v in values if v is not None), default=0)
-    chosen = steps[0]
-    for step in steps:
-        if largest >= step[0]:
-            chosen = step
-    return chosen[1], chosen[0]
+def cell_status(cell: dict[str, Any], base: dict[str, Any] | None) -> str:
+    """Why a configuration has no bar: its own status, else (relative mode) the baseline's as
+    "baseline_" + status, or "baseline_zero"; "ok" when it has one."""
+    if cell["status"] != OK or base is None:
+        return cell["status"]
+    if base["status"] != OK:
+        return BASELINE_PREFIX + base["status"]
+    return BASELINE_ZERO if cell["ratio"] is None else OK
+
+
+def _base_cells(chart: dict[str, Any], base_id: int) -> list[dict[str, Any]]:
+    return next(e["tests"] for e in chart["configurations"] if e["configuration"] == base_id)
 
 
 def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, Any]:
-    """Names, titles, axis units and notes for the charts of `data` (what compare() returned)."""
+    """Names, titles, axis units, notes and hints for the charts of `data` (what compare() returned).
+    The page draws one bar per configuration: its mean (absolute) or its ratio to the baseline
+    configuration as a % (relative), with the 95 % CI as an error bar."""
     names = legend_names(runs)
+    config_names = {c["id"]: c["name"] for c in data["configurations"]}
     sources = list(dict.fromkeys(source_of(run) for run in runs))
     relative = data["mode"] == RELATIVE
+    base_id = data["baseline_configuration"]
     charts = []
     for spec, chart in zip(CHARTS, data["charts"], strict=True):
-        values = [v for series in chart["series"] for v in series["values"]]
+        values = [
+            v for entry in chart["configurations"] for cell in entry["tests"]
+            for v in (cell["mean"], *(cell["ci95"] or ()))
+        ]  # fmt: skip
         log = spec.measure == LATENCY and not relative
         if relative:
             unit, divisor = "%", 1
@@ -277,105 +446,144 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
             "steps": None if relative else UNIT_STEPS.get(spec.unit),
             "test_titles": [TEST_TITLES[test] for test in spec.tests],
             "hints": [TOO_FAST_HINT[test] for test in spec.tests],
-            "notes": chart_notes(chart, names),
+            "notes": chart_notes(chart, config_names, base_id if relative else None),
+            "hint_list": hint_list(chart, config_names),
         })  # fmt: skip
     return {
         "names": {str(run_id): name for run_id, name in names.items()},
+        "configuration_names": {str(cid): name for cid, name in config_names.items()},
+        # run id -> the position of its configuration: the colour of its chip, as of its bars
+        "colour_of": {str(run): index for index, c in enumerate(data["configurations"]) for run in c["runs"]},
         "charts": charts,
         "status_text": STATUS_TEXT,
+        "verdict_text": VERDICT_TEXT,
         "too_fast_explanation": TOO_FAST_EXPLANATION,
     }
 
 
-def chart_notes(chart: dict[str, Any], names: dict[int, str]) -> list[dict[str, Any]]:
+VERDICT_TEXT = {
+    "better": "better (the 95 % CI of the ratio is entirely on the better side)",
+    "worse": "worse (the 95 % CI of the ratio is entirely on the worse side)",
+    "within_noise": "within noise (~): the 95 % CI of the ratio contains no change",
+    "unknown": "unknown: a single run on a side; repeat it, e.g. bonnie++ -x 5",
+}
+
+
+def chart_notes(chart: dict[str, Any], names: dict[int, str], base_id: int | None = None) -> list[dict[str, Any]]:
     """Every reason a bar is missing, grouped by reason: [{status, text, explanation, where}], where
-    `where` lists "name: test, test" and explanation says what +++++ means and how to measure it."""
+    `where` lists "configuration: test, test" and explanation says what +++++ means and how to
+    measure it. With base_id (relative mode) the baseline configuration has no bars and others
+    miss one where the baseline has nothing to compare with."""
+    base_cells = _base_cells(chart, base_id) if base_id is not None else None
     grouped: dict[str, dict[int, list[str]]] = {}
-    for series in chart["series"]:
-        for test, status in zip(chart["tests"], series["status"], strict=True):
+    for entry in chart["configurations"]:
+        if entry["configuration"] == base_id:
+            continue
+        for index, cell in enumerate(entry["tests"]):
+            status = cell_status(cell, base_cells[index] if base_cells else None)
             if status != OK:
-                grouped.setdefault(status, {}).setdefault(series["run"], []).append(test)
+                grouped.setdefault(status, {}).setdefault(entry["configuration"], []).append(cell["test"])
     order = list(STATUS_TEXT)
     notes = []
     for status in sorted(grouped, key=lambda s: order.index(s) if s in order else len(order)):
-        by_run = grouped[status]
+        by_config = grouped[status]
         explanation = None
         if status == TOO_FAST:
-            hints = dict.fromkeys(TOO_FAST_HINT[test] for tests in by_run.values() for test in tests)
+            hints = dict.fromkeys(TOO_FAST_HINT[test] for tests in by_config.values() for test in tests)
             explanation = f"{TOO_FAST_EXPLANATION} {' or '.join(hints).capitalize()} would measure it."
         notes.append({
             "status": status,
             "text": STATUS_TEXT.get(status, status),
             "explanation": explanation,
-            "where": [f"{names[run_id]}: {', '.join(tests)}" for run_id, tests in by_run.items()],
+            "where": [f"{names[cid]}: {', '.join(tests)}" for cid, tests in by_config.items()],
         })  # fmt: skip
     return notes
 
 
-HEAT_STEPS = 6  # shades 0 (worst) .. 6 (best), as CSS classes heat-0 .. heat-6
+def hint_list(chart: dict[str, Any], names: dict[int, str]) -> list[dict[str, Any]]:
+    """The chart's hints, each code once, with where it applies: [{code, text, where}]; the text is
+    the hint's own when it is the same everywhere, else the code's general rule (hints.GENERAL_TEXT)."""
+    items: list[dict[str, Any]] = [{**h, "where": []} for h in chart["hints"]]
+    by_code: dict[str, dict[str, Any]] = {}
+    for entry in chart["configurations"]:
+        for cell in entry["tests"]:
+            for h in cell["hints"]:
+                if h["code"] == "too_fast":  # the chart's notes already say where and why
+                    continue
+                item = by_code.get(h["code"])
+                if item is None:
+                    item = by_code[h["code"]] = {**h, "where": []}
+                    items.append(item)
+                elif item["text"] != h["text"]:
+                    item["text"] = GENERAL_TEXT.get(h["code"], item["text"])
+                item["where"].append(f"{names[entry['configuration']]}: {cell['test']}")
+    return items
 
 
-def _heat(values: list[float | int | None], higher_is_better: bool) -> list[int | None]:
-    """Each value's place between the worst and the best of its column; None stays plain."""
-    present = [v for v in values if v is not None]
-    if len(present) < 2 or max(present) == min(present):
-        return [None] * len(values)
-    low, high = min(present), max(present)
-    shades = []
-    for v in values:
-        if v is None:
-            shades.append(None)
-            continue
-        share = (v - low) / (high - low)
-        shades.append(round((share if higher_is_better else 1 - share) * HEAT_STEPS))
-    return shades
+def _mean_text(test: str, measure: str, cell: dict[str, Any]) -> str:
+    if cell["mean"] is None:
+        return (
+            TOO_FAST_TEXT
+            if cell["status"] == TOO_FAST and measure == VALUE
+            else "+++"
+            if cell["status"] == TOO_FAST
+            else ""
+        )
+    if measure == LATENCY:
+        return format_latency(round(cell["mean"]))
+    if measure == CPU:
+        return f"{cell['mean']:.0f}"
+    mean = cell["mean"] if test == "seeks" else round(cell["mean"])
+    return format_rate(round(mean, 1), UNITS[test])
 
 
-def heat_table(runs: Sequence[RunFigures], *, mode: str = ABSOLUTE, baseline: int | None = None) -> dict[str, Any]:
-    """The table under the charts, in the spirit of bon_csv2html: one row per run, each test's
-    rate, %CPU and latency shaded from worst (heat-0) to best (heat-6) among the runs shown (lower
-    is better for %CPU and latency); +++++ and empty cells stay plain. In relative mode a rate also
-    has its difference from the baseline.
+VERDICT_MARK = {"better": "▲", "worse": "▼", "within_noise": "~", "unknown": "?"}
 
-    Each row's `cells` holds, per test, (css class, text, relative text) for the rate, the %CPU and
-    (when any run has latencies) the latency: ready to print, as the page prints 50 runs x 36 cells."""
-    names = legend_names(runs)
-    base_run = next((run for run in runs if run.id == baseline), None) if mode == RELATIVE else None
-    has_latency = any(r.latency_us is not None for run in runs for r in run.results)
-    shades = []
-    for index in range(len(TESTS)):
-        results = [run.results[index] for run in runs]
-        shades.append((
-            _heat([r.value if r.status == OK else None for r in results], True),
-            _heat([r.cpu_pct if r.status == OK else None for r in results], False),
-            _heat([r.latency_us for r in results], False),
-        ))  # fmt: skip
+
+def heat_table(data: dict[str, Any]) -> dict[str, Any]:
+    """The table under the charts, in the spirit of bon_csv2html: one row per configuration, each
+    test's mean rate, %CPU and latency (when any run has latencies). Each cell is a dict: `text`,
+    `relative` (the ratio to the baseline configuration as a %, with its verdict mark: ▲ better,
+    ▼ worse, ~ within noise, ? unknown), `verdict` and `status`; the template shades only cells whose
+    verdict is better or worse, so a colour always means a difference beyond the noise."""
+    by_key = {chart["key"]: chart for chart in data["charts"]}
+    base_id = data["baseline_configuration"]
+    # test -> (chart, index in it) for each measure
+    where = {
+        measure: {test: (by_key[spec.key], spec.tests.index(test)) for spec in CHARTS if spec.measure == measure for test in spec.tests}
+        for measure in (VALUE, CPU, LATENCY)
+    }  # fmt: skip
+    has_latency = any(cell["n"] for entry in by_key["latency"]["configurations"] for cell in entry["tests"])
+    measures = (VALUE, CPU, LATENCY) if has_latency else (VALUE, CPU)
     rows = []
-    for row_index, run in enumerate(runs):
+    for config in data["configurations"]:
         cells = []
-        for index, test in enumerate(TESTS):
-            result = run.results[index]
-            value_shade, cpu_shade, latency_shade = (column[row_index] for column in shades[index])
-            ok = result.status == OK
-            relative = ""
-            if ok and base_run is not None and run is not base_run:
-                base = base_run.results[index]
-                status, difference = relative_cell((OK, result.value), (base.status, base.value if base.status == OK else None))
-                relative = f"{difference:+.1f}%" if status == OK else ""
-            cells.append((
-                f"num group-start {result.status}" + _shade_class(value_shade),
-                format_rate(result.value, UNITS[test]) if ok else TOO_FAST_TEXT if result.status == TOO_FAST else "",
-                relative,
-            ))  # fmt: skip
-            cells.append(("num" + _shade_class(cpu_shade), str(result.cpu_pct) if ok and result.cpu_pct is not None else "+++" if result.status == TOO_FAST else "", ""))
-            if has_latency:
-                cells.append(("num" + _shade_class(latency_shade), format_latency(result.latency_us), ""))
-        rows.append({"id": run.id, "name": names[run.id], "baseline": run.id == baseline, "cells": cells})
-    return {"tests": list(TESTS), "has_latency": has_latency, "rows": rows}
+        for test in TESTS:
+            for measure in measures:
+                chart, index = where[measure][test]
+                entry = next(e for e in chart["configurations"] if e["configuration"] == config["id"])
+                cell = entry["tests"][index]
+                relative = ""
+                if measure == VALUE and cell["ratio"] is not None and config["id"] != base_id:
+                    relative = f"{percent(cell['ratio'])} {VERDICT_MARK[cell['verdict']]}"
+                cells.append({
+                    "measure": measure,
+                    "text": _mean_text(test, measure, cell),
+                    "relative": relative,
+                    "verdict": cell["verdict"],
+                    "status": cell["status"],
+                    "n": cell["n"],
+                })  # fmt: skip
+        rows.append(
+            {
+                "configuration": config["id"],
+                "name": config["name"],
+                "runs": config["runs"],
+                "baseline": config["id"] == base_id,
+                "cells": cells,
+            }
+        )
+    return {"tests": list(TESTS), "has_latency": has_latency, "measures": list(measures), "rows": rows}
 
 
 TOO_FAST_TEXT = "+++++"
-
-
-def _shade_class(shade: int | None) -> str:
-    return "" if shade is None else f" heat-{shade}"

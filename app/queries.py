@@ -10,8 +10,10 @@ from typing import Any
 from sqlalchemy import Select, bindparam, delete, exists, func, select
 from sqlalchemy.orm import Session
 
+from app.columns import RESULT_COLUMNS
 from app.db import begin_write
 from app.errors import NotFound
+from app.figures import DOCUMENT_TESTS, FILE_TEST_COLUMNS, IDENTITY_COLUMNS, RAM_BYTES, SETUP_COLUMNS
 from app.models import Run, Tag, run_table
 from app.parsing import TESTS, UNITS
 
@@ -132,10 +134,14 @@ def run_as_dict(run: Run, *, with_document: bool = False) -> dict[str, Any]:
 
 # ==== Comparisons (issue #3): only the columns the charts need, without the ORM, for speed ====
 
+# Selected by name: app/figures.py reads them by these names (the run's result columns from app/columns.py).
 COMPARE_COLUMNS = (
-    run_table.c.id, run_table.c.machine, run_table.c.label, run_table.c.format_version, run_table.c.bonnie_version,
-    *(run_table.c[f"{test}_{part}"] for test in TESTS for part in ("status", "value", "cpu_pct", "latency_us")),
-)  # fmt: skip
+    *(run_table.c[name] for name in (*IDENTITY_COLUMNS, *SETUP_COLUMNS, *FILE_TEST_COLUMNS)),
+    # Only the RAM of the runner's document, not the whole document (which can be large).
+    run_table.c.document["system"]["ram_bytes"].as_integer().label(RAM_BYTES),
+    run_table.c.document["tests"].label(DOCUMENT_TESTS),
+    *(run_table.c[name] for name in RESULT_COLUMNS),
+)
 
 
 # Built once: making a 53-column select costs more than SQLite takes to run it.
@@ -154,7 +160,7 @@ def runs_to_compare(*, session: Session, run_ids: list[int], missing_ok: bool = 
     """The runs asked for, as rows of COMPARE_COLUMNS, and their tags (all empty without with_tags);
     without missing_ok, NotFound names the first missing id."""
     found = {row.id: row for row in session.execute(_COMPARE_SELECT, {"run_ids": run_ids})} if run_ids else {}
-    missing = [run_id for run_id in run_ids if run_id not in found]
+    missing = [run_id for run_id in run_ids if run_id not in found]  # a dict lookup each: linear
     if missing and not missing_ok:
         raise NotFound(f"run {missing[0]} does not exist")
     tags: dict[int, dict[str, str]] = {run_id: {} for run_id in found}

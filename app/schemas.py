@@ -11,7 +11,7 @@ Status = Literal["ok", "too_fast", "not_run"]
 MAX_TAG_CHARS = 200
 MAX_LABEL_CHARS = 500
 
-# What app.request_body's check_tag and check_label accept, for the OpenAPI description. They answer
+# What app.validation's check_tag and check_label accept, for the OpenAPI description. They answer
 # 400 with their own message, so these document the rule rather than have pydantic enforce it (422).
 _NO_NUL = "^[^\\x00]*$"
 TAG_PARAM_SCHEMA = WithJsonSchema({
@@ -109,3 +109,101 @@ class RunPatch(BaseModel):
 
     label: Annotated[str | None, WithJsonSchema({"anyOf": [_LABEL, {"type": "null"}]})] = None
     tags: Annotated[dict[str, str] | None, WithJsonSchema({"anyOf": [_TAGS, {"type": "null"}]})] = None
+
+
+# ==== GET /api/compare (issue #10: configurations, statistics, verdicts) ====
+
+
+class HintOut(BaseModel):
+    code: str = Field(description="stable: cpu_bound, cached, too_fast, high_spread, per_char, worst_latency, or the runner's")
+    text: str
+
+
+class WarningOut(BaseModel):
+    code: str = Field(
+        description="stable: file_size_differs, chunk_size_differs, file_test_differs, seeks_differs, "
+        "concurrency_differs, family_differs, ram_differs, high_spread"
+    )
+    text: str
+
+
+class CompareRunOut(BaseModel):
+    id: int
+    label: str
+
+
+class SeriesOut(BaseModel):
+    run: int
+    values: list[float | None]
+    status: list[str]
+
+
+class CellStatsOut(BaseModel):
+    """One configuration's figures for one test, and (unless it is the baseline configuration) its
+    comparison with the baseline configuration's."""
+
+    test: str
+    status: str = Field(description="ok when n > 0, else too_fast, not_run or no_latency")
+    n: int = Field(description="measured values: +++++ and not-run results are not counted")
+    n_too_fast: int
+    n_not_run: int
+    mean: float | None
+    median: float | None
+    sd: float | None = Field(description="sample standard deviation; null below n = 2")
+    cv_pct: float | None = Field(description="100 * sd / mean")
+    ci95: list[float] | None = Field(description="[low, high]: 95 % CI of the mean (Student t)")
+    ratio: float | None = Field(description="mean / the baseline configuration's mean")
+    ratio_ci95: list[float] | None = Field(description="[low, high]: 95 % CI of the ratio (Welch's t on log values)")
+    verdict: Literal["better", "worse", "within_noise", "unknown"] | None = Field(
+        description="null for the baseline configuration itself"
+    )
+    hints: list[HintOut]
+
+
+class ChartConfigurationOut(BaseModel):
+    configuration: int
+    tests: list[CellStatsOut] = Field(description="in the order of the chart's tests")
+
+
+class CompareChartOut(BaseModel):
+    key: str
+    unit: str
+    higher_is_better: bool
+    tests: list[str]
+    series: list[SeriesOut] = Field(description="one per run (the baseline run has none in relative mode)")
+    configurations: list[ChartConfigurationOut]
+    hints: list[HintOut] = Field(description="hints that hold for the whole chart")
+
+
+class ConfigurationOut(BaseModel):
+    id: int
+    name: str
+    runs: list[int]
+    tags: dict[str, str] = Field(description="the tags all its runs share")
+
+
+class SetupRowOut(BaseModel):
+    run: int
+    configuration: int
+    machine: str
+    version: str
+    file_size_mib: int | None
+    file_test: str
+    io_chunk_bytes: int | None
+    seeks: str
+    concurrency: int | None
+    ram_mib: int | None
+    tags: dict[str, str]
+
+
+class CompareOut(BaseModel):
+    mode: Literal["absolute", "relative"]
+    baseline: int | None
+    runs: list[CompareRunOut]
+    group: str = Field(description="params, none, or the tag keys separated by commas")
+    configurations: list[ConfigurationOut]
+    baseline_configuration: int = Field(description="the configuration the others' ratios and verdicts are against")
+    charts: list[CompareChartOut]
+    warnings: list[WarningOut]
+    setup: list[SetupRowOut]
+    summary: str

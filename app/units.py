@@ -1,28 +1,49 @@
-"""Units for people: the one place where stored units (KiB/s, µs) become display units."""
+"""Units for people: the one place where stored units (KiB/s, µs) become display units.
+
+`UNIT_STEPS` is also what the compare page's JavaScript uses (the page passes it in its JSON), so the
+server's text and the charts' ticks and tooltips choose the same unit for the same number.
+"""
+
+from collections.abc import Iterable
 
 KIB_PER_MIB = 1024
 US_PER_MS = 1000
 US_PER_S = 1_000_000
 
+# Per stored unit: [divisor, display unit], smallest first; a value shows in the largest unit whose
+# divisor it reaches (1536 KiB/s is 1.5 MiB/s).
+UNIT_STEPS: dict[str, list[tuple[int, str]]] = {
+    "KiB/s": [(1, "KiB/s"), (KIB_PER_MIB, "MiB/s"), (KIB_PER_MIB * KIB_PER_MIB, "GiB/s")],
+    "µs": [(1, "µs"), (US_PER_MS, "ms"), (US_PER_S, "s")],
+}
+# Digits after the point per display unit in text (a rate in KiB/s is a whole number).
+_DECIMALS = {"MiB/s": 1, "GiB/s": 2, "ms": 1, "s": 2}
 
-def format_rate(value: float | int | None, unit: str) -> str:
+
+def display_unit(unit: str, values: Iterable[float | int | None]) -> tuple[str, int]:
+    """The unit an axis shows (and the divisor from the data's unit): the largest not above the values."""
+    steps = UNIT_STEPS.get(unit)
+    if not steps:
+        return unit, 1
+    largest = max((abs(v) for v in values if v is not None), default=0)
+    divisor, shown = steps[0]
+    for step_divisor, step_unit in steps:
+        if largest >= step_divisor:
+            divisor, shown = step_divisor, step_unit
+    return shown, divisor
+
+
+def _with_unit(value: float, unit: str) -> str:
+    shown, divisor = display_unit(unit, [value])
+    if divisor == 1:
+        return f"{value:g} {shown}"
+    return f"{value / divisor:.{_DECIMALS[shown]}f} {shown}"
+
+
+def format_rate(value: float | None, unit: str) -> str:
     """A rate in the largest unit that keeps it readable; KiB/s become MiB/s or GiB/s."""
-    if value is None:
-        return ""
-    if unit == "KiB/s":
-        if value >= KIB_PER_MIB * KIB_PER_MIB:
-            return f"{value / KIB_PER_MIB / KIB_PER_MIB:.2f} GiB/s"
-        if value >= KIB_PER_MIB:
-            return f"{value / KIB_PER_MIB:.1f} MiB/s"
-        return f"{value:g} KiB/s"
-    return f"{value:g} {unit}"
+    return "" if value is None else _with_unit(value, unit)
 
 
-def format_latency(latency_us: int | None) -> str:
-    if latency_us is None:
-        return ""
-    if latency_us >= US_PER_S:
-        return f"{latency_us / US_PER_S:.2f} s"
-    if latency_us >= US_PER_MS:
-        return f"{latency_us / US_PER_MS:.1f} ms"
-    return f"{latency_us} µs"
+def format_latency(latency_us: float | None) -> str:
+    return "" if latency_us is None else _with_unit(latency_us, "µs")

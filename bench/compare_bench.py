@@ -1,7 +1,9 @@
 """Compare page speed: GET /api/compare for 50 runs and the full /compare page, against the trivial
-GET /api/health of the same server in the same run, with 10,000 runs in the database (issue #3).
+GET /api/health of the same server in the same run, with 10,000 runs in the database (issue #3); and
+GET /api/compare grouped: --grouped runs (100) tagged cfg=0..9, compared with group=cfg, i.e. 10
+configurations of 10 runs each with statistics and verdicts (issue #10: within 2x of the 50-run figure).
 
-Usage: .venv/bin/python bench/compare_bench.py [--runs 10000] [--compare 50] [--duration 10] [--rounds 3]
+Usage: .venv/bin/python bench/compare_bench.py [--runs 10000] [--compare 50] [--grouped 100] [--duration 10] [--rounds 3]
 
 Loads --runs real bonnie++ lines (every line of tests/data/corpus/, cycled, each with its own machine
 name, in four uploads tagged fs=ext4|xfs and raid=5|6) into a temporary SQLite file with
@@ -94,6 +96,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=10_000)
     parser.add_argument("--compare", type=int, default=50)
+    parser.add_argument("--grouped", type=int, default=100, help="runs compared in 10 configurations (0: skip)")
     parser.add_argument("--duration", type=int, default=10, help="seconds of wrk per URL per round")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
@@ -125,6 +128,14 @@ def main() -> int:
             query = f"runs={','.join(map(str, ids))}&baseline={ids[0]}&mode=relative"
             urls = {"GET /api/health": "/api/health", f"GET /api/compare ({args.compare} runs, relative)": f"/api/compare?{query}",
                     f"GET /compare page ({args.compare} runs, relative)": f"/compare?{query}"}  # fmt: skip
+            if args.grouped:
+                # Other runs than the 50 (one step further on), tagged cfg=0..9 in turn: 10 configurations.
+                grouped = [1 + (i * step + step // 2) % args.runs for i in range(args.grouped)]
+                for i, run_id in enumerate(grouped):
+                    tags = httpx.get(f"{base_url}/api/runs/{run_id}").json()["tags"] | {"cfg": str(i % 10)}
+                    httpx.patch(f"{base_url}/api/runs/{run_id}", json={"tags": tags}).raise_for_status()
+                grouped_query = f"runs={','.join(map(str, grouped))}&baseline={grouped[0]}&mode=relative&group=cfg"
+                urls[f"GET /api/compare ({args.grouped} runs in 10 configurations, group=cfg, relative)"] = f"/api/compare?{grouped_query}"
             for path in urls.values():
                 response = httpx.get(base_url + path)
                 assert response.status_code == 200, (path, response.status_code)

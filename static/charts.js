@@ -1,9 +1,13 @@
 /* bonnieboard comparison charts.
  *
  * Reads the JSON the /compare page embeds (<script type="application/json" id="compare-data">:
- * {"compare": the body of GET /api/compare, "view": names, titles and display units from app/charts.py})
- * and draws one Chart.js bar chart per <canvas data-chart="KEY">. Each dataset's data is the API's
- * values as they are (null included); display units (MiB/s, ms) are applied only in tick and tooltip
+ * {"compare": the body of GET /api/compare, "view": names, titles and display units from app/charts.py,
+ * the unit steps from app/units.py}) and draws one Chart.js bar chart per <canvas data-chart="KEY">:
+ * one dataset per configuration (compare.configurations), whose bars are the API's means (absolute)
+ * or its ratios to the baseline configuration as a % (relative), each with its 95 % CI drawn as an
+ * error bar (a small drawing hook, bbErrorBars) and its verdict as a mark above it (bbVerdicts:
+ * ▲ better, ▼ worse, ~ within noise, ? unknown). Only better and worse bars are green or red in
+ * relative mode: noise is never coloured. Display units (MiB/s, ms) are applied only in tick and tooltip
  * text. A +++++ result (status too_fast) has no value, so no bar: it gets a hatched mark at the axis
  * instead, never a zero-height bar. Re-run after every htmx swap (htmx 4: htmx:after:swap).
  * No inline script, no eval: the page's CSP allows only this file, Chart.js and htmx.
@@ -14,6 +18,8 @@
   const OK = "ok";
   const TOO_FAST = "too_fast";
   const MARK_PX = 26; // height of a +++++ mark
+  const CAP_PX = 4; // half width of an error bar's caps
+  const VERDICT_MARK = { better: "▲", worse: "▼", within_noise: "~", unknown: "?" };
   const LEGEND_MAX_RUNS = 10; // more runs: the list above the charts is the legend
   const NARROW_PX = 520;
 
@@ -176,12 +182,86 @@
     },
   };
 
+  // Draws each bar's 95 % CI as a vertical line with caps, and its verdict mark above it; records
+  // both (chart.$bbErrorBars, chart.$bbVerdictMarks) so that a test can read what was drawn.
+  const errorBars = {
+    id: "bbErrorBars",
+    // options (plugins.bbErrorBars): relative, better and worse colours; set before the first draw.
+    afterDatasetsDraw(chart, args, options) {
+      const yScale = chart.scales.y;
+      const area = chart.chartArea;
+      const relative = options.relative;
+      const ctx = chart.ctx;
+      const bars = [];
+      const marks = [];
+      const clamp = function (y) { return Math.min(Math.max(y, area.top), area.bottom); };
+      chart.data.datasets.forEach(function (dataset, datasetIndex) {
+        if (!chart.isDatasetVisible(datasetIndex) || !dataset.bbErrors) return;
+        const meta = chart.getDatasetMeta(datasetIndex);
+        dataset.data.forEach(function (value, index) {
+          const el = meta.data[index];
+          if (value === null || !el || !isFinite(el.x)) return;
+          let top = yScale.getPixelForValue(value);
+          const error = dataset.bbErrors[index];
+          if (error) {
+            const yLow = clamp(yScale.getPixelForValue(error[0] > 0 || yScale.type !== "logarithmic" ? error[0] : yScale.min));
+            const yHigh = clamp(yScale.getPixelForValue(error[1]));
+            ctx.save();
+            ctx.strokeStyle = "#1d232a";
+            ctx.lineWidth = 1.25;
+            ctx.beginPath();
+            ctx.moveTo(el.x, yLow);
+            ctx.lineTo(el.x, yHigh);
+            const cap = Math.min(CAP_PX, Math.max(el.width / 2 - 1, 1));
+            ctx.moveTo(el.x - cap, yLow);
+            ctx.lineTo(el.x + cap, yLow);
+            ctx.moveTo(el.x - cap, yHigh);
+            ctx.lineTo(el.x + cap, yHigh);
+            ctx.stroke();
+            ctx.restore();
+            bars.push({ datasetIndex: datasetIndex, index: index, low: error[0], high: error[1], x: el.x, yLow: yLow, yHigh: yHigh });
+            top = Math.min(top, yHigh, yLow);
+          }
+          const verdict = dataset.bbVerdicts[index];
+          if (!verdict || (!relative && verdict === "unknown")) return;
+          const text = VERDICT_MARK[verdict];
+          const below = relative && value < 0;
+          const y = below ? Math.max(yScale.getPixelForValue(value), error ? Math.max(yScale.getPixelForValue(error[0]), yScale.getPixelForValue(error[1])) : 0) + 10
+                          : top - 8;
+          ctx.save();
+          ctx.font = "bold 12px system-ui, sans-serif";
+          ctx.textAlign = "center";
+          ctx.textBaseline = "middle";
+          ctx.fillStyle = verdict === "better" ? options.better : verdict === "worse" ? options.worse : "#1d232a";
+          ctx.fillText(text, el.x, clamp(y));
+          ctx.restore();
+          marks.push({ datasetIndex: datasetIndex, index: index, verdict: verdict, text: text, x: el.x, y: clamp(y) });
+        });
+      });
+      chart.$bbErrorBars = bars;
+      chart.$bbVerdictMarks = marks;
+    },
+  };
+
+  // The y axis also spans the error bars, not only the bars.
+  function includeErrors(scale) {
+    scale.chart.data.datasets.forEach(function (dataset, datasetIndex) {
+      if (!dataset.bbErrors || !scale.chart.isDatasetVisible(datasetIndex)) return;
+      dataset.bbErrors.forEach(function (error) {
+        if (!error) return;
+        if (error[1] > scale.max) scale.max = error[1];
+        if (scale.type !== "logarithmic" && error[0] < scale.min) scale.min = error[0];
+        if (scale.type === "logarithmic" && error[0] > 0 && error[0] < scale.min) scale.min = error[0];
+      });
+    });
+  }
+
   let registered = false;
   function registerOnce() {
     if (registered) return;
     Chart.Interaction.modes.bbCategory = categoryMode;
     Chart.Tooltip.positioners.bbPointer = atPointer;
-    Chart.register(tooFastMarks);
+    Chart.register(tooFastMarks, errorBars);
     registered = true;
   }
 
@@ -197,33 +277,65 @@
     const chartView = view.charts[chartIndex];
     const relative = compare.mode === "relative";
     const log = chartView.scale === "logarithmic";
-    const runIds = compare.runs.map(function (r) { return r.id; });
     const better = cssVar("--better", "#2f9e5b");
     const worse = cssVar("--worse", "#d64545");
     const neutral = cssVar("--muted", "#5b6670");
-    const hasTooFast = chart.series.some(function (s) { return s.status.indexOf(TOO_FAST) >= 0; });
-    const hasValues = chart.series.some(function (s) { return s.values.some(function (v) { return v !== null; }); });
+    const configIds = compare.configurations.map(function (c) { return c.id; });
+    const runsOf = {};
+    compare.configurations.forEach(function (c) { runsOf[c.id] = c.runs.length; });
+    const repeated = compare.configurations.some(function (c) { return c.runs.length > 1; });
+    const baseId = compare.baseline_configuration;
+    const baseCells = chart.configurations.find(function (e) { return e.configuration === baseId; }).tests;
+    const shown = chart.configurations.filter(function (e) { return !(relative && e.configuration === baseId); });
+    const percent = function (ratio) { return Math.round((ratio - 1) * 1000) / 10 + 0; };
 
-    const datasets = chart.series.map(function (s) {
-      const color = runColor(runIds.indexOf(s.run));
+    const datasets = shown.map(function (entry) {
+      const color = runColor(configIds.indexOf(entry.configuration));
+      const isBase = entry.configuration === baseId;
+      const data = [], errors = [], verdicts = [], statuses = [], ns = [];
+      entry.tests.forEach(function (cell, i) {
+        let status = cell.status;
+        if (relative && status === OK) {
+          const base = baseCells[i];
+          if (base.status !== OK) status = "baseline_" + base.status;
+          else if (cell.ratio === null) status = "baseline_zero";
+        }
+        statuses.push(status);
+        ns.push(cell.n);
+        verdicts.push(isBase ? null : cell.verdict);
+        if (status !== OK) {
+          data.push(null);
+          errors.push(null);
+        } else if (relative) {
+          data.push(percent(cell.ratio));
+          errors.push(cell.ratio_ci95 ? [percent(cell.ratio_ci95[0]), percent(cell.ratio_ci95[1])] : null);
+        } else {
+          data.push(cell.mean);
+          errors.push(cell.ci95);
+        }
+      });
       const fill = relative
-        ? s.values.map(function (v) {
-            if (v === null || v === 0) return neutral;
-            return (v > 0) === chart.higher_is_better ? better : worse;
-          })
+        ? verdicts.map(function (v) { return v === "better" ? better : v === "worse" ? worse : neutral; })
         : color;
+      const name = view.configuration_names[String(entry.configuration)];
       return {
-        label: view.names[String(s.run)],
-        data: s.values.slice(),
+        label: repeated ? name + " (N=" + runsOf[entry.configuration] + ")" : name,
+        data: data,
         backgroundColor: fill,
         borderColor: color,
         borderWidth: relative ? 2 : 0,
-        bbRun: s.run,
-        bbStatus: s.status,
+        bbConfiguration: entry.configuration,
+        bbRun: entry.configuration,
+        bbStatus: statuses,
+        bbErrors: errors,
+        bbVerdicts: verdicts,
+        bbN: ns,
         bbColor: color,
         bbHatch: hatch(color),
       };
     });
+    const hasTooFast = datasets.some(function (d) { return d.bbStatus.indexOf(TOO_FAST) >= 0; });
+    const hasValues = datasets.some(function (d) { return d.data.some(function (v) { return v !== null; }); });
 
     const legendLabels = function (c) {
       const items = [];
@@ -267,6 +379,7 @@
             title: { display: true, text: chartView.axis_title },
             // Without a single value the axis has nothing to measure: no numbers on it.
             ticks: { display: hasValues, callback: function (value) { return tickLabel(value, chartView, relative, log); } },
+            afterDataLimits: includeErrors,
             afterBuildTicks: log ? undefined : displayUnitTicks(chartView.divisor),
             grid: {
               color: function (c) { return relative && c.tick && c.tick.value === 0 ? "#1d232a" : "rgba(0,0,0,0.08)"; },
@@ -275,6 +388,7 @@
           },
         },
         plugins: {
+          bbErrorBars: { relative: relative, better: better, worse: worse },
           legend: {
             display: function (ctx) { return hasTooFast || (datasets.length <= LEGEND_MAX_RUNS && ctx.chart.width >= NARROW_PX); },
             position: "bottom",
@@ -293,9 +407,16 @@
                 return chart.tests[i] === chartView.test_titles[i] ? chart.tests[i] : chart.tests[i] + " (" + chartView.test_titles[i] + ")";
               },
               label: function (item) {
-                const status = item.dataset.bbStatus[item.dataIndex];
-                if (status === OK && item.raw !== null) return item.dataset.label + ": " + formatValue(item.raw, chart, chartView, relative);
-                return item.dataset.label + ": " + (view.status_text[status] || status);
+                const i = item.dataIndex;
+                const status = item.dataset.bbStatus[i];
+                if (status !== OK || item.raw === null) return item.dataset.label + ": " + (view.status_text[status] || status);
+                const error = item.dataset.bbErrors[i];
+                const verdict = item.dataset.bbVerdicts[i];
+                let text = item.dataset.label + ": " + formatValue(item.raw, chart, chartView, relative);
+                const extra = ["N=" + item.dataset.bbN[i]];
+                if (error) extra.push("95 % CI " + formatValue(error[0], chart, chartView, relative) + " to " + formatValue(error[1], chart, chartView, relative));
+                if (verdict) extra.push(VERDICT_MARK[verdict] + " " + view.verdict_text[verdict]);
+                return [text, "  " + extra.join(", ")];
               },
               footer: function (items) {
                 if (!items.length) return "";

@@ -1,7 +1,7 @@
 """Expected parse of every line of tests/data/corpus/*.csv.
 
 These values were written BY HAND from the specification
-(/work/shared/docs/bonnie-csv-format.md and the "A run as JSON" section of
+(docs/bonnie-csv-format.md and the "A run as JSON" section of
 docs/api-contract.md), reading each line field by field.  They were NOT
 produced by running or reading bonnieboard's parser, so they can be used to
 check it.

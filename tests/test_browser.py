@@ -13,7 +13,9 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from app.charts import CHART_KEYS
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, ROOT, running_server, upload
+from tests.compare_data import SWEEP, sweep_csv
 from tests.conftest import CORPUS_DIR
+from tests.test_parsing import with_field
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 HOSTILE_TAG = "<script>alert(2)</script>"
@@ -24,7 +26,8 @@ READ_CHARTS = """() => Object.fromEntries([...document.querySelectorAll('canvas[
     return [canvas.dataset.chart, {
         labels: chart.data.labels,
         scale: chart.options.scales.y.type,
-        datasets: chart.data.datasets.map(d => ({run: d.bbRun, label: d.label, data: d.data, status: d.bbStatus})),
+        datasets: chart.data.datasets.map(d => ({configuration: d.bbConfiguration, label: d.label, data: d.data, status: d.bbStatus,
+                                                  errors: d.bbErrors, verdicts: d.bbVerdicts})),
     }];
 }))"""
 
@@ -97,14 +100,45 @@ def read_charts(page: Page) -> dict:
     return page.evaluate(READ_CHARTS)
 
 
+def expected_datasets(api: dict, chart: dict) -> list[tuple]:
+    """What the page must draw for one chart of /api/compare: per configuration (the baseline one
+    left out in relative mode) its means, or its ratios to the baseline as a % rounded to 0.1, the
+    reason of every missing bar, the 95 % CIs (error bars) and the verdicts."""
+    relative = api["mode"] == "relative"
+    base_id = api["baseline_configuration"]
+    base_cells = next(e["tests"] for e in chart["configurations"] if e["configuration"] == base_id)
+    expected = []
+    for entry in chart["configurations"]:
+        if relative and entry["configuration"] == base_id:
+            continue
+        data, status, errors = [], [], []
+        for cell, base in zip(entry["tests"], base_cells, strict=True):
+            reason = cell["status"]
+            if relative and reason == "ok" and base["status"] != "ok":
+                reason = "baseline_" + base["status"]
+            elif relative and reason == "ok" and cell["ratio"] is None:
+                reason = "baseline_zero"
+            status.append(reason)
+            if reason != "ok":
+                data.append(None)
+                errors.append(None)
+            elif relative:
+                data.append(pytest.approx((cell["ratio"] - 1) * 100, abs=0.051))
+                errors.append(None if cell["ratio_ci95"] is None else pytest.approx([(r - 1) * 100 for r in cell["ratio_ci95"]], abs=0.051))
+            else:
+                data.append(cell["mean"])
+                errors.append(cell["ci95"])
+        verdicts = [None if entry["configuration"] == base_id else cell["verdict"] for cell in entry["tests"]]
+        expected.append((entry["configuration"], data, status, errors, verdicts))
+    return expected
+
+
 def assert_charts_hold_the_api_numbers(charts: dict, api: dict) -> None:
     assert list(charts) == list(CHART_KEYS)
     for chart in api["charts"]:
         drawn = charts[chart["key"]]
         assert drawn["labels"] == chart["tests"], chart["key"]
-        assert [(d["run"], d["data"], d["status"]) for d in drawn["datasets"]] == [
-            (s["run"], s["values"], s["status"]) for s in chart["series"]
-        ], chart["key"]
+        assert [(d["configuration"], d["data"], d["status"], d["errors"], d["verdicts"]) for d in drawn["datasets"]] == expected_datasets(api, chart), chart["key"]
 
 
 def test_every_chart_family_draws_the_datasets_the_api_returns(page, site):
@@ -162,11 +196,12 @@ def test_switching_to_relative_through_the_page_changes_the_url_and_a_cold_load_
     # another baseline, then Back: the address bar and the charts follow
     page.get_by_role("combobox", name="Baseline").select_option(str(site[1]["xfs"]))
     page.wait_for_url(re.compile(rf"baseline={site[1]['xfs']}&"))
-    page.wait_for_function(f"() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]'))?.data.datasets.every(d => d.bbRun !== {site[1]['xfs']})")
+    # one configuration per run here (each has its own machine), numbered in the order asked: xfs is the second
+    page.wait_for_function("() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]'))?.data.datasets.every(d => d.bbConfiguration !== 2)")
     assert_charts_hold_the_api_numbers(read_charts(page), api_compare(site, f"runs={runs}&mode=relative&baseline={site[1]['xfs']}"))
     page.go_back()
     page.wait_for_url(url)
-    page.wait_for_function(f"() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]'))?.data.datasets.every(d => d.bbRun !== {site[1]['ext4']})")
+    page.wait_for_function("() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]'))?.data.datasets.every(d => d.bbConfiguration !== 1)")
     assert read_charts(page) == relative
 
 
@@ -190,15 +225,14 @@ def test_adding_and_removing_runs_updates_in_place(page, site):
 
 
 def test_too_fast_result_has_its_mark_and_explanation_and_no_zero_value(page, site):
-    ext4 = site[1]["ext4"]
     page.goto(f"{site[0]}/compare?runs={runs_param(site, 'ext4', 'xfs')}")
     charts = read_charts(page)
     rewrite = charts["block_io"]["labels"].index("rewrite")
     dataset = charts["block_io"]["datasets"][0]
-    assert dataset["run"] == ext4 and dataset["status"][rewrite] == "too_fast"
+    assert dataset["configuration"] == 1 and dataset["status"][rewrite] == "too_fast"
     assert dataset["data"][rewrite] is None  # no value at all, least of all 0
     marks = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).$bbMarks")
-    mark = next(m for m in marks if m["run"] == ext4 and m["test"] == "rewrite")
+    mark = next(m for m in marks if m["run"] == 1 and m["test"] == "rewrite")
     assert mark["height"] > 10 and mark["width"] > 2
     legend = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).legend.legendItems.map(i => i.text)")
     assert "+++++ too fast to measure" in legend
@@ -317,6 +351,67 @@ def test_run_page_edits_tags_in_place_and_links_to_compare(page, site):
     page.get_by_role("link", name="Compare this run with others").click()
     page.wait_for_url(re.compile(rf"/compare\?runs={run_id}$"))
     read_charts(page)
+
+
+@pytest.fixture(scope="module")
+def sweep_site(tmp_path_factory):
+    """Its own server: two configurations x 3 runs (tests/compare_data.py: put_block +20 % with 1 %
+    spread, getc +1 % with 5 % spread)."""
+    with running_server(tmp_path_factory.mktemp("sweep") / "bonnieboard.db") as base_url:
+        ids = [i for fs in SWEEP for i in upload(base_url, sweep_csv(fs).splitlines(), tags={"fs": fs})]
+        yield base_url, ",".join(map(str, ids))
+
+
+def test_configurations_show_error_bars_verdict_marks_and_shade_only_significant_cells(page, sweep_site):
+    base_url, runs = sweep_site
+    query = f"runs={runs}&group=fs&mode=relative"
+    page.goto(f"{base_url}/compare?{query}")
+    charts = read_charts(page)
+    api = httpx.get(f"{base_url}/api/compare?{query}").json()
+    assert_charts_hold_the_api_numbers(charts, api)
+    block = charts["block_io"]
+    put_block, getc = block["labels"].index("put_block"), block["labels"].index("getc")
+    [xfs] = block["datasets"]  # relative: the baseline configuration (fs=ext4) has no bars
+    assert xfs["label"] == "fs=xfs (N=3)" and xfs["data"][put_block] == 20
+    low, high = xfs["errors"][put_block]
+    assert low < 20 < high and xfs["verdicts"][put_block] == "better"
+    assert xfs["verdicts"][getc] == "within_noise"
+    drawn = page.evaluate("""() => { const c = Chart.getChart(document.querySelector('canvas[data-chart=block_io]'));
+        return {bars: c.$bbErrorBars, marks: c.$bbVerdictMarks, fill: c.data.datasets[0].backgroundColor}; }""")
+    bar = next(b for b in drawn["bars"] if b["index"] == put_block)
+    assert bar["yLow"] - bar["yHigh"] > 3  # a visible line, in pixels (y grows downwards)
+    assert {(m["index"], m["text"]) for m in drawn["marks"]} >= {(put_block, "▲"), (getc, "~")}
+    # within noise is drawn neutral, never green or red
+    assert drawn["fill"][getc] != drawn["fill"][put_block]
+    assert drawn["fill"][getc] == page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--muted').trim()") or drawn["fill"][getc].startswith("#5b")
+    # the heat table colours exactly the cells whose verdict is better or worse
+    table = page.locator(".heat-table tbody")
+    significant = table.locator("td[data-verdict=better], td[data-verdict=worse]")
+    assert significant.count() == table.locator("td.heat-better, td.heat-worse").count() > 0
+    assert table.locator("td[data-verdict=within_noise].heat-better, td[data-verdict=within_noise].heat-worse").count() == 0
+    expect(page.locator("#summary")).to_contain_text("fs=xfs vs fs=ext4: block write +20.0 % (95 % CI")
+    expect(page.locator("#figure-block_io .chart-hints")).to_contain_text("CPU-bound")
+    OUTPUT_DIR.mkdir(exist_ok=True)
+    page.screenshot(path=OUTPUT_DIR / "compare-configurations.png", full_page=True)
+
+    # absolute mode: both configurations, each bar with its CI around the mean
+    page.get_by_role("radio", name="absolute").check()
+    page.wait_for_function("() => !Chart.getChart(document.querySelector('canvas[data-chart=block_io]'))?.$bb.relative")
+    absolute = read_charts(page)
+    assert [d["data"][put_block] for d in absolute["block_io"]["datasets"]] == [100000, 120000]
+    assert absolute["block_io"]["datasets"][0]["errors"][put_block] == pytest.approx([97515.9, 102484.1], abs=0.1)
+
+
+def test_warnings_show_on_the_page(page, sweep_site):
+    base_url, runs = sweep_site
+    other = upload(base_url, [with_field(corpus_line("bonnie200-sample.csv", "1.98,2.00a,vm,1,1795352513,"), 5, "1G"), corpus_line("public-sample.csv", "mindpipe,")])
+    page.goto(f"{base_url}/compare?runs={runs},{other[0]},{other[1]}")
+    warnings = page.locator(".warnings")
+    expect(warnings.locator("[data-code=file_size_differs]")).to_contain_text("1024 MiB")
+    expect(warnings.locator("[data-code=family_differs]")).to_contain_text("stdio")
+    expect(page.locator(".setup-table tbody tr")).to_have_count(8)
+    for run_id in other:
+        httpx.delete(f"{base_url}/api/runs/{run_id}")
 
 
 def test_screenshots_were_written():

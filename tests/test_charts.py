@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from app import charts
+from app import charts, units
+from app.comparison_request import parse_group
 from app.errors import BadRequest
 from app.parsing import TESTS, Result, parse_line
 from tests.test_parsing import LINE_103, LINE_197, LINE_198
@@ -20,10 +21,10 @@ def figures(line: str, run_id: int, *, label=None, tags=None) -> charts.RunFigur
     )  # fmt: skip
 
 
-def synthetic(run_id: int, **values) -> charts.RunFigures:
+def synthetic(run_id: int, tags: dict[str, str] | None = None, **values) -> charts.RunFigures:
     """A run whose tests all ran with the given values (others 1000 KiB/s, 50 %CPU, 100 µs)."""
     results = tuple(Result("ok", values.get(test, 1000), values.get(f"{test}_cpu", 50), 100) for test in TESTS)
-    return charts.RunFigures(run_id, f"m{run_id}", None, {}, "1.98", "2.00a", results)
+    return charts.RunFigures(run_id, f"m{run_id}", None, tags or {}, "1.98", "2.00a", results)
 
 
 def chart(data, key):
@@ -148,18 +149,6 @@ def test_label_falls_back_to_the_machine():
     assert data["runs"] == [{"id": 1, "label": "ext3 on RAID-5"}, {"id": 2, "label": "wifo3-02"}]
 
 
-def test_parse_run_ids():
-    assert charts.parse_run_ids(["3,1,2"]) == [3, 1, 2]
-    assert charts.parse_run_ids(["3", "1", "3", "2,1"]) == [3, 1, 2]
-    assert charts.parse_run_ids(["1, 2 ,,3"]) == [1, 2, 3]
-    assert charts.parse_run_ids([]) == []
-    for bad in ("1;2", "-1", "x", "1.5", "٣"):
-        with pytest.raises(BadRequest, match="run ids"):
-            charts.parse_run_ids([bad])
-    with pytest.raises(BadRequest, match="at most 100"):
-        charts.parse_run_ids([",".join(str(i) for i in range(1, 102))])
-
-
 def test_legend_names_add_the_tags_that_differ_and_disambiguate():
     runs = [
         figures(LINE_198, 1, label="ext3 on RAID-5", tags={"raid": "5", "fs": "ext3", "host": "lab"}),
@@ -174,12 +163,12 @@ def test_legend_names_add_the_tags_that_differ_and_disambiguate():
 
 
 def test_display_units_follow_the_largest_value():
-    assert charts.display_unit("KiB/s", [869, 420469, None]) == ("MiB/s", 1024)
-    assert charts.display_unit("KiB/s", [500, None]) == ("KiB/s", 1)
-    assert charts.display_unit("KiB/s", [2 * 1024 * 1024]) == ("GiB/s", 1024 * 1024)
-    assert charts.display_unit("µs", [117, 18213]) == ("ms", 1000)
-    assert charts.display_unit("seeks/s", [447.9]) == ("seeks/s", 1)
-    assert charts.display_unit("KiB/s", []) == ("KiB/s", 1)
+    assert units.display_unit("KiB/s", [869, 420469, None]) == ("MiB/s", 1024)
+    assert units.display_unit("KiB/s", [500, None]) == ("KiB/s", 1)
+    assert units.display_unit("KiB/s", [2 * 1024 * 1024]) == ("GiB/s", 1024 * 1024)
+    assert units.display_unit("µs", [117, 18213]) == ("ms", 1000)
+    assert units.display_unit("seeks/s", [447.9]) == ("seeks/s", 1)
+    assert units.display_unit("KiB/s", []) == ("KiB/s", 1)
 
 
 def test_view_titles_say_where_the_numbers_come_from_and_notes_say_why_bars_are_missing():
@@ -213,49 +202,54 @@ def test_view_titles_say_where_the_numbers_come_from_and_notes_say_why_bars_are_
     assert [(n["status"], n["where"]) for n in rview["charts"][0]["notes"]] == [("too_fast", ["vm: rewrite, get_block"])]
 
 
-def heat_cells(table, run_id, test):
-    """The (css class, text, relative text) of a run's rate, %CPU and latency cells for one test."""
-    row = next(r for r in table["rows"] if r["id"] == run_id)
-    width = 3 if table["has_latency"] else 2
+def heat_cells(table, configuration, test):
+    """A configuration's rate, %CPU and latency cells for one test."""
+    row = next(r for r in table["rows"] if r["configuration"] == configuration)
+    width = len(table["measures"])
     at = TESTS.index(test) * width
     return row["cells"][at:at + width]
 
 
-def shade(cell):
-    return next((int(c[5:]) for c in cell[0].split() if c.startswith("heat-")), None)
-
-
-def test_heat_table_shades_worst_to_best_reversed_for_cpu_and_latency():
-    table = charts.heat_table([V198, V197, V103])
-    assert table["has_latency"] is True and [r["name"] for r in table["rows"]] == ["vm", "wifo3-02", "mindpipe"]
+def test_heat_table_is_data_one_row_per_configuration_and_never_shades_single_runs():
+    data = charts.compare([V198, V197, V103])
+    table = charts.heat_table(data)
+    assert table["has_latency"] is True and table["measures"] == ["value", "cpu", "latency"]
+    assert [(r["configuration"], r["name"], r["runs"], r["baseline"]) for r in table["rows"]] == [
+        (1, "vm", [1], True), (2, "wifo3-02", [2], False), (3, "mindpipe", [3], False),
+    ]  # fmt: skip
     put_block = [heat_cells(table, i, "put_block") for i in (1, 2, 3)]
-    # rates 420469, 347029, 31164 KiB/s: the first is best (6), the last worst (0)
-    assert [shade(c[0]) for c in put_block] == [6, 5, 0]
-    assert [c[0][1] for c in put_block] == ["410.6 MiB/s", "338.9 MiB/s", "30.4 MiB/s"]
-    # %CPU 81, 24, 60: lower is better
-    assert [(shade(c[1]), c[1][1]) for c in put_block] == [(0, "81"), (6, "24"), (2, "60")]
-    # latency 4307us, 16764us, none: lower is better; no latency is plain and empty
-    assert [(shade(c[2]), c[2][1]) for c in put_block] == [(6, "4.3 ms"), (0, "16.8 ms"), (None, "")]
+    assert [c[0]["text"] for c in put_block] == ["410.6 MiB/s", "338.9 MiB/s", "30.4 MiB/s"]
+    assert [(c[1]["text"], c[2]["text"]) for c in put_block] == [("81", "4.3 ms"), ("24", "16.8 ms"), ("60", "")]
+    # single runs: every verdict is unknown, so nothing is coloured; 347029/420469 - 1 = -17.5 %
+    assert {cell["verdict"] for row in table["rows"][1:] for cell in row["cells"]} == {"unknown"}
+    assert put_block[1][0]["relative"] == "−17.5 % ?" and put_block[0][0]["relative"] == ""
     rewrite = heat_cells(table, 1, "rewrite")
-    assert rewrite[0] == ("num group-start too_fast", "+++++", "") and rewrite[1] == ("num", "+++", "")
-    assert rewrite[2][1] == "1.1 ms"  # +++++ still has its latency
-    # a column with a single measured value (seq_stat: +++++ everywhere) stays plain
-    assert [shade(heat_cells(table, i, "seq_stat")[0]) for i in (1, 2, 3)] == [None, None, None]
-    assert heat_cells(table, 3, "seeks")[0][1] == "56.7 seeks/s"
+    assert (rewrite[0]["text"], rewrite[0]["status"], rewrite[1]["text"]) == ("+++++", "too_fast", "+++")
+    assert rewrite[2]["text"] == "1.1 ms"  # +++++ still has its latency
+    assert heat_cells(table, 3, "seeks")[0]["text"] == "56.7 seeks/s"
 
 
 def test_heat_table_without_latencies_and_not_run_cells():
     no_char = figures("1.98,2.00a,vm,1,1795352069,512M,,8192,5,,,564124,74,955896,61,,,+++++,+++,+++++,+++,16,,,,,3411,97,+++++,+++,+++++,+++,2189,99,+++++,+++,+++++,+++,,5996us,9384us,,1514us,5243us,8781us,703us,7380us,10912us,144us,5710us", 4)
-    table = charts.heat_table([V103, no_char])
-    assert heat_cells(table, 4, "putc") == [("num group-start not_run", "", ""), ("num", "", ""), ("num", "", "")]
-    only_103 = charts.heat_table([V103])
+    table = charts.heat_table(charts.compare([V103, no_char]))
+    assert [(c["text"], c["status"]) for c in heat_cells(table, 2, "putc")] == [("", "not_run"), ("", "not_run"), ("", "no_latency")]
+    only_103 = charts.heat_table(charts.compare([V103]))
     assert only_103["has_latency"] is False and len(only_103["rows"][0]["cells"]) == 24
 
 
-def test_heat_table_relative_column():
-    table = charts.heat_table([V198, V197], mode="relative", baseline=1)
-    base_row, other = table["rows"]
-    assert base_row["baseline"] is True and all(relative == "" for _, _, relative in base_row["cells"])
-    assert heat_cells(table, 2, "putc")[0][2] == "+112.0%"
-    assert heat_cells(table, 2, "rewrite")[0][2] == ""  # the baseline's rewrite is +++++
-    assert charts.heat_table([V198, V197], baseline=1)["rows"][1]["cells"][0][2] == ""  # absolute mode
+def test_heat_table_shades_only_cells_whose_verdict_is_better_or_worse():
+    """Two configurations x 3 runs: put_block 20 % faster with 1 % spread (better), getc 1 % faster
+    with 5 % spread (within noise), and %CPU lower (better: lower is better)."""
+    base = [synthetic(i, {"cfg": "a"}, put_block=v, getc=g, put_block_cpu=c) for i, v, g, c in ((1, 100_000, 1000, 50), (2, 101_000, 1050, 51), (3, 99_000, 950, 49))]
+    fast = [synthetic(i, {"cfg": "b"}, put_block=v, getc=g, put_block_cpu=c) for i, v, g, c in ((4, 120_000, 1010, 40), (5, 121_200, 1060, 41), (6, 118_800, 960, 39))]
+    runs = [*base, *fast]
+    assert len(charts.compare(runs)["configurations"]) == 6  # by machine and parameters: each machine differs
+    data = charts.compare(runs, grouping=parse_group("cfg"))
+    table = charts.heat_table(data)
+    put_block = heat_cells(table, 2, "put_block")
+    assert put_block[0]["verdict"] == "better" and put_block[0]["relative"] == "+20.0 % ▲"
+    assert put_block[1]["verdict"] == "better"  # 40 vs 50 %CPU: lower is better
+    assert heat_cells(table, 2, "getc")[0]["verdict"] == "within_noise" and heat_cells(table, 2, "getc")[0]["relative"] == "+1.0 % ~"
+    coloured = {(TESTS[i // 3], i % 3) for i, cell in enumerate(table["rows"][1]["cells"]) if cell["verdict"] in ("better", "worse")}
+    assert coloured == {("put_block", 0), ("put_block", 1)}
+    assert all(cell["verdict"] is None for cell in table["rows"][0]["cells"])  # the baseline itself

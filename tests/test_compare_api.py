@@ -3,9 +3,10 @@ errors as JSON with a string detail."""
 
 import pytest
 
+from tests.compare_data import SWEEP, embedded_data, sweep_csv
 from tests.conftest import CORPUS_DIR
 from tests.test_api import CONTRACT_LINE, post_csv
-from tests.test_parsing import LINE_103, LINE_197
+from tests.test_parsing import LINE_103, LINE_197, with_field
 
 
 @pytest.fixture
@@ -22,12 +23,13 @@ def test_absolute_is_the_contracts_shape(client, three_runs):
     response = client.get("/api/compare", params={"runs": f"{a},{b},{c}"})
     assert response.status_code == 200 and response.headers["content-type"] == "application/json"
     body = response.json()
-    assert set(body) == {"mode", "baseline", "runs", "charts"}
+    # the contract's keys, and issue #10's additions
+    assert set(body) == {"mode", "baseline", "runs", "charts", "group", "configurations", "baseline_configuration", "warnings", "setup", "summary"}
     assert body["mode"] == "absolute" and body["baseline"] is None
     assert body["runs"] == [{"id": a, "label": "ext3 on RAID-5"}, {"id": b, "label": "wifo3-02"}, {"id": c, "label": "mindpipe"}]
     assert [chart["key"] for chart in body["charts"]] == ["block_io", "seeks", "metadata", "metadata_stat", "latency", "cpu"]
     for chart in body["charts"]:
-        assert set(chart) == {"key", "unit", "higher_is_better", "tests", "series"}
+        assert set(chart) == {"key", "unit", "higher_is_better", "tests", "series", "configurations", "hints"}
         assert [s["run"] for s in chart["series"]] == [a, b, c]
         for s in chart["series"]:
             assert set(s) == {"run", "values", "status"}
@@ -94,8 +96,10 @@ def test_every_corpus_line_at_once(client):
     [
         ({"runs": "1,x"}, 400, "run ids"),
         ({"runs": ""}, 400, "no runs"),
-        ({}, 422, "runs"),
-        ({"runs": "RUN", "mode": "sideways"}, 422, "mode"),
+        ({}, 400, "no runs"),
+        ({"runs": "RUN", "mode": "sideways"}, 400, "mode must be"),
+        ({"runs": "RUN", "baseline": "x"}, 400, "baseline must be a run id"),
+        ({"runs": "RUN", "group": "a=b"}, 400, "group must be"),
         ({"runs": "RUN", "baseline": 999}, 400, "baseline 999 is not one of the runs"),
         ({"runs": "RUN,999"}, 404, "run 999 does not exist"),
     ],
@@ -111,11 +115,120 @@ def test_errors_are_json_with_a_string_detail(client, params, status, words):
 
 def test_compare_is_in_the_openapi_description(client):
     spec = client.get("/openapi.json").json()
-    parameters = {p["name"] for p in spec["paths"]["/api/compare"]["get"]["parameters"]}
-    assert {"runs", "baseline", "mode"} <= parameters
+    operation = spec["paths"]["/api/compare"]["get"]
+    assert {p["name"] for p in operation["parameters"]} == {"runs", "run", "baseline", "mode", "group"}
+    assert operation["responses"]["200"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/CompareOut"}
+    cell = spec["components"]["schemas"]["CellStatsOut"]["properties"]
+    for name in ("n", "n_too_fast", "n_not_run", "mean", "median", "sd", "cv_pct", "ci95", "ratio", "ratio_ci95", "verdict", "hints"):
+        assert name in cell, name
+    assert set(spec["components"]["schemas"]["CompareOut"]["properties"]) >= {"group", "configurations", "warnings", "summary", "setup"}
+
+
+def test_the_page_and_the_api_accept_the_same_urls(client, three_runs):
+    """One reading of the query (app/comparison_request.py): the runs list's run=&run=, runs=, group=."""
+    a, b, c = three_runs
+    for query in (f"run={a}&run={b}&mode=relative", f"runs={a},{b}&group=fs,raid&baseline={b}", f"runs={a} {b},{c}&group=none"):
+        api = client.get(f"/api/compare?{query}")
+        assert api.status_code == 200, (query, api.text)
+        page = client.get(f"/compare?{query}")  # redirected to the permalink
+        assert page.status_code == 200
+        assert embedded_data(page.text)["compare"] == api.json(), query
 
 
 def test_the_1_03_line_alone(client):
     run_id = post_csv(client, LINE_103).json()["created"][0]
     body = client.get("/api/compare", params={"runs": str(run_id), "mode": "relative"}).json()
     assert body["baseline"] == run_id and all(chart["series"] == [] for chart in body["charts"])
+
+
+# ==== Configurations, statistics and verdicts (issue #10) ====
+
+@pytest.fixture
+def sweep(client):
+    ids = {}
+    for fs in SWEEP:
+        ids[fs] = post_csv(client, sweep_csv(fs), tag=[f"fs={fs}", "raid=5"]).json()["created"]
+    return ids
+
+
+def cell(body, chart_key, configuration, test):
+    chart = next(c for c in body["charts"] if c["key"] == chart_key)
+    entry = next(e for e in chart["configurations"] if e["configuration"] == configuration)
+    return next(c for c in entry["tests"] if c["test"] == test)
+
+
+def test_a_20_percent_difference_with_low_spread_is_better(client, sweep):
+    runs = ",".join(map(str, sweep["ext4"] + sweep["xfs"]))
+    body = client.get("/api/compare", params={"runs": runs}).json()  # default: group=params
+    assert body["group"] == "params" and body["baseline_configuration"] == 1
+    assert [(c["id"], c["name"], c["runs"]) for c in body["configurations"]] == [
+        (1, "ext4-box · fs=ext4", sweep["ext4"]), (2, "xfs-box · fs=xfs", sweep["xfs"]),
+    ]  # fmt: skip
+    base, xfs = cell(body, "block_io", 1, "put_block"), cell(body, "block_io", 2, "put_block")
+    # 100000, 101000, 99000: mean 100000, SD 1000, CV 1 %, CI 100000 ± 4.3027 * 1000 / sqrt(3) = ± 2484.1
+    assert (base["n"], base["mean"], base["median"], base["sd"], base["cv_pct"]) == (3, 100000.0, 100000.0, 1000.0, 1.0)
+    assert base["ci95"] == pytest.approx([97515.9, 102484.1], abs=0.1)
+    assert base["ratio"] is None and base["verdict"] is None  # the baseline itself
+    assert xfs["ratio"] == 1.2 and xfs["verdict"] == "better"
+    low, high = xfs["ratio_ci95"]
+    assert low < 1.2 < high and low > 1.15 and high < 1.25
+    getc = cell(body, "block_io", 2, "getc")
+    assert getc["ratio"] == 1.01 and getc["verdict"] == "within_noise" and getc["ratio_ci95"][0] < 1 < getc["ratio_ci95"][1]
+    assert getc["cv_pct"] == 4.95 and cell(body, "block_io", 1, "getc")["cv_pct"] == 5.0
+    # rewrite is +++++ in every run: counted, never averaged
+    rewrite = cell(body, "block_io", 2, "rewrite")
+    assert (rewrite["n"], rewrite["n_too_fast"], rewrite["mean"], rewrite["status"], rewrite["verdict"]) == (0, 3, None, "too_fast", "unknown")
+    assert {h["code"] for h in rewrite["hints"]} == {"too_fast"} and "all runs +++++" in rewrite["hints"][0]["text"]
+    assert "block write +20.0 % (95 % CI +" in body["summary"] and "better)" in body["summary"]
+    # getc is within noise, and CPU-bound on both sides (98 %CPU in the line): said so instead
+    assert "per-char write, per-char read, seq. create and random create unchanged and CPU-bound in both (98 % CPU): they measure the CPU, not the disk" in body["summary"]
+    assert "seq. stat and random stat +++++ in both: raise -s and -n." in body["summary"]
+
+
+def test_group_by_tags_and_ungrouped(client, sweep):
+    runs = ",".join(map(str, sweep["ext4"] + sweep["xfs"]))
+    by_raid = client.get("/api/compare", params={"runs": runs, "group": "raid"}).json()
+    assert by_raid["group"] == "raid" and [(c["name"], len(c["runs"])) for c in by_raid["configurations"]] == [("raid=5", 6)]
+    assert by_raid["summary"] == "One configuration (6 runs): nothing to compare it with."
+    # 6 runs, CV 9.8 %: a spread warning
+    assert [w["code"] for w in by_raid["warnings"]] == ["high_spread"]
+    by_fs = client.get("/api/compare", params={"runs": runs, "group": "fs,raid", "baseline": sweep["xfs"][1], "mode": "relative"}).json()
+    assert [c["name"] for c in by_fs["configurations"]] == ["fs=ext4 raid=5", "fs=xfs raid=5"]
+    assert by_fs["baseline_configuration"] == 2 and cell(by_fs, "block_io", 1, "put_block")["verdict"] == "worse"
+    alone = client.get("/api/compare", params={"runs": runs, "group": "none"}).json()
+    assert len(alone["configurations"]) == 6 and cell(alone, "block_io", 4, "put_block")["verdict"] == "unknown"
+    assert alone["summary"].startswith("Single runs cannot tell a difference from noise: repeat them, e.g. bonnie++ -x 5.")
+
+
+def test_warnings_name_what_differs(client):
+    small = post_csv(client, CONTRACT_LINE).json()["created"][0]
+    large = post_csv(client, with_field(CONTRACT_LINE, 5, "1G")).json()["created"][0]
+    old = post_csv(client, LINE_103).json()["created"][0]
+    body = client.get("/api/compare", params={"runs": f"{small},{large}"}).json()
+    assert [w["code"] for w in body["warnings"]] == ["file_size_differs"]
+    assert f"512 MiB (#{small}); 1024 MiB (#{large})" in body["warnings"][0]["text"]
+    assert [row["file_size_mib"] for row in body["setup"]] == [512, 1024]
+    mixed = client.get("/api/compare", params={"runs": f"{small},{old}"}).json()
+    codes = [w["code"] for w in mixed["warnings"]]
+    assert "family_differs" in codes and "stdio" in mixed["warnings"][codes.index("family_differs")]["text"]
+
+
+def test_ram_from_a_tag_makes_the_cached_hint(client):
+    run_id = post_csv(client, CONTRACT_LINE, tag="ram_mib=4096").json()["created"][0]
+    body = client.get("/api/compare", params={"runs": str(run_id)}).json()
+    assert body["setup"][0]["ram_mib"] == 4096
+    hints = cell(body, "block_io", 1, "put_block")["hints"]
+    assert {"code": "cached", "text": "probably cached: the file size (512 MiB) is under twice the RAM (4096 MiB); use -s 8192M or more"} in hints
+
+
+def test_the_runners_limiter_evidence_comes_before_the_line_only_guess(client):
+    """document["tests"][test]["limiter"] (the runner's issue) replaces the guess with the same code."""
+    limiter = {"code": "cpu_bound", "text": "runner: bonnie++ was on CPU 99 % of the test, 85 % in user mode", "evidence": {"user_pct": 85}}
+    document = {"tests": {"putc": {"limiter": limiter}, "seeks": {"limiter": "not an object"}}}
+    run_id = client.post("/api/runs", json={"csv": CONTRACT_LINE, "document": document}).json()["created"][0]
+    body = client.get("/api/compare", params={"runs": str(run_id)}).json()
+    hints = cell(body, "block_io", 1, "putc")["hints"]
+    # the line alone would say "CPU-bound (96 % CPU)": the runner's text stands instead, first
+    assert hints[0] == {"code": "cpu_bound", "text": limiter["text"]}
+    assert [h["code"] for h in hints] == ["cpu_bound", "per_char"]
+    assert [h["code"] for h in cell(body, "seeks", 1, "seeks")["hints"]] == ["too_fast"]

@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from tests.compare_data import SWEEP, embedded_data, sweep_csv, sweep_line
 from tests.conftest import DATA_DIR
 from tests.page_forms import post_form
 from tests.test_api import CONTRACT_LINE, post_csv
@@ -22,11 +23,6 @@ def ids(client):
     second = post_csv(client, LINE_197, tag=["fs=xfs"]).json()["created"][0]
     third = post_csv(client, LINE_103).json()["created"][0]
     return first, second, third
-
-
-def embedded_data(html: str) -> dict:
-    match = re.search(r'<script type="application/json" id="compare-data">(.*?)</script>', html, re.S)
-    return json.loads(match.group(1))
 
 
 @pytest.mark.parametrize(
@@ -163,3 +159,28 @@ def test_any_other_document_is_shown_generically_and_escaped(client):
     html = client.get(f"/runs/{run_id}").text
     assert HOSTILE not in html and html.count("&lt;img src=x onerror=alert(1)&gt;") >= 2
     assert "<dt>flag</dt><dd>yes</dd>" in html
+
+
+# ==== Configurations (issue #10) ====
+
+
+def test_group_is_in_the_permalink_and_the_page_shows_summary_warnings_setup_and_verdict_shading(client):
+    ids = []
+    for fs in SWEEP:
+        ids += post_csv(client, sweep_csv(fs), tag=[f"fs={fs}"]).json()["created"]
+    ids.append(post_csv(client, with_field(sweep_line("xfs-box", 130_000, 1000), 5, "1G"), tag=["fs=big"]).json()["created"][0])
+    runs = ",".join(map(str, ids))
+    redirect = client.get(f"/compare?runs={runs}&group=+fs%2C&mode=absolute", follow_redirects=False)
+    assert redirect.headers["location"] == f"/compare?runs={runs}&group=fs"
+    html = client.get(f"/compare?runs={runs}&group=fs").text
+    data = embedded_data(html)
+    assert data["compare"] == client.get(f"/api/compare?runs={runs}&group=fs").json()
+    assert data["view"]["configuration_names"] == {"1": "fs=ext4", "2": "fs=xfs", "3": "fs=big"}
+    assert '<p id="summary">Single runs cannot tell' in html and 'fs=xfs vs fs=ext4: block write +20.0 % (95 % CI' in html
+    assert 'data-code="file_size_differs"' in html and "512 MiB" in html and "1024 MiB" in html
+    assert 'class="setup-table"' in html and f'<a href="/runs/{ids[-1]}">#{ids[-1]}</a>' in html
+    # Only put_block of fs=xfs (better) is shaded; fs=big is a single run: unknown, plain.
+    shaded = re.findall(r'<td class="([^"]*heat-(?:better|worse)[^"]*)" data-verdict="(\w+)"', html)
+    assert shaded == [("num group-start ok heat-better", "better")]
+    assert 'data-verdict="within_noise"' in html and "+1.0 % ~" in html
+    assert 'class="chart-hints"' in html and "CPU-bound" in html and "single slowest operation" in html

@@ -1,20 +1,221 @@
-"""Docs stay honest: every setting is in README's table; every CSV column is in runner/README.md."""
+"""Docs stay honest: the tables in README.md and runner/README.md are parsed and compared row by row, in order,
+with the code they describe, and every citation of a document in the code names a file and section that exist."""
 
+import re
 from pathlib import Path
+
+import pytest
 
 from app.config import Settings
 from app.parsing import COLUMNS_198
 
 ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
 
 
-def test_every_setting_is_documented_in_the_readme():
-    readme = (ROOT / "README.md").read_text()
-    for name in Settings.model_fields:
-        assert f"`BONNIEBOARD_{name.upper()}`" in readme, name
+# ---- Markdown tables ----
 
 
-def test_every_csv_column_is_documented_for_the_runner():
-    runner_readme = (ROOT / "runner" / "README.md").read_text()
-    for column in COLUMNS_198:
-        assert column in runner_readme, column
+def table_rows(markdown: str, heading: str) -> list[list[str]]:
+    """The body rows of the first table under `heading` (a whole heading line), each a list of its cells."""
+    lines = markdown.splitlines()
+    try:
+        start = lines.index(heading)
+    except ValueError:
+        pytest.fail(f"no heading {heading!r}")
+    rows: list[list[str]] = []
+    for line in lines[start + 1 :]:
+        if line.startswith("#"):
+            break
+        if line.startswith("|"):
+            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+        elif rows:
+            break  # the table has ended
+    if len(rows) < 2 or not set(rows[1][0]) <= set("-: "):
+        pytest.fail(f"no Markdown table (header row, then |---| row) under {heading!r}")
+    return rows[2:]
+
+
+def code_span(cell: str) -> str:
+    """The text of the cell's first `code span`, or the cell itself when it has none."""
+    match = re.search(r"`([^`]*)`", cell)
+    return match[1] if match else cell
+
+
+def compare_in_order(documented: list[str], actual: list[str], what: str, where: str) -> None:
+    """Fails with the first row that differs, naming both sides, rather than a diff of two long lists."""
+    for index, (doc, real) in enumerate(zip(documented, actual, strict=False)):
+        if doc != real:
+            pytest.fail(f"{where}, {what} row {index}: the document says {doc!r}, the code has {real!r}")
+    if len(documented) < len(actual):
+        pytest.fail(f"{where} stops after {len(documented)} {what} rows; the code also has {actual[len(documented) :]}")
+    if len(documented) > len(actual):
+        pytest.fail(
+            f"{where} has {len(documented) - len(actual)} {what} rows the code does not: {documented[len(actual) :]}"
+        )
+
+
+def test_csv_column_table_of_the_runner_is_columns_198_in_order():
+    rows = table_rows((ROOT / "runner" / "README.md").read_text(), "### CSV columns (format 1.98, 50 fields)")
+    numbers = [row[0] for row in rows]
+    compare_in_order(numbers, [str(index) for index in range(len(rows))], "column number", "runner/README.md")
+    compare_in_order([code_span(row[1]) for row in rows], list(COLUMNS_198), "column", "runner/README.md")
+
+
+def documented_default(value: object) -> str:
+    """A setting's default as README's table writes it."""
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def test_settings_table_of_the_readme_is_the_settings_class_in_order():
+    rows = table_rows((ROOT / "README.md").read_text(), "## Configuration")
+    fields = Settings.model_fields
+    compare_in_order(
+        [code_span(row[0]) for row in rows], [f"BONNIEBOARD_{name.upper()}" for name in fields], "setting", "README.md"
+    )
+    for row, (name, field) in zip(rows, fields.items(), strict=True):
+        expected = documented_default(field.default)
+        cell = code_span(row[1]) if row[1].startswith("`") else row[1]
+        # "unset" may be followed by what happens then ("unset: a random key per serve").
+        ok = cell.startswith("unset") if expected == "unset" else cell == expected
+        assert ok, (
+            f"README.md, setting BONNIEBOARD_{name.upper()}: default documented as {row[1]!r}, the code's is {expected!r}"
+        )
+
+
+def test_table_parsing_notices_a_deleted_row():
+    """The check above can fail: a table with one row removed differs from the code at that row."""
+    text = (ROOT / "runner" / "README.md").read_text()
+    without_seeks = "\n".join(line for line in text.splitlines() if not line.startswith("| 19 | `seeks`"))
+    rows = table_rows(without_seeks, "### CSV columns (format 1.98, 50 fields)")
+    with pytest.raises(pytest.fail.Exception, match="row 19: the document says 'seeks_cpu', the code has 'seeks'"):
+        compare_in_order([code_span(row[1]) for row in rows], list(COLUMNS_198), "column", "runner/README.md")
+
+
+# ---- Citations of documents in the code ----
+
+# Where the code cites documents: the Python, C, JavaScript, templates and tests we write (not vendored files).
+CITING_FILES = [
+    *ROOT.glob("app/**/*.py"),
+    *ROOT.glob("tests/**/*.py"),
+    *ROOT.glob("bench/*.py"),
+    *ROOT.glob("runner/src/*.[ch]"),
+    *ROOT.glob("runner/tests/*.c"),
+    *ROOT.glob("templates/**/*.html"),
+    *[path for path in ROOT.glob("static/*.js") if not re.search(r"\d+\.\d+", path.name)],  # vendored: versioned
+]
+# Sections are numbered (§N) only in this document, so a bare § cites it.
+NUMBERED_DOC = "bonnie-csv-format.md"
+
+DOC = r"((?:[\w.-]+/)*[\w-]+\.md)(?![\w.;\[])"  # a path ending in .md, not C's `b.md.found` or `b->block.md;`
+DOC_NAME = re.compile(r"(?<![\w/.>-])" + DOC)
+SECTION = re.compile(r"§(\d+(?:\.\d+)*)(?:-(\d+))?")
+SECTIONS_WORD = re.compile(DOC + r",? sections? (\d+(?:\.\d+)*)(?:-(\d+(?:\.\d+)*))?")
+TITLE_AFTER = re.compile(DOC + r"[,:]? \"([^\"]+)\"")
+TITLE_BEFORE = re.compile(r"\"([^\"]+)\" section of " + DOC)
+HEADING = re.compile(r"^(#{1,6}) (.*)$")
+NUMBERED_HEADING = re.compile(r"^(\d+(?:\.\d+)*)\.? ")
+LIST_ITEM = re.compile(r"^(\d+)\. ")
+
+
+def resolve_doc(name: str) -> Path | None:
+    """A cited document: a path from the repository root, or a bare name in docs/ (or at the root)."""
+    if "/" in name:
+        path = ROOT / name
+        return path if path.is_file() else None
+    for path in (DOCS / name, ROOT / name):
+        if path.is_file():
+            return path
+    return None
+
+
+def outline(doc: Path) -> tuple[dict[str, list[str]], list[str]]:
+    """{section number: the body lines under its heading} and every heading's title."""
+    sections: dict[str, list[str]] = {}
+    titles = []
+    current: list[str] | None = None
+    for line in doc.read_text().splitlines():
+        heading = HEADING.match(line)
+        if heading:
+            titles.append(heading[2])
+            number = NUMBERED_HEADING.match(heading[2])
+            current = sections.setdefault(number[1], []) if number else None
+        elif current is not None:
+            current.append(line)
+    return sections, titles
+
+
+def section_exists(doc: Path, number: str, item: str | None) -> bool:
+    """§3.3 is a heading "3.3"; §3.3-3 is item 3 of the list under it; §7.3 with no heading "7.3" is item 3 of §7."""
+    sections, _ = outline(doc)
+    if number not in sections:
+        parent, _, last = number.rpartition(".")
+        if not parent or item is not None or parent not in sections:
+            return False
+        number, item = parent, last
+    if item is None:
+        return True
+    return any((m := LIST_ITEM.match(line)) and m[1] == item for line in sections[number])
+
+
+def citations() -> list[tuple[str, str, str | None, str | None]]:
+    """(where, document name, section number or title, list item) for every citation in CITING_FILES."""
+    found: list[tuple[str, str, str | None, str | None]] = []
+    for path in CITING_FILES:
+        for line_no, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+            where = f"{path.relative_to(ROOT)}:{line_no}"
+            for name in DOC_NAME.findall(line):
+                found.append((where, name, None, None))
+            for match in SECTION.finditer(line):
+                found.append((where, NUMBERED_DOC, match[1], match[2]))
+            for match in SECTIONS_WORD.finditer(line):
+                for number in filter(None, (match[2], match[3])):
+                    found.append((where, match[1], number, None))
+            for match in TITLE_AFTER.finditer(line):
+                found.append((where, match[1], f'"{match[2]}"', None))
+            for match in TITLE_BEFORE.finditer(line):
+                found.append((where, match[2], f'"{match[1]}"', None))
+    return found
+
+
+def test_the_code_cites_documents():
+    """Guards the scan itself: the parser's §-citations and the schema's document must be found."""
+    cited = {(name, section) for _, name, section, _ in citations()}
+    assert (NUMBERED_DOC, "3.3") in cited
+    assert ("api-contract.md", None) in cited
+
+
+def test_every_cited_document_and_section_exists():
+    problems = []
+    for where, name, section, item in citations():
+        doc = resolve_doc(name)
+        if doc is None:
+            problems.append(f"{where}: cites {name}, which is neither in docs/ nor at that path")
+        elif section is None:
+            continue
+        elif section.startswith('"'):
+            if not any(section.strip('"') in title for title in outline(doc)[1]):
+                problems.append(f"{where}: cites {name} {section}, but no heading of {name} says that")
+        elif not section_exists(doc, section, item):
+            cited = f"§{section}" + (f"-{item}" if item else "")
+            problems.append(f"{where}: cites {name} {cited}, which {name} does not have")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    ("number", "item", "exists"),
+    [
+        ("3.3", None, True),
+        ("3.3", "3", True),
+        ("3.3", "9", False),
+        ("7.3", None, True),
+        ("7.99", None, False),
+        ("9", None, False),
+    ],
+)
+def test_section_lookup(number, item, exists):
+    assert section_exists(DOCS / NUMBERED_DOC, number, item) is exists

@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import urllib.request
 from collections import Counter
 from pathlib import Path
@@ -47,7 +48,13 @@ FILESYSTEM_KEYS = {"dir", "total_bytes", "free_bytes", "type", "device", "mount_
                    "mount_source", "mount_options", "super_options"}
 TEST_KEYS = {"status", "unit", "value", "cpu_pct", "rate_measured", "wall_s", "user_s", "sys_s", "cpu_s",
              "latency_us", "latency_text", "ops", "bytes_read", "bytes_written", "bytes_moved",
-             "avg_io_bytes", "syscalls"}
+             "avg_io_bytes", "syscalls", "limiter"}
+LIMITER_KEYS = {"code", "text", "evidence"}
+EVIDENCE_KEYS = {"cpu_of_wall_pct", "device_util_pct", "device_reads", "device_writes", "device_read_bytes",
+                 "device_write_bytes", "device_avg_request_bytes", "steal_pct", "cpu_pressure_pct", "io_pressure_pct",
+                 "block_in", "block_out", "voluntary_switches", "involuntary_switches", "sync_s", "file_vs_ram",
+                 "suggestion"}
+LIMITER_CODES = {"cpu_bound", "device_bound", "cached", "too_short", "noisy", "unknown"}
 SYSCALL_KEYS = {"read", "write", "lseek", "open", "open_creat", "close", "fsync", "stat", "unlink", "mkdir",
                 "rmdir", "getdents", "link", "symlink", "sync", "pipe_read", "pipe_write"}
 
@@ -67,11 +74,29 @@ def run(args, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([str(a) for a in args], **kw)
 
 
+def _libcurl_headers_found() -> bool:
+    """Ask pkg-config or curl-config (what runner/Makefile asks) where curl/curl.h lives, on any architecture."""
+    for cmd in (["pkg-config", "--cflags", "libcurl"], ["curl-config", "--cflags"]):
+        if not shutil.which(cmd[0]):
+            continue
+        found = run(cmd)
+        if found.returncode == 0:
+            dirs = [flag[2:] for flag in found.stdout.split() if flag.startswith("-I")]
+            probe = run(["cc", *(f"-I{d}" for d in dirs), "-E", "-x", "c", "-"], input="#include <curl/curl.h>\n")
+            return probe.returncode == 0
+    return False
+
+
+def bonnie_command(bonnie: str) -> list[str]:
+    """bonnie++ refuses to run as root without -u; as anyone else -u would fail (it cannot change user)."""
+    return [bonnie, "-u", "root"] if os.geteuid() == 0 else [bonnie]
+
+
 @pytest.fixture(scope="module")
 def runner() -> Path:
     require_tool("cc", "gcc")
     require_tool("make", "make")
-    if not Path("/usr/include/x86_64-linux-gnu/curl/curl.h").exists() and not Path("/usr/include/curl/curl.h").exists():
+    if not _libcurl_headers_found():
         pytest.fail("libcurl headers are missing: run `apt-get install -y libcurl4-openssl-dev`")
     built = run(["make", "-C", RUNNER_DIR])
     assert built.returncode == 0, built.stdout + built.stderr
@@ -169,9 +194,12 @@ def test_json_document_has_the_documented_keys(tiny):
     tests = doc["runs"][0]["tests"]
     assert tuple(tests) == TESTS
     for name, facts in tests.items():
-        assert set(facts) == TEST_KEYS, name
+        assert set(facts) - {"cpu_pct_meaning"} == TEST_KEYS, name
         assert set(facts["syscalls"]) == SYSCALL_KEYS, name
         assert facts["wall_s"] > 0
+        assert set(facts["limiter"]) == LIMITER_KEYS and set(facts["limiter"]["evidence"]) == EVIDENCE_KEYS, name
+        assert facts["limiter"]["code"] in LIMITER_CODES and facts["limiter"]["text"], name
+    assert tests["seeks"]["cpu_pct_meaning"] == "seekers_own"
     # facts agree with the work: block tests move the whole file in 8 KiB calls
     put_block = tests["put_block"]
     assert put_block["bytes_written"] == 16 * 1048576
@@ -190,7 +218,7 @@ def test_readme_documents_columns_keys_and_exit_codes():
     text = README.read_text()
     for column in set(CSV_COLUMNS):
         assert re.search(rf"\b{column}\b", text), f"column {column} missing from runner/README.md"
-    for key in DOC_KEYS | SYSTEM_KEYS | FILESYSTEM_KEYS | TEST_KEYS | SYSCALL_KEYS:
+    for key in DOC_KEYS | SYSTEM_KEYS | FILESYSTEM_KEYS | TEST_KEYS | SYSCALL_KEYS | LIMITER_KEYS | EVIDENCE_KEYS | LIMITER_CODES:
         assert f"`{key}`" in text, f"JSON key {key} missing from runner/README.md"
     for code in ("1", "2", "3", "4"):
         assert re.search(rf"^\|\s*{code}\s*\|", text, re.M), f"exit code {code} not documented"
@@ -246,7 +274,7 @@ def test_system_calls_match_bonnie(runner, tmp_path):
     traced = "read,write,lseek,open,openat,creat,stat,lstat,fstat,newfstatat,statx,unlink,unlinkat"
     params = ["-s", "64", "-r", "32", "-n", "1", "-f", "-q", "-z", "4242"]
     counts = {}
-    for who, cmd in (("bonnie", [bonnie, "-u", "root"]), ("runner", [runner])):
+    for who, cmd in (("bonnie", bonnie_command(bonnie)), ("runner", [runner])):
         scratch = tmp_path / who
         scratch.mkdir()
         trace = tmp_path / f"{who}.trace"
@@ -324,3 +352,317 @@ def test_token_opens_a_protected_board_and_a_missing_one_spools(runner, tmp_path
         assert posted.returncode == 0, posted.stderr
         listed = _get_json(f"{server.url}/api/runs")
         assert [item["machine"] for item in listed["items"]] == ["with-token"]
+
+
+def _assert_secret_absent(secret: str, **texts: str) -> None:
+    for where, text in texts.items():
+        assert secret not in text, f"the token leaked into {where}"
+
+
+def test_the_token_is_written_nowhere(runner, tmp_path):
+    """Issue 8.1: the token reaches the server's Authorization header and nothing else: not the stored
+    document (API and page), not the --json file, not the spool file, not the printed resend command."""
+    secret = "leak-canary-7f3a9c"
+    scratch = tmp_path / "s"
+    scratch.mkdir()
+    doc_path = tmp_path / "doc.json"
+    with live_server(f"sqlite:///{tmp_path / 'board.db'}", env={"BONNIEBOARD_API_TOKEN": secret}) as server:
+        posted = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "-m", "argv-token",
+                      "--post", server.url, "--token", secret, "--json", doc_path])
+        assert posted.returncode == 0, posted.stderr
+        inline = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "-m", "inline-token",
+                      "--post", server.url, f"--token={secret}"])
+        assert inline.returncode == 0, inline.stderr
+        from_env = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "-m", "env-token",
+                        "--post", server.url], env=os.environ | {"BONNIEBOARD_TOKEN": secret})
+        assert from_env.returncode == 0, from_env.stderr
+        token_file = tmp_path / "token"
+        token_file.write_text(secret + "\n")
+        token_file.chmod(0o644)
+        refused = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "--post", server.url,
+                       "--token-file", token_file])
+        assert refused.returncode == 1 and "chmod 600" in refused.stderr, refused.stderr
+        token_file.chmod(0o600)
+        from_file = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "-m", "file-token",
+                         "--post", server.url, "--token-file", token_file])
+        assert from_file.returncode == 0, from_file.stderr
+        listed = _get_json(f"{server.url}/api/runs")
+        assert sorted(item["machine"] for item in listed["items"]) == sorted(
+            ["argv-token", "inline-token", "env-token", "file-token"])
+        for item in listed["items"]:
+            detail = urllib.request.urlopen(f"{server.url}/api/runs/{item['id']}", timeout=10).read().decode()
+            page = urllib.request.urlopen(f"{server.url}/runs/{item['id']}", timeout=10).read().decode()
+            _assert_secret_absent(secret, api=detail, page=page)
+            command_line = json.loads(detail)["document"]["command_line"]
+            if item["machine"] == "argv-token":
+                assert command_line[command_line.index("--token") + 1] == "***"
+            if item["machine"] == "inline-token":
+                assert "--token=***" in command_line
+        _assert_secret_absent(secret, json_file=doc_path.read_text(), stderr=posted.stderr + from_env.stderr)
+    # the server is gone: the post fails, the body is spooled privately, the resend line names the variable
+    spool = tmp_path / "spool.json"
+    failed = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "--post", server.url,
+                  "--token", secret, "--spool", spool])
+    assert failed.returncode == 4, failed.stderr
+    assert spool.stat().st_mode & 0o777 == 0o600
+    _assert_secret_absent(secret, spool=spool.read_text(), stderr=failed.stderr)
+    assert '-H "Authorization: Bearer $BONNIEBOARD_TOKEN"' in failed.stderr
+    default_spool = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "--post", server.url],
+                        cwd=tmp_path, env=os.environ | {"BONNIEBOARD_TOKEN": secret})
+    assert default_spool.returncode == 4, default_spool.stderr
+    (made,) = tmp_path.glob("bonnieboard-spool-*.json")
+    assert made.stat().st_mode & 0o777 == 0o600
+    _assert_secret_absent(secret, default_spool=made.read_text(), stderr=default_spool.stderr)
+
+
+@pytest.mark.parametrize("size", ["9000000000000000:256", "4503599627370496:256", "2147483647:256"])
+def test_huge_sizes_are_usage_errors(runner, tmp_path, size):
+    """Issue 8.12: sizes whose chunk arithmetic overflowed (UB, or a 0-chunk file and a division by
+    zero in the seekers) are refused before anything runs, with exit 1."""
+    proc = run([runner, "-d", tmp_path, "-s", size, "-r", "0", "-n", "0"], timeout=30)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    assert "-s" in proc.stderr and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["two\nlines", "a,b", "tab\there", "\ufeffbom", "x" * 201])
+def test_machine_names_the_board_would_misread_are_refused(runner, tmp_path, name):
+    proc = run([runner, "-d", tmp_path, "-s", "0", "-n", "1", "-r", "0", "-m", name], timeout=30)
+    assert proc.returncode == 1, proc.stderr
+    assert "-m: the machine name" in proc.stderr
+    assert proc.stdout == "" and list(tmp_path.iterdir()) == []
+
+
+def test_unwritable_outputs_are_reported_before_the_tests(runner, tmp_path):
+    """Issue 8.12: a --json or --spool path that cannot be written stops the runner before the tests
+    (exit 2, no CSV), instead of after a run of hours."""
+    scratch = tmp_path / "s"
+    scratch.mkdir()
+    missing = tmp_path / "no-such-dir"
+    for extra in (["--json", missing / "doc.json"], ["--post", "http://127.0.0.1:9", "--spool", missing / "sp.json"]):
+        proc = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", *extra], timeout=30)
+        assert proc.returncode == 2, proc.stderr
+        assert str(extra[-1]) in proc.stderr and "Create files" not in proc.stderr
+        assert proc.stdout == "" and list(scratch.iterdir()) == []
+    taken = tmp_path / "taken.json"
+    taken.write_text("an earlier spool\n")
+    proc = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "--post", "http://127.0.0.1:9",
+                "--spool", taken], timeout=30)
+    assert proc.returncode == 2 and "never overwrites" in proc.stderr, proc.stderr
+    assert taken.read_text() == "an earlier spool\n"
+    # opened early, written late: a run whose post fails still leaves its document in the --json file
+    doc = tmp_path / "doc.json"
+    proc = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "--json", doc, "--post",
+                "http://127.0.0.1:9", "--spool", tmp_path / "ok-spool.json", "-q"], timeout=60)
+    assert proc.returncode == 4 and json.loads(doc.read_text())["schema"] == "bonnieboard-runner/1"
+
+
+def _own_user() -> str:
+    """What `-u` can name here: root as root (bonnie++'s usual `-u root`), else the user we are."""
+    return "root" if os.geteuid() == 0 else str(os.geteuid())
+
+
+def test_a_bonnie_command_line_runs_with_the_binary_name_changed(runner, tmp_path):
+    """Issue 12.7: `bonnie++ -u root -d DIR ...` works as `bonnieboard-runner -u root -d DIR ...`."""
+    proc = run([runner, "-u", _own_user(), "-d", tmp_path, "-s", "0", "-n", "1", "-r", "0", "-q", "-z", "7"])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1].startswith("1.98,bonnieboard-")
+    bad = run([runner, "-u", "no-such-user-xyz", "-d", tmp_path, "-s", "0", "-n", "1", "-r", "0"])
+    assert bad.returncode == 1 and "can't find user no-such-user-xyz" in bad.stderr
+
+
+def test_semaphores_synchronise_runners_and_bonnie(runner, tmp_path):
+    """Issue 12.7: `-p 2` makes bonnie++'s semaphore set (key 4711); a runner and a bonnie++ started with
+    `-y s` each wait for the other before every test, so both finish; `-p -1` removes the set."""
+    bonnie = require_tool("bonnie++", "bonnie++")
+    made = run([runner, "-p", "2"], timeout=30)
+    assert made.returncode == 0 and "Creating semaphore for 2 procs." in made.stdout, made.stderr
+    try:
+        dirs = [tmp_path / "a", tmp_path / "b"]
+        for d in dirs:
+            d.mkdir()
+            d.chmod(0o777)
+        common = ["-s", "0", "-n", "1", "-r", "0", "-q", "-y", "s"]
+        started = [
+            subprocess.Popen([str(runner), "-d", str(dirs[0]), *common], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+            subprocess.Popen([*bonnie_command(bonnie), "-d", str(dirs[1]), *common], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+        ]  # fmt: skip
+        outputs = [p.communicate(timeout=120) for p in started]
+        for p, (out, err) in zip(started, outputs):
+            assert p.returncode == 0, err
+        assert outputs[0][0].splitlines()[-1].startswith("1.98,bonnieboard-")
+    finally:
+        removed = run([runner, "-p", "-1"], timeout=30)
+    assert removed.returncode == 0 and "Semaphore removed." in removed.stdout, removed.stderr
+    alone = run([runner, "-d", tmp_path, "-s", "0", "-n", "1", "-r", "0", "-y", "s"], timeout=30)
+    assert alone.returncode == 2 and "-p N first" in alone.stderr
+
+
+def test_random_file_gives_bonnies_file_names(runner, tmp_path):
+    """Issue 12.7: `-Z FILE` takes the random numbers from FILE as bonnie++ does: the same names in the
+    same order, and the file's name in the CSV's seed column."""
+    strace = require_tool("strace", "strace")
+    bonnie = require_tool("bonnie++", "bonnie++")
+    random_file = tmp_path / "random.bin"
+    random_file.write_bytes(os.urandom(4 * 4096))
+    random_file.chmod(0o644)
+    names = {}
+    for who, cmd in (("bonnie", bonnie_command(bonnie)), ("runner", [runner])):
+        scratch = tmp_path / who
+        scratch.mkdir()
+        scratch.chmod(0o777)
+        trace = tmp_path / f"{who}.trace"
+        proc = run([strace, "-f", "-qq", "-o", trace, "-e", "trace=open,openat,creat", *cmd, "-d", scratch,
+                    "-s", "0", "-n", "1", "-r", "0", "-q", "-Z", random_file])
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.splitlines()[-1].split(",")[4] == str(random_file)
+        names[who] = _created_names(trace)
+    assert len(names["bonnie"]) == 2048 and names["runner"] == names["bonnie"]
+
+
+def test_many_directories_need_no_handle_each(runner, tmp_path):
+    """Issue 12.8: without -b the runner holds no open handle per directory (bonnie++ reaches files as
+    NNNNN/name); with 1000 directories under a 256-descriptor limit it used to stop at "Can't get
+    directory handle"."""
+    import resource
+
+    def low_fd_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    proc = run([runner, "-d", tmp_path, "-s", "0", "-n", "1:0:0:1000", "-r", "0", "-q"], preexec_fn=low_fd_limit)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1].split(",")[25] == "1000"
+    assert list(tmp_path.iterdir()) == []
+
+
+SLOW_GETDENTS = r"""
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <time.h>
+#include <unistd.h>
+ssize_t getdents64(int fd, void *buf, size_t n)
+{
+    static ssize_t (*real)(int, void *, size_t);
+    if (!real)
+        real = (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "getdents64");
+    struct timespec pause = {0, 300000000};
+    nanosleep(&pause, NULL);
+    return real(fd, buf, n);
+}
+"""
+
+
+def test_sequential_latency_counts_the_first_directory_read(runner, tmp_path):
+    """Issue 12.9: bonnie++ times every readdir(), so a directory's first read (the one returning "." and
+    ".." first) is in seq_stat's and seq_del's latency. Every getdents64 is made to take 0.3 s; each of the
+    two directories fits in one read, so only a latency that counts the first read can reach 0.3 s."""
+    shim = tmp_path / "slow_getdents.so"
+    src = tmp_path / "slow_getdents.c"
+    src.write_text(SLOW_GETDENTS)
+    built = run(["cc", "-shared", "-fPIC", "-o", shim, src, "-ldl"])
+    assert built.returncode == 0, built.stderr
+    scratch = tmp_path / "s"
+    scratch.mkdir()
+    doc_path = tmp_path / "doc.json"
+    proc = run([runner, "-d", scratch, "-s", "0", "-n", "1:0:0:2", "-r", "0", "-q", "--json", doc_path],
+               env=os.environ | {"LD_PRELOAD": str(shim)})
+    assert proc.returncode == 0, proc.stderr
+    tests = json.loads(doc_path.read_text())["runs"][0]["tests"]
+    for name in ("seq_stat", "seq_del"):
+        assert tests[name]["syscalls"]["getdents"] == 4  # per directory: one read with everything, one at the end
+        assert tests[name]["latency_us"] >= 300_000, (name, tests[name]["latency_us"])
+
+
+def test_a_tiny_run_on_tmpfs_is_cached_and_per_char_is_cpu_bound(runner, tmp_path):
+    """Issue 12.4: on a memory filesystem the reads are `cached`; one byte per system call is `cpu_bound`.
+    /dev/shm is a tmpfs anyone may write to, so this runs as any user."""
+    shm = Path("/dev/shm")
+    assert run(["stat", "-f", "-c", "%T", shm]).stdout.strip() == "tmpfs"
+    scratch = Path(tempfile.mkdtemp(dir=shm, prefix="runner-test-"))
+    doc_path = tmp_path / "doc.json"
+    try:
+        proc = run([runner, "-d", scratch, "-s", "16", "-r", "0", "-n", "1", "-f2", "-q", "--json", doc_path])
+        assert proc.returncode == 0, proc.stderr
+    finally:
+        shutil.rmtree(scratch)
+    tests = json.loads(doc_path.read_text())["runs"][0]["tests"]
+    codes = {name: facts["limiter"]["code"] for name, facts in tests.items()}
+    assert codes["putc"] == codes["getc"] == "cpu_bound", codes
+    for name in ("rewrite", "get_block", "seeks", "seq_stat", "ran_stat"):
+        assert codes[name] == "cached", (name, codes)
+    assert tests["get_block"]["limiter"]["evidence"]["device_util_pct"] is None  # no device under a tmpfs
+    notes = proc.stderr[proc.stderr.index("Notes"):]
+    assert re.search(r"^  putc\s+cpu_bound\s+CPU time was", notes, re.MULTILINE), notes
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to attach a loop device and mount it")
+@pytest.mark.parametrize("fs", ["ext4", "btrfs"])
+def test_a_loop_device_shows_device_writes_and_its_backing_file(runner, tmp_path, fs):
+    """Issue 12.1/12.5: on ext4 or btrfs (in a subvolume, whose files have an st_dev of their own) in a loop
+    device, the file tests with -b show device writes in their evidence; the document names the filesystem,
+    its mount, the loop device's backing file and the disks behind it."""
+    image = tmp_path / f"{fs}.img"
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    assert run(["truncate", "-s", "200M", image]).returncode == 0
+    mkfs = require_tool(f"mkfs.{fs}", "e2fsprogs" if fs == "ext4" else "btrfs-progs")
+    made = run([mkfs, "-q", *(["-F"] if fs == "ext4" else []), image])
+    assert made.returncode == 0, made.stderr
+    loop = run(["losetup", "--find", "--show", image])
+    assert loop.returncode == 0, loop.stderr
+    device = loop.stdout.strip()
+    try:
+        mounted = run(["mount", device, mnt])
+        assert mounted.returncode == 0, mounted.stderr
+        try:
+            target = mnt
+            if fs == "btrfs":
+                target = mnt / "sub"
+                assert run([require_tool("btrfs", "btrfs-progs"), "subvolume", "create", target]).returncode == 0
+            doc_path = tmp_path / "doc.json"
+            proc = run([runner, "-d", target, "-s", "0", "-r", "0", "-n", "1", "-b", "-q", "--json", doc_path])
+            assert proc.returncode == 0, proc.stderr
+        finally:
+            run(["umount", mnt])
+    finally:
+        run(["losetup", "-d", device])
+    doc = json.loads(doc_path.read_text())
+    filesystem = doc["system"]["filesystem"]
+    assert filesystem["type"] == fs and filesystem["mount_point"] == str(mnt), filesystem
+    assert filesystem["mount_source"] == device
+    block = doc["system"]["block_device"]
+    assert block["name"] == Path(device).name
+    assert block["loop_backing_file"] == str(image)
+    assert block["disks"], block  # the disks under the image's own filesystem
+    evidence = doc["runs"][0]["tests"]["seq_create"]["limiter"]["evidence"]
+    assert evidence["device_writes"] > 0 and evidence["device_write_bytes"] > 0, evidence
+    assert evidence["sync_s"] >= 0
+
+
+def _shape(value):
+    """The keys of a JSON value, recursively (lists by their first element); scalars and null are leaves,
+    and a test that did not run (fewer keys, documented) is a leaf too."""
+    if isinstance(value, dict):
+        if value.get("status") == "not_run":
+            return None
+        return {key: _shape(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_shape(value[0])] if value and isinstance(value[0], (dict, list)) else []
+    return None
+
+
+def _same_keys(golden, fresh, where="document"):
+    if isinstance(golden, dict) and isinstance(fresh, dict):
+        assert set(golden) == set(fresh), (where, set(golden) ^ set(fresh))
+        for key in golden:
+            _same_keys(golden[key], fresh[key], f"{where}.{key}")  # a leaf on either side matches anything
+    elif isinstance(golden, list) and isinstance(fresh, list) and golden and fresh:
+        _same_keys(golden[0], fresh[0], f"{where}[0]")
+
+
+def test_the_golden_document_has_the_runners_keys(tiny):
+    """Issue 9.5: tests/data/runner-document.json (what the page tests render) has exactly the keys the runner
+    writes today, so the board is tested against the document it will receive. Regenerate it with
+    `runner/bonnieboard-runner -d DIR -s 32 -f -n 1 -r 0 -m docrun -q --json tests/data/runner-document.json`."""
+    golden = json.loads((ROOT / "tests" / "data" / "runner-document.json").read_text())
+    _same_keys(_shape(golden), _shape(tiny["doc"]))

@@ -1,18 +1,21 @@
 """/api: JSON endpoints. Thin: read the request, call one service, shape the answer."""
 
-from typing import Annotated, Literal
+from typing import Annotated
+
+import orjson
 
 from fastapi import APIRouter, Path, Query, Request, Response
-from fastapi.responses import JSONResponse
 from pydantic import WithJsonSchema
 
 from app import charts, queries
+from app.comparison_request import read_request
 from app.config import get_settings
 from app.deps import FilterDep, SessionDep
+from app.figures import figures_of
 from app.models import MAX_ID
 from app.request_body import read_upload
 from app.routes.storing import store_upload
-from app.schemas import LABEL_PARAM_SCHEMA, TAG_PARAM_SCHEMA, ErrorOut, RunDetailOut, RunList, RunPatch, UploadOut
+from app.schemas import LABEL_PARAM_SCHEMA, TAG_PARAM_SCHEMA, CompareOut, ErrorOut, RunDetailOut, RunList, RunPatch, UploadOut
 from app.validation import check_label, check_tag, parse_tag_params
 
 router = APIRouter(prefix="/api", tags=["runs"])
@@ -34,8 +37,11 @@ UPLOAD_BODY = {
 
 
 RunId = Annotated[int, Path(ge=1, le=MAX_ID)]
-# What charts.parse_run_ids accepts (it answers 400 itself): ids separated by commas or spaces.
+# What app.comparison_request accepts (it answers 400 itself with a message naming the parameter).
 RUN_IDS_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[ ,]*[0-9]{1,10}(?:[ ,]+[0-9]{1,10})*[ ,]*$"})
+BASELINE_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[0-9]{0,10}$"})
+MODE_SCHEMA = WithJsonSchema({"type": "string", "enum": ["absolute", "relative"], "default": "absolute"})
+GROUP_SCHEMA = WithJsonSchema({"type": "string", "default": "params", "examples": ["params", "none", "fs,raid"]})
 
 
 @router.post("/runs", status_code=201, response_model=UploadOut, responses=ERRORS, openapi_extra=UPLOAD_BODY)
@@ -108,19 +114,25 @@ def delete_run(run_id: RunId, session: SessionDep):
     return Response(status_code=204)
 
 
-@router.get("/compare", responses=ERRORS)
+@router.get("/compare", response_model=CompareOut, responses=ERRORS)
 def get_compare(
     session: SessionDep,
-    runs: Annotated[str, RUN_IDS_SCHEMA, Query(description="run ids separated by commas, e.g. 1,2,3 (at most 100)")],
-    baseline: Annotated[int | None, Query(description="one of the runs; relative mode's default is the first")] = None,
-    mode: Literal["absolute", "relative"] = "absolute",
+    runs: Annotated[str | None, RUN_IDS_SCHEMA, Query(description="run ids separated by commas, e.g. 1,2,3 (at most 100)")] = None,
+    run: Annotated[list[str], Query(description="a run id; repeatable, as the runs list's checkboxes send it")] = [],  # noqa: B006
+    baseline: Annotated[str | None, BASELINE_SCHEMA, Query(description="one of the runs; its configuration is the baseline")] = None,
+    mode: Annotated[str | None, MODE_SCHEMA] = None,
+    group: Annotated[str | None, GROUP_SCHEMA, Query(description="params (default), none, or tag keys: fs,raid")] = None,
 ):
-    """The numbers behind the comparison charts; the /compare page draws exactly these."""
-    # The JSON names runs by label or machine: their tags are not needed.
-    compared = queries.runs_to_compare(session=session, run_ids=charts.parse_run_ids([runs]), with_tags=False)
-    figures = [charts.figures_of(row, compared.tags[row.id]) for row in compared.rows]
-    # JSONResponse directly: FastAPI's generic encoder costs more than the comparison itself.
-    return JSONResponse(charts.compare(figures, mode=mode, baseline=baseline))
+    """The numbers behind the comparison charts; the /compare page draws exactly these. Runs form
+    configurations (`group`); per chart, test and configuration: N, mean, median, SD, CV %, 95 % CI,
+    and against the baseline configuration the ratio of means, its 95 % CI and a verdict."""
+    request = read_request(runs=[runs or "", *run], mode=mode, baseline=baseline, group=group)
+    compared = queries.runs_to_compare(session=session, run_ids=list(request.run_ids))
+    figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
+    # orjson directly: FastAPI's generic encoder, and even json.dumps, cost as much as the statistics
+    # of a 100-run comparison (a few hundred KB of numbers).
+    body = charts.compare(figures, mode=request.mode, baseline=request.baseline, grouping=request.grouping)
+    return Response(orjson.dumps(body), media_type="application/json")
 
 
 @router.get("/health")

@@ -1,15 +1,16 @@
 """HTML pages. Each renders a whole page, or only its partial when htmx asks (HX-Request)."""
 
 from typing import Annotated
-from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.datastructures import FormData
 
 from app import charts, queries
+from app.comparison_request import ABSOLUTE, MAX_RUNS, parse_run_ids, permalink, read_request, settle
 from app.config import get_settings
 from app.deps import PageAuthDep, SessionDep, csrf_form
+from app.figures import figures_of
 from app.errors import BadRequest, InvalidUpload
 from app.models import MAX_ID
 from app.parsing import TESTS, TOO_FAST, UNITS
@@ -79,63 +80,49 @@ def compare_page(
     add: str = "",
     remove: str = "",
     baseline: str = "",
-    mode: str = charts.ABSOLUTE,
+    mode: str = ABSOLUTE,
+    group: str = "",
 ):
-    """Everything shown is in the URL: /compare?runs=1,2,3&baseline=1&mode=relative. Other forms of
-    it (the runs list's run=1&run=2, the page's own add=/remove=) are answered with that URL:
-    a redirect for a browser, HX-Push-Url for htmx."""
-    run_ids = charts.parse_run_ids([runs, *run])
+    """Everything shown is in the URL: /compare?runs=1,2,3&baseline=1&mode=relative&group=fs,raid
+    (app/comparison_request.py reads it, as it does for /api/compare). Other forms of it (the runs
+    list's run=1&run=2, the page's own add=/remove=) are answered with that URL: a redirect for a
+    browser, HX-Push-Url for htmx."""
     notice = None
+    wanted = parse_run_ids([runs, *run], limit=None)
     try:
-        added = charts.parse_run_ids([add])
+        added = parse_run_ids([add], limit=None)
     except BadRequest as exc:
         added, notice = [], exc.detail
-    removed = set(charts.parse_run_ids([remove]))
-    run_ids = [run_id for run_id in dict.fromkeys(run_ids + added) if run_id not in removed]
-    compared = queries.runs_to_compare(session=session, run_ids=run_ids[: charts.MAX_RUNS], missing_ok=True)
+    removed = set(parse_run_ids([remove], limit=None))
+    run_ids = [run_id for run_id in dict.fromkeys(wanted + added) if run_id not in removed]
+    if len(run_ids) > MAX_RUNS:
+        notice = f"At most {MAX_RUNS} runs can be compared at once."
+    asked = read_request(runs=[",".join(map(str, run_ids[:MAX_RUNS]))], mode=mode, baseline=baseline, group=group)
+    compared = queries.runs_to_compare(session=session, run_ids=list(asked.run_ids), missing_ok=True)
     if compared.missing:
         notice = f"No run {', '.join(f'#{run_id}' for run_id in compared.missing)}: left out."
-    if len(run_ids) > charts.MAX_RUNS:
-        notice = f"At most {charts.MAX_RUNS} runs can be compared at once."
-    figures = [charts.figures_of(row, compared.tags[row.id]) for row in compared.rows]
-    run_ids = [f.id for f in figures]
-    chosen_baseline = int(baseline) if baseline.isdigit() and baseline.isascii() and int(baseline) in run_ids else None
-    if mode not in charts.MODES:
-        raise BadRequest(f"mode must be 'absolute' or 'relative', not {mode[:30]!r}")
-    if mode == charts.RELATIVE and chosen_baseline is None and run_ids:
-        chosen_baseline = run_ids[0]
-    url = compare_url(run_ids, chosen_baseline, mode)
+    figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
+    settled = settle(asked, [f.id for f in figures], strict=False)
+    url = permalink(settled)
     partial = wants_partial(request)
     if not partial and not notice and request.url.path + (f"?{request.url.query}" if request.url.query else "") != url:
         return RedirectResponse(url, status_code=303)
 
-    recent = queries.recent_runs(session=session, limit=RECENT_RUNS, exclude=run_ids)
-    context = {"url": url, "mode": mode, "notice": notice, "recent": recent}
+    recent = queries.recent_runs(session=session, limit=RECENT_RUNS, exclude=list(settled.run_ids))
+    context = {"url": url, "mode": settled.mode, "group": settled.grouping.spelling, "notice": notice, "recent": recent}
     if figures:
-        data = charts.compare(figures, mode=mode, baseline=chosen_baseline)
+        data = charts.compare(figures, mode=settled.mode, baseline=settled.baseline, grouping=settled.grouping)
         context.update(
             figures=figures,
             data=data,
             view=charts.compare_view(figures, data),
-            table=charts.heat_table(figures, mode=mode, baseline=data["baseline"]),
+            table=charts.heat_table(data),
             baseline=data["baseline"],
         )
     response = render(request, "_compare.html" if partial else "compare.html", context)
     if partial:
         response.headers["HX-Push-Url"] = url
     return response
-
-
-def compare_url(run_ids: list[int], baseline: int | None, mode: str) -> str:
-    """The permalink of a comparison: /compare?runs=1,2,3&baseline=1&mode=relative."""
-    if not run_ids:
-        return "/compare"
-    params = {"runs": ",".join(map(str, run_ids))}
-    if baseline is not None:
-        params["baseline"] = str(baseline)
-    if mode != charts.ABSOLUTE:
-        params["mode"] = mode
-    return "/compare?" + urlencode(params, safe=",")
 
 
 # The newest runs, offered when adding runs to a comparison.

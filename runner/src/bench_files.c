@@ -25,10 +25,27 @@ struct file_set {
     int64_t count;
     char *names;      /* count * NAME_LEN bytes */
     int *dir_index;   /* which directory each name lives in */
-    int *dir_fds;     /* num_dirs fds; with one directory, the test dir itself */
+    int *dir_fds;     /* num_dirs fds, open only with -b (to fsync them) or for one directory (the
+                       * test dir itself); else -1 and files are reached as "NNNNN/name" from
+                       * test_fd, as bonnie++ does: no handle per directory (30,000 would run out) */
     int test_fd;      /* the test directory */
     char *buf;        /* chunk buffer for file data */
 };
+
+#define PATH_LEN (6 + NAME_LEN)  /* "NNNNN/" + name */
+
+/* The fd and relative path that reach name in directory dir: its own fd when open, else
+ * "NNNNN/name" from the test directory (path holds PATH_LEN bytes). */
+static int at_dir(const struct file_set *s, int dir, const char *name, char *path, const char **rel)
+{
+    if (s->dir_fds[dir] >= 0) {
+        *rel = name;
+        return s->dir_fds[dir];
+    }
+    snprintf(path, PATH_LEN, "%05d/%s", dir, name);
+    *rel = path;
+    return s->test_fd;
+}
 
 void bench_files_make_name(char *buf, struct rng *rng, int64_t i, int random_order)
 {
@@ -54,7 +71,7 @@ static char *name_at(struct file_set *s, int64_t i)
 static void make_names(const struct files_config *c, struct file_set *s, struct rng *rng,
                        int random_order)
 {
-    int64_t per_dir = s->count / c->num_dirs;
+    int64_t per_dir = s->count / c->p->num_dirs;
     int64_t in_dir = 0;
     int dir = 0;
     for (int64_t i = 0; i < s->count; i++) {
@@ -87,7 +104,7 @@ static void random_sort(struct file_set *s, struct rng *rng, const volatile sig_
 static void close_dirs(const struct files_config *c, struct file_set *s, struct sys_counts *calls)
 {
     if (s->dir_fds) {
-        for (int i = 0; i < c->num_dirs; i++) {
+        for (int i = 0; i < c->p->num_dirs; i++) {
             if (s->dir_fds[i] >= 0 && s->dir_fds[i] != s->test_fd)
                 sysio_close(calls, s->dir_fds[i]);
             s->dir_fds[i] = -1;
@@ -110,17 +127,19 @@ static int make_dirs(const struct files_config *c, struct file_set *s, struct sy
         fprintf(stderr, "Can't open directory %s: %s\n", c->name, strerror(errno));
         return -1;
     }
-    if (c->num_dirs == 1) {
+    if (c->p->num_dirs == 1) {
         s->dir_fds[0] = s->test_fd;
         return 0;
     }
-    for (int i = 0; i < c->num_dirs; i++) {
+    for (int i = 0; i < c->p->num_dirs; i++) {
         char sub[16];
         snprintf(sub, sizeof(sub), "%05d", i);
         if (sysio_mkdirat(calls, s->test_fd, sub)) {
             fprintf(stderr, "Can't make directory %s\n", sub);
             return -1;
         }
+        if (!c->p->fsync_each)
+            continue;
         s->dir_fds[i] = sysio_openat(calls, s->test_fd, sub, O_RDONLY | O_DIRECTORY, 0);
         if (s->dir_fds[i] < 0) {
             fprintf(stderr, "Can't get directory handle.\n");
@@ -135,10 +154,11 @@ static int remove_dirs(const struct files_config *c, struct file_set *s, struct 
 {
     int test_fd = s->test_fd;
     s->test_fd = -1; /* closed below, after the subdirectories are gone */
-    for (int i = 0; c->num_dirs > 1 && i < c->num_dirs; i++) {
+    for (int i = 0; c->p->num_dirs > 1 && i < c->p->num_dirs; i++) {
         char sub[16];
         snprintf(sub, sizeof(sub), "%05d", i);
-        sysio_close(calls, s->dir_fds[i]);
+        if (s->dir_fds[i] >= 0)
+            sysio_close(calls, s->dir_fds[i]);
         s->dir_fds[i] = -1;
         if (sysio_unlinkat(calls, test_fd, sub, AT_REMOVEDIR)) {
             perror("Bonnie: drastic I/O error (rmdir)");
@@ -158,17 +178,19 @@ static int remove_dirs(const struct files_config *c, struct file_set *s, struct 
 static int create_a_file(const struct files_config *c, struct file_set *s, int dir,
                          const char *name, int64_t size, struct sys_counts *calls)
 {
-    int fd = sysio_openat(calls, s->dir_fds[dir], name, O_CREAT | O_EXCL | O_WRONLY,
-                          S_IRUSR | S_IWUSR);
+    char path[PATH_LEN];
+    const char *rel;
+    int dfd = at_dir(s, dir, name, path, &rel);
+    int fd = sysio_openat(calls, dfd, rel, O_CREAT | O_EXCL | O_WRONLY, S_IRUSR | S_IWUSR);
     if (fd < 0) {
         fprintf(stderr, "Can't create file %s: %s\n", name, strerror(errno));
         return -1;
     }
-    if (c->max_size) {
-        for (int64_t i = 0; i < size; i += c->chunk_bytes) {
+    if (c->p->max_size) {
+        for (int64_t i = 0; i < size; i += c->p->file_chunk_bytes) {
             int64_t to_write = size - i;
-            if (to_write > c->chunk_bytes)
-                to_write = c->chunk_bytes;
+            if (to_write > c->p->file_chunk_bytes)
+                to_write = c->p->file_chunk_bytes;
             if (sysio_write(calls, fd, s->buf, (size_t)to_write) != to_write) {
                 fprintf(stderr, "Can't write data.\n");
                 sysio_close(calls, fd);
@@ -176,7 +198,7 @@ static int create_a_file(const struct files_config *c, struct file_set *s, int d
             }
         }
     }
-    if (c->fsync_each) {
+    if (c->p->fsync_each) {
         if (sysio_fsync(calls, fd)) {
             fprintf(stderr, "Can't sync file.\n");
             sysio_close(calls, fd);
@@ -194,18 +216,25 @@ static int create_a_link(const struct files_config *c, struct file_set *s, int64
 {
     int dir = s->dir_index[i];
     int rc;
-    if (c->max_size == -1) {
+    if (c->p->max_size == -1) {
         calls->link++;
-        rc = linkat(s->dir_fds[s->dir_index[0]], name_at(s, 0), s->dir_fds[dir], name_at(s, i), 0);
+        char from_path[PATH_LEN], to_path[PATH_LEN];
+        const char *from, *to;
+        int from_fd = at_dir(s, s->dir_index[0], name_at(s, 0), from_path, &from);
+        int to_fd = at_dir(s, dir, name_at(s, i), to_path, &to);
+        rc = linkat(from_fd, from, to_fd, to, 0);
     } else {
         calls->symlink++; /* like bonnie++: the target is the bare name of file 0 */
-        rc = symlinkat(name_at(s, 0), s->dir_fds[dir], name_at(s, i));
+        char to_path[PATH_LEN];
+        const char *to;
+        int to_fd = at_dir(s, dir, name_at(s, i), to_path, &to);
+        rc = symlinkat(name_at(s, 0), to_fd, to);
     }
     if (rc) {
         fprintf(stderr, "Can't create link %s: %s\n", name_at(s, i), strerror(errno));
         return -1;
     }
-    if (c->fsync_each && sysio_fsync(calls, s->dir_fds[dir])) {
+    if (c->p->fsync_each && sysio_fsync(calls, s->dir_fds[dir])) {
         fprintf(stderr, "Can't sync file.\n");
         return -1;
     }
@@ -222,13 +251,13 @@ static int test_create(const struct files_config *c, struct file_set *s, struct 
         return BENCH_ERROR;
     struct op_timer op = {0, 0};
     struct timer t;
-    int64_t range = c->max_size - c->min_size;
-    timer_start(&t);
+    int64_t range = c->p->max_size - c->p->min_size;
+    timer_start(&t, c->ev);
     for (int64_t i = 0; i < s->count; i++) {
         if (*c->stop)
             return BENCH_STOPPED;
         op_timer_start(&op);
-        if (c->max_size < 0) {
+        if (c->p->max_size < 0) {
             if (i == 0) {
                 if (create_a_file(c, s, s->dir_index[0], name_at(s, 0), 0, &r->calls))
                     return BENCH_ERROR;
@@ -236,7 +265,7 @@ static int test_create(const struct files_config *c, struct file_set *s, struct 
                 return BENCH_ERROR;
             }
         } else {
-            int64_t size = range ? c->min_size + rng_next(rng) % (range + 1) : c->max_size;
+            int64_t size = range ? c->p->min_size + rng_next(rng) % (range + 1) : c->p->max_size;
             if (create_a_file(c, s, s->dir_index[i], name_at(s, i), size, &r->calls))
                 return BENCH_ERROR;
         }
@@ -264,10 +293,10 @@ static int stat_file(const struct files_config *c, struct file_set *s, int dirfd
             fprintf(stderr, "Can't open file %s\n", name);
             return -1;
         }
-        for (off_t i = 0; i < st.st_size; i += c->chunk_bytes) {
+        for (off_t i = 0; i < st.st_size; i += c->p->file_chunk_bytes) {
             off_t to_read = st.st_size - i;
-            if (to_read > c->chunk_bytes)
-                to_read = c->chunk_bytes;
+            if (to_read > c->p->file_chunk_bytes)
+                to_read = c->p->file_chunk_bytes;
             if (sysio_read(calls, fd, s->buf, (size_t)to_read) != to_read) {
                 fprintf(stderr, "Can't read data.\n");
                 sysio_close(calls, fd);
@@ -319,10 +348,13 @@ static int test_walk(const struct files_config *c, struct file_set *s, int do_de
         fprintf(stderr, "Out of memory.\n");
         return BENCH_ERROR;
     }
-    timer_start(&t);
-    for (int i = 0; i < c->num_dirs; i++) {
-        int dfd = s->dir_fds[i];
-        d->fd = sysio_openat(&r->calls, dfd, ".", O_RDONLY | O_DIRECTORY, 0);
+    timer_start(&t, c->ev);
+    for (int i = 0; i < c->p->num_dirs; i++) {
+        char sub[16];
+        snprintf(sub, sizeof(sub), "%05d", i);
+        d->fd = s->dir_fds[i] >= 0 ? sysio_openat(&r->calls, s->dir_fds[i], ".", O_RDONLY | O_DIRECTORY, 0)
+                                   : sysio_openat(&r->calls, s->test_fd, sub, O_RDONLY | O_DIRECTORY, 0);
+        int dfd = d->fd; /* the directory being read: its entries are stat'ed or unlinked through it */
         d->len = d->pos = 0;
         if (d->fd < 0) {
             fprintf(stderr, "Can't open directory.\n");
@@ -339,15 +371,19 @@ static int test_walk(const struct files_config *c, struct file_set *s, int do_de
                 rc = BENCH_STOPPED;
                 goto out;
             }
-            if (name[0] == '.')
-                continue; /* our files never start with a dot */
+            if (name[0] == '.') { /* our files never start with a dot */
+                /* bonnie++ times every readdir(), "." and ".." too: the directory's first read
+                 * (getdents of a cold directory) belongs to the latency (issue 12.9) */
+                op_timer_stop(&op);
+                continue;
+            }
             if (do_delete) {
                 if (sysio_unlinkat(&r->calls, dfd, name, 0)) {
                     fprintf(stderr, "Can't delete file %s\n", name);
                     sysio_close(&r->calls, d->fd);
                     goto out;
                 }
-                if (c->fsync_each && sysio_fsync(&r->calls, dfd))
+                if (c->p->fsync_each && sysio_fsync(&r->calls, dfd))
                     fprintf(stderr, "Can't sync directory.\n");
             } else if (stat_file(c, s, dfd, name, &r->calls)) {
                 sysio_close(&r->calls, d->fd);
@@ -385,12 +421,15 @@ static int test_stat_random(const struct files_config *c, struct file_set *s, st
     struct op_timer op = {0, 0};
     struct timer t;
     random_sort(s, rng, c->stop);
-    timer_start(&t);
+    timer_start(&t, c->ev);
     for (int64_t i = 0; i < s->count; i++) {
         if (*c->stop)
             return BENCH_STOPPED;
         op_timer_start(&op);
-        if (stat_file(c, s, s->dir_fds[s->dir_index[i]], name_at(s, i), &r->calls))
+        char path[PATH_LEN];
+        const char *rel;
+        int dfd = at_dir(s, s->dir_index[i], name_at(s, i), path, &rel);
+        if (stat_file(c, s, dfd, rel, &r->calls))
             return BENCH_ERROR;
         op_timer_stop(&op);
     }
@@ -406,17 +445,20 @@ static int test_delete_random(const struct files_config *c, struct file_set *s, 
     struct op_timer op = {0, 0};
     struct timer t;
     random_sort(s, rng, c->stop);
-    timer_start(&t);
+    timer_start(&t, c->ev);
     for (int64_t i = 0; i < s->count; i++) {
         if (*c->stop)
             return BENCH_STOPPED;
-        int dfd = s->dir_fds[s->dir_index[i]];
+        int dir = s->dir_index[i];
+        char path[PATH_LEN];
+        const char *rel;
+        int dfd = at_dir(s, dir, name_at(s, i), path, &rel);
         op_timer_start(&op);
-        if (sysio_unlinkat(&r->calls, dfd, name_at(s, i), 0)) {
+        if (sysio_unlinkat(&r->calls, dfd, rel, 0)) {
             fprintf(stderr, "Can't delete file %s\n", name_at(s, i));
             return BENCH_ERROR;
         }
-        if (c->fsync_each && sysio_fsync(&r->calls, dfd))
+        if (c->p->fsync_each && sysio_fsync(&r->calls, dfd))
             fprintf(stderr, "Can't sync directory.\n");
         op_timer_stop(&op);
     }
@@ -441,33 +483,57 @@ int bench_files_run(const struct files_config *c, struct rng *rng, struct test_r
     int rc = BENCH_ERROR;
     memset(&s, 0, sizeof(s));
     s.test_fd = -1;
-    s.count = c->num_files * 1024;
+    s.count = c->p->num_files * 1024;
     s.names = malloc((size_t)s.count * NAME_LEN);
     s.dir_index = malloc((size_t)s.count * sizeof(int));
-    s.dir_fds = malloc((size_t)c->num_dirs * sizeof(int));
-    s.buf = calloc(1, (size_t)c->chunk_bytes);
+    s.dir_fds = malloc((size_t)c->p->num_dirs * sizeof(int));
+    s.buf = calloc(1, (size_t)c->p->file_chunk_bytes);
     if (!s.names || !s.dir_index || !s.dir_fds || !s.buf) {
         fprintf(stderr, "Out of memory for %lld file names.\n", (long long)s.count);
         goto out;
     }
-    for (int i = 0; i < c->num_dirs; i++)
+    for (int i = 0; i < c->p->num_dirs; i++)
         s.dir_fds[i] = -1;
+    if (sync_wait(c->sync, TEST_SEQ_CREATE)) {
+        rc = BENCH_ERROR;
+        goto out;
+    }
     progress(c, "Create files in sequential order...");
     if ((rc = test_create(c, &s, rng, 0, &res[TEST_SEQ_CREATE])))
         goto out;
+    if (sync_wait(c->sync, TEST_SEQ_STAT)) {
+        rc = BENCH_ERROR;
+        goto out;
+    }
     progress(c, "done.\nStat files in sequential order...");
     if ((rc = test_walk(c, &s, 0, &res[TEST_SEQ_STAT])))
         goto out;
+    if (sync_wait(c->sync, TEST_SEQ_DEL)) {
+        rc = BENCH_ERROR;
+        goto out;
+    }
     progress(c, "done.\nDelete files in sequential order...");
     if ((rc = test_walk(c, &s, 1, &res[TEST_SEQ_DEL])))
         goto out;
     progress(c, "done.\n");
+    if (sync_wait(c->sync, TEST_RAN_CREATE)) {
+        rc = BENCH_ERROR;
+        goto out;
+    }
     progress(c, "Create files in random order...");
     if ((rc = test_create(c, &s, rng, 1, &res[TEST_RAN_CREATE])))
         goto out;
+    if (sync_wait(c->sync, TEST_RAN_STAT)) {
+        rc = BENCH_ERROR;
+        goto out;
+    }
     progress(c, "done.\nStat files in random order...");
     if ((rc = test_stat_random(c, &s, rng, &res[TEST_RAN_STAT])))
         goto out;
+    if (sync_wait(c->sync, TEST_RAN_DEL)) {
+        rc = BENCH_ERROR;
+        goto out;
+    }
     progress(c, "done.\nDelete files in random order...");
     if ((rc = test_delete_random(c, &s, rng, &res[TEST_RAN_DEL])))
         goto out;

@@ -7,19 +7,19 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "params.h"
+#include "evidence.h"
+#include "sync.h"
 #include "rng.h"
 #include "timer.h"
 
 struct files_config {
-    int dirfd;                /* scratch directory */
-    const char *name;         /* test directory name inside it */
-    int64_t num_files;        /* units of 1024 */
-    int64_t max_size;         /* bytes; -1 hard links, -2 symlinks */
-    int64_t min_size;
-    int num_dirs;
-    int chunk_bytes;          /* read/write size for file data */
-    int fsync_each;           /* -b: fsync files and directories */
+    int dirfd;                      /* scratch directory */
+    const char *name;               /* test directory name inside it */
+    const struct bench_params *p;   /* -n's number, sizes, directories and chunk; -b */
     int quiet;
+    const struct bench_sync *sync;  /* -y: wait for the other processes before each test; NULL none */
+    const struct evidence_source *ev; /* what to sample around each test; NULL: nothing */
     const volatile sig_atomic_t *stop;
 };
 

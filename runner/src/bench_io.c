@@ -39,7 +39,7 @@ static int file_open(struct bigfile *f, int create, struct sys_counts *calls)
             return -1;
         }
         flags |= O_CREAT | O_EXCL;
-        if (c->direct_io)
+        if (c->p->direct_io)
             flags |= O_DIRECT;
     }
     f->fd = sysio_openat(calls, c->dirfd, c->name, flags, S_IRUSR | S_IWUSR);
@@ -132,7 +132,7 @@ static int cookie_close(void *cookie)
 static FILE *stdio_open(const struct io_config *c, struct counted_fd *cf, const char *mode)
 {
     cookie_io_functions_t fns = {cookie_read, cookie_write, NULL, cookie_close};
-    size_t bufsize = c->stdio_buffer_bytes;
+    size_t bufsize = c->p->stdio_buffer_bytes;
     if (!bufsize) {
         struct stat st;
         cf->calls->stat++;
@@ -161,7 +161,7 @@ static int test_finish(const struct io_config *c, struct bigfile *f, struct time
     file_close(f, &r->calls);
     timer_stop(t, r);
     r->latency_s = op->max_s;
-    r->ops = (uint64_t)chunks * (uint64_t)c->chunk_bytes;
+    r->ops = (uint64_t)chunks * (uint64_t)c->p->io_chunk_bytes;
     progress(c, "done\n");
     return BENCH_OK;
 }
@@ -171,8 +171,8 @@ static int test_putc(const struct io_config *c, struct bigfile *f, int64_t chunk
 {
     struct op_timer op = {0, 0};
     progress(c, "Writing a byte at a time...");
-    int chunk = c->chunk_bytes;
-    if (c->char_mode == CHAR_MODE_STDIO) {
+    int chunk = c->p->io_chunk_bytes;
+    if (c->p->char_mode == CHAR_MODE_STDIO) {
         struct counted_fd cf = {f->fd, &r->calls, NULL};
         FILE *fp = stdio_open(c, &cf, "w");
         if (!fp) {
@@ -225,12 +225,14 @@ static int test_getc(const struct io_config *c, struct bigfile *f, int64_t chunk
 {
     struct op_timer op = {0, 0};
     struct timer t;
-    int chunk = c->chunk_bytes;
+    int chunk = c->p->io_chunk_bytes;
     if (file_open(f, 0, &r->calls))
         return BENCH_ERROR;
+    if (sync_wait(c->sync, TEST_GETC))
+        return BENCH_ERROR;
     progress(c, "Reading a byte at a time...");
-    timer_start(&t);
-    if (c->char_mode == CHAR_MODE_STDIO) {
+    timer_start(&t, c->ev);
+    if (c->p->char_mode == CHAR_MODE_STDIO) {
         struct counted_fd cf = {f->fd, &r->calls, NULL};
         FILE *fp = stdio_open(c, &cf, "r");
         if (!fp) {
@@ -282,12 +284,14 @@ static int test_put_block(const struct io_config *c, struct bigfile *f, int64_t 
 {
     struct op_timer op = {0, 0};
     struct timer t;
-    int chunk = c->chunk_bytes;
+    int chunk = c->p->io_chunk_bytes;
     if (file_open(f, 1, &r->calls))
+        return BENCH_ERROR;
+    if (sync_wait(c->sync, TEST_PUT_BLOCK))
         return BENCH_ERROR;
     progress(c, "Writing intelligently...");
     memset(buf, 0, (size_t)chunk);
-    timer_start(&t);
+    timer_start(&t, c->ev);
     int bufindex = 0;
     for (int64_t i = 0; i < chunks; i++) {
         if (*c->stop)
@@ -309,15 +313,17 @@ static int test_rewrite(const struct io_config *c, struct bigfile *f, int64_t ch
 {
     struct op_timer op = {0, 0};
     struct timer t;
-    int chunk = c->chunk_bytes;
+    int chunk = c->p->io_chunk_bytes;
     if (file_open(f, 0, &r->calls))
         return BENCH_ERROR;
     if (sysio_lseek(&r->calls, f->fd, 0, SEEK_SET) == -1) {
         fprintf(stderr, "error in lseek(2) before rewrite\n");
         return BENCH_ERROR;
     }
+    if (sync_wait(c->sync, TEST_REWRITE))
+        return BENCH_ERROR;
     progress(c, "Rewriting...");
-    timer_start(&t);
+    timer_start(&t, c->ev);
     int bufindex = 0;
     for (int64_t w = 0; w < chunks; w++) {
         op_timer_start(&op);
@@ -346,15 +352,17 @@ static int test_get_block(const struct io_config *c, struct bigfile *f, int64_t 
 {
     struct op_timer op = {0, 0};
     struct timer t;
-    int chunk = c->chunk_bytes;
+    int chunk = c->p->io_chunk_bytes;
     if (file_open(f, 0, &r->calls))
         return BENCH_ERROR;
     if (sysio_lseek(&r->calls, f->fd, 0, SEEK_SET) == -1) {
         perror("Bonnie: drastic I/O error (lseek before read)");
         return BENCH_ERROR;
     }
+    if (sync_wait(c->sync, TEST_GET_BLOCK))
+        return BENCH_ERROR;
     progress(c, "Reading intelligently...");
-    timer_start(&t);
+    timer_start(&t, c->ev);
     for (int64_t i = 0; i < chunks; i++) {
         op_timer_start(&op);
         if (read_block(f->fd, buf, chunk, &r->calls))
@@ -418,22 +426,22 @@ static int pipe_write_full(int fd, const void *buf, size_t n, struct sys_counts 
 static int doseek(const struct io_config *c, int fd, char *buf, unsigned int where, int update,
                   struct sys_counts *calls)
 {
-    off_t off = (off_t)where * c->chunk_bytes;
+    off_t off = (off_t)where * c->p->io_chunk_bytes;
     if (sysio_lseek(calls, fd, off, SEEK_SET) == -1) {
         perror("Error in lseek");
         return -1;
     }
-    if (read_block(fd, buf, c->chunk_bytes, calls))
+    if (read_block(fd, buf, c->p->io_chunk_bytes, calls))
         return -1;
     if (update) {
-        buf[where % (unsigned int)c->chunk_bytes]--;
+        buf[where % (unsigned int)c->p->io_chunk_bytes]--;
         if (sysio_lseek(calls, fd, off, SEEK_SET) == -1) {
             perror("Bonnie: drastic I/O error (lseek in doseek update)");
             return -1;
         }
-        if (write_block(fd, buf, c->chunk_bytes, calls))
+        if (write_block(fd, buf, c->p->io_chunk_bytes, calls))
             return -1;
-        if (c->fsync_each && sysio_fsync(calls, fd)) {
+        if (c->p->fsync_each && sysio_fsync(calls, fd)) {
             fprintf(stderr, "Can't sync file.\n");
             return -1;
         }
@@ -449,7 +457,7 @@ static void seeker_main(const struct io_config *c, int64_t total_chunks, int ctl
     memset(&rep, 0, sizeof(rep));
     struct bigfile f = {c, -1};
     struct op_timer op = {0, 0};
-    char *buf = aligned_alloc(4096, c->chunk_bytes < 4096 ? 4096 : (size_t)c->chunk_bytes);
+    char *buf = aligned_alloc(4096, c->p->io_chunk_bytes < 4096 ? 4096 : (size_t)c->p->io_chunk_bytes);
     int ticket;
     rep.status = BENCH_ERROR;
     if (!buf || file_open(&f, 0, &rep.calls))
@@ -510,8 +518,8 @@ static void stop_children(pid_t *pids, int n)
 static int test_seeks(const struct io_config *c, struct bigfile *f, int64_t total_chunks,
                       struct rng *rng, struct test_result *r)
 {
-    int procs = c->seek_procs;
-    size_t count = (size_t)c->seeks + (size_t)procs;
+    int procs = c->p->seek_procs;
+    size_t count = (size_t)c->p->seeks + (size_t)procs;
     int *tickets = malloc(sizeof(int) * count);
     pid_t *pids = calloc((size_t)procs, sizeof(pid_t));
     int ctl[2] = {-1, -1}, fb[2] = {-1, -1};
@@ -521,7 +529,7 @@ static int test_seeks(const struct io_config *c, struct bigfile *f, int64_t tota
         goto out;
     }
     size_t next;
-    for (next = 0; next < (size_t)c->seeks; next++) {
+    for (next = 0; next < (size_t)c->p->seeks; next++) {
         int v = rng_next(rng);
         if (v < 0)
             v = -v;
@@ -563,6 +571,13 @@ static int test_seeks(const struct io_config *c, struct bigfile *f, int64_t tota
         status = BENCH_STOPPED;
         goto out;
     }
+    if (sync_wait(c->sync, TEST_SEEKS)) {
+        stop_children(pids, procs);
+        goto out;
+    }
+    struct evidence_sample ev_start;
+    if (c->ev)
+        evidence_sample(c->ev, &ev_start);
     progress(c, "start 'em...");
     if (pipe_write_full(ctl[1], tickets, sizeof(int) * count, &r->calls)) {
         fprintf(stderr, "Can't write tickets.\n");
@@ -596,13 +611,18 @@ static int test_seeks(const struct io_config *c, struct bigfile *f, int64_t tota
             dst[k] += src[k];
         progress(c, "done...");
     }
+    if (c->ev) {
+        struct evidence_sample ev_end;
+        evidence_sample(c->ev, &ev_end);
+        evidence_delta(c->ev, &ev_start, &ev_end, &r->ev);
+    }
     for (int i = 0; i < procs; i++)
         while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR) {}
     progress(c, "\n");
     r->elapsed_s = last - first;
     if (r->elapsed_s <= 0.0)
         r->elapsed_s = 1e-9;
-    r->ops = (uint64_t)c->seeks;
+    r->ops = (uint64_t)c->p->seeks;
     status = BENCH_OK;
 out:
     for (int i = 0; i < 2; i++) {
@@ -621,9 +641,9 @@ out:
 int bench_io_run(const struct io_config *c, struct rng *rng, struct test_result res[])
 {
     struct bigfile f = {c, -1};
-    int64_t chunks = (int64_t)(1 << 20) / c->chunk_bytes * c->file_size_mib;
-    int64_t char_chunks = (int64_t)(1 << 20) / c->chunk_bytes * c->byte_io_mib;
-    char *buf = aligned_alloc(4096, (size_t)c->chunk_bytes < 4096 ? 4096 : (size_t)c->chunk_bytes);
+    int64_t chunks = (int64_t)(1 << 20) / c->p->io_chunk_bytes * c->p->file_size_mib;
+    int64_t char_chunks = (int64_t)(1 << 20) / c->p->io_chunk_bytes * c->p->byte_io_mib;
+    char *buf = aligned_alloc(4096, (size_t)c->p->io_chunk_bytes < 4096 ? 4096 : (size_t)c->p->io_chunk_bytes);
     int rc;
     if (!buf) {
         fprintf(stderr, "Out of memory.\n");
@@ -635,7 +655,11 @@ int bench_io_run(const struct io_config *c, struct rng *rng, struct test_result 
         goto out;
     }
     struct timer t;
-    timer_start(&t);
+    if (char_chunks && sync_wait(c->sync, TEST_PUTC)) {
+        rc = BENCH_ERROR;
+        goto out;
+    }
+    timer_start(&t, c->ev);
     if (char_chunks) {
         rc = test_putc(c, &f, char_chunks, &res[TEST_PUTC], &t);
         if (rc)

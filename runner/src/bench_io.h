@@ -8,7 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "options.h"
+#include "params.h"
+#include "evidence.h"
+#include "sync.h"
 #include "rng.h"
 #include "timer.h"
 
@@ -20,16 +22,10 @@
 struct io_config {
     int dirfd;                      /* scratch directory */
     const char *name;               /* file name inside it */
-    int64_t file_size_mib;
-    int64_t byte_io_mib;            /* per-char tests over this many MiB; 0 skips */
-    int chunk_bytes;
-    int seeks;
-    int seek_procs;
-    int fsync_each;                 /* -b */
-    int direct_io;                  /* -D: O_DIRECT when the file is created */
+    const struct bench_params *p;   /* sizes, chunk, seeks, -b, -D, char mode */
     int quiet;
-    enum char_mode char_mode;
-    size_t stdio_buffer_bytes;      /* 0: the file's st_blksize, as stdio picks */
+    const struct bench_sync *sync;  /* -y: wait for the other processes before each test; NULL none */
+    const struct evidence_source *ev; /* what to sample around each test; NULL: nothing */
     const volatile sig_atomic_t *stop;
 };
 

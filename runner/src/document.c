@@ -8,6 +8,8 @@
 #include <time.h>
 
 #include "json.h"
+#include "sync.h"
+#include "units.h"
 #include "version.h"
 
 void document_now(char *buf, size_t len)
@@ -44,14 +46,9 @@ void document_warn(struct document *d, const char *fmt, ...)
         char *w = strdup(buf);
         if (w)
             d->warnings[d->warning_count++] = w;
+        else
+            d->failed = 1;
     }
-}
-
-static const char *test_unit(enum test_id t)
-{
-    if (t < TEST_SEEKS)
-        return "KiB/s";
-    return t == TEST_SEEKS ? "seeks/s" : "files/s";
 }
 
 static void write_calls(struct json *j, const struct sys_counts *c)
@@ -77,14 +74,66 @@ static void write_calls(struct json *j, const struct sys_counts *c)
     json_end_object(j);
 }
 
+static void json_opt_double(struct json *j, const char *key, int known, double value)
+{
+    if (known)
+        json_double(j, key, value);
+    else
+        json_null(j, key);
+}
+
+static void json_opt_uint(struct json *j, const char *key, int known, uint64_t value)
+{
+    if (known)
+        json_uint(j, key, value);
+    else
+        json_null(j, key);
+}
+
+/* tests[<test>]["limiter"]: the verdict, its sentence and the numbers behind it (runner/README.md). */
+static void write_limiter(struct json *j, const struct test_result *r, const struct limiter *lim)
+{
+    const char *code = evidence_code_name(lim->code);
+    if (!code) {
+        json_null(j, "limiter");
+        return;
+    }
+    const struct test_evidence *ev = &r->ev;
+    uint64_t requests = ev->dev_reads + ev->dev_writes;
+    json_begin_object(j, "limiter");
+    json_string(j, "code", code);
+    json_string(j, "text", lim->text);
+    json_begin_object(j, "evidence");
+    json_double(j, "cpu_of_wall_pct", lim->cpu_of_wall * 100);
+    json_opt_double(j, "device_util_pct", lim->device_util >= 0, lim->device_util * 100);
+    json_opt_uint(j, "device_reads", ev->disk_known, ev->dev_reads);
+    json_opt_uint(j, "device_writes", ev->disk_known, ev->dev_writes);
+    json_opt_uint(j, "device_read_bytes", ev->disk_known, ev->dev_read_bytes);
+    json_opt_uint(j, "device_write_bytes", ev->disk_known, ev->dev_write_bytes);
+    json_opt_double(j, "device_avg_request_bytes", ev->disk_known && requests,
+                    requests ? (double)(ev->dev_read_bytes + ev->dev_write_bytes) / (double)requests : 0);
+    json_opt_double(j, "steal_pct", ev->cpu_known, ev->steal_pct);
+    json_opt_double(j, "cpu_pressure_pct", ev->psi_cpu_known, ev->cpu_pressure_pct);
+    json_opt_double(j, "io_pressure_pct", ev->psi_io_known, ev->io_pressure_pct);
+    json_opt_uint(j, "block_in", ev->sampled, (uint64_t)ev->block_in);
+    json_opt_uint(j, "block_out", ev->sampled, (uint64_t)ev->block_out);
+    json_opt_uint(j, "voluntary_switches", ev->sampled, (uint64_t)ev->voluntary_switches);
+    json_opt_uint(j, "involuntary_switches", ev->sampled, (uint64_t)ev->involuntary_switches);
+    json_double(j, "sync_s", (double)r->calls.sync_ns / 1e9);
+    json_opt_double(j, "file_vs_ram", lim->file_vs_ram >= 0, lim->file_vs_ram);
+    json_string(j, "suggestion", lim->suggestion[0] ? lim->suggestion : NULL);
+    json_end_object(j);
+    json_end_object(j);
+}
+
 static void write_test(struct json *j, const struct run_params *p, enum test_id t,
-                       const struct test_result *r)
+                       const struct test_result *r, const struct limiter *lim)
 {
     char lat[16];
-    json_begin_object(j, timer_test_names[t]);
-    int ran = timer_test_ran(r), fast = timer_too_fast(r);
+    json_begin_object(j, results_test_names[t]);
+    int ran = results_ran(r), fast = results_too_fast(r);
     json_string(j, "status", !ran ? "not_run" : fast ? "too_fast" : "ok");
-    json_string(j, "unit", test_unit(t));
+    json_string(j, "unit", units_test_unit(t));
     if (ran && !fast) {
         double rate = report_rate(p, r, t);
         if (t == TEST_SEEKS)
@@ -103,7 +152,7 @@ static void write_test(struct json *j, const struct run_params *p, enum test_id 
         json_double(j, "sys_s", r->sys_s);
         json_double(j, "cpu_s", r->user_s + r->sys_s);
         json_int(j, "latency_us", (int64_t)(r->latency_s * 1e6));
-        json_string(j, "latency_text", report_format_latency(lat, r->latency_s));
+        json_string(j, "latency_text", units_format_latency(lat, r->latency_s));
         json_uint(j, "ops", r->ops);
         json_uint(j, "bytes_read", r->calls.bytes_read);
         json_uint(j, "bytes_written", r->calls.bytes_written);
@@ -116,15 +165,18 @@ static void write_test(struct json *j, const struct run_params *p, enum test_id 
             json_null(j, "avg_io_bytes");
         write_calls(j, &r->calls);
     }
+    if (t == TEST_SEEKS)
+        json_string(j, "cpu_pct_meaning", "seekers_own"); /* bonnie++ 2.00a: its process, once per seeker */
+    write_limiter(j, r, lim);
     json_end_object(j);
 }
 
 void document_add_run(struct document *d, const struct run_params *p, const char *csv_line,
-                      const struct test_result res[TEST_COUNT])
+                      const struct test_result res[TEST_COUNT], const struct limiter lim[TEST_COUNT])
 {
     struct json j;
-    if (d->run_count++)
-        sbuf_append(&d->runs, ",", 1);
+    if (d->run_count++ && sbuf_append(&d->runs, ",", 1))
+        d->failed = 1;
     json_init(&j, &d->runs);
     json_begin_object(&j, NULL);
     json_int(&j, "index", d->run_count);
@@ -132,13 +184,15 @@ void document_add_run(struct document *d, const struct run_params *p, const char
     json_string(&j, "csv", csv_line);
     json_begin_object(&j, "tests");
     for (int t = 0; t < TEST_COUNT; t++)
-        write_test(&j, p, (enum test_id)t, &res[t]);
+        write_test(&j, p, (enum test_id)t, &res[t], &lim[t]);
     json_end_object(&j);
     json_end_object(&j);
+    if (json_failed(&j))
+        d->failed = 1;
     for (int t = 0; t < TEST_COUNT; t++)
-        if (timer_too_fast(&res[t]))
+        if (results_too_fast(&res[t]))
             document_warn(d, "%s took %.3f s, under bonnie++'s 0.5 s minimum: reported as +++++ "
-                          "(its measured rate is in rate_measured)", timer_test_names[t], res[t].elapsed_s);
+                          "(its measured rate is in rate_measured)", results_test_names[t], res[t].elapsed_s);
 }
 
 static void write_system(struct json *j, const struct system_info *s)
@@ -195,6 +249,32 @@ static void write_system(struct json *j, const struct system_info *s)
         else
             json_bool(j, "rotational", b->rotational);
         json_int(j, "size_bytes", b->size_bytes);
+        json_string(j, "write_cache", b->write_cache[0] ? b->write_cache : NULL);
+        if (b->nr_requests < 0)
+            json_null(j, "nr_requests");
+        else
+            json_int(j, "nr_requests", b->nr_requests);
+        if (b->read_ahead_kb < 0)
+            json_null(j, "read_ahead_kb");
+        else
+            json_int(j, "read_ahead_kb", b->read_ahead_kb);
+        json_string(j, "loop_backing_file", b->loop_backing_file[0] ? b->loop_backing_file : NULL);
+        json_begin_array(j, "disks");
+        for (int i = 0; i < b->disk_count; i++) {
+            const struct disk_settings *q = &b->disks[i];
+            json_begin_object(j, NULL);
+            json_string(j, "name", q->name);
+            json_string(j, "scheduler", q->scheduler[0] ? q->scheduler : NULL);
+            if (q->rotational < 0)
+                json_null(j, "rotational");
+            else
+                json_bool(j, "rotational", q->rotational);
+            json_string(j, "write_cache", q->write_cache[0] ? q->write_cache : NULL);
+            json_opt_uint(j, "nr_requests", q->nr_requests >= 0, (uint64_t)q->nr_requests);
+            json_opt_uint(j, "read_ahead_kb", q->read_ahead_kb >= 0, (uint64_t)q->read_ahead_kb);
+            json_end_object(j);
+        }
+        json_end_array(j);
         if (!b->md.found) {
             json_null(j, "md");
         } else {
@@ -216,6 +296,26 @@ static void write_system(struct json *j, const struct system_info *s)
                 json_string(j, NULL, m->members[i]);
             json_end_array(j);
             json_string(j, "state", m->state[0] ? m->state : NULL);
+            if (m->degraded < 0)
+                json_null(j, "degraded");
+            else
+                json_int(j, "degraded", m->degraded);
+            json_string(j, "sync_action", m->sync_action[0] ? m->sync_action : NULL);
+            json_string(j, "sync_completed", m->sync_completed[0] ? m->sync_completed : NULL);
+            json_begin_array(j, "devices");
+            for (int i = 0; i < m->device_count; i++) {
+                const struct md_device *dev = &m->devices[i];
+                json_begin_object(j, NULL);
+                json_string(j, "name", dev->name);
+                json_string(j, "role", dev->role);
+                json_string(j, "state", dev->state[0] ? dev->state : NULL);
+                if (dev->slot < 0)
+                    json_null(j, "slot");
+                else
+                    json_int(j, "slot", dev->slot);
+                json_end_object(j);
+            }
+            json_end_array(j);
             json_end_object(j);
         }
         json_end_object(j);
@@ -228,28 +328,61 @@ static void write_parameters(struct json *j, const struct document *d)
     const struct options *o = d->opts;
     json_begin_object(j, "parameters");
     json_string(j, "dir", o->dir);
-    json_int(j, "file_size_mib", o->file_size_mib);
-    json_int(j, "byte_io_mib", o->byte_io_mib);
-    json_int(j, "io_chunk_bytes", o->io_chunk_bytes);
-    json_int(j, "seeks", o->seeks);
-    json_int(j, "seek_procs", o->seek_procs);
-    json_int(j, "num_files", o->num_files);
-    json_int(j, "max_size", o->max_size);
-    json_int(j, "min_size", o->min_size);
-    json_int(j, "num_dirs", o->num_dirs);
-    json_int(j, "file_chunk_bytes", o->file_chunk_bytes);
+    json_int(j, "file_size_mib", o->bp.file_size_mib);
+    json_int(j, "byte_io_mib", o->bp.byte_io_mib);
+    json_int(j, "io_chunk_bytes", o->bp.io_chunk_bytes);
+    json_int(j, "seeks", o->bp.seeks);
+    json_int(j, "seek_procs", o->bp.seek_procs);
+    json_int(j, "num_files", o->bp.num_files);
+    json_int(j, "max_size", o->bp.max_size);
+    json_int(j, "min_size", o->bp.min_size);
+    json_int(j, "num_dirs", o->bp.num_dirs);
+    json_int(j, "file_chunk_bytes", o->bp.file_chunk_bytes);
     json_int(j, "ram_mib", o->ram_mib);
     json_string(j, "ram_source", d->ram_source);
-    json_int(j, "concurrency", o->concurrency);
+    json_int(j, "concurrency", o->bp.concurrency);
     json_int(j, "test_count", o->test_count < 0 ? 1 : o->test_count);
-    json_bool(j, "fsync_each", o->fsync_each);
-    json_bool(j, "direct_io", o->direct_io);
-    json_string(j, "char_mode", o->char_mode == CHAR_MODE_STDIO ? "stdio" : "syscall");
-    if (o->char_mode == CHAR_MODE_STDIO && o->stdio_buffer_bytes)
-        json_int(j, "stdio_buffer_bytes", (int64_t)o->stdio_buffer_bytes);
+    json_string(j, "random_file", o->random_file);
+    json_string(j, "sync", o->sync_mode == SYNC_SEM ? "semaphore" : o->sync_mode == SYNC_PROMPT ? "prompt" : NULL);
+    json_bool(j, "fsync_each", o->bp.fsync_each);
+    json_bool(j, "direct_io", o->bp.direct_io);
+    json_string(j, "char_mode", o->bp.char_mode == CHAR_MODE_STDIO ? "stdio" : "syscall");
+    if (o->bp.char_mode == CHAR_MODE_STDIO && o->bp.stdio_buffer_bytes)
+        json_int(j, "stdio_buffer_bytes", (int64_t)o->bp.stdio_buffer_bytes);
     else
         json_null(j, "stdio_buffer_bytes");
     json_end_object(j);
+}
+
+/* argv as given, except the token: "--token T" -> "--token", "***"; "--token=T" -> "--token=***".
+ * The document is posted, stored, shown on pages and spooled; the token must reach none of them. */
+static void write_command_line(struct json *j, int argc, char **argv)
+{
+    json_begin_array(j, "command_line");
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        switch (options_secret_arg(arg)) {
+        case OPTIONS_SECRET_NEXT:
+            json_string(j, NULL, arg);
+            if (i + 1 < argc) {
+                json_string(j, NULL, OPTIONS_REDACTED);
+                i++;
+            }
+            break;
+        case OPTIONS_SECRET_INLINE: {
+            struct sbuf shown = {0};
+            size_t name_len = strcspn(arg, "=") + 1;
+            if (sbuf_append(&shown, arg, name_len) || sbuf_append(&shown, OPTIONS_REDACTED, strlen(OPTIONS_REDACTED)))
+                j->failed = 1;
+            json_string(j, NULL, sbuf_str(&shown));
+            sbuf_free(&shown);
+            break;
+        }
+        default:
+            json_string(j, NULL, arg);
+        }
+    }
+    json_end_array(j);
 }
 
 int document_render(const struct document *d, struct sbuf *out)
@@ -263,10 +396,7 @@ int document_render(const struct document *d, struct sbuf *out)
     json_string(&j, "version", RUNNER_VERSION);
     json_string(&j, "csv_version", RUNNER_NAME "-" RUNNER_VERSION);
     json_end_object(&j);
-    json_begin_array(&j, "command_line");
-    for (int i = 0; i < d->argc; i++)
-        json_string(&j, NULL, d->argv[i]);
-    json_end_array(&j);
+    write_command_line(&j, d->argc, d->argv);
     json_string(&j, "started_at", d->started_at);
     json_string(&j, "finished_at", d->finished_at[0] ? d->finished_at : NULL);
     write_parameters(&j, d);
@@ -280,6 +410,8 @@ int document_render(const struct document *d, struct sbuf *out)
         json_string(&j, NULL, d->warnings[i]);
     json_end_array(&j);
     json_end_object(&j);
+    if (d->failed || json_failed(&j))
+        return -1;
     return sbuf_append(out, "\n", 1);
 }
 

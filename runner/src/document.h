@@ -4,6 +4,7 @@
 #ifndef DOCUMENT_H
 #define DOCUMENT_H
 
+#include "evidence.h"
 #include "options.h"
 #include "report.h"
 #include "sbuf.h"
@@ -25,6 +26,7 @@ struct document {
     int run_count;
     char *warnings[DOCUMENT_MAX_WARNINGS];  /* heap strings */
     int warning_count;
+    int failed;                      /* sticky: out of memory while recording; render fails */
 };
 
 void document_init(struct document *d, int argc, char **argv, const struct options *o,
@@ -35,9 +37,10 @@ void document_warn(struct document *d, const char *fmt, ...) __attribute__((form
 
 /* Records one run: its CSV line (without newline) and its twelve results. */
 void document_add_run(struct document *d, const struct run_params *p, const char *csv_line,
-                      const struct test_result res[TEST_COUNT]);
+                      const struct test_result res[TEST_COUNT], const struct limiter lim[TEST_COUNT]);
 
-/* Serialises the whole document into out. Returns 0 or -1. */
+/* Serialises the whole document into out. Returns 0, or -1 when memory ran out here or while
+ * recording (a warning or run was lost): the text is then incomplete and must not be used. */
 int document_render(const struct document *d, struct sbuf *out);
 
 /* ISO 8601 UTC timestamp of now into buf (>= 32 bytes). */

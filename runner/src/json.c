@@ -71,27 +71,46 @@ void json_init(struct json *j, struct sbuf *out)
     j->out = out;
 }
 
+int json_failed(const struct json *j)
+{
+    return j->failed;
+}
+
+static void put(struct json *j, const char *text, size_t len)
+{
+    if (sbuf_append(j->out, text, len))
+        j->failed = 1;
+}
+
+static void put_escaped(struct json *j, const char *text)
+{
+    if (json_escape(j->out, text))
+        j->failed = 1;
+}
+
 static void prefix(struct json *j, const char *key)
 {
     if (j->count[j->depth]++ > 0)
-        sbuf_append(j->out, ",", 1);
+        put(j, ",", 1);
     if (key) {
-        json_escape(j->out, key);
-        sbuf_append(j->out, ":", 1);
+        put_escaped(j, key);
+        put(j, ":", 1);
     }
 }
 
 static void open_level(struct json *j, const char *key, const char *bracket)
 {
     prefix(j, key);
-    sbuf_append(j->out, bracket, 1);
+    put(j, bracket, 1);
     if (j->depth < JSON_MAX_DEPTH - 1)
         j->count[++j->depth] = 0;
+    else
+        j->failed = 1; /* deeper than the counters go: commas would come out wrong */
 }
 
 static void close_level(struct json *j, const char *bracket)
 {
-    sbuf_append(j->out, bracket, 1);
+    put(j, bracket, 1);
     if (j->depth > 0)
         j->depth--;
 }
@@ -105,46 +124,48 @@ void json_string(struct json *j, const char *key, const char *value)
 {
     prefix(j, key);
     if (value)
-        json_escape(j->out, value);
+        put_escaped(j, value);
     else
-        sbuf_append(j->out, "null", 4);
+        put(j, "null", 4);
 }
 
 void json_int(struct json *j, const char *key, int64_t value)
 {
     prefix(j, key);
-    sbuf_printf(j->out, "%" PRId64, value);
+    if (sbuf_printf(j->out, "%" PRId64, value))
+        j->failed = 1;
 }
 
 void json_uint(struct json *j, const char *key, uint64_t value)
 {
     prefix(j, key);
-    sbuf_printf(j->out, "%" PRIu64, value);
+    if (sbuf_printf(j->out, "%" PRIu64, value))
+        j->failed = 1;
 }
 
 void json_double(struct json *j, const char *key, double value)
 {
     prefix(j, key);
-    if (isfinite(value))
-        sbuf_printf(j->out, "%.9g", value);
-    else
-        sbuf_append(j->out, "null", 4);
+    if (!isfinite(value))
+        put(j, "null", 4);
+    else if (sbuf_printf(j->out, "%.9g", value))
+        j->failed = 1;
 }
 
 void json_bool(struct json *j, const char *key, int value)
 {
     prefix(j, key);
-    sbuf_append(j->out, value ? "true" : "false", value ? 4 : 5);
+    put(j, value ? "true" : "false", value ? 4 : 5);
 }
 
 void json_null(struct json *j, const char *key)
 {
     prefix(j, key);
-    sbuf_append(j->out, "null", 4);
+    put(j, "null", 4);
 }
 
 void json_raw(struct json *j, const char *key, const char *text)
 {
     prefix(j, key);
-    sbuf_append(j->out, text, strlen(text));
+    put(j, text, strlen(text));
 }

@@ -1,5 +1,7 @@
 /* json.h -- a small streaming JSON writer into an sbuf. Keys are given
- * with each value; pass key NULL inside arrays and for the top value. */
+ * with each value; pass key NULL inside arrays and for the top value.
+ * Running out of memory sets a sticky flag (json_failed) instead of
+ * returning from every call: the caller checks once at the end. */
 #ifndef JSON_H
 #define JSON_H
 
@@ -13,6 +15,7 @@ struct json {
     struct sbuf *out;
     int depth;
     int count[JSON_MAX_DEPTH];  /* values written at each level */
+    int failed;                 /* sticky: an append ran out of memory, or nesting went too deep */
 };
 
 void json_init(struct json *j, struct sbuf *out);
@@ -28,6 +31,8 @@ void json_bool(struct json *j, const char *key, int value);
 void json_null(struct json *j, const char *key);
 /* Inserts already-serialised JSON text as the value. */
 void json_raw(struct json *j, const char *key, const char *text);
+/* 1 when any call since json_init failed: the text in out is incomplete. */
+int json_failed(const struct json *j);
 
 /* Appends s as a quoted JSON string (escaping quotes, backslashes, control
  * characters). Returns 0 or -1 when out of memory. */

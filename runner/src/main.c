@@ -6,6 +6,7 @@
  * failure or interrupted by SIGINT/SIGTERM/SIGPIPE (test files removed); 4 the
  * results were produced but the post failed (they are in the spool file). */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +18,14 @@
 #include "bench_files.h"
 #include "bench_io.h"
 #include "document.h"
+#include "evidence.h"
 #include "options.h"
 #include "post.h"
 #include "report.h"
 #include "rng.h"
+#include "sync.h"
 #include "sysinfo.h"
+#include "ugid.h"
 #include "workdir.h"
 
 #define EXIT_USAGE 1
@@ -44,9 +48,11 @@ static void usage(FILE *fp)
         "usage: bonnieboard-runner [-d scratch-dir] [-s size(MiB)[:chunk-size(b)[:seeks[:seekers]]]]\n"
         "      [-n number-to-stat(*1024)[:max-size[:min-size][:num-directories[:chunk-size]]]]\n"
         "      [-m machine-name] [-r ram-size-in-MiB] [-x number-of-tests] [-c concurrency]\n"
-        "      [-q] [-f[size-MiB]] [-b] [-D] [-z seed]\n"
+        "      [-q] [-f[size-MiB]] [-b] [-D] [-z seed | -Z random-file] [-u user[:group]] [-g group]\n"
+        "      [-p processes | -y s|p]\n"
         "      [--json FILE] [--char-mode syscall|stdio] [--stdio-buffer BYTES]\n"
-        "      [--post BOARD_URL] [--token TOKEN] [--tag KEY=VALUE]... [--label TEXT] [--spool FILE]\n"
+        "      [--post BOARD_URL] [--token-file FILE | --token TOKEN] [--tag KEY=VALUE]... [--label TEXT]\n"
+        "      [--spool FILE]   (the token may also come from $BONNIEBOARD_TOKEN)\n"
         "\n"
         "Runs bonnie++ 2.00a's tests and prints its text report and a CSV line in format 1.98.\n"
         "Exit codes: 1 usage, 2 preparation, 3 run-time failure or interrupted, 4 post failed.\n"
@@ -79,21 +85,61 @@ static int install_signals(void)
 /* Bytes the tests need at most in the scratch directory. */
 static int64_t space_needed(const struct options *o)
 {
-    int64_t need = o->file_size_mib * 1048576;
-    int64_t files = o->num_files * OPT_FILES_UNIT;
-    int64_t per_file = o->max_size > 0 ? o->max_size : 0;
+    int64_t need = o->bp.file_size_mib * 1048576;
+    int64_t files = o->bp.num_files * OPT_FILES_UNIT;
+    int64_t per_file = o->bp.max_size > 0 ? o->bp.max_size : 0;
     int64_t files_bytes = files * per_file;
     return (need > files_bytes ? need : files_bytes) + 1048576;
 }
 
-static int write_file(const char *path, const char *text, size_t len)
+/* An output file named on the command line, opened before the tests so a bad path costs no run. */
+struct out_file {
+    const char *path;
+    int fd;          /* -1: none */
+    int created;     /* we made it: removed again when the run fails */
+};
+
+/* Opens path for writing without truncating an existing file yet (a failed run keeps the old
+ * document). Returns 0 or -1 with errno set. */
+static int out_file_open(struct out_file *f, const char *path)
 {
-    FILE *fp = fopen(path, "w");
-    if (!fp)
-        return -1;
-    int ok = fwrite(text, 1, len, fp) == len;
-    ok &= fclose(fp) == 0;
-    return ok ? 0 : -1;
+    f->path = path;
+    f->created = 1;
+    f->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (f->fd < 0 && errno == EEXIST) {
+        f->created = 0;
+        f->fd = open(path, O_WRONLY | O_CLOEXEC);
+    }
+    return f->fd < 0 ? -1 : 0;
+}
+
+static int out_file_write(struct out_file *f, const char *text, size_t len)
+{
+    int rc = ftruncate(f->fd, 0);
+    while (rc == 0 && len) {
+        ssize_t n = write(f->fd, text, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            rc = -1;
+        else
+            text += n, len -= (size_t)n;
+    }
+    if (close(f->fd))
+        rc = -1;
+    f->fd = -1;
+    return rc;
+}
+
+/* Closes f; when the run produced nothing for it, removes the file it created. */
+static void out_file_abandon(struct out_file *f)
+{
+    if (f->fd < 0)
+        return;
+    close(f->fd);
+    f->fd = -1;
+    if (f->created)
+        unlink(f->path);
 }
 
 int main(int argc, char **argv)
@@ -116,6 +162,24 @@ int main(int argc, char **argv)
         options_free(&opts);
         return EXIT_USAGE;
     }
+    if (options_load_token(&opts, err, sizeof(err))) {
+        fprintf(stderr, "bonnieboard-runner: %s\n", err);
+        options_free(&opts);
+        return EXIT_USAGE;
+    }
+    /* bonnie++'s order: change user first, so every file below is made as that user */
+    if ((opts.user || opts.group) && ugid_switch(opts.user, opts.group, opts.quiet, err, sizeof(err))) {
+        fprintf(stderr, "bonnieboard-runner: %s\n", err);
+        options_free(&opts);
+        return EXIT_USAGE;
+    }
+    if (opts.sem_procs) { /* -p: only set up (or remove) the semaphores for runs with -y s */
+        int rc = opts.sem_procs < 0 ? sync_remove(err, sizeof(err)) : sync_create(opts.sem_procs, err, sizeof(err));
+        if (rc)
+            fprintf(stderr, "bonnieboard-runner: %s\n", err);
+        options_free(&opts);
+        return rc ? EXIT_PREPARE : 0;
+    }
     const char *ram_source = opts.ram_set ? "option" : "detected";
     int64_t detected_ram_mib = detect_ram_mib();
     if (options_finalize(&opts, detected_ram_mib, err, sizeof(err))) {
@@ -129,9 +193,41 @@ int main(int argc, char **argv)
         return EXIT_PREPARE;
     }
 
+    struct utsname uts;
+    if (!opts.machine) {
+        opts.machine = uname(&uts) == 0 ? uts.nodename : "";
+        if (options_check_machine(opts.machine, err, sizeof(err))) {
+            fprintf(stderr, "bonnieboard-runner: the node name can't be the machine name (give one with -m): %s\n",
+                    err);
+            options_free(&opts);
+            return EXIT_USAGE;
+        }
+    }
+
+    struct out_file json_out = {NULL, -1, 0}, spool_out = {NULL, -1, 0};
+    if (opts.json_path && out_file_open(&json_out, opts.json_path)) {
+        fprintf(stderr, "bonnieboard-runner: can't write the --json file %s: %s\n", opts.json_path, strerror(errno));
+        options_free(&opts);
+        return EXIT_PREPARE;
+    }
+    if (opts.post_url && opts.spool_path) {
+        spool_out.path = opts.spool_path;
+        spool_out.created = 1;
+        spool_out.fd = post_spool_create(opts.spool_path);
+        if (spool_out.fd < 0) {
+            fprintf(stderr, "bonnieboard-runner: can't create the --spool file %s%s: %s\n", opts.spool_path,
+                    errno == EEXIST ? " (it exists; the runner never overwrites one)" : "", strerror(errno));
+            out_file_abandon(&json_out);
+            options_free(&opts);
+            return EXIT_PREPARE;
+        }
+    }
+
     struct workdir wd;
     if (workdir_open(&wd, opts.dir, err, sizeof(err))) {
         fprintf(stderr, "bonnieboard-runner: %s\n", err);
+        out_file_abandon(&json_out);
+        out_file_abandon(&spool_out);
         options_free(&opts);
         return EXIT_PREPARE;
     }
@@ -140,66 +236,80 @@ int main(int argc, char **argv)
         fprintf(stderr, "bonnieboard-runner: not enough free space in %s: the tests need %lld MiB, "
                 "%lld MiB are free\n", opts.dir, (long long)(need >> 20), (long long)(free_bytes >> 20));
         workdir_close(&wd);
+        out_file_abandon(&json_out);
+        out_file_abandon(&spool_out);
         options_free(&opts);
         return EXIT_PREPARE;
     }
 
-    struct utsname uts;
-    if (!opts.machine)
-        opts.machine = uname(&uts) == 0 ? uts.nodename : "";
     if (!opts.seed_set)
         opts.seed = (unsigned int)getpid() ^ (unsigned int)time(NULL);
+    struct rng rng;
+    char seed_text[32];
+    snprintf(seed_text, sizeof(seed_text), "%u", opts.seed);
+    if (opts.random_file) {
+        if (rng_init_file(&rng, opts.random_file, err, sizeof(err))) {
+            fprintf(stderr, "bonnieboard-runner: %s\n", err);
+            workdir_close(&wd);
+            out_file_abandon(&json_out);
+            out_file_abandon(&spool_out);
+            options_free(&opts);
+            return EXIT_PREPARE;
+        }
+    } else {
+        rng_init(&rng, opts.seed);
+    }
+    struct bench_sync sync = {SYNC_NONE, -1};
+    if (sync_open(&sync, (enum sync_mode)opts.sync_mode, err, sizeof(err))) {
+        fprintf(stderr, "bonnieboard-runner: %s\n", err);
+        rng_free(&rng);
+        workdir_close(&wd);
+        out_file_abandon(&json_out);
+        out_file_abandon(&spool_out);
+        options_free(&opts);
+        return EXIT_PREPARE;
+    }
 
     struct system_info *sys = calloc(1, sizeof(*sys));
     if (!sys) {
         fprintf(stderr, "bonnieboard-runner: out of memory\n");
         workdir_close(&wd);
+        out_file_abandon(&json_out);
+        out_file_abandon(&spool_out);
+        rng_free(&rng);
         options_free(&opts);
         return EXIT_PREPARE;
     }
     sysinfo_collect(sys, opts.dir, wd.dirfd);
+    struct evidence_source evsrc;
+    evidence_open(&evsrc, sys->block.found ? sys->block.name : NULL);
+    const char *fs_type = sys->mount.found ? sys->mount.fs_type : "";
+    struct limiter_context judge = {
+        .bp = &opts.bp, .ram_mib = detected_ram_mib,
+        .memory_fs = strcmp(fs_type, "tmpfs") == 0 || strcmp(fs_type, "ramfs") == 0,
+        .block_device = sys->block.found, .cpus = sys->cpu_count_online,
+    };
     struct document doc;
     document_init(&doc, argc, argv, &opts, sys, ram_source);
-    if (opts.file_size_mib && opts.ram_set && detected_ram_mib &&
-        opts.file_size_mib * opts.concurrency < detected_ram_mib * 2)
+    if (opts.bp.file_size_mib && opts.ram_set && detected_ram_mib &&
+        opts.bp.file_size_mib * opts.bp.concurrency < detected_ram_mib * 2)
         document_warn(&doc, "file size %lld MiB is less than twice the RAM (%lld MiB; -r %lld was given): "
                       "the I/O results may measure the page cache",
-                      (long long)opts.file_size_mib, (long long)detected_ram_mib, (long long)opts.ram_mib);
+                      (long long)opts.bp.file_size_mib, (long long)detected_ram_mib, (long long)opts.ram_mib);
     if (opts.ram_set && opts.ram_mib == 0)
         document_warn(&doc, "-r 0 disabled bonnie++'s RAM checks");
 
-    struct run_params params;
-    memset(&params, 0, sizeof(params));
-    params.machine = opts.machine;
-    params.version = RUNNER_NAME "-" RUNNER_VERSION;
-    params.concurrency = opts.concurrency;
-    snprintf(params.seed, sizeof(params.seed), "%u", opts.seed);
-    params.file_size_mib = opts.file_size_mib;
-    params.byte_io_mib = opts.byte_io_mib;
-    params.io_chunk_bytes = opts.io_chunk_bytes;
-    params.seeks = opts.seeks;
-    params.seek_procs = opts.seek_procs;
-    params.num_files = opts.num_files;
-    params.max_size = opts.max_size;
-    params.min_size = opts.min_size;
-    params.num_dirs = opts.num_dirs;
-    params.file_chunk_bytes = opts.file_chunk_bytes;
-
+    struct run_params params = {.machine = opts.machine, .version = RUNNER_NAME "-" RUNNER_VERSION, .bp = &opts.bp};
+    params.seed = opts.random_file ? opts.random_file : seed_text;
     struct io_config io = {
-        .dirfd = wd.dirfd, .name = wd.name, .file_size_mib = opts.file_size_mib,
-        .byte_io_mib = opts.byte_io_mib, .chunk_bytes = opts.io_chunk_bytes, .seeks = opts.seeks,
-        .seek_procs = opts.seek_procs, .fsync_each = opts.fsync_each, .direct_io = opts.direct_io,
-        .quiet = opts.quiet, .char_mode = opts.char_mode,
-        .stdio_buffer_bytes = opts.stdio_buffer_bytes, .stop = &stop_requested,
+        .dirfd = wd.dirfd, .name = wd.name, .p = &opts.bp, .quiet = opts.quiet, .sync = &sync,
+        .ev = &evsrc, .stop = &stop_requested,
     };
     struct files_config fc = {
-        .dirfd = wd.dirfd, .name = wd.name, .num_files = opts.num_files, .max_size = opts.max_size,
-        .min_size = opts.min_size, .num_dirs = opts.num_dirs, .chunk_bytes = opts.file_chunk_bytes,
-        .fsync_each = opts.fsync_each, .quiet = opts.quiet, .stop = &stop_requested,
+        .dirfd = wd.dirfd, .name = wd.name, .p = &opts.bp, .quiet = opts.quiet, .sync = &sync,
+        .ev = &evsrc, .stop = &stop_requested,
     };
 
-    struct rng rng;
-    rng_init(&rng, opts.seed);
     struct sbuf csv = {0}, line = {0};
     int exit_code = 0;
     if (opts.test_count > 1) {
@@ -212,9 +322,9 @@ int main(int argc, char **argv)
         memset(res, 0, sizeof(res));
         rng_reset(&rng); /* bonnie++ Initialize(): every run repeats the seed */
         int rc = BENCH_OK;
-        if (opts.file_size_mib)
+        if (opts.bp.file_size_mib)
             rc = bench_io_run(&io, &rng, res);
-        if (rc == BENCH_OK && opts.num_files)
+        if (rc == BENCH_OK && opts.bp.num_files)
             rc = bench_files_run(&fc, &rng, res);
         if (rc != BENCH_OK || stop_requested) {
             workdir_cleanup(&wd);
@@ -224,8 +334,13 @@ int main(int argc, char **argv)
             exit_code = EXIT_RUNTIME;
             break;
         }
-        if (opts.test_count < 0)
+        struct limiter lim[TEST_COUNT];
+        for (int t = 0; t < TEST_COUNT; t++)
+            evidence_judge((enum test_id)t, &res[t], &judge, &lim[t]);
+        if (opts.test_count < 0) {
             report_text(opts.quiet ? stderr : stdout, &params, res);
+            report_notes(opts.quiet ? stderr : stdout, lim);
+        }
         line.len = 0;
         if (report_csv_line(&line, &params, res)) {
             fprintf(stderr, "bonnieboard-runner: out of memory\n");
@@ -234,18 +349,27 @@ int main(int argc, char **argv)
         }
         fputs(sbuf_str(&line), stdout);
         fflush(stdout);
-        sbuf_append(&csv, line.s, line.len);
+        if (sbuf_append(&csv, line.s, line.len)) {
+            fprintf(stderr, "bonnieboard-runner: out of memory\n");
+            exit_code = EXIT_RUNTIME;
+            break;
+        }
         line.s[line.len - 1] = '\0'; /* the document keeps the line without '\n' */
-        document_add_run(&doc, &params, line.s, res);
+        document_add_run(&doc, &params, line.s, res, lim);
     }
     workdir_cleanup(&wd);
     workdir_close(&wd);
 
+    struct sbuf text = {0};
     if (exit_code == 0) {
-        struct sbuf text = {0};
         document_now(doc.finished_at, sizeof(doc.finished_at));
-        document_render(&doc, &text);
-        if (opts.json_path && write_file(opts.json_path, sbuf_str(&text), text.len)) {
+        if (document_render(&doc, &text)) {
+            fprintf(stderr, "bonnieboard-runner: out of memory writing the JSON document\n");
+            exit_code = EXIT_RUNTIME;
+        }
+    }
+    if (exit_code == 0) {
+        if (json_out.fd >= 0 && out_file_write(&json_out, sbuf_str(&text), text.len)) {
             fprintf(stderr, "bonnieboard-runner: can't write %s: %s\n", opts.json_path, strerror(errno));
             exit_code = EXIT_PREPARE;
         }
@@ -253,16 +377,21 @@ int main(int argc, char **argv)
             struct post_request req = {
                 .board_url = opts.post_url, .token = opts.token, .csv = sbuf_str(&csv),
                 .document_json = sbuf_str(&text), .tags = opts.tags, .tag_count = opts.tag_count,
-                .label = opts.label, .spool_path = opts.spool_path,
+                .label = opts.label, .spool_path = opts.spool_path, .spool_fd = spool_out.fd,
             };
+            spool_out.fd = -1; /* post_send owns it now */
             if (post_send(&req))
                 exit_code = EXIT_POST;
         }
-        sbuf_free(&text);
     }
+    sbuf_free(&text);
+    out_file_abandon(&json_out);
+    out_file_abandon(&spool_out);
     sbuf_free(&csv);
     sbuf_free(&line);
     document_free(&doc);
+    evidence_close(&evsrc);
+    rng_free(&rng);
     free(sys);
     options_free(&opts);
     return exit_code;

@@ -1,13 +1,18 @@
 /* options.c -- command-line parsing with bonnie++ 2.00a's syntax and rules. */
 #include "options.h"
+#include "sync.h"
+#include "units.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -19,39 +24,6 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
     return -1;
-}
-
-int options_size_from_str(const char *text, const char *conv, int64_t *out)
-{
-    const char *p = text;
-    if (!p || !*p)
-        return -1;
-    int neg = 0;
-    if (*p == '-') {
-        neg = 1;
-        p++;
-    }
-    if (!isdigit((unsigned char)*p))
-        return -1;
-    errno = 0;
-    char *end;
-    long long v = strtoll(p, &end, 10);
-    if (errno)
-        return -1;
-    if (*end) {
-        if (end[1] != '\0' || !conv)
-            return -1;
-        const char *hit = strchr(conv, tolower((unsigned char)*end));
-        if (!hit || *hit == ' ')
-            return -1;
-        for (long i = 0; i <= hit - conv; i++) {
-            if (v > (INT64_MAX >> 10))
-                return -1;
-            v *= 1024;
-        }
-    }
-    *out = neg ? -v : v;
-    return 0;
 }
 
 /* Splits s at ':' into at most max parts (in place); returns the count.
@@ -80,23 +52,26 @@ static int parse_s(struct options *o, const char *arg, char *err, size_t errlen)
     size_t size_len = strlen(part[0]);
     if (size_len > 1 && tolower((unsigned char)part[0][size_len - 1]) == 'm')
         part[0][size_len - 1] = '\0';
-    if (options_size_from_str(part[0], "gt", &v) || v < 0)
+    if (units_size_from_str(part[0], "gt", &v) || v < 0)
         return fail(err, errlen, "-s: bad size \"%s\" (MiB, or suffix m/g/t)", part[0]);
-    o->file_size_mib = v;
+    if (v > OPT_MAX_FILE_SIZE_MIB)
+        return fail(err, errlen, "-s: size \"%s\" is over the largest file the runner tests, %d MiB",
+                    part[0], OPT_MAX_FILE_SIZE_MIB);
+    o->bp.file_size_mib = v;
     if (n > 1) {
-        if (options_size_from_str(part[1], "k", &v) || v <= 0 || v > INT32_MAX)
+        if (units_size_from_str(part[1], "k", &v) || v <= 0 || v > INT32_MAX)
             return fail(err, errlen, "-s: bad chunk size \"%s\"", part[1]);
-        o->io_chunk_bytes = (int)v;
+        o->bp.io_chunk_bytes = (int)v;
     }
     if (n > 2) {
-        if (options_size_from_str(part[2], "k", &v) || v < 0 || v > INT32_MAX)
+        if (units_size_from_str(part[2], "k", &v) || v < 0 || v > INT32_MAX)
             return fail(err, errlen, "-s: bad number of seeks \"%s\"", part[2]);
-        o->seeks = (int)v;
+        o->bp.seeks = (int)v;
     }
     if (n > 3) {
-        if (options_size_from_str(part[3], NULL, &v) || v < 1 || v > 1000)
+        if (units_size_from_str(part[3], NULL, &v) || v < 1 || v > 1000)
             return fail(err, errlen, "-s: bad number of seeker processes \"%s\" (1..1000)", part[3]);
-        o->seek_procs = (int)v;
+        o->bp.seek_procs = (int)v;
     }
     o->size_set = 1;
     return 0;
@@ -113,28 +88,28 @@ static int parse_n(struct options *o, const char *arg, char *err, size_t errlen)
     int n = split_colons(buf, part, 6);
     if (n < 1 || n > 5)
         return fail(err, errlen, "-n: expected num[:max[:min[:dirs[:chunk]]]], got \"%s\"", arg);
-    if (options_size_from_str(part[0], "m", &v) || v < 0 || v > INT32_MAX)
+    if (units_size_from_str(part[0], "m", &v) || v < 0 || v > INT32_MAX)
         return fail(err, errlen, "-n: bad number of files \"%s\" (units of 1024, suffix m)", part[0]);
-    o->num_files = v;
+    o->bp.num_files = v;
     if (n > 1) {
-        if (options_size_from_str(part[1], "kmg", &v) || v < -2 || v > INT32_MAX)
+        if (units_size_from_str(part[1], "kmg", &v) || v < -2 || v > INT32_MAX)
             return fail(err, errlen, "-n: bad maximum size \"%s\"", part[1]);
-        o->max_size = v;
+        o->bp.max_size = v;
     }
     if (n > 2) {
-        if (options_size_from_str(part[2], "kmg", &v) || v < 0 || v > INT32_MAX)
+        if (units_size_from_str(part[2], "kmg", &v) || v < 0 || v > INT32_MAX)
             return fail(err, errlen, "-n: bad minimum size \"%s\"", part[2]);
-        o->min_size = v;
+        o->bp.min_size = v;
     }
     if (n > 3) {
-        if (options_size_from_str(part[3], "k", &v) || v < 1 || v >= 100000)
+        if (units_size_from_str(part[3], "k", &v) || v < 1 || v >= 100000)
             return fail(err, errlen, "-n: bad number of directories \"%s\" (1..99999)", part[3]);
-        o->num_dirs = (int)v;
+        o->bp.num_dirs = (int)v;
     }
     if (n > 4) {
-        if (options_size_from_str(part[4], "kmg", &v) || v <= 0 || v > INT32_MAX)
+        if (units_size_from_str(part[4], "kmg", &v) || v <= 0 || v > INT32_MAX)
             return fail(err, errlen, "-n: bad chunk size \"%s\"", part[4]);
-        o->file_chunk_bytes = (int)v;
+        o->bp.file_chunk_bytes = (int)v;
     }
     return 0;
 }
@@ -178,7 +153,7 @@ static int add_tag(struct options *o, const char *arg, char *err, size_t errlen)
 }
 
 enum {
-    LONG_JSON = 256, LONG_CHAR_MODE, LONG_STDIO_BUFFER, LONG_POST, LONG_TOKEN,
+    LONG_JSON = 256, LONG_CHAR_MODE, LONG_STDIO_BUFFER, LONG_POST, LONG_TOKEN, LONG_TOKEN_FILE,
     LONG_TAG, LONG_LABEL, LONG_SPOOL, LONG_HELP, LONG_VERSION
 };
 
@@ -190,6 +165,7 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
         {"stdio-buffer", required_argument, NULL, LONG_STDIO_BUFFER},
         {"post", required_argument, NULL, LONG_POST},
         {"token", required_argument, NULL, LONG_TOKEN},
+        {"token-file", required_argument, NULL, LONG_TOKEN_FILE},
         {"tag", required_argument, NULL, LONG_TAG},
         {"label", required_argument, NULL, LONG_LABEL},
         {"spool", required_argument, NULL, LONG_SPOOL},
@@ -199,43 +175,91 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
     };
     memset(o, 0, sizeof(*o));
     o->dir = ".";
-    o->file_size_mib = OPT_DEFAULT_FILE_SIZE_MIB;
-    o->io_chunk_bytes = OPT_DEFAULT_CHUNK_BYTES;
-    o->seeks = OPT_DEFAULT_SEEKS;
-    o->seek_procs = OPT_DEFAULT_SEEK_PROCS;
-    o->num_files = OPT_DEFAULT_NUM_FILES;
-    o->num_dirs = 1;
-    o->file_chunk_bytes = OPT_DEFAULT_CHUNK_BYTES;
+    o->bp.file_size_mib = OPT_DEFAULT_FILE_SIZE_MIB;
+    o->bp.io_chunk_bytes = OPT_DEFAULT_CHUNK_BYTES;
+    o->bp.seeks = OPT_DEFAULT_SEEKS;
+    o->bp.seek_procs = OPT_DEFAULT_SEEK_PROCS;
+    o->bp.num_files = OPT_DEFAULT_NUM_FILES;
+    o->bp.num_dirs = 1;
+    o->bp.file_chunk_bytes = OPT_DEFAULT_CHUNK_BYTES;
     o->ram_mib = -1;
     o->test_count = -1;
-    o->byte_io_mib = OPT_DEFAULT_BYTE_IO_MIB;
-    o->concurrency = 1;
+    o->bp.byte_io_mib = OPT_DEFAULT_BYTE_IO_MIB;
+    o->bp.concurrency = 1;
 
     optind = 1;
     opterr = 0;
     int c;
     long lv;
     int64_t v;
-    while ((c = getopt_long(argc, argv, ":bc:d:f::m:n:qr:s:x:z:D", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":bc:d:f::g:m:n:p:qr:s:u:x:y:z:DZ:", longopts, NULL)) != -1) {
         switch (c) {
-        case 'b': o->fsync_each = 1; break;
-        case 'D': o->direct_io = 1; break;
+        case 'b': o->bp.fsync_each = 1; break;
+        case 'D': o->bp.direct_io = 1; break;
         case 'q': o->quiet = 1; break;
         case 'c':
             if (parse_int(optarg, 1, 200, &lv))
                 return fail(err, errlen, "-c: concurrency must be 1..200, got \"%s\"", optarg);
-            o->concurrency = (int)lv;
+            o->bp.concurrency = (int)lv;
             break;
         case 'd': o->dir = optarg; break;
         case 'f':
             if (!optarg)
-                o->byte_io_mib = 0;
+                o->bp.byte_io_mib = 0;
             else if (parse_int(optarg, 0, INT32_MAX, &lv))
                 return fail(err, errlen, "-f: byte-I/O size must be a number of MiB, got \"%s\"", optarg);
             else
-                o->byte_io_mib = lv;
+                o->bp.byte_io_mib = lv;
             break;
         case 'm': o->machine = optarg; break;
+        case 'u': {
+            if (o->user)
+                return fail(err, errlen, "-u given twice");
+            o->user = strdup(optarg);
+            if (!o->user)
+                return fail(err, errlen, "out of memory");
+            char *colon = strchr(o->user, ':');
+            if (colon) {
+                if (o->group)
+                    return fail(err, errlen, "-u user:group and -g both name a group");
+                *colon = '\0';
+                o->group = colon + 1;
+            }
+            if (!o->user[0] || (o->group && !o->group[0]))
+                return fail(err, errlen, "-u: expected user[:group], got \"%s\"", optarg);
+            break;
+        }
+        case 'g':
+            if (o->group)
+                return fail(err, errlen, "-g given twice, or with -u user:group");
+            if (!optarg[0])
+                return fail(err, errlen, "-g: empty group");
+            o->group = optarg;
+            break;
+        case 'p':
+            if (parse_int(optarg, -1, 1000, &lv) || lv == 0)
+                return fail(err, errlen, "-p: number of processes must be 1..1000, or -1 to remove the "
+                            "semaphores, got \"%s\"", optarg);
+            o->sem_procs = (int)lv;
+            break;
+        case 'y':
+            if (tolower((unsigned char)optarg[0]) == 's')
+                o->sync_mode = SYNC_SEM;
+            else if (tolower((unsigned char)optarg[0]) == 'p')
+                o->sync_mode = SYNC_PROMPT;
+            else
+                return fail(err, errlen, "-y: expected s (semaphore) or p (prompt), got \"%s\"", optarg);
+            break;
+        case 'Z':
+            /* the file's name is the CSV's seed column, as in bonnie++ */
+            for (const unsigned char *q = (const unsigned char *)optarg; *q; q++)
+                if (*q == ',' || *q < 0x20 || *q == 0x7f)
+                    return fail(err, errlen, "-Z: the file name goes into the CSV's seed column: no commas "
+                                "or control characters, got \"%s\"", optarg);
+            if (!optarg[0] || strlen(optarg) > OPT_MAX_MACHINE_BYTES)
+                return fail(err, errlen, "-Z: the file name must be 1..%d bytes", OPT_MAX_MACHINE_BYTES);
+            o->random_file = optarg;
+            break;
         case 'n':
             if (parse_n(o, optarg, err, errlen))
                 return -1;
@@ -264,19 +288,20 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
         case LONG_JSON: o->json_path = optarg; break;
         case LONG_CHAR_MODE:
             if (strcmp(optarg, "syscall") == 0)
-                o->char_mode = CHAR_MODE_SYSCALL;
+                o->bp.char_mode = CHAR_MODE_SYSCALL;
             else if (strcmp(optarg, "stdio") == 0)
-                o->char_mode = CHAR_MODE_STDIO;
+                o->bp.char_mode = CHAR_MODE_STDIO;
             else
                 return fail(err, errlen, "--char-mode: expected syscall or stdio, got \"%s\"", optarg);
             break;
         case LONG_STDIO_BUFFER:
-            if (options_size_from_str(optarg, "km", &v) || v < 1 || v > (1 << 30))
+            if (units_size_from_str(optarg, "km", &v) || v < 1 || v > (1 << 30))
                 return fail(err, errlen, "--stdio-buffer: bad size \"%s\" (bytes, suffix k/m)", optarg);
-            o->stdio_buffer_bytes = (size_t)v;
+            o->bp.stdio_buffer_bytes = (size_t)v;
             break;
         case LONG_POST: o->post_url = optarg; break;
         case LONG_TOKEN: o->token = optarg; break;
+        case LONG_TOKEN_FILE: o->token_file = optarg; break;
         case LONG_TAG:
             if (add_tag(o, optarg, err, errlen))
                 return -1;
@@ -296,7 +321,13 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
     }
     if (optind < argc)
         return fail(err, errlen, "unexpected argument \"%s\"", argv[optind]);
-    if (o->stdio_buffer_bytes && o->char_mode != CHAR_MODE_STDIO)
+    if (o->sem_procs && o->sync_mode)
+        return fail(err, errlen, "-p (create the semaphores) and -y (use them) are for different runs");
+    if (o->seed_set && o->random_file)
+        return fail(err, errlen, "-z and -Z: give one source of random numbers");
+    if (o->token && o->token_file)
+        return fail(err, errlen, "--token and --token-file: give one of them");
+    if (o->bp.stdio_buffer_bytes && o->bp.char_mode != CHAR_MODE_STDIO)
         return fail(err, errlen, "--stdio-buffer needs --char-mode stdio");
     return 0;
 }
@@ -311,47 +342,204 @@ int options_finalize(struct options *o, int64_t detected_ram_mib, char *err, siz
     if (!o->ram_set)
         o->ram_mib = detected_ram_mib > 0 ? detected_ram_mib : 0;
     if (o->ram_mib && !o->size_set) {
-        if (o->file_size_mib < o->ram_mib * 2)
-            o->file_size_mib = o->ram_mib * 2;
-        if (o->file_size_mib % 1024 > 512) /* round up to the nearest GiB */
-            o->file_size_mib += 1024 - o->file_size_mib % 1024;
+        if (o->bp.file_size_mib < o->ram_mib * 2)
+            o->bp.file_size_mib = o->ram_mib * 2;
+        if (o->bp.file_size_mib % 1024 > 512) /* round up to the nearest GiB */
+            o->bp.file_size_mib += 1024 - o->bp.file_size_mib % 1024;
     }
-    if (o->byte_io_mib > o->file_size_mib)
-        o->byte_io_mib = o->file_size_mib;
-    if (o->file_size_mib == 0 && o->num_files == 0)
+    if (o->bp.byte_io_mib > o->bp.file_size_mib)
+        o->bp.byte_io_mib = o->bp.file_size_mib;
+    if (o->bp.file_size_mib == 0 && o->bp.num_files == 0)
         return fail(err, errlen, "-s 0 and -n 0 leave nothing to test");
-    if (o->io_chunk_bytes < 256 || o->io_chunk_bytes > (1 << 20) || !is_power_of_two(o->io_chunk_bytes))
+    if (o->machine && options_check_machine(o->machine, err, errlen))
+        return -1;
+    if (o->bp.io_chunk_bytes < 256 || o->bp.io_chunk_bytes > (1 << 20) || !is_power_of_two(o->bp.io_chunk_bytes))
         return fail(err, errlen, "-s: chunk size must be a power of two from 256 to 1m, got %d",
-                    o->io_chunk_bytes);
-    if (o->file_chunk_bytes < 256 || o->file_chunk_bytes > (1 << 20) || !is_power_of_two(o->file_chunk_bytes))
+                    o->bp.io_chunk_bytes);
+    if (o->bp.file_chunk_bytes < 256 || o->bp.file_chunk_bytes > (1 << 20) || !is_power_of_two(o->bp.file_chunk_bytes))
         return fail(err, errlen, "-n: chunk size must be a power of two from 256 to 1m, got %d",
-                    o->file_chunk_bytes);
-    if (o->max_size != -1 && o->max_size != -2 && o->max_size < o->min_size)
+                    o->bp.file_chunk_bytes);
+    if (o->bp.max_size != -1 && o->bp.max_size != -2 && o->bp.max_size < o->bp.min_size)
         return fail(err, errlen, "-n: maximum size %lld is smaller than minimum size %lld",
-                    (long long)o->max_size, (long long)o->min_size);
-    if (o->file_size_mib * ((1 << 20) / o->io_chunk_bytes) > INT32_MAX)
+                    (long long)o->bp.max_size, (long long)o->bp.min_size);
+    if (o->bp.file_size_mib > OPT_MAX_FILE_SIZE_MIB) /* a default of twice a huge -r */
+        return fail(err, errlen, "file size %lld MiB is over the largest the runner tests, %d MiB",
+                    (long long)o->bp.file_size_mib, OPT_MAX_FILE_SIZE_MIB);
+    if (o->bp.file_size_mib * ((1 << 20) / o->bp.io_chunk_bytes) > INT32_MAX)
         return fail(err, errlen, "-s: %lld MiB in %d-byte chunks is more chunks than bonnie++ can count",
-                    (long long)o->file_size_mib, o->io_chunk_bytes);
-    if (o->file_size_mib && o->ram_mib && o->file_size_mib * o->concurrency < o->ram_mib * 2)
+                    (long long)o->bp.file_size_mib, o->bp.io_chunk_bytes);
+    if (o->bp.file_size_mib && o->ram_mib && o->bp.file_size_mib * o->bp.concurrency < o->ram_mib * 2)
         return fail(err, errlen,
                     "file size %lldM is less than twice the RAM (%lldM): the page cache would "
                     "hold the file and the I/O results would measure memory, not storage. "
                     "Use -s %lldM or more, or tell the RAM size to assume with -r "
                     "(-r 0 disables this check)",
-                    (long long)o->file_size_mib, (long long)o->ram_mib, (long long)o->ram_mib * 2);
-    if (o->num_files && o->ram_mib &&
-        (uint64_t)o->num_files * OPT_MAX_DATA_PER_FILE * 2 > (uint64_t)o->ram_mib << 10)
+                    (long long)o->bp.file_size_mib, (long long)o->ram_mib, (long long)o->ram_mib * 2);
+    if (o->bp.num_files && o->ram_mib &&
+        (uint64_t)o->bp.num_files * OPT_MAX_DATA_PER_FILE * 2 > (uint64_t)o->ram_mib << 10)
         return fail(err, errlen,
                     "testing %lldK files in %lld MiB of RAM would page the runner's own "
                     "file-name table and give suspect results; use fewer files",
-                    (long long)o->num_files, (long long)o->ram_mib);
-    if ((uint64_t)o->num_files * OPT_MAX_DATA_PER_FILE > (1u << 20))
-        return fail(err, errlen, "not enough RAM to test with %lldK files", (long long)o->num_files);
+                    (long long)o->bp.num_files, (long long)o->ram_mib);
+    if ((uint64_t)o->bp.num_files * OPT_MAX_DATA_PER_FILE > (1u << 20))
+        return fail(err, errlen, "not enough RAM to test with %lldK files", (long long)o->bp.num_files);
+    return 0;
+}
+
+/* Length (1-4) of the well-formed UTF-8 sequence at p and its code point, or 0. */
+static int utf8_decode(const unsigned char *p, unsigned *cp_out)
+{
+    int n;
+    unsigned cp;
+    if (p[0] < 0x80) {
+        *cp_out = p[0];
+        return 1;
+    } else if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+        n = 2;
+        cp = p[0] & 0x1fu;
+    } else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+        n = 3;
+        cp = p[0] & 0x0fu;
+    } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+        n = 4;
+        cp = p[0] & 0x07u;
+    } else {
+        return 0;
+    }
+    for (int i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (p[i] & 0x3fu);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    *cp_out = cp;
+    return n;
+}
+
+int options_check_machine(const char *name, char *err, size_t errlen)
+{
+    size_t len = strlen(name);
+    if (len == 0)
+        return fail(err, errlen, "-m: the machine name is empty");
+    if (len > OPT_MAX_MACHINE_BYTES)
+        return fail(err, errlen, "-m: the machine name is %zu bytes long, at most %d are allowed", len,
+                    OPT_MAX_MACHINE_BYTES);
+    for (const unsigned char *p = (const unsigned char *)name; *p;) {
+        unsigned cp;
+        int n = utf8_decode(p, &cp);
+        size_t at = (size_t)(p - (const unsigned char *)name) + 1;
+        if (!n)
+            return fail(err, errlen, "-m: the machine name is not UTF-8 (byte 0x%02x at byte %zu)", *p, at);
+        if (cp == ',')
+            return fail(err, errlen, "-m: the machine name has a comma (byte %zu): the CSV line would "
+                        "have more columns than its format, and readers would split the name", at);
+        if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+            return fail(err, errlen, "-m: the machine name has control character U+%04X at byte %zu "
+                        "(a newline would split the CSV line)", cp, at);
+        if (cp == 0xfeff)
+            return fail(err, errlen, "-m: the machine name has a byte order mark (U+FEFF) at byte %zu", at);
+        p += n;
+    }
+    return 0;
+}
+
+enum options_secret options_secret_arg(const char *arg)
+{
+    static const char secret_option[] = "token";
+    if (strncmp(arg, "--", 2) != 0)
+        return OPTIONS_SECRET_NONE;
+    const char *name = arg + 2;
+    size_t len = strcspn(name, "=");
+    if (len == 0 || len > strlen(secret_option) || strncmp(name, secret_option, len) != 0)
+        return OPTIONS_SECRET_NONE;
+    return name[len] == '=' ? OPTIONS_SECRET_INLINE : OPTIONS_SECRET_NEXT;
+}
+
+/* A token goes into an HTTP header: printable ASCII only (no CR/LF to inject headers). */
+static int token_ok(const char *t)
+{
+    if (!*t)
+        return 0;
+    for (const unsigned char *p = (const unsigned char *)t; *p; p++)
+        if (*p < 0x21 || *p > 0x7e)
+            return 0;
+    return 1;
+}
+
+static int read_token_file(struct options *o, char *err, size_t errlen)
+{
+    int fd = open(o->token_file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return fail(err, errlen, "--token-file: can't open \"%s\": %s", o->token_file, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return fail(err, errlen, "--token-file: \"%s\" is not a regular file", o->token_file);
+    }
+    if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+        close(fd);
+        return fail(err, errlen,
+                    "--token-file: \"%s\" is accessible by group or others (mode %04o); "
+                    "a token must be private: chmod 600 %s",
+                    o->token_file, (unsigned)(st.st_mode & 07777), o->token_file);
+    }
+    char buf[4097];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n < 0)
+        return fail(err, errlen, "--token-file: can't read \"%s\": %s", o->token_file, strerror(errno));
+    buf[n] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    size_t len = strlen(buf);
+    if (len && buf[len - 1] == '\r')
+        buf[--len] = '\0';
+    if (len == (size_t)n && n == (ssize_t)sizeof(buf) - 1)
+        return fail(err, errlen, "--token-file: the first line of \"%s\" is over 4096 bytes", o->token_file);
+    if (!token_ok(buf)) {
+        explicit_bzero(buf, sizeof(buf));
+        return fail(err, errlen, "--token-file: the first line of \"%s\" is not a token "
+                    "(empty, or characters other than printable ASCII)", o->token_file);
+    }
+    o->token_buf = strdup(buf);
+    explicit_bzero(buf, sizeof(buf));
+    if (!o->token_buf)
+        return fail(err, errlen, "out of memory");
+    o->token = o->token_buf;
+    return 0;
+}
+
+int options_load_token(struct options *o, char *err, size_t errlen)
+{
+    if (o->token_file)
+        return read_token_file(o, err, errlen);
+    if (!o->token) {
+        const char *env = getenv("BONNIEBOARD_TOKEN");
+        if (env && *env) {
+            if (!token_ok(env))
+                return fail(err, errlen, "BONNIEBOARD_TOKEN is not a token (characters other than printable ASCII)");
+            o->token_buf = strdup(env);
+            if (!o->token_buf)
+                return fail(err, errlen, "out of memory");
+            o->token = o->token_buf;
+        }
+        return 0;
+    }
+    if (!token_ok(o->token))
+        return fail(err, errlen, "--token: not a token (empty, or characters other than printable ASCII)");
     return 0;
 }
 
 void options_free(struct options *o)
 {
+    free(o->user);
+    o->user = NULL;
+    if (o->token_buf) {
+        explicit_bzero(o->token_buf, strlen(o->token_buf));
+        free(o->token_buf);
+        o->token_buf = NULL;
+        o->token = NULL;
+    }
     for (int i = 0; i < o->tag_count; i++) {
         free(o->tags[i].key);
         free(o->tags[i].value);

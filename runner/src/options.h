@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "params.h"
 #include "version.h"
 
 /* bonnie++ 2.00a defaults (bonnie.h.in). */
@@ -17,10 +18,13 @@
 #define OPT_DEFAULT_BYTE_IO_MIB 3
 #define OPT_MAX_TAGS 64
 #define OPT_FILES_UNIT 1024            /* bonnie++ DirectoryUnit */
+/* -s at most 2^31-1 MiB (2 PiB): chunk counts (size x 1 MiB / chunk) then fit in int64 with room to
+ * spare, and finalize can compare them with bonnie++'s int limit without overflowing. */
+#define OPT_MAX_FILE_SIZE_MIB INT32_MAX
+/* A machine name's bytes at most: the CSV line stays far below the board's 4096-byte line limit. */
+#define OPT_MAX_MACHINE_BYTES 200
 /* bonnie++ MaxDataPerFile: name (10 + 12 random) + dir index (6) + NUL + pointer */
 #define OPT_MAX_DATA_PER_FILE (10 + 12 + 6 + 1 + sizeof(void *))
-
-enum char_mode { CHAR_MODE_SYSCALL = 0, CHAR_MODE_STDIO };
 
 struct tag {
     char *key;      /* heap, freed by options_free() */
@@ -29,42 +33,30 @@ struct tag {
 
 struct options {
     const char *dir;               /* -d, default "." */
-    int64_t file_size_mib;         /* -s size; 0 skips the I/O tests */
+    struct bench_params bp;        /* the test parameters (-s, -n, -f, -b, -D, -c, --char-mode) */
     int size_set;                  /* -s given */
-    int io_chunk_bytes;            /* -s size:chunk */
-    int seeks;                     /* -s size:chunk:seeks */
-    int seek_procs;                /* -s size:chunk:seeks:procs */
-    int64_t num_files;             /* -n num, units of 1024 files; 0 skips */
-    int64_t max_size;              /* -n num:max, bytes; -1 link, -2 symlink */
-    int64_t min_size;              /* -n num:max:min */
-    int num_dirs;                  /* -n num:max:min:dirs */
-    int file_chunk_bytes;          /* -n num:max:min:dirs:chunk */
     const char *machine;           /* -m, default the node name */
     int64_t ram_mib;               /* -r; 0 disables the RAM checks */
     int ram_set;
     int test_count;                /* -x; -1 = default single run with text report */
-    int64_t byte_io_mib;           /* -f<N>; -f alone = 0 */
-    int fsync_each;                /* -b */
-    int direct_io;                 /* -D */
     int quiet;                     /* -q */
     unsigned int seed;             /* -z */
     int seed_set;
-    int concurrency;               /* -c (recorded only, as bonnie++ does) */
+    char *user;                    /* -u USER (heap; "-u user:group" splits here) */
+    const char *group;             /* -g GROUP, or the part after ':' in -u (points into user) */
+    int sem_procs;                 /* -p N: create the semaphores for N processes; -1 remove; 0 none */
+    int sync_mode;                 /* -y: enum sync_mode (SYNC_NONE, SYNC_SEM, SYNC_PROMPT) */
+    const char *random_file;       /* -Z FILE: random numbers from a file instead of -z's seed */
     const char *json_path;         /* --json */
-    enum char_mode char_mode;      /* --char-mode */
-    size_t stdio_buffer_bytes;     /* --stdio-buffer; 0 = the file's st_blksize */
     const char *post_url;          /* --post */
-    const char *token;             /* --token */
+    const char *token;             /* --token, --token-file or $BONNIEBOARD_TOKEN (options_load_token) */
+    const char *token_file;        /* --token-file */
+    char *token_buf;               /* heap copy of a token read from a file or the environment */
     const char *label;             /* --label */
     const char *spool_path;        /* --spool */
     struct tag tags[OPT_MAX_TAGS]; /* --tag K=V */
     int tag_count;
 };
-
-/* Parses bonnie++-style sizes: a decimal number, optionally followed by one
- * suffix letter (case-insensitive) from conv; the i-th letter multiplies by
- * 1024^(i+1), as bonnie++'s size_from_str(). Returns 0 or -1 on bad text. */
-int options_size_from_str(const char *text, const char *conv, int64_t *out);
 
 /* Fills o from argv. Returns 0, or -1 with a message in err (usage error).
  * Strings in o point into argv except the tags (see options_free). */
@@ -74,6 +66,26 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
  * size of twice the RAM, the 2x RAM refusal, chunk-size and -n checks.
  * Returns 0 or -1 with a message in err (usage error, exit 1). */
 int options_finalize(struct options *o, int64_t detected_ram_mib, char *err, size_t errlen);
+
+/* The token for --post, from --token, --token-file FILE (its first line; refused when the file is
+ * accessible by group or others) or the BONNIEBOARD_TOKEN environment variable, in that order.
+ * Returns 0 (o->token set, or NULL when there is none) or -1 with a message in err (usage error). */
+int options_load_token(struct options *o, char *err, size_t errlen);
+
+/* How argument arg hides a secret from a record of the command line (the JSON document's
+ * command_line): OPTIONS_SECRET_NONE, _NEXT (the next argument is the token: "--token T") or
+ * _INLINE (the text after '=' is: "--token=T"). getopt_long takes unambiguous prefixes, so
+ * "--tok T" counts too. */
+enum options_secret { OPTIONS_SECRET_NONE = 0, OPTIONS_SECRET_NEXT, OPTIONS_SECRET_INLINE };
+enum options_secret options_secret_arg(const char *arg);
+
+/* The text a record of the command line shows instead of a secret. */
+#define OPTIONS_REDACTED "***"
+
+/* 0 when name can be a machine name in a CSV line the board stores as written, else -1 with the
+ * reason in err: 1..OPT_MAX_MACHINE_BYTES bytes of UTF-8 without commas (the board would read the
+ * name's parts as columns), control characters (a newline splits the line), or U+FEFF. */
+int options_check_machine(const char *name, char *err, size_t errlen);
 
 void options_free(struct options *o);
 

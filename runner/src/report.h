@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "evidence.h"
+#include "params.h"
 #include "sbuf.h"
 #include "timer.h"
 
@@ -24,31 +26,13 @@
     "seeks_latency,seq_create_latency,seq_stat_latency,seq_del_latency,ran_create_latency," \
     "ran_stat_latency,ran_del_latency"
 
-/* What a run was asked to do: the metadata columns of the line. */
+/* One run's identity and parameters: the metadata columns of the line. */
 struct run_params {
     const char *machine;
     const char *version;     /* field 1, e.g. "bonnieboard-0.1.0" */
-    int concurrency;
-    char seed[32];
-    int64_t file_size_mib;   /* 0: I/O tests not run */
-    int64_t byte_io_mib;     /* 0: per-char tests not run */
-    int io_chunk_bytes;
-    int seeks;
-    int seek_procs;
-    int64_t num_files;       /* units of 1024; 0: file tests not run */
-    int64_t max_size;        /* -1 link, -2 symlink */
-    int64_t min_size;
-    int num_dirs;
-    int file_chunk_bytes;
+    const char *seed;        /* -z number, or the -Z file name (bonnie++ writes either) */
+    const struct bench_params *bp;
 };
-
-/* Writes bonnie++'s latency text for latency_s seconds into buf (size >= 16):
- * "" if 0, "%ds" above 99.999999 s, "%dms" above 0.099999 s, else "%dus";
- * numbers truncated. Returns buf. */
-char *report_format_latency(char *buf, double latency_s);
-
-/* Units of work the rate of test t is computed from (KiB, seeks or files). */
-double report_test_size(const struct run_params *p, enum test_id t);
 
 /* Rate of test t as bonnie++ computes it (KiB/s, seeks/s, files/s). */
 double report_rate(const struct run_params *p, const struct test_result *r, enum test_id t);
@@ -65,5 +49,8 @@ int report_csv_line(struct sbuf *out, const struct run_params *p,
 /* Prints bonnie++'s text report (I/O block if run, file block if run),
  * with the file-test rates printed as numbers (2.00a prints garbage). */
 void report_text(FILE *fp, const struct run_params *p, const struct test_result res[TEST_COUNT]);
+
+/* Prints what limited each test that ran, one line per test ("Notes:" block after the report). */
+void report_notes(FILE *fp, const struct limiter lim[TEST_COUNT]);
 
 #endif

@@ -1,6 +1,8 @@
 /* sysinfo.c -- see sysinfo.h. */
 #include "sysinfo.h"
 
+#include "evidence.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -104,7 +106,7 @@ int sysinfo_read_mountinfo(const char *mountinfo_path, unsigned major, unsigned 
         unsigned ma, mi;
         if (!fstype || sscanf(field[2], "%u:%u", &ma, &mi) != 2)
             continue;
-        if (ma != major || mi != minor)
+        if (major != SYSINFO_ANY_DEVICE && (ma != major || mi != minor))
             continue;
         unescape_octal(field[4]);
         if (dir && !path_under(dir, field[4]))
@@ -141,6 +143,7 @@ int sysinfo_read_mdstat(const char *path, const char *md_name, struct md_info *o
     memset(out, 0, sizeof(*out));
     out->chunk_bytes = -1;
     out->raid_disks = -1;
+    out->degraded = -1;
     if (!fp)
         return -1;
     while (fgets(line, sizeof(line), fp)) {
@@ -169,13 +172,20 @@ int sysinfo_read_mdstat(const char *path, const char *md_name, struct md_info *o
                         copy(out->level, sizeof(out->level), tok);
                     continue;
                 }
-                if (out->member_count < SYSINFO_MAX_MEMBERS) {
+                /* "sdb1[0]", "sdc1[2](F)" faulty, "sdd1[3](S)" spare, "(W)" write-mostly */
+                if (out->device_count < SYSINFO_MAX_MEMBERS) {
+                    struct md_device *dev = &out->devices[out->device_count++];
                     size_t n = (size_t)(br - tok);
-                    if (n >= sizeof(out->members[0]))
-                        n = sizeof(out->members[0]) - 1;
-                    memcpy(out->members[out->member_count], tok, n);
-                    out->members[out->member_count][n] = '\0';
-                    out->member_count++;
+                    if (n >= sizeof(dev->name))
+                        n = sizeof(dev->name) - 1;
+                    memcpy(dev->name, tok, n);
+                    dev->name[n] = '\0';
+                    dev->slot = -1;
+                    int faulty = strstr(br, "(F)") != NULL, spare = strstr(br, "(S)") != NULL;
+                    copy(dev->role, sizeof(dev->role), faulty ? "faulty" : spare ? "spare" : "member");
+                    copy(dev->state, sizeof(dev->state), faulty ? "faulty" : spare ? "spare" : "");
+                    if (!faulty && !spare && out->member_count < SYSINFO_MAX_MEMBERS)
+                        copy(out->members[out->member_count++], sizeof(out->members[0]), dev->name);
                 }
             }
             continue;
@@ -201,9 +211,33 @@ int sysinfo_read_mdstat(const char *path, const char *md_name, struct md_info *o
         char *sq = strchr(line, '[');
         while (sq && out->raid_disks < 0) {
             int total, active;
-            if (sscanf(sq, "[%d/%d]", &total, &active) == 2)
+            if (sscanf(sq, "[%d/%d]", &total, &active) == 2) {
                 out->raid_disks = total;
+                out->degraded = total - active;
+            }
             sq = strchr(sq + 1, '[');
+        }
+        /* "[=>....]  recovery =  7.5% (...)", "resync=DELAYED": the running sync and how far it is */
+        static const char *const actions[][2] = {
+            {"recovery", "recover"}, {"resync", "resync"}, {"check", "check"}, {"repair", "repair"}, {"reshape", "reshape"},
+        };
+        for (size_t k = 0; k < sizeof(actions) / sizeof(actions[0]) && !out->sync_action[0]; k++) {
+            char *at = strstr(line, actions[k][0]);
+            if (!at)
+                continue;
+            char *eq = at + strlen(actions[k][0]);
+            while (*eq == ' ')
+                eq++;
+            if (*eq != '=')
+                continue;
+            eq++;
+            while (*eq == ' ')
+                eq++;
+            copy(out->sync_action, sizeof(out->sync_action), actions[k][1]);
+            size_t n = strcspn(eq, " ");
+            char done[64];
+            snprintf(done, sizeof(done), "%.*s", (int)(n < 63 ? n : 63), eq);
+            copy(out->sync_completed, sizeof(out->sync_completed), done);
         }
     }
     fclose(fp);
@@ -215,6 +249,125 @@ int sysinfo_read_mdstat(const char *path, const char *md_name, struct md_info *o
 }
 
 /* ==== sysfs ==== */
+
+/* The sysfs directory of the md array that is `real`, its disk (real is a partition of md) or under it
+ * (real is a dm device, e.g. LVM, whose slaves lead to md). Returns 0 with it in md_dir, or -1. */
+static int find_md(const char *real, char *md_dir, size_t len, int depth)
+{
+    char file[PATH_MAX + 64], parent[PATH_MAX];
+    if (depth > 6)
+        return -1;
+    snprintf(file, sizeof(file), "%s/md/level", real);
+    if (access(file, F_OK) == 0) {
+        copy(md_dir, len, real);
+        return 0;
+    }
+    snprintf(file, sizeof(file), "%s/partition", real);
+    if (access(file, F_OK) == 0) {
+        copy(parent, sizeof(parent), real);
+        char *slash = strrchr(parent, '/');
+        if (slash) {
+            *slash = '\0';
+            return find_md(parent, md_dir, len, depth + 1);
+        }
+        return -1;
+    }
+    snprintf(file, sizeof(file), "%s/slaves", real);
+    DIR *d = opendir(file);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    int rc = -1;
+    while (rc && (e = readdir(d)) != NULL) {
+        char link[PATH_MAX + 400], target[PATH_MAX];
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(link, sizeof(link), "%s/%s", file, e->d_name);
+        if (realpath(link, target))
+            rc = find_md(target, md_dir, len, depth + 1);
+    }
+    closedir(d);
+    return rc;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const struct md_device *)a)->name, ((const struct md_device *)b)->name);
+}
+
+/* An md array's facts from its sysfs directory. */
+static void read_md(const char *dir, struct md_info *md)
+{
+    char file[PATH_MAX + 400], line[256];
+    const char *base = strrchr(dir, '/');
+    memset(md, 0, sizeof(*md));
+    md->chunk_bytes = -1;
+    md->raid_disks = -1;
+    md->degraded = -1;
+    md->found = 1;
+    copy(md->name, sizeof(md->name), base ? base + 1 : dir);
+    snprintf(file, sizeof(file), "%s/md/level", dir);
+    if (read_line(file, line, sizeof(line)) == 0)
+        copy(md->level, sizeof(md->level), line);
+    snprintf(file, sizeof(file), "%s/md/chunk_size", dir);
+    int64_t chunk = read_int(file);
+    md->chunk_bytes = chunk > 0 ? chunk : -1;
+    snprintf(file, sizeof(file), "%s/md/raid_disks", dir);
+    md->raid_disks = (int)read_int(file);
+    snprintf(file, sizeof(file), "%s/md/degraded", dir);
+    md->degraded = (int)read_int(file);
+    snprintf(file, sizeof(file), "%s/md/array_state", dir);
+    if (read_line(file, line, sizeof(line)) == 0)
+        copy(md->state, sizeof(md->state), line);
+    snprintf(file, sizeof(file), "%s/md/sync_action", dir);
+    if (read_line(file, line, sizeof(line)) == 0)
+        copy(md->sync_action, sizeof(md->sync_action), line);
+    snprintf(file, sizeof(file), "%s/md/sync_completed", dir);
+    if (read_line(file, line, sizeof(line)) == 0)
+        copy(md->sync_completed, sizeof(md->sync_completed), line);
+    /* md/dev-<name>/: every device of the array with its state and slot ("none" for a spare) */
+    snprintf(file, sizeof(file), "%s/md", dir);
+    DIR *d = opendir(file);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL && md->device_count < SYSINFO_MAX_MEMBERS) {
+        if (strncmp(e->d_name, "dev-", 4) != 0)
+            continue;
+        struct md_device *dev = &md->devices[md->device_count++];
+        copy(dev->name, sizeof(dev->name), e->d_name + 4);
+        snprintf(file, sizeof(file), "%s/md/%s/state", dir, e->d_name);
+        if (read_line(file, line, sizeof(line)) == 0)
+            copy(dev->state, sizeof(dev->state), line);
+        snprintf(file, sizeof(file), "%s/md/%s/slot", dir, e->d_name);
+        dev->slot = (int)read_int(file); /* "none" does not parse: -1 */
+        const char *role = strstr(dev->state, "faulty") ? "faulty" : dev->slot < 0 ? "spare" : "member";
+        copy(dev->role, sizeof(dev->role), role);
+    }
+    if (d)
+        closedir(d);
+    if (md->device_count) { /* readdir order is arbitrary: sort for stable output */
+        qsort(md->devices, (size_t)md->device_count, sizeof(md->devices[0]), by_name);
+        for (int i = 0; i < md->device_count; i++)
+            if (strcmp(md->devices[i].role, "member") == 0)
+                copy(md->members[md->member_count++], sizeof(md->members[0]), md->devices[i].name);
+        return;
+    }
+    snprintf(file, sizeof(file), "%s/slaves", dir);
+    d = opendir(file);
+    if (!d)
+        return;
+    char names[SYSINFO_MAX_MEMBERS][32];
+    int n = 0;
+    while ((e = readdir(d)) != NULL && n < SYSINFO_MAX_MEMBERS) {
+        if (e->d_name[0] == '.')
+            continue;
+        copy(names[n++], sizeof(names[0]), e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof(names[0]), (int (*)(const void *, const void *))strcmp);
+    for (int i = 0; i < n; i++)
+        copy(md->members[i], sizeof(md->members[i]), names[i]);
+    md->member_count = n;
+}
 
 int sysinfo_read_block(const char *sysfs_root, unsigned major, unsigned minor, struct block_info *out)
 {
@@ -243,6 +396,11 @@ int sysinfo_read_block(const char *sysfs_root, unsigned major, unsigned minor, s
     int64_t sectors = read_int(file);
     if (sectors >= 0)
         out->size_bytes = sectors * 512;
+    struct disk_settings q;
+    sysinfo_read_queue(disk, &q);
+    copy(out->write_cache, sizeof(out->write_cache), q.write_cache);
+    out->nr_requests = q.nr_requests;
+    out->read_ahead_kb = q.read_ahead_kb;
     snprintf(file, sizeof(file), "%s/queue/scheduler", disk);
     char line[256];
     if (read_line(file, line, sizeof(line)) == 0) {
@@ -258,40 +416,38 @@ int sysinfo_read_block(const char *sysfs_root, unsigned major, unsigned minor, s
     int64_t rot = read_int(file);
     out->rotational = rot < 0 ? -1 : (int)rot;
 
-    snprintf(file, sizeof(file), "%s/md/level", real);
+    char md_dir[PATH_MAX];
+    if (find_md(real, md_dir, sizeof(md_dir), 0) == 0)
+        read_md(md_dir, &out->md);
+    return 0;
+}
+
+void sysinfo_read_queue(const char *disk_dir, struct disk_settings *out)
+{
+    char file[PATH_MAX + 64], line[256];
+    const char *base = strrchr(disk_dir, '/');
+    memset(out, 0, sizeof(*out));
+    copy(out->name, sizeof(out->name), base ? base + 1 : disk_dir);
+    snprintf(file, sizeof(file), "%s/queue/scheduler", disk_dir);
     if (read_line(file, line, sizeof(line)) == 0) {
-        struct md_info *md = &out->md;
-        md->found = 1;
-        copy(md->name, sizeof(md->name), out->name);
-        copy(md->level, sizeof(md->level), line);
-        snprintf(file, sizeof(file), "%s/md/chunk_size", real);
-        int64_t chunk = read_int(file);
-        md->chunk_bytes = chunk > 0 ? chunk : -1;
-        snprintf(file, sizeof(file), "%s/md/raid_disks", real);
-        md->raid_disks = (int)read_int(file);
-        snprintf(file, sizeof(file), "%s/md/array_state", real);
-        if (read_line(file, line, sizeof(line)) == 0)
-            copy(md->state, sizeof(md->state), line);
-        snprintf(file, sizeof(file), "%s/slaves", real);
-        DIR *d = opendir(file);
-        if (d) {
-            struct dirent *e;
-            char names[SYSINFO_MAX_MEMBERS][32];
-            int n = 0;
-            while ((e = readdir(d)) != NULL && n < SYSINFO_MAX_MEMBERS) {
-                if (e->d_name[0] == '.')
-                    continue;
-                copy(names[n++], sizeof(names[0]), e->d_name);
-            }
-            closedir(d);
-            /* readdir order is arbitrary: sort for stable output */
-            qsort(names, (size_t)n, sizeof(names[0]), (int (*)(const void *, const void *))strcmp);
-            for (int i = 0; i < n; i++)
-                copy(md->members[i], sizeof(md->members[i]), names[i]);
-            md->member_count = n;
+        char *open = strchr(line, '['), *close = open ? strchr(open, ']') : NULL;
+        if (open && close) {
+            *close = '\0';
+            copy(out->scheduler, sizeof(out->scheduler), open + 1);
+        } else {
+            copy(out->scheduler, sizeof(out->scheduler), line);
         }
     }
-    return 0;
+    snprintf(file, sizeof(file), "%s/queue/rotational", disk_dir);
+    int64_t rot = read_int(file);
+    out->rotational = rot < 0 ? -1 : (int)rot;
+    snprintf(file, sizeof(file), "%s/queue/write_cache", disk_dir);
+    if (read_line(file, line, sizeof(line)) == 0)
+        copy(out->write_cache, sizeof(out->write_cache), line);
+    snprintf(file, sizeof(file), "%s/queue/nr_requests", disk_dir);
+    out->nr_requests = read_int(file);
+    snprintf(file, sizeof(file), "%s/queue/read_ahead_kb", disk_dir);
+    out->read_ahead_kb = read_int(file);
 }
 
 /* ==== Everything ==== */
@@ -373,16 +529,46 @@ void sysinfo_collect(struct system_info *si, const char *dir, int dirfd)
     struct stat st;
     if (fstat(dirfd, &st) == 0) {
         unsigned ma = major(st.st_dev), mi = minor(st.st_dev);
-        sysinfo_read_mountinfo("/proc/self/mountinfo", ma, mi, si->dir, &si->mount);
-        if (sysinfo_read_block("/sys", ma, mi, &si->block) == 0 && si->block.md.found) {
+        if (sysinfo_read_mountinfo("/proc/self/mountinfo", ma, mi, si->dir, &si->mount))
+            sysinfo_read_mountinfo("/proc/self/mountinfo", SYSINFO_ANY_DEVICE, 0, si->dir, &si->mount);
+        /* the device: the file's own, or (btrfs, whose st_dev is anonymous) the mount source's */
+        struct stat src;
+        if (access("/sys/dev/block", F_OK) == 0 && si->mount.found && si->mount.source[0] == '/' &&
+            stat(si->mount.source, &src) == 0 && S_ISBLK(src.st_mode)) {
+            char probe[64];
+            snprintf(probe, sizeof(probe), "/sys/dev/block/%u:%u", ma, mi);
+            if (access(probe, F_OK) != 0) {
+                ma = major(src.st_rdev);
+                mi = minor(src.st_rdev);
+            }
+        }
+        if (sysinfo_read_block("/sys", ma, mi, &si->block) == 0) {
+            char names[16][EVIDENCE_NAME_LEN];
+            int n = evidence_find_disks("/sys", si->block.name, names, 16, si->block.loop_backing_file,
+                                        sizeof(si->block.loop_backing_file));
+            for (int i = 0; i < n; i++) {
+                char dir[PATH_MAX];
+                snprintf(dir, sizeof(dir), "/sys/class/block/%s", names[i]);
+                sysinfo_read_queue(dir, &si->block.disks[i]);
+                copy(si->block.disks[i].name, sizeof(si->block.disks[i].name), names[i]);
+            }
+            si->block.disk_count = n;
+        }
+        if (si->block.found && si->block.md.found) {
             struct md_info fromstat;
-            if (sysinfo_read_mdstat("/proc/mdstat", si->block.name, &fromstat) == 0) {
+            if (sysinfo_read_mdstat("/proc/mdstat", si->block.md.name, &fromstat) == 0) {
                 struct md_info *md = &si->block.md;
                 if (md->chunk_bytes < 0)
                     md->chunk_bytes = fromstat.chunk_bytes;
                 if (md->raid_disks < 0)
                     md->raid_disks = fromstat.raid_disks;
-                if (!md->member_count)
+                if (md->degraded < 0)
+                    md->degraded = fromstat.degraded;
+                if (!md->sync_action[0])
+                    copy(md->sync_action, sizeof(md->sync_action), fromstat.sync_action);
+                if (!md->sync_completed[0])
+                    copy(md->sync_completed, sizeof(md->sync_completed), fromstat.sync_completed);
+                if (!md->member_count && !md->device_count)
                     *md = fromstat, md->found = 1;
             }
         }

@@ -27,9 +27,29 @@ struct md_info {
     char level[32];                /* raid5 */
     int64_t chunk_bytes;           /* -1 unknown (raid1 has none) */
     int raid_disks;                /* configured, -1 unknown */
-    int member_count;              /* listed members */
+    int member_count;              /* devices holding a slot of the array (not spares, not faulty) */
     char members[SYSINFO_MAX_MEMBERS][32];
     char state[32];                /* mdstat: active/inactive; sysfs: array_state */
+    int degraded;                  /* slots without a working device; -1 unknown */
+    char sync_action[32];          /* idle, resync, recover, check, repair, reshape; "" unknown */
+    char sync_completed[64];       /* sysfs "done / total" sectors, or mdstat's "7.5%"; "" unknown */
+    int device_count;              /* every device of the array, with its role */
+    struct md_device {
+        char name[32];
+        char role[8];              /* "member", "spare" or "faulty" */
+        char state[64];            /* sysfs md/dev-NAME/state (in_sync, spare, faulty, ...); "" unknown */
+        int slot;                  /* -1 none/unknown */
+    } devices[SYSINFO_MAX_MEMBERS];
+};
+
+/* A whole disk's queue settings (sysfs queue/), the device side of a test's evidence. */
+struct disk_settings {
+    char name[64];
+    char scheduler[64];            /* the active one; "" unknown */
+    int rotational;                /* 1, 0, -1 unknown */
+    char write_cache[32];          /* "write back" / "write through"; "" unknown */
+    int64_t nr_requests;           /* queue depth, -1 unknown */
+    int64_t read_ahead_kb;         /* -1 unknown */
 };
 
 struct block_info {
@@ -40,6 +60,11 @@ struct block_info {
     int rotational;                /* 1, 0, or -1 unknown */
     int64_t size_bytes;            /* -1 unknown */
     struct md_info md;             /* found = 0 when not an md device */
+    char write_cache[32];          /* of disk's queue, as in disk_settings */
+    int64_t nr_requests, read_ahead_kb;
+    int disk_count;                /* the whole disks behind name, through dm/md/partitions/loop */
+    struct disk_settings disks[16];
+    char loop_backing_file[PATH_MAX]; /* for a loop device (or one under it), its backing file; "" none */
 };
 
 struct system_info {
@@ -56,7 +81,10 @@ struct system_info {
 };
 
 /* Finds the mount holding dev major:minor whose mount point is the longest
- * prefix of dir (real path). Returns 0 when found, -1 otherwise. */
+ * prefix of dir (real path); with major SYSINFO_ANY_DEVICE, the longest prefix whatever its device
+ * (btrfs: a subvolume's files have an st_dev of their own that no mountinfo line shows).
+ * Returns 0 when found, -1 otherwise. */
+#define SYSINFO_ANY_DEVICE UINT_MAX
 int sysinfo_read_mountinfo(const char *mountinfo_path, unsigned major, unsigned minor,
                            const char *dir, struct mount_info *out);
 
@@ -65,9 +93,14 @@ int sysinfo_read_mountinfo(const char *mountinfo_path, unsigned major, unsigned 
 int sysinfo_read_mdstat(const char *path, const char *md_name, struct md_info *out);
 
 /* Reads /sys/dev/block/MAJ:MIN under sysfs_root: name, parent disk,
- * scheduler, rotational, size and, for md devices, md/level, md/chunk_size,
- * md/raid_disks and slaves/. Returns 0 when found, -1 otherwise. */
+ * scheduler, rotational, size and, when an md array is the device, its disk (a partition of md) or
+ * under it (LVM/dm on md): md/level, chunk_size, raid_disks, array_state, degraded, sync_action,
+ * sync_completed and every md/dev-* with its state and slot (slaves/ when there are none).
+ * Returns 0 when found, -1 otherwise. */
 int sysinfo_read_block(const char *sysfs_root, unsigned major, unsigned minor, struct block_info *out);
+
+/* Reads the queue settings of whole disk `disk_dir` (a sysfs directory). */
+void sysinfo_read_queue(const char *disk_dir, struct disk_settings *out);
 
 /* Collects everything for the directory dir (open as dirfd). Never fails:
  * what cannot be read stays empty/-1. */

@@ -4,11 +4,6 @@
 #include <sys/resource.h>
 #include <time.h>
 
-const char *const timer_test_names[TEST_COUNT] = {
-    "putc", "put_block", "rewrite", "getc", "get_block", "seeks",
-    "seq_create", "seq_stat", "seq_del", "ran_create", "ran_stat", "ran_del"
-};
-
 double timer_now_s(void)
 {
     struct timespec ts;
@@ -24,8 +19,11 @@ void timer_cpu_now(double *user_s, double *sys_s)
     *sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
-void timer_start(struct timer *t)
+void timer_start(struct timer *t, const struct evidence_source *ev)
 {
+    t->ev = ev;
+    if (ev)
+        evidence_sample(ev, &t->start);
     t->wall_s = timer_now_s();
     timer_cpu_now(&t->user_s, &t->sys_s);
 }
@@ -39,4 +37,9 @@ void timer_stop(const struct timer *t, struct test_result *r)
     r->sys_s = s - t->sys_s;
     if (r->elapsed_s <= 0.0)
         r->elapsed_s = 1e-9; /* it ran: never report "not run" for a real test */
+    if (t->ev) {
+        struct evidence_sample end;
+        evidence_sample(t->ev, &end);
+        evidence_delta(t->ev, &t->start, &end, &r->ev);
+    }
 }

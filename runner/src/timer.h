@@ -1,42 +1,18 @@
-/* timer.h -- clocks, CPU use and per-test measurements (bonnie++'s bon_time
- * and duration analogue). */
+/* timer.h -- clocks and CPU use (bonnie++'s bon_time and duration analogue). */
 #ifndef TIMER_H
 #define TIMER_H
 
 #include <stdint.h>
 
-/* The twelve tests, in bonnie++'s order (tests_t in bonnie.h). */
-enum test_id {
-    TEST_PUTC = 0, TEST_PUT_BLOCK, TEST_REWRITE, TEST_GETC, TEST_GET_BLOCK,
-    TEST_SEEKS, TEST_SEQ_CREATE, TEST_SEQ_STAT, TEST_SEQ_DEL,
-    TEST_RAN_CREATE, TEST_RAN_STAT, TEST_RAN_DEL, TEST_COUNT
-};
+#include "evidence.h"
+#include "results.h"
 
-/* A test that took less than this is reported as +++++ (bonnie++ MinTime). */
-#define TIMER_MIN_TIME_S 0.5
-
-/* System calls issued by the runner itself during one test, and bytes moved.
- * "ipc_*" are the seek test's ticket/report pipe transfers, kept apart from
- * file I/O so the average I/O size stays honest. */
-struct sys_counts {
-    uint64_t read, write, lseek, open, creat, close, fsync, stat, unlink,
-             mkdir, rmdir, getdents, link, symlink, sync, ipc_read, ipc_write;
-    uint64_t bytes_read, bytes_written;
-};
-
-/* One test's measurement. elapsed_s == 0 means "not run". */
-struct test_result {
-    double elapsed_s;   /* wall time of the test (seeks: first start..last stop) */
-    double user_s;      /* CPU seconds in user mode (seeks: summed over seekers) */
-    double sys_s;       /* CPU seconds in the kernel */
-    double latency_s;   /* longest single operation */
-    uint64_t ops;       /* units of work: bytes, seeks or files */
-    struct sys_counts calls;
-};
-
-/* A running stopwatch: wall clock plus getrusage(RUSAGE_SELF). */
+/* A running stopwatch: wall clock plus getrusage(RUSAGE_SELF), and the evidence sample taken just
+ * before the clock started (when ev is set). */
 struct timer {
     double wall_s, user_s, sys_s;
+    const struct evidence_source *ev;
+    struct evidence_sample start;
 };
 
 /* Longest-operation tracker (bonnie++ Duration). */
@@ -46,8 +22,9 @@ struct op_timer {
 
 double timer_now_s(void);                /* CLOCK_MONOTONIC in seconds */
 void timer_cpu_now(double *user_s, double *sys_s);
-void timer_start(struct timer *t);
-/* Stops t and stores elapsed wall, user and system seconds into r. */
+/* Starts t; with ev, samples the evidence counters first (outside the measured time). */
+void timer_start(struct timer *t, const struct evidence_source *ev);
+/* Stops t and stores elapsed wall, user and system seconds into r, then (with ev) the evidence. */
 void timer_stop(const struct timer *t, struct test_result *r);
 
 static inline void op_timer_start(struct op_timer *o) { o->start_s = timer_now_s(); }
@@ -58,13 +35,5 @@ static inline void op_timer_stop(struct op_timer *o)
         o->max_s = d;
 }
 
-/* 1 when the test ran, 0 when it did not; "too fast" is a separate question. */
-static inline int timer_test_ran(const struct test_result *r) { return r->elapsed_s != 0.0; }
-static inline int timer_too_fast(const struct test_result *r)
-{
-    return r->elapsed_s != 0.0 && r->elapsed_s < TIMER_MIN_TIME_S;
-}
-
-extern const char *const timer_test_names[TEST_COUNT];
 
 #endif

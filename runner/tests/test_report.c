@@ -6,6 +6,7 @@
 #include "json.h"
 #include "report.h"
 #include "rng.h"
+#include "units.h"
 
 /* A result whose bonnie++ rate truncates to value and %CPU to cpu. */
 static void set(struct test_result *r, double size, double value, int cpu, int latency_us)
@@ -23,21 +24,23 @@ static void fast(struct test_result *r, int latency_us)
     r->latency_s = (latency_us + 0.5) / 1e6;
 }
 
-static void base_params(struct run_params *p)
+static void base_params(struct run_params *p, struct bench_params *bp)
 {
     memset(p, 0, sizeof(*p));
+    memset(bp, 0, sizeof(*bp));
+    p->bp = bp;
     p->machine = "raid5_chunk64_ext3";
     p->version = "2.00a";
-    p->concurrency = 1;
-    strcpy(p->seed, "1795352513");
-    p->file_size_mib = 512;
-    p->byte_io_mib = 3;
-    p->io_chunk_bytes = 8192;
-    p->seeks = 8192;
-    p->seek_procs = 5;
-    p->num_files = 16;
-    p->num_dirs = 1;
-    p->file_chunk_bytes = 8192;
+    bp->concurrency = 1;
+    p->seed = "1795352513";
+    bp->file_size_mib = 512;
+    bp->byte_io_mib = 3;
+    bp->io_chunk_bytes = 8192;
+    bp->seeks = 8192;
+    bp->seek_procs = 5;
+    bp->num_files = 16;
+    bp->num_dirs = 1;
+    bp->file_chunk_bytes = 8192;
 }
 
 static const char *csv(struct sbuf *b, const struct run_params *p, const struct test_result *res)
@@ -62,21 +65,22 @@ int main(void)
     char buf[16];
     struct sbuf b = {0};
     struct run_params p;
+    struct bench_params bp;
     struct test_result res[TEST_COUNT];
 
     /* latency: bonnie++'s thresholds and truncation */
-    test_str_eq("0 is empty", report_format_latency(buf, 0.0), "");
-    test_str_eq("117 us", report_format_latency(buf, 0.0001175), "117us");
-    test_str_eq("0.0999989 s is still us", report_format_latency(buf, 0.0999989), "99998us");
-    test_str_eq("0.0999995 s is already ms (> 0.099999)", report_format_latency(buf, 0.0999995), "99ms");
-    test_str_eq("0.1 s is 100ms", report_format_latency(buf, 0.1), "100ms");
-    test_str_eq("228 ms", report_format_latency(buf, 0.2289), "228ms");
-    test_str_eq("99.9999 s is ms", report_format_latency(buf, 99.9999), "99999ms");
-    test_str_eq("99.9999995 s is s (> 99.999999)", report_format_latency(buf, 99.9999995), "99s");
-    test_str_eq("150.7 s", report_format_latency(buf, 150.7), "150s");
+    test_str_eq("0 is empty", units_format_latency(buf, 0.0), "");
+    test_str_eq("117 us", units_format_latency(buf, 0.0001175), "117us");
+    test_str_eq("0.0999989 s is still us", units_format_latency(buf, 0.0999989), "99998us");
+    test_str_eq("0.0999995 s is already ms (> 0.099999)", units_format_latency(buf, 0.0999995), "99ms");
+    test_str_eq("0.1 s is 100ms", units_format_latency(buf, 0.1), "100ms");
+    test_str_eq("228 ms", units_format_latency(buf, 0.2289), "228ms");
+    test_str_eq("99.9999 s is ms", units_format_latency(buf, 99.9999), "99999ms");
+    test_str_eq("99.9999995 s is s (> 99.999999)", units_format_latency(buf, 99.9999995), "99s");
+    test_str_eq("150.7 s", units_format_latency(buf, 150.7), "150s");
 
     /* the real 2.00a line from the API contract, rebuilt from results */
-    base_params(&p);
+    base_params(&p, &bp);
     memset(res, 0, sizeof(res));
     set(&res[TEST_PUTC], 3072, 869, 96, 18213);
     set(&res[TEST_PUT_BLOCK], 524288, 420469, 81, 4307);
@@ -107,18 +111,18 @@ int main(void)
     test_cond("0.5 s is a value", strstr(sbuf_str(&b), ",869,96,1048576,50,+++++,") != NULL);
 
     /* -f: per-char not run; seeks formatting; -s size in G; dirs; max/min */
-    base_params(&p);
+    base_params(&p, &bp);
     memset(res, 0, sizeof(res));
-    p.file_size_mib = 2048;
-    p.byte_io_mib = 0;
+    bp.file_size_mib = 2048;
+    bp.byte_io_mib = 0;
     p.machine = "vm";
     p.version = "bonnieboard-0.1.0";
-    p.num_files = 4;
-    p.max_size = 4096;
-    p.min_size = 1024;
-    p.num_dirs = 8;
-    p.seeks = 2000;
-    p.seek_procs = 3;
+    bp.num_files = 4;
+    bp.max_size = 4096;
+    bp.min_size = 1024;
+    bp.num_dirs = 8;
+    bp.seeks = 2000;
+    bp.seek_procs = 3;
     set(&res[TEST_PUT_BLOCK], 2097152, 100000, 20, 1000);
     set(&res[TEST_REWRITE], 2097152, 50000, 10, 200000);
     set(&res[TEST_GET_BLOCK], 2097152, 150000, 5, 100);
@@ -141,22 +145,22 @@ int main(void)
     test_cond("seeks >= 1000 printed as %.0f", strstr(sbuf_str(&b), ",150000,5,3333,50,4,") != NULL);
 
     /* max only, link, symlink, -n 0, -s 0 */
-    p.min_size = 0;
-    p.num_dirs = 1;
+    bp.min_size = 0;
+    bp.num_dirs = 1;
     csv(&b, &p, res);
     test_cond("max without min: 4,4096,,,", strstr(sbuf_str(&b), ",4,4096,,,,1006,") != NULL);
-    p.max_size = -1;
+    bp.max_size = -1;
     csv(&b, &p, res);
     test_cond("link: 4,link,,,", strstr(sbuf_str(&b), ",4,link,,,,1006,") != NULL);
-    p.max_size = -2;
+    bp.max_size = -2;
     csv(&b, &p, res);
     test_cond("symlink: 4,symlink,,,", strstr(sbuf_str(&b), ",4,symlink,,,,1006,") != NULL);
-    p.max_size = 0;
+    bp.max_size = 0;
     csv(&b, &p, res);
     test_cond("no max: 4,,,,", strstr(sbuf_str(&b), ",4,,,,,1006,") != NULL);
 
     memset(res, 0, sizeof(res));
-    p.num_files = 0;
+    bp.num_files = 0;
     set(&res[TEST_PUT_BLOCK], 2097152, 100000, 20, 1000);
     set(&res[TEST_REWRITE], 2097152, 50000, 10, 2000);
     set(&res[TEST_GET_BLOCK], 2097152, 150000, 5, 100);
@@ -167,8 +171,8 @@ int main(void)
     test_cond("50 fields with -n 0", count_fields(sbuf_str(&b)) == 50);
 
     memset(res, 0, sizeof(res));
-    p.file_size_mib = 0;
-    p.num_files = 1;
+    bp.file_size_mib = 0;
+    bp.num_files = 1;
     for (int t = TEST_SEQ_CREATE; t < TEST_COUNT; t++)
         fast(&res[t], 10);
     want = "1.98,bonnieboard-0.1.0,vm,1,1795352513,,,,,,,,,,,,,,,,,1,,,,,+++++,+++,+++++,+++,+++++,+++,"

@@ -30,6 +30,13 @@ int main(int argc, char **argv)
               strcmp(m.mount_point, "/") == 0 && strcmp(m.fs_type, "ext4") == 0);
     test_cond("unknown device not found", sysinfo_read_mountinfo(path, 1, 2, "/", &m) == -1 && !m.found);
     test_cond("dir outside the mount not matched", sysinfo_read_mountinfo(path, 9, 0, "/mnt/raidX", &m) == -1);
+    test_cond("btrfs: a subvolume's st_dev is on no line", sysinfo_read_mountinfo(path, 0, 52, "/mnt/btrfs/home/u", &m) == -1);
+    test_cond("btrfs: found by path instead",
+              sysinfo_read_mountinfo(path, SYSINFO_ANY_DEVICE, 0, "/mnt/btrfs/home/u", &m) == 0 &&
+              strcmp(m.fs_type, "btrfs") == 0 && strcmp(m.mount_point, "/mnt/btrfs/home") == 0 &&
+              strcmp(m.source, "/dev/sdb1") == 0 && strstr(m.super_options, "subvol=/home") != NULL);
+    test_cond("by path: the longest mount point wins over /", sysinfo_read_mountinfo(path, SYSINFO_ANY_DEVICE, 0,
+              "/mnt/btrfs/x", &m) == 0 && strcmp(m.mount_point, "/mnt/btrfs") == 0);
     test_cond("missing file", sysinfo_read_mountinfo("/nonexistent/mountinfo", 9, 0, "/", &m) == -1);
 
     /* mdstat */
@@ -42,8 +49,16 @@ int main(int argc, char **argv)
               strcmp(md.members[2], "sdb1") == 0);
     test_str_eq("md0 state", md.state, "active");
     test_cond("md1 raid1 without chunk", sysinfo_read_mdstat(path, "md1", &md) == 0 &&
-              strcmp(md.level, "raid1") == 0 && md.chunk_bytes == -1 && md.raid_disks == 2 &&
-              md.member_count == 2 && strcmp(md.members[1], "sdc2") == 0);
+              strcmp(md.level, "raid1") == 0 && md.chunk_bytes == -1 && md.raid_disks == 2);
+    test_cond("md1: the faulty disk (F) is no member, and the array is degraded by one",
+              md.member_count == 1 && strcmp(md.members[0], "sdb2") == 0 && md.degraded == 1 &&
+              md.device_count == 2 && strcmp(md.devices[1].name, "sdc2") == 0 && strcmp(md.devices[1].role, "faulty") == 0);
+    test_cond("md3: recovering, with a spare (S) that is no member", sysinfo_read_mdstat(path, "md3", &md) == 0 &&
+              md.member_count == 3 && md.degraded == 1 && strcmp(md.sync_action, "recover") == 0 &&
+              strcmp(md.sync_completed, "7.5%") == 0 && strcmp(md.devices[1].role, "spare") == 0);
+    test_cond("md4: resync delayed", sysinfo_read_mdstat(path, "md4", &md) == 0 && strcmp(md.sync_action, "resync") == 0 &&
+              strcmp(md.sync_completed, "DELAYED") == 0 && md.degraded == 0);
+    test_cond("md0: clean, no sync", sysinfo_read_mdstat(path, "md0", &md) == 0 && md.degraded == 0 && !md.sync_action[0]);
     test_cond("md2 raid10 64K chunks", sysinfo_read_mdstat(path, "md2", &md) == 0 &&
               strcmp(md.level, "raid10") == 0 && md.chunk_bytes == 65536 && md.raid_disks == 4 &&
               md.member_count == 4);
@@ -68,6 +83,24 @@ int main(int argc, char **argv)
     test_cond("disk rotational", b.rotational == 1);
     test_cond("not md", !b.md.found);
     test_cond("absent device", sysinfo_read_block(path, 7, 7, &b) == -1 && !b.found);
+
+    /* md from sysfs: a degraded raid5 recovering onto sdl1, with a spare and a faulty disk (made after
+     * the kernel's md sysfs layout, Documentation/admin-guide/md.rst: this machine has no md) */
+    test_cond("md7", sysinfo_read_block(path, 9, 7, &b) == 0 && b.md.found && strcmp(b.md.name, "md7") == 0);
+    test_cond("md7: degraded 1, recovering, how far", b.md.degraded == 1 && strcmp(b.md.sync_action, "recover") == 0 &&
+              strcmp(b.md.sync_completed, "146686464 / 1953257472") == 0);
+    test_cond("md7: five devices with their roles", b.md.device_count == 5 &&
+              strcmp(b.md.devices[0].name, "sdi1") == 0 && strcmp(b.md.devices[0].role, "member") == 0 &&
+              strcmp(b.md.devices[1].name, "sdj1") == 0 && strcmp(b.md.devices[2].name, "sdk1") == 0 &&
+              strcmp(b.md.devices[2].role, "spare") == 0 && strcmp(b.md.devices[3].name, "sdl1") == 0 &&
+              strcmp(b.md.devices[3].role, "member") == 0 && b.md.devices[3].slot == 2 &&
+              strcmp(b.md.devices[4].name, "sdm1") == 0 && strcmp(b.md.devices[4].role, "faulty") == 0);
+    test_cond("md7: members are the three slots, not the spare or the faulty disk", b.md.member_count == 3 &&
+              strcmp(b.md.members[0], "sdi1") == 0 && strcmp(b.md.members[2], "sdl1") == 0);
+    test_cond("a partition of md (md7p1) is recognised", sysinfo_read_block(path, 259, 1, &b) == 0 &&
+              strcmp(b.name, "md7p1") == 0 && b.md.found && strcmp(b.md.name, "md7") == 0 && b.md.degraded == 1);
+    test_cond("LVM/dm on md (dm-3) is recognised", sysinfo_read_block(path, 253, 3, &b) == 0 &&
+              strcmp(b.name, "dm-3") == 0 && b.md.found && strcmp(b.md.name, "md7") == 0 && b.md.member_count == 3);
 
     test_report();
     return 0;

@@ -1,0 +1,128 @@
+"""Limiter hints: what probably limited a result, read from its bonnie++ line alone (issue #10).
+
+Each hint is {"code", "text"}; the codes are stable (the API and the page use them). The rules, each
+a reader can check against the line (README "Reading a comparison" repeats them):
+
+- `cpu_bound` — the test's mean %CPU is ≥ 90, or above 100 (more than one core's worth): bonnie++
+  was busy itself, so the figure measures the CPU (and the C library), not the disk.
+- `cached` — the file size (-s) is under twice the RAM, when the RAM is known (the runner's document,
+  or a `ram_mib` tag): much of the file can sit in the page cache (bonnie++'s own rule, -s ≥ 2 × RAM).
+  Only for the tests that use that file (putc .. seeks).
+- `too_fast` — some runs printed +++++ (the test took under 0.5 s): not measured, raise -s (file-size
+  tests) or -n (file tests). Counted, never averaged.
+- `high_spread` — the configuration's runs disagree: CV above 5 % (stats.SPREAD_WARNING_CV_PCT).
+- `per_char` — putc/getc go through stdio (bonnie++ 1.0x) or one-byte system calls (1.9x and later):
+  they measure the C library or the system-call path and the CPU, not the disk.
+- `worst_latency` (per chart) — bonnie++'s latency is the single slowest operation of a test, not a
+  typical one: one stall sets it.
+
+When the runner has recorded its own evidence for a test (document["tests"][test]["limiter"] =
+{code, text, evidence}), that hint comes first and replaces the line-only guess with the same code.
+"""
+
+from __future__ import annotations
+
+from app.parsing import FILE_TESTS, TESTS
+
+CPU_BOUND_PCT = 90
+ONE_CORE_PCT = 100
+CACHE_FACTOR = 2  # bonnie++ wants -s at least twice the RAM
+SPREAD_CV_PCT = 5.0
+FILE_SIZE_TESTS = frozenset(TESTS[:6])
+PER_CHAR_TESTS = frozenset(("putc", "getc"))
+OLD_FAMILY = "1.03"  # the CSV format of bonnie++ 1.0x
+
+
+def hint(code: str, text: str) -> dict[str, str]:
+    return {"code": code, "text": text}
+
+
+def raise_option(test: str) -> str:
+    return "-n (number of files)" if test in FILE_TESTS else "-s (file size)"
+
+
+def too_fast(test: str, n_too_fast: int, n_runs: int) -> dict[str, str]:
+    share = "all runs" if n_too_fast == n_runs else f"{n_too_fast} of {n_runs} runs"
+    return hint("too_fast", f"{share} +++++ (under 0.5 s: too fast to measure, not zero): raise {raise_option(test)}")
+
+
+def cpu_bound(cpu_pct: float) -> dict[str, str]:
+    if cpu_pct > ONE_CORE_PCT:
+        return hint(
+            "cpu_bound",
+            f"CPU-bound: {cpu_pct:.0f} % CPU is more than one core's worth; this measures the CPU, not the disk",
+        )
+    return hint("cpu_bound", f"CPU-bound ({cpu_pct:.0f} % CPU): this measures the CPU, not the disk")
+
+
+def cached(file_size_mib: int, ram_mib: int) -> dict[str, str]:
+    return hint(
+        "cached",
+        f"probably cached: the file size ({file_size_mib} MiB) is under twice the RAM ({ram_mib} MiB); use -s {CACHE_FACTOR * ram_mib}M or more",
+    )
+
+
+def high_spread(cv_pct: float) -> dict[str, str]:
+    return hint("high_spread", f"runs disagree (CV {cv_pct:.1f} % > {SPREAD_CV_PCT:g} %): run more, or find the noise")
+
+
+def per_char(format_versions: set[str]) -> dict[str, str]:
+    if format_versions == {OLD_FAMILY}:
+        how = "go through stdio putc()/getc() (bonnie++ 1.0x)"
+    elif OLD_FAMILY in format_versions:
+        how = "go through stdio in bonnie++ 1.0x and one-byte system calls in 1.9x"
+    else:
+        how = "make one system call per byte (bonnie++ 1.9x and later)"
+    return hint(
+        "per_char", f"per-char tests {how}: they measure the C library or system-call path and the CPU, not the disk"
+    )
+
+
+# A code's rule in general words, for a list that gathers the same hint from several results.
+GENERAL_TEXT = {
+    "cpu_bound": f"CPU-bound (≥ {CPU_BOUND_PCT} % CPU, or more than one core's worth): this measures the CPU, not the disk",
+    "cached": f"probably cached: the file size is under {CACHE_FACTOR}× the RAM; raise -s",
+    "too_fast": "+++++ (under 0.5 s: too fast to measure, not zero): raise -s (file size) or -n (number of files)",
+    "high_spread": f"runs disagree (CV > {SPREAD_CV_PCT:g} %): run more, or find the noise",
+    "per_char": "per-char tests measure the C library or system-call path and the CPU, not the disk",
+}
+
+WORST_LATENCY = hint(
+    "worst_latency",
+    "bonnie++'s latency is the single slowest operation of each test, not a typical one: one stall sets it",
+)
+
+
+def result_hints(
+    test: str,
+    *,
+    measures_rate: bool,
+    n_runs: int,
+    n_too_fast: int,
+    cv_pct: float | None,
+    cpu_pct: float | None,
+    file_size_mib: int | None,
+    ram_mib: int | None,
+    format_versions: set[str],
+    evidence: list[dict[str, str]] | None = None,
+) -> list[dict[str, str]]:
+    """The hints of one configuration's result for `test` (its rate when measures_rate, else its
+    %CPU or latency: only too_fast and high_spread apply there). The runner's evidence comes first
+    and replaces the line-only guess with the same code. Runs for every cell of a comparison: no
+    work beyond the rules' own tests when none applies."""
+    found = []
+    if n_too_fast:
+        found.append(too_fast(test, n_too_fast, n_runs))
+    if measures_rate:
+        if cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT:
+            found.append(cpu_bound(cpu_pct))
+        if file_size_mib and ram_mib and test in FILE_SIZE_TESTS and file_size_mib < CACHE_FACTOR * ram_mib:
+            found.append(cached(file_size_mib, ram_mib))
+        if test in PER_CHAR_TESTS:
+            found.append(per_char(format_versions))
+    if cv_pct is not None and cv_pct > SPREAD_CV_PCT:
+        found.append(high_spread(cv_pct))
+    if not evidence:
+        return found
+    codes = {e["code"] for e in evidence}
+    return [hint(e["code"], e["text"]) for e in evidence] + [h for h in found if h["code"] not in codes]

@@ -1,0 +1,288 @@
+"""Statistics of repeated runs: is a difference real or noise? (issue #10)
+
+Pure: numbers in, numbers out; no database, no HTTP, no numpy or scipy (the formulas are small and a
+request computes a few hundred of them, faster in plain Python than through array set-up).
+
+- `describe(values)`: N, mean, median, sample SD, CV % and the 95 % confidence interval of the mean
+  (Student t with N - 1 degrees of freedom).
+- `ratio_of_means(config, baseline)`: mean(config) / mean(baseline) and its 95 % CI, by **Welch's t on
+  the logarithms** of the values. Why Welch on logs rather than a bootstrap: bonnie++ figures are
+  rates and times, whose spread grows with their size, so they compare multiplicatively and their logs
+  are close to symmetric; the ratio's interval is then exp(difference of log means ± t·SE), which
+  never goes below zero and is symmetric in log space (×1.2 and ÷1.2 are equally far from 1). Welch
+  does not assume equal variances (a slower disk often spreads more). A bootstrap needs far more than
+  the 3 to 5 repeats a team runs to say anything (with N = 3 it has only 10 distinct resamples), costs
+  thousands of resamples per cell, and its answer depends on a seed. The point estimate is the ratio
+  of the arithmetic means (what a reader computes from the bars); the interval is that of the ratio
+  of geometric means, which for the small spreads a verdict needs are within a fraction of a percent.
+- `verdict(...)`: better / worse when the ratio's CI excludes 1 in that direction (direction-aware:
+  for latency and %CPU lower is better), within_noise when it contains 1, unknown when either side
+  has fewer than two measured values or a value ≤ 0 (a log ratio needs positive numbers).
+
+t quantiles come from `t_quantile`, an exact inverse of Student's t distribution function (the
+regularized incomplete beta function by its continued fraction, inverted by Newton's method),
+checked against scipy in the tests.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+Verdict = Literal["better", "worse", "within_noise", "unknown"]
+BETTER: Verdict = "better"
+WORSE: Verdict = "worse"
+WITHIN_NOISE: Verdict = "within_noise"
+UNKNOWN: Verdict = "unknown"
+CONFIDENCE = 0.95
+# Phoronix flags 3.5 %; 5 % is where a bonnie++ rerun on the same machine typically stays.
+SPREAD_WARNING_CV_PCT = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Description:
+    n: int
+    mean: float | None
+    median: float | None
+    sd: float | None  # sample SD (N - 1); None below N = 2
+    cv_pct: float | None  # 100 * SD / mean; None below N = 2 or when the mean is 0
+    ci95: tuple[float, float] | None  # Student t CI of the mean; None below N = 2
+
+
+NOTHING = Description(0, None, None, None, None, None)
+
+
+def describe(values: Sequence[float]) -> Description:
+    """N, mean, median, SD, CV % and the 95 % CI of the mean of measured values (no +++++, no gaps)."""
+    n = len(values)
+    if n == 0:
+        return NOTHING
+    # sum, not math.fsum: a few values of at most ~1e12 add exactly enough, and this runs per cell.
+    mean = sum(values) / n
+    if n == 1:
+        return Description(1, mean, mean, None, None, None)
+    ordered = sorted(values)
+    middle = n // 2
+    median = ordered[middle] if n % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    sd = math.sqrt(sum([(v - mean) ** 2 for v in values]) / (n - 1))
+    half = t_975(n - 1) * sd / math.sqrt(n)
+    cv_pct = 100 * sd / abs(mean) if mean else None
+    return Description(n, mean, median, sd, cv_pct, (mean - half, mean + half))
+
+
+@dataclass(frozen=True, slots=True)
+class Moments:
+    """What a ratio needs of one side, computed once per side: N, the mean, and of the logarithms
+    their mean and squared standard error (None when N < 2 or a value is ≤ 0)."""
+
+    n: int
+    mean: float
+    log_mean: float | None
+    log_se2: float | None
+
+
+def moments(values: Sequence[float]) -> Moments | None:
+    """None without values."""
+    n = len(values)
+    if n == 0:
+        return None
+    mean = sum(values) / n
+    if n < 2 or min(values) <= 0:
+        return Moments(n, mean, None, None)
+    logs = [math.log(v) for v in values]
+    log_mean = sum(logs) / n
+    return Moments(n, mean, log_mean, sum([(x - log_mean) ** 2 for x in logs]) / (n - 1) / n)
+
+
+def describe_with_moments(values: Sequence[float]) -> tuple[Description, Moments | None]:
+    """describe() and moments() of the same values in one pass over them (a comparison needs both
+    for every configuration, test and measure: a few hundred times per request)."""
+    n = len(values)
+    if n == 0:
+        return NOTHING, None
+    mean = sum(values) / n
+    if n == 1:
+        return Description(1, mean, mean, None, None, None), Moments(1, mean, None, None)
+    ordered = sorted(values)
+    middle = n // 2
+    median = ordered[middle] if n % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    deviations = [v - mean for v in values]
+    sd = math.sqrt(sum([d * d for d in deviations]) / (n - 1))
+    half = _t_975_whole(n - 1) * sd / math.sqrt(n)
+    described = Description(n, mean, median, sd, 100 * sd / abs(mean) if mean else None, (mean - half, mean + half))
+    if ordered[0] <= 0:
+        return described, Moments(n, mean, None, None)
+    logs = list(map(math.log, values))
+    log_mean = sum(logs) / n
+    log_deviations = [x - log_mean for x in logs]
+    return described, Moments(n, mean, log_mean, sum([d * d for d in log_deviations]) / (n - 1) / n)
+
+
+def _t_975_whole(df: int) -> float:
+    known = _T_975_WHOLE.get(df)
+    return known if known is not None else t_975(df)
+
+
+@dataclass(frozen=True, slots=True)
+class Ratio:
+    ratio: float | None  # mean(config) / mean(baseline)
+    ci95: tuple[float, float] | None  # Welch's t on log values; None when it cannot be computed
+
+
+NO_RATIO = Ratio(None, None)
+
+
+def ratio_between(side: Moments | None, base: Moments | None) -> Ratio:
+    """The ratio of the means and its 95 % CI (Welch's t on the logarithms; see the module's docstring)."""
+    if side is None or base is None or base.mean <= 0:
+        return NO_RATIO
+    ratio = side.mean / base.mean
+    if side.log_se2 is None or base.log_se2 is None or side.log_mean is None or base.log_mean is None:
+        return Ratio(ratio, None)
+    difference = side.log_mean - base.log_mean
+    se2 = side.log_se2 + base.log_se2
+    if se2 == 0:  # identical repeats on both sides: the ratio is exact
+        exact = math.exp(difference)
+        return Ratio(ratio, (exact, exact))
+    # Welch–Satterthwaite degrees of freedom
+    df = se2 * se2 / (side.log_se2 * side.log_se2 / (side.n - 1) + base.log_se2 * base.log_se2 / (base.n - 1))
+    half = t_975(df) * math.sqrt(se2)
+    return Ratio(ratio, (math.exp(difference - half), math.exp(difference + half)))
+
+
+def ratio_of_means(values: Sequence[float], baseline: Sequence[float]) -> Ratio:
+    """ratio_between() of two lists of measured values."""
+    return ratio_between(moments(values), moments(baseline))
+
+
+def verdict(ci95: tuple[float, float] | None, higher_is_better: bool) -> Verdict:
+    """better / worse when the CI of the ratio excludes 1 in that direction, else within_noise;
+    unknown without a CI (fewer than two measured values on a side)."""
+    if ci95 is None:
+        return UNKNOWN
+    low, high = ci95
+    if low > 1:
+        return BETTER if higher_is_better else WORSE
+    if high < 1:
+        return WORSE if higher_is_better else BETTER
+    return WITHIN_NOISE
+
+
+# ==== Student's t distribution ====
+
+
+def _log_beta(a: float, b: float) -> float:
+    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of the regularized incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    result = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        step = m * (b - m) * x / ((a + m2 - 1) * (a + m2))
+        d = 1.0 + step * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + step / c
+        c = c if abs(c) > tiny else tiny
+        result *= d * c
+        step = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))
+        d = 1.0 + step * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + step / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        result *= delta
+        if abs(delta - 1.0) < 1e-15:
+            break
+    return result
+
+
+def incomplete_beta(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b), for a, b > 0 and 0 ≤ x ≤ 1."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    front = math.exp(a * math.log(x) + b * math.log1p(-x) - _log_beta(a, b))
+    if x < (a + 1) / (a + b + 2):
+        return front * _beta_fraction(a, b, x) / a
+    return 1.0 - front * _beta_fraction(b, a, 1 - x) / b
+
+
+def t_sf(t: float, df: float) -> float:
+    """P(T > t) for Student's t with `df` degrees of freedom."""
+    tail = 0.5 * incomplete_beta(df / 2, 0.5, df / (df + t * t))
+    return tail if t >= 0 else 1 - tail
+
+
+def t_pdf(t: float, df: float) -> float:
+    return math.exp(-(df + 1) / 2 * math.log1p(t * t / df) - 0.5 * math.log(df) - _log_beta(df / 2, 0.5))
+
+
+def t_quantile(p: float, df: float) -> float:
+    """The t with P(T ≤ t) = p, for 0.5 ≤ p < 1 and df ≥ 1 (exact to about 1e-12)."""
+    if not 0.5 <= p < 1 or not df >= 1:
+        raise ValueError("t_quantile needs 0.5 <= p < 1 and df >= 1")
+    if df == 1:
+        return math.tan(math.pi * (p - 0.5))
+    if df == 2:
+        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+    tail = 1 - p
+    # From t = 0: the survival function is convex for t > 0, so Newton's steps from the left of the
+    # root stay left of it and converge monotonically, without a bracket.
+    t = 0.0
+    for _ in range(100):
+        step = (t_sf(t, df) - tail) / t_pdf(t, df)
+        t += step
+        if abs(step) < 1e-13 * max(1.0, t):
+            break
+    return t
+
+
+# t_975 is needed a few hundred times per comparison (one per configuration and test, and Welch's df
+# is not an integer), and t_quantile takes ~70 µs. log t_975 is a smooth function of u = 1/df on
+# (0, 1] (df = 1 .. infinity), so a Chebyshev series fitted once at import (24 exact quantiles,
+# ~1.5 ms) gives it in ~3 µs to within 1e-9 relative of t_quantile (tests/test_stats.py checks).
+_CHEBYSHEV_NODES = 24
+_TERMS_KEPT = 16
+
+
+def _fit_log_t_975() -> list[float]:
+    n = _CHEBYSHEV_NODES
+    nodes = [(math.cos(math.pi * (k + 0.5) / n) + 1) / 2 for k in range(n)]
+    logs = [math.log(t_quantile(1 - (1 - CONFIDENCE) / 2, 1 / u)) for u in nodes]
+    coefficients = [
+        2 / n * math.fsum(logs[k] * math.cos(math.pi * j * (k + 0.5) / n) for k in range(n)) for j in range(n)
+    ]
+    coefficients[0] /= 2
+    # Terms beyond the 16th are below 5e-11: dropping them keeps 1e-9 and saves a third of the time.
+    return coefficients[:_TERMS_KEPT]
+
+
+_LOG_T_975 = _fit_log_t_975()
+_REVERSED_TAIL = tuple(reversed(_LOG_T_975[1:]))
+_T_975_WHOLE: dict[float, float] = {}  # N - 1 of describe(): filled below, looked up first
+
+
+def t_975(df: float) -> float:
+    """The two-sided 95 % critical value t_quantile(0.975, df), for df ≥ 1 (Clenshaw's recurrence)."""
+    known = _T_975_WHOLE.get(df)
+    if known is not None:
+        return known
+    if not df >= 1:
+        raise ValueError("t_975 needs df >= 1")
+    x = 2 / df - 1  # u = 1/df in [0, 1] mapped to [-1, 1]
+    x2 = 2 * x
+    b1 = b2 = 0.0
+    for c in _REVERSED_TAIL:
+        b1, b2 = x2 * b1 - b2 + c, b1
+    return math.exp(x * b1 - b2 + _LOG_T_975[0])
+
+
+_T_975_WHOLE.update({df: t_975(df) for df in range(1, 101)})

@@ -1,0 +1,111 @@
+"""The paragraph at the top of a comparison, written from its numbers (issue #10).
+
+For each configuration against the baseline configuration: the rate tests whose 95 % CI of the
+ratio excludes 1 (better / worse, with the CI), those within noise, those that cannot be judged
+(single runs), the tests CPU-bound on both sides (they measure the CPU, not the disk) and those
++++++ on both sides (raise -s / -n). Rates only: %CPU and latency are in the charts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.hints import raise_option
+
+RATE_CHARTS = ("block_io", "seeks", "metadata", "metadata_stat")
+MAX_CONFIGURATIONS = 6  # more would be a wall of text: the charts and table have the rest
+TOO_FAST, OK = "too_fast", "ok"
+SINGLE_RUN = "Single runs cannot tell a difference from noise: repeat them, e.g. bonnie++ -x 5."
+
+
+def percent(ratio: float) -> str:
+    """A ratio as a signed percentage with a real minus sign: 1.116 -> +11.6 %, 0.97 -> −3.0 %."""
+    value = (ratio - 1) * 100
+    return f"{'+' if value >= 0 else '−'}{abs(value):.1f} %"
+
+
+def _join(titles: list[str]) -> str:
+    return titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
+
+
+def _cells(data: dict[str, Any], config_id: int) -> list[dict[str, Any]]:
+    """The configuration's rate cells, in the charts' order."""
+    cells = []
+    for chart in data["charts"]:
+        if chart["key"] in RATE_CHARTS:
+            entry = next(e for e in chart["configurations"] if e["configuration"] == config_id)
+            cells += entry["tests"]
+    return cells
+
+
+def _cpu(data: dict[str, Any], config_id: int) -> dict[str, float | None]:
+    chart = next(c for c in data["charts"] if c["key"] == "cpu")
+    entry = next(e for e in chart["configurations"] if e["configuration"] == config_id)
+    return {cell["test"]: cell["mean"] for cell in entry["tests"]}
+
+
+def _cpu_bound(cell: dict[str, Any]) -> bool:
+    return any(h["code"] == "cpu_bound" for h in cell["hints"])
+
+
+def summarise(data: dict[str, Any], titles: dict[str, str]) -> str:
+    configurations = data["configurations"]
+    names = {c["id"]: c["name"] for c in configurations}
+    base_id = data["baseline_configuration"]
+    base_cells = _cells(data, base_id)
+    base_cpu = _cpu(data, base_id)
+    if len(configurations) == 1:
+        runs = len(configurations[0]["runs"])
+        return f"One configuration ({runs} run{'s' if runs != 1 else ''}): nothing to compare it with."
+    sentences = []
+    single = False
+    others = [c for c in configurations if c["id"] != base_id]
+    for config in others[:MAX_CONFIGURATIONS]:
+        cpu = _cpu(data, config["id"])
+        judged, noise, unknown, cpu_bound, too_fast, missing = [], [], [], [], [], []
+        for cell, base in zip(_cells(data, config["id"]), base_cells, strict=True):
+            title = titles[cell["test"]]
+            if cell["status"] == TOO_FAST and base["status"] == TOO_FAST:
+                too_fast.append((title, cell["test"]))
+                continue
+            if cell["ratio"] is None:
+                missing.append(title)
+                continue
+            both_cpu = _cpu_bound(cell) and _cpu_bound(base)
+            if cell["verdict"] in ("better", "worse"):
+                low, high = cell["ratio_ci95"]
+                judged.append(
+                    f"{title} {percent(cell['ratio'])} (95 % CI {percent(low)} to {percent(high)}, {cell['verdict']})"
+                )
+            elif both_cpu and cell["verdict"] == "within_noise":
+                cpu_bound.append((title, True))
+                continue
+            elif cell["verdict"] == "within_noise":
+                noise.append(f"{title} {percent(cell['ratio'])}")
+            else:
+                single = single or cell["n"] < 2 or base["n"] < 2
+                unknown.append(f"{title} {percent(cell['ratio'])}")
+            if both_cpu:
+                cpu_bound.append((title, False))
+        parts = list(judged)
+        if noise:
+            parts.append(f"{'; '.join(noise)} (within noise)")
+        if unknown:
+            parts.append(f"{'; '.join(unknown)} (no verdict: too few runs)")
+        if cpu_bound:
+            tests = [t for t, _ in cpu_bound]
+            unchanged = "unchanged and " if all(u for _, u in cpu_bound) else ""
+            both = [v for cell in ([cpu] + [base_cpu]) for t, v in cell.items() if titles[t] in tests and v is not None]
+            level = f" ({max(both):.0f} % CPU)" if both else ""
+            parts.append(f"{_join(tests)} {unchanged}CPU-bound in both{level}: they measure the CPU, not the disk")
+        if too_fast:
+            options = dict.fromkeys(raise_option(test).split(" ")[0] for _, test in too_fast)
+            parts.append(f"{_join([t for t, _ in too_fast])} +++++ in both: raise {' and '.join(options)}")
+        if missing:
+            parts.append(f"{_join(missing)} not comparable (+++++ or not run on one side)")
+        sentences.append(f"{names[config['id']]} vs {names[base_id]}: {'; '.join(parts) or 'nothing to compare'}.")
+    if len(others) > MAX_CONFIGURATIONS:
+        sentences.append(f"{len(others) - MAX_CONFIGURATIONS} more configurations are in the charts and the table.")
+    if single:
+        sentences.insert(0, SINGLE_RUN)
+    return " ".join(sentences)

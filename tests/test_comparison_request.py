@@ -1,0 +1,49 @@
+"""app.comparison_request: the one reading of /compare's and /api/compare's query."""
+
+import pytest
+
+from app.comparison_request import ComparisonRequest, parse_group, parse_run_ids, permalink, read_request, settle
+from app.errors import BadRequest
+from app.grouping import DEFAULT, UNGROUPED
+
+
+def test_parse_run_ids():
+    assert parse_run_ids(["3,1,2"]) == [3, 1, 2]
+    assert parse_run_ids(["3", "1", "3", "2,1"]) == [3, 1, 2]
+    assert parse_run_ids(["1, 2 ,,3"]) == [1, 2, 3]
+    assert parse_run_ids([]) == []
+    for bad in ("1;2", "-1", "x", "1.5", "٣", "99999999999"):
+        with pytest.raises(BadRequest, match="run ids"):
+            parse_run_ids([bad])
+    with pytest.raises(BadRequest, match="at most 100"):
+        parse_run_ids([",".join(str(i) for i in range(1, 102))])
+    assert len(parse_run_ids([",".join(str(i) for i in range(1, 101)) + ",1,2"])) == 100  # repeats count once
+
+
+def test_group_spellings():
+    assert parse_group(None) == parse_group("") == parse_group("params") == DEFAULT
+    assert parse_group("none").kind == UNGROUPED and parse_group("none").spelling == "none"
+    fs_raid = parse_group(" fs , raid,fs ")
+    assert fs_raid.keys == ("fs", "raid") and fs_raid.spelling == "fs,raid"
+    for bad in ("a=b", ",", "x\x00"):
+        with pytest.raises(BadRequest, match="group must be"):
+            parse_group(bad)
+
+
+def test_read_settle_and_permalink():
+    asked = read_request(runs=["3,1", "2"], mode="relative", baseline="", group="fs,raid")
+    assert asked == ComparisonRequest((3, 1, 2), "relative", None, parse_group("fs,raid"))
+    settled = settle(asked, [3, 2], strict=True)
+    assert settled.baseline == 3 and settled.run_ids == (3, 2)
+    assert permalink(settled) == "/compare?runs=3,2&baseline=3&mode=relative&group=fs,raid"
+    assert (
+        permalink(settle(read_request(runs=["5"], mode=None, baseline=None, group="params"), [5], strict=True))
+        == "/compare?runs=5"
+    )
+    wrong = read_request(runs=["1,2"], mode=None, baseline="9", group=None)
+    assert settle(wrong, [1, 2], strict=False).baseline is None
+    with pytest.raises(BadRequest, match="baseline 9 is not one of the runs"):
+        settle(wrong, [1, 2], strict=True)
+    for kwargs, words in (({"mode": "sideways"}, "mode must be"), ({"baseline": "x1"}, "baseline must be a run id")):
+        with pytest.raises(BadRequest, match=words):
+            read_request(**{"runs": ["1"], "mode": None, "baseline": None, "group": None} | kwargs)

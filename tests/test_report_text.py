@@ -1,0 +1,235 @@
+"""Text reports -> CSV lines: against bonnie++'s own CSV line for real reports, the seeds' quoted reports, and
+every way a pasted report can be unreadable (the error names the line)."""
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.parsing import COLUMNS_103, COLUMNS_198, ParsedRun, parse_line
+from app.report_text import convert_report, csv_format_of, looks_like_report
+
+REPORTS = Path(__file__).resolve().parent / "data" / "reports"
+REAL = sorted(REPORTS.glob("real-*.txt"))
+# Formats 1.93c-1.97 lack 1.98's seek_count and seek_proc_count (docs/bonnie-csv-format.md §3.1).
+COLUMNS_197 = tuple(name for name in COLUMNS_198 if name not in ("seek_count", "seek_proc_count"))
+COLUMNS = {"1.03": COLUMNS_103, "1.93c": COLUMNS_197, "1.96": COLUMNS_197, "1.97": COLUMNS_197, "1.98": COLUMNS_198}
+
+
+def split_real(path: Path) -> tuple[str, str]:
+    """bonnie++'s stdout: the text report, then the CSV line it printed with it."""
+    *report, csv = path.read_text().rstrip("\n").split("\n")
+    return "\n".join(report) + "\n", csv
+
+
+def assert_same_as_bonnie(run, csv: str) -> None:
+    """Column by column, what the report carries must equal bonnie++'s CSV; what it rounds must contain it."""
+    assert isinstance(parse_line(run.csv_line, 1), ParsedRun), parse_line(run.csv_line, 1)
+    ours, theirs = run.csv_line.split(","), csv.split(",")
+    columns = COLUMNS[csv_format_of(run.bonnie_version)]
+    assert len(ours) == len(theirs) == len(columns)
+    for column, mine, real in zip(columns, ours, theirs, strict=True):
+        if column in run.missing:
+            assert mine == "", column
+        elif column in run.assumed:
+            assert mine in ("1", "5"), column
+        elif column in run.bounds:
+            low, high = run.bounds[column]
+            assert math.floor(low) <= float(real) <= high, (column, real, run.bounds[column])
+            assert low <= float(mine) <= high, (column, mine)
+        elif column == "name" and run.name_may_be_cut:
+            assert real.startswith(mine) and mine, (mine, real)
+        else:
+            assert mine == real, (column, mine, real)
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda path: path.stem)
+def test_real_reports_give_bonnies_own_csv_line(path):
+    report, csv = split_real(path)
+    converted = convert_report(report)
+    assert converted.errors == []
+    [run] = converted.runs
+    assert_same_as_bonnie(run, csv)
+    assert run.missing[0] == "seed"  # no 1.9x report shows the seed
+
+
+def test_real_reports_cover_the_lossy_cases():
+    """The files above include each kind of loss, so the comparison above is tested on each."""
+    runs = {path.stem: convert_report(split_real(path)[0]).runs[0] for path in REAL}
+    assert runs["real-gigabyte"].bounds.keys() == {"put_block", "rewrite"}  # 1.6g, 1.7g
+    # 2.00a prints num_files*1024 where a measured file-test rate belongs (§3.3-5): those are left empty.
+    report, csv = split_real(REPORTS / "real-measured-files-ext4.txt")
+    assert re.search(r"^\s+48 +49152 ", report, re.MULTILINE)
+    assert "seq_create" in runs["real-measured-files-ext4"].missing
+    assert runs["real-measured-files-ext4"].csv_line.split(",")[26:28] == ["", ""]
+    assert csv.split(",")[26] not in ("", "49152")
+    assert runs["real-long-name"].name_may_be_cut
+    assert runs["real-chunk-seeks-procs"].assumed == ("seek_proc_count",)  # -s 256M:4k:2000:3 shows no 3
+    assert runs["real-no-io-tests"].assumed == ("concurrency",)
+    assert runs["real-concurrency"].csv_line.split(",")[3] == "4"
+
+
+def test_the_runners_report_keeps_its_file_test_rates():
+    report, csv = split_real(REPORTS / "runner-0.1.0.txt")
+    [run] = convert_report(report).runs
+    assert_same_as_bonnie(run, csv)
+    assert run.bonnie_version == "bonnieboard-0.1.0"
+    assert run.missing == ("seed",)
+    assert run.csv_line.split(",")[26] == csv.split(",")[26] != "+++++"  # a measured seq_create
+
+
+def test_several_reports_in_one_paste_each_give_a_line():
+    texts = [split_real(REPORTS / f"real-{name}.txt") for name in ("default", "no-io-tests", "no-per-char")]
+    paste = "".join(report + csv + "\n\nsome words in between\n" for report, csv in texts)
+    converted = convert_report(paste)
+    assert converted.errors == []
+    assert [run.csv_line.split(",")[2] for run in converted.runs] == ["default", "no-io-tests", "no-per-char"]
+    assert [run.line for run in converted.runs] == [4, 17, 25]
+    for run, (_, csv) in zip(converted.runs, texts, strict=True):
+        assert_same_as_bonnie(run, csv)
+
+
+# ---- the reports quoted in the seeds ----
+
+
+@pytest.mark.parametrize("name", ["seed-1.03d-nfs-client", "seed-1.94-jr4s"])
+def test_seed_reports_quoted_with_their_csv_line(name):
+    """Both write-ups quote the CSV line under the report (indented, with tabs, in the 1.03d one)."""
+    text = (REPORTS / f"{name}.txt").read_text()
+    csv = next(line.strip() for line in text.splitlines() if line.count(",") > 20)
+    [run] = convert_report(text).runs
+    assert_same_as_bonnie(run, csv)
+
+
+def test_seed_1_03d_seeks_lose_their_decimal():
+    [run] = convert_report((REPORTS / "seed-1.03d-nfs-client.txt").read_text()).runs
+    assert run.line == 17
+    assert run.bounds == {"seeks": (2635.5, 2636.5)}  # the report says 2636, the CSV 2635.7
+    assert run.missing == () and not run.name_may_be_cut
+
+
+def test_seed_1_94_with_spacing_lost():
+    """A report pasted through a web page loses its runs of spaces: -f's empty cells are still placed."""
+    text = (REPORTS / "seed-1.94-jr4s.txt").read_text()
+    csv = text.splitlines()[-1]
+    [run] = convert_report(re.sub(" +", " ", text)).runs
+    assert_same_as_bonnie(run, csv)
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "csv"),
+    [
+        (
+            "seed-1.03e-fedora-kvm",
+            6,
+            "9d219ce8-cf52-40,2G,52384,23,47334,3,31938,3,74866,67,1009669,61,+++++,+++" + "," * 13,
+        ),
+        (
+            "seed-1.03e-smartos",
+            6,
+            "smartos1.local,2G,162464,99,72027,86,65222,99,251249,99,2426619,99,+++++,+++" + "," * 13,
+        ),
+        (
+            "seed-1.03e-setbuffer",
+            4,
+            "9d219ce8-cf52-40,2G,61952,38,65644,5,64024,8,72127,64,984495,70,+++++,+++" + "," * 13,
+        ),
+    ],
+)
+def test_seed_1_03e_reports_quoted_without_their_file_tests(name, line, csv):
+    """The write-up cut the reports after the I/O row ("[...]"); the values are read by hand from the quote."""
+    [run] = convert_report((REPORTS / f"{name}.txt").read_text()).runs
+    assert (run.line, run.csv_line) == (line, csv)
+    assert run.name_may_be_cut == name.endswith(("kvm", "setbuffer"))  # a 16-character name beside "2G"
+
+
+def test_the_original_bonnie_is_not_bonnie_plus_plus():
+    converted = convert_report((REPORTS / "seed-original-bonnie.txt").read_text())
+    assert converted.runs == []
+    [error] = converted.errors
+    assert error.line == 3 and "column heading" in error.error
+
+
+def test_a_report_template_with_no_version_is_refused():
+    converted = convert_report((REPORTS / "seed-readme-template.txt").read_text())
+    [error] = converted.errors
+    assert error.line == 2 and "'Version @version@'" in error.error
+
+
+# ---- errors name the line ----
+
+DEFAULT = split_real(REPORTS / "real-default.txt")[0]
+
+
+def broken(old: str, new: str, text: str = DEFAULT) -> str:
+    assert old in text
+    return text.replace(old, new, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "field", "words"),
+    [
+        (broken("564k", "564x"), 4, "putc", "'564x', not a rate like 1193k"),
+        (broken(" 564k  42", " 564k  4x"), 4, "putc_cpu", "'4x', not a whole number"),
+        (broken("+++++ +++", "+++++  12"), 4, "put_block", "+++++ goes with +++"),
+        (broken(" 256M ", " 256Q "), 4, "file_size", "'256Q' is not a file size"),
+        (broken("default        256M", "default"), 4, None, "not a row of results"),
+        (broken("79330us", "79330xs"), 5, "putc_latency", "'79330xs' is not like 870us"),
+        (broken("  709k  40", ""), 4, None, "10 figures after the size"),
+        (broken("Name:Size etc", "Name etc"), 3, None, "column heading"),
+        (broken("              files", "              fils"), 8, None, "column heading"),
+        (broken("                  4 ", "                  4x "), 9, "num_files", "'4x' is not a file-test spec"),
+        ("just words\nand a CSV line 1.98,2.00a,x\n", 1, None, "no bonnie++ report here"),
+        (
+            DEFAULT.split("\n", 4)[0] + "\n" + DEFAULT.split("\n", 4)[1] + "\n" + DEFAULT.split("\n", 4)[2],
+            3,
+            None,
+            "ends before its first row",
+        ),
+        (broken("Version 2.00a", "Version 1.92b"), 1, None, "'Version 1.92b'"),
+    ],
+)
+def test_unreadable_rows_are_named(text, line, field, words):
+    converted = convert_report(text)
+    assert converted.runs == []  # nothing half-converted
+    [error] = converted.errors
+    assert (error.line, error.field) == (line, field), error
+    assert words in error.error
+
+
+def test_looks_like_report():
+    assert looks_like_report(DEFAULT)
+    assert looks_like_report((REPORTS / "seed-1.03d-nfs-client.txt").read_text())
+    assert not looks_like_report(split_real(REPORTS / "real-default.txt")[1])
+    assert not looks_like_report("name,file_size,putc\n")
+
+
+@pytest.mark.parametrize(
+    ("version", "fmt"),
+    [("1.03e", "1.03"), ("1.02b", "1.03"), ("1.94", "1.93c"), ("1.96", "1.96"), ("1.97", "1.97"), ("2.00a", "1.98"),
+     ("bonnieboard-0.1.0", "1.98"), ("1.92b", None), ("@version@", None)],
+)  # fmt: skip
+def test_csv_format_of(version, fmt):
+    assert csv_format_of(version) == fmt
+
+
+# ---- anything pasted gives runs or errors, never an exception ----
+
+PASTES = [split_real(path)[0] for path in REAL[:4]] + [(REPORTS / "seed-1.94-jr4s.txt").read_text()]
+
+
+@settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(PASTES), st.integers(0, 2000), st.integers(0, 40), st.text(max_size=12))
+def test_a_damaged_report_gives_runs_or_an_error(paste, at, length, insert):
+    """Cut and splice a real report anywhere: the answer is runs whose lines parse, or one error naming a line."""
+    at %= len(paste) + 1
+    text = paste[:at] + insert + paste[at + length :]
+    converted = convert_report(text)
+    assert bool(converted.runs) != bool(converted.errors)
+    for run in converted.runs:
+        assert isinstance(parse_line(run.csv_line, 1), ParsedRun), (text, run.csv_line)
+    for error in converted.errors:
+        assert 1 <= error.line <= text.count("\n") + 1

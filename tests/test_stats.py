@@ -1,0 +1,123 @@
+"""app.stats against numbers worked out by hand (the arithmetic is written beside each), against scipy
+(a test-only dependency), and as properties (Hypothesis): a verdict never claims a difference between
+a group and itself, a large shift always gives one, and fewer than two values never give one."""
+
+import math
+
+import pytest
+import scipy.stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app import stats
+
+
+def test_describe_by_hand():
+    # values 10, 12, 14: mean 12, median 12; squared deviations 4 + 0 + 4 = 8, variance 8 / 2 = 4, SD 2;
+    # CV 2 / 12 = 16.67 %; t(0.975, 2) = 4.302652729749464, CI 12 ± 4.3027 * 2 / sqrt(3) = 12 ± 4.9683
+    d = stats.describe([10, 12, 14])
+    assert (d.n, d.mean, d.median, d.sd) == (3, 12, 12, 2)
+    assert d.cv_pct == pytest.approx(100 * 2 / 12)
+    assert d.ci95 == pytest.approx((12 - 4.968275, 12 + 4.968275), abs=1e-6)
+    # even N: the median is the mean of the middle two (2 and 3); one value has no spread
+    assert stats.describe([4, 1, 3, 2]).median == 2.5
+    one = stats.describe([7])
+    assert (one.n, one.mean, one.sd, one.cv_pct, one.ci95) == (1, 7, None, None, None)
+    assert stats.describe([]) == stats.NOTHING
+
+
+def test_ratio_of_means_by_hand():
+    # 120, 121, 119 vs 100, 101, 99: ratio of means 120 / 100 = 1.2.
+    # Logs: means 4.787474, 4.605137 (differing by 0.182337); sample variances of the logs 6.945e-05 and 1.0003e-04,
+    # squared SEs 2.3149e-05 and 3.3343e-05, sum 5.6492e-05 (SE 0.0075161); Welch df =
+    # 5.6492e-05^2 / (2.3149e-05^2 / 2 + 3.3343e-05^2 / 2) = 3.8716; t(0.975, 3.8716) = 2.8110;
+    # CI exp(0.182337 ± 2.8110 * 0.0075161) = exp(0.161209), exp(0.203465) = 1.17492, 1.22565.
+    r = stats.ratio_of_means([120, 121, 119], [100, 101, 99])
+    assert r.ratio == pytest.approx(1.2)
+    assert r.ci95 == pytest.approx((1.17492, 1.22565), abs=5e-5)
+    assert stats.verdict(r.ci95, higher_is_better=True) == stats.BETTER
+    assert stats.verdict(r.ci95, higher_is_better=False) == stats.WORSE  # latency, %CPU: lower is better
+    # identical repeats: the ratio is exact
+    assert stats.ratio_of_means([5, 5], [4, 4]).ci95 == (1.25, 1.25)
+
+
+def test_ratio_without_enough_values_or_with_zero():
+    assert stats.ratio_of_means([3], [1, 2]) == stats.Ratio(2.0, None)  # 3 / mean(1, 2) = 3 / 1.5 = 2; N = 1: no CI
+    assert stats.ratio_of_means([1, 2], []) == stats.Ratio(None, None)
+    assert stats.ratio_of_means([1, 2], [0, 0]) == stats.Ratio(None, None)  # the baseline's mean is 0
+    assert stats.ratio_of_means([0, 2], [1, 1]).ci95 is None  # a log needs positive values
+    assert stats.verdict(None, True) == stats.UNKNOWN
+
+
+def test_welch_matches_scipy_on_the_logs():
+    a, b = [51.2, 53.9, 49.8, 52.0], [40.1, 44.7, 41.9]
+    r = stats.ratio_of_means(a, b)
+    result = scipy.stats.ttest_ind([math.log(x) for x in a], [math.log(x) for x in b], equal_var=False)
+    low, high = result.confidence_interval(0.95)
+    assert r.ci95 == pytest.approx((math.exp(low), math.exp(high)), rel=1e-9)
+
+
+@pytest.mark.parametrize("df", [1, 1.5, 2, 2.5, 3, 3.8716, 4, 5, 7.3, 10, 29, 30, 31, 100, 1e3, 1e4])
+def test_t_quantiles_match_scipy(df):
+    # (a comparison of at most 100 runs has df < 200; at a million, lgamma's large terms cancel to ~1e-9)
+    assert stats.t_quantile(0.975, df) == pytest.approx(scipy.stats.t.ppf(0.975, df), rel=1e-9)
+    assert stats.t_975(df) == pytest.approx(scipy.stats.t.ppf(0.975, df), rel=1e-9)
+    assert stats.t_quantile(0.9, df) == pytest.approx(scipy.stats.t.ppf(0.9, df), rel=1e-9)
+
+
+def test_t_975_by_hand_at_known_points():
+    # df = 1 is the Cauchy distribution: tan(pi * 0.475) = 12.7062; df = 2: 0.95 / sqrt(2 * 0.975 * 0.025) = 4.3027
+    assert stats.t_975(1) == pytest.approx(math.tan(math.pi * 0.475), rel=1e-9)
+    assert stats.t_975(2) == pytest.approx(0.95 / math.sqrt(2 * 0.975 * 0.025), rel=1e-9)
+    assert stats.t_975(1e12) == pytest.approx(1.959963984540054, rel=1e-9)  # the normal quantile
+    with pytest.raises(ValueError):
+        stats.t_975(0.5)
+
+
+def test_incomplete_beta_by_hand():
+    # I_x(1, 1) = x; I_x(2, 1) = x^2; I_x(1, 2) = 1 - (1 - x)^2
+    assert stats.incomplete_beta(1, 1, 0.3) == pytest.approx(0.3)
+    assert stats.incomplete_beta(2, 1, 0.3) == pytest.approx(0.09)
+    assert stats.incomplete_beta(1, 2, 0.3) == pytest.approx(1 - 0.49)
+
+
+positive = st.floats(min_value=1.0, max_value=1e7, allow_nan=False, allow_infinity=False)
+samples = st.lists(positive, min_size=2, max_size=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(samples, st.booleans())
+def test_a_group_against_itself_is_never_better_or_worse(values, higher_is_better):
+    r = stats.ratio_of_means(values, list(values))
+    assert stats.verdict(r.ci95, higher_is_better) == stats.WITHIN_NOISE
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(min_value=100.0, max_value=110.0), min_size=2, max_size=8),
+    st.lists(st.floats(min_value=100.0, max_value=110.0), min_size=2, max_size=8),
+)
+def test_a_large_shift_flips_the_verdict(base, other):
+    # values within ±5 % of each other: a factor of 10 is far outside any CI of their ratio
+    up = stats.ratio_of_means([10 * v for v in other], base)
+    down = stats.ratio_of_means([v / 10 for v in other], base)
+    assert stats.verdict(up.ci95, True) == stats.BETTER and stats.verdict(down.ci95, True) == stats.WORSE
+    assert stats.verdict(up.ci95, False) == stats.WORSE and stats.verdict(down.ci95, False) == stats.BETTER
+
+
+@given(st.lists(positive, min_size=0, max_size=1), samples, st.booleans())
+def test_fewer_than_two_values_on_a_side_is_unknown(few, many, higher_is_better):
+    for values, baseline in ((few, many), (many, few)):
+        assert stats.verdict(stats.ratio_of_means(values, baseline).ci95, higher_is_better) == stats.UNKNOWN
+
+
+@given(samples)
+def test_the_ci_of_the_mean_holds_the_mean(values):
+    d = stats.describe(values)
+    assert d.ci95[0] <= d.mean * (1 + 1e-12) and d.mean <= d.ci95[1] * (1 + 1e-12)
+    assert min(values) <= d.median <= max(values)
+
+
+@given(st.lists(st.floats(min_value=-1e6, max_value=1e7, allow_nan=False), max_size=8))
+def test_describe_with_moments_is_describe_and_moments(values):
+    assert stats.describe_with_moments(values) == (stats.describe(values), stats.moments(values))
