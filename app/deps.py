@@ -23,7 +23,7 @@ from app.errors import Forbidden, Unauthorized
 from app.models import MAX_ID
 from app.request_body import FormLimits, close_form, read_form
 from app.schemas import TAG_PARAM_SCHEMA
-from app.validation import check_filter_text, parse_tag_filters
+from app.validation import MAX_TAG_FILTERS, check_filter_text, parse_tag_filters
 
 # ==== The database session ====
 
@@ -193,12 +193,16 @@ def csrf_form(limits: FormLimits) -> Callable[..., AsyncIterator[FormData]]:
 
 # ==== Query parameters shared by routes ====
 
+# parse_tag_filters answers more than MAX_TAG_FILTERS with 400; the schema says so too.
+TAG_FILTERS_QUERY = Query(
+    description=f"KEY=VALUE; repeatable (at most {MAX_TAG_FILTERS}), all must match",
+    json_schema_extra={"maxItems": MAX_TAG_FILTERS},
+)
+
 
 def run_filter(
     machine: str | None = None,
-    tag: Annotated[
-        list[Annotated[str, TAG_PARAM_SCHEMA]], Query(description="KEY=VALUE; repeatable (at most 20), all must match")
-    ] = [],  # noqa: B006
+    tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], TAG_FILTERS_QUERY] = [],  # noqa: B006
     format: str | None = None,  # noqa: A002 - the contract's name
     upload: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
 ) -> queries.RunFilter:
