@@ -1,22 +1,31 @@
-# bonnieboard: the web app. Same install and start as `make run` (pip install -e ., bonnieboard serve).
-FROM python:3.11-slim
-
-ENV PYTHONDONTWRITEBYTECODE=1 \
-    PYTHONUNBUFFERED=1 \
-    BONNIEBOARD_DATABASE_URL=sqlite:////data/bonnieboard.db
-
-WORKDIR /srv/bonnieboard
+# bonnieboard: the web app, installed from its wheel (templates, static files and migrations are package
+# data), so the image holds no source tree and runs from any directory.
+FROM python:3.11-slim AS build
+WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY app ./app
 COPY migrations ./migrations
 COPY templates ./templates
 COPY static ./static
-RUN pip install --no-cache-dir -e . \
+RUN pip wheel --no-cache-dir --no-deps -w /dist .
+
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    BONNIEBOARD_DATABASE_URL=sqlite:////data/bonnieboard.db
+COPY --from=build /dist /dist
+RUN pip install --no-cache-dir /dist/*.whl \
+ && rm -rf /dist \
  && useradd --system --uid 10001 --home-dir /data bonnieboard \
  && mkdir -p /data && chown bonnieboard /data
 
 USER bonnieboard
+WORKDIR /data
 VOLUME /data
 EXPOSE 8000
-# `serve` runs the migrations first.
+# The image has no curl: Python asks /api/health, which needs no token.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/api/health', timeout=4)"]
+# `serve` runs the migrations first. Behind a reverse proxy on another host, add
+# --forwarded-allow-ips with its address (README: Behind a reverse proxy).
 CMD ["bonnieboard", "serve", "--host", "0.0.0.0", "--port", "8000"]

@@ -1,13 +1,18 @@
-"""Who may read and write (issue #5): API tokens, browser sessions and CSRF.
+"""Who may read and write (issues #5, #8): API tokens, browser sessions, CSRF and cross-site requests.
+The FastAPI dependencies that apply these rules are in app.deps.
 
 Tokens are in use once BONNIEBOARD_API_TOKEN is set or a token has ever been created with
 `bonnieboard token create`. Then every API write needs `Authorization: Bearer <token>` (401 when it is
 missing, 403 when it is wrong or revoked), and with BONNIEBOARD_PRIVATE_READS reads need it too.
 
-The browser asks for a token once (/login, or the upload page) and keeps a signed, HttpOnly session
-cookie that names the token by its hash; every request checks that hash against the database, so a
-revoked token ends its sessions at once, in every worker. Forms that write carry the session's CSRF
-token, as the X-CSRF-Token header (htmx, hx-headers) or the `csrf_token` field (plain HTML).
+Every browser gets a signed, HttpOnly, SameSite=Strict session cookie holding its CSRF token, tokens or
+not: every form that writes carries that token, as the X-CSRF-Token header (htmx, hx-headers) or the
+`csrf_token` field (plain HTML). Signing in with a token (/login, or the upload page) adds a random login
+id to the cookie, whose hash names a `browser_login` row, whose token is checked on every request: a
+revoked token ends its sessions at once, in every worker, and signing out deletes the row.
+
+Whatever the tokens, a write that a browser marks as coming from another origin (Origin, Sec-Fetch-Site)
+is refused; curl and the runner send neither header.
 
 No check is cached: a token check is one indexed lookup, and a cache would let a revoked token work on.
 """
@@ -18,24 +23,20 @@ import hashlib
 import hmac
 import re
 import secrets
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Annotated
+from datetime import UTC, datetime, timedelta
+from urllib.parse import urlsplit
 
-from fastapi import Depends, Request, Response
-from fastapi.concurrency import run_in_threadpool
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from itsdangerous import BadSignature, URLSafeTimedSerializer
-from sqlalchemy import exists, select
+from sqlalchemy import delete, exists, select
 from sqlalchemy.orm import Session
+from starlette.responses import Response
 
-from app.config import Settings, get_settings
-from app.db import begin_write, get_sessionmaker
-from app.errors import AppError, BadRequest, Forbidden, Unauthorized
-from app.models import ApiToken
-from app.request_body import read_body
+from app.config import Settings
+from app.db import begin_write
+from app.errors import AppError, BadRequest
+from app.models import ApiToken, BrowserLogin
 
 SESSION_COOKIE = "bonnieboard_session"
 SESSION_MAX_AGE_S = 7 * 24 * 3600
@@ -46,13 +47,6 @@ READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_API_PATHS = frozenset({"/api/health"})
 TOKEN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 ENV_TOKEN_NAME = "BONNIEBOARD_API_TOKEN"
-
-bearer_scheme = HTTPBearer(
-    auto_error=False,
-    description="BONNIEBOARD_API_TOKEN or a token from `bonnieboard token create NAME`; needed for writes once "
-    "tokens are in use, and for reads too with BONNIEBOARD_PRIVATE_READS.",
-)
-BearerDep = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)]
 
 # Used when BONNIEBOARD_SECRET_KEY is unset and this process was not started by `bonnieboard serve`
 # (which shares one random key with its workers through the environment).
@@ -84,9 +78,7 @@ def token_name(*, session: Session, settings: Settings, digest: bytes) -> str | 
     """The name of the live token whose secret hashes to `digest`, or None."""
     if settings.api_token is not None and hmac.compare_digest(digest, secret_sha256(settings.api_token)):
         return ENV_TOKEN_NAME
-    return session.scalar(
-        select(ApiToken.name).where(ApiToken.secret_sha256 == digest, ApiToken.revoked_at.is_(None))
-    )
+    return session.scalar(select(ApiToken.name).where(ApiToken.secret_sha256 == digest, ApiToken.revoked_at.is_(None)))
 
 
 def create_token(*, session: Session, name: str) -> str:
@@ -121,48 +113,79 @@ def revoke_token(*, session: Session, name: str) -> None:
     session.flush()
 
 
-@contextmanager
-def _own_session() -> Iterator[Session]:
-    # Not the request's session: on SQLite a read here would start a deferred transaction that the
-    # route's write would then have to upgrade, which fails at once under contention.
-    with get_sessionmaker()() as session:
-        yield session
-
-
 # ==== Browser sessions ====
 
 
 @dataclass(frozen=True, slots=True)
-class BrowserSession:
-    token_sha256: bytes
+class SessionCookie:
+    """What the browser's cookie holds: its CSRF token, and the id of its login if it signed in."""
+
     csrf_token: str
+    login_id: str | None = None
 
 
 def _serializer(settings: Settings) -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(settings.secret_key or _PROCESS_SECRET_KEY, salt="bonnieboard-session")
 
 
-def read_browser_session(request: Request, settings: Settings) -> BrowserSession | None:
-    cookie = request.cookies.get(SESSION_COOKIE)
+def read_session_cookie(cookies: Mapping[str, str], settings: Settings) -> SessionCookie | None:
+    cookie = cookies.get(SESSION_COOKIE)
     if not cookie:
         return None
     try:
         data = _serializer(settings).loads(cookie, max_age=SESSION_MAX_AGE_S)
-        return BrowserSession(token_sha256=bytes.fromhex(data["t"]), csrf_token=str(data["c"]))
-    except (BadSignature, KeyError, TypeError, ValueError):
+        login_id = data.get("l")
+        return SessionCookie(csrf_token=str(data["c"]), login_id=str(login_id) if login_id else None)
+    except (BadSignature, KeyError, TypeError, ValueError, AttributeError):
         return None
 
 
-def start_browser_session(response: Response, request: Request, settings: Settings, digest: bytes) -> None:
-    value = _serializer(settings).dumps({"t": digest.hex(), "c": secrets.token_urlsafe(24)})
+def new_session_cookie(login_id: str | None = None) -> SessionCookie:
+    """A fresh CSRF token (also on signing in and out: a token an attacker planted does not survive)."""
+    return SessionCookie(csrf_token=secrets.token_urlsafe(24), login_id=login_id)
+
+
+def set_session_cookie(response: Response, cookie: SessionCookie, settings: Settings, *, https: bool) -> None:
+    data = {"c": cookie.csrf_token} | ({"l": cookie.login_id} if cookie.login_id else {})
+    value = _serializer(settings).dumps(data)
     response.set_cookie(
-        SESSION_COOKIE, value, max_age=SESSION_MAX_AGE_S, path="/", httponly=True, samesite="strict",
-        secure=request.url.scheme == "https",
-    )  # fmt: skip
+        SESSION_COOKIE, value, max_age=SESSION_MAX_AGE_S, path="/", httponly=True, samesite="strict", secure=https
+    )
 
 
-def end_browser_session(response: Response) -> None:
-    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
+def session_cookie_header(cookie: SessionCookie, settings: Settings, *, https: bool) -> tuple[bytes, bytes]:
+    """The Set-Cookie header for `cookie`, for a response made elsewhere (app.main adds it)."""
+    response = Response()
+    set_session_cookie(response, cookie, settings, https=https)
+    return next((name, value) for name, value in response.raw_headers if name == b"set-cookie")
+
+
+def start_login(*, session: Session, token_sha256: bytes) -> str:
+    """A new login for the token: its id (the cookie keeps it; the database only its hash)."""
+    begin_write(session)
+    login_id = secrets.token_urlsafe(32)
+    now = datetime.now(UTC)
+    # Logins older than a cookie can be are useless: clear them out while writing anyway.
+    session.execute(delete(BrowserLogin).where(BrowserLogin.created_at < now - timedelta(seconds=SESSION_MAX_AGE_S)))
+    session.add(BrowserLogin(id_sha256=secret_sha256(login_id), token_sha256=token_sha256, created_at=now))
+    session.flush()
+    return login_id
+
+
+def login_token_name(*, session: Session, settings: Settings, login_id: str) -> str | None:
+    """The name of the live token a live login was made with, or None."""
+    cutoff = datetime.now(UTC) - timedelta(seconds=SESSION_MAX_AGE_S)
+    digest = session.scalar(
+        select(BrowserLogin.token_sha256).where(
+            BrowserLogin.id_sha256 == secret_sha256(login_id), BrowserLogin.created_at >= cutoff
+        )
+    )
+    return None if digest is None else token_name(session=session, settings=settings, digest=digest)
+
+
+def end_login(*, session: Session, login_id: str) -> None:
+    begin_write(session)
+    session.execute(delete(BrowserLogin).where(BrowserLogin.id_sha256 == secret_sha256(login_id)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,95 +193,66 @@ class PageAuth:
     """What a page needs to know: must the visitor give a token, and the CSRF token for its forms."""
 
     tokens_in_use: bool
+    csrf_token: str
     signed_in_as: str | None = None
-    csrf_token: str | None = None
+    login_id: str | None = None  # the cookie's, live or not: signing out deletes it either way
 
     @property
     def needs_token(self) -> bool:
         return self.tokens_in_use and self.signed_in_as is None
 
 
-def _page_auth(request: Request) -> PageAuth:
-    settings = get_settings()
-    browser = read_browser_session(request, settings)
-    with _own_session() as session:
-        if not tokens_in_use(session=session, settings=settings):
-            return PageAuth(tokens_in_use=False)
-        name = browser and token_name(session=session, settings=settings, digest=browser.token_sha256)
-    if not name:
-        return PageAuth(tokens_in_use=True)
-    return PageAuth(tokens_in_use=True, signed_in_as=name, csrf_token=browser.csrf_token)
+def csrf_matches(sent: object, expected: str) -> bool:
+    return isinstance(sent, str) and bool(sent) and hmac.compare_digest(sent.encode(), expected.encode())
 
 
-async def page_auth(request: Request) -> PageAuth:
-    """For pages that show forms: computed once per request (the dependency may have done it)."""
-    cached = getattr(request.state, "page_auth", None)
-    if cached is None:
-        cached = request.state.page_auth = await run_in_threadpool(_page_auth, request)
-    return cached
+# ==== Cross-site requests ====
+
+# Sec-Fetch-Site values of a request a page of this origin made, or a person (typing, a bookmark).
+OWN_FETCH_SITES = frozenset({"same-origin", "none"})
+DEFAULT_PORTS = {"http": "80", "https": "443"}
 
 
-async def check_csrf(request: Request, auth: PageAuth) -> None:
-    """The header, or else the form field, must equal the session's CSRF token."""
-    sent = request.headers.get(CSRF_HEADER)
-    if sent is None:
-        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if content_type in ("multipart/form-data", "application/x-www-form-urlencoded"):
-            # Size-limited like every upload; the route then reads the same cached body and form.
-            request._body = await read_body(request, get_settings().max_upload_bytes)
-            # Starlette keeps the first parse of a form: allow pasted lines up to the upload limit here.
-            form = await request.form(max_files=1, max_fields=20, max_part_size=get_settings().max_upload_bytes)
-            sent = form.get(CSRF_FIELD)
-    if not isinstance(sent, str) or not auth.csrf_token or not hmac.compare_digest(sent, auth.csrf_token):
-        raise Forbidden("the form's CSRF token is missing or stale: reload the page and send it again")
+def cross_site_refusal(headers: Mapping[str, str]) -> str | None:
+    """Why a write must be refused as coming from another origin, or None.
+
+    Browsers send Sec-Fetch-Site and Origin with every POST; curl and the runner send neither and pass.
+    Origin must name this host as the request's Host header does (its port included: another port is
+    another origin). The scheme is not compared: behind an HTTPS proxy the server sees http.
+    """
+    site = headers.get("sec-fetch-site")
+    if site is not None and site.lower() not in OWN_FETCH_SITES:
+        return f"a request from another site ({site}) may not write here"
+    origin = headers.get("origin")
+    if origin is None:
+        return None
+    if _origin_authority(origin) != _host_authority(headers.get("host", ""), origin):
+        return f"a request from {origin[:100]!r} may not write here"
+    return None
 
 
-# ==== Dependencies (wired router-wide in app.main) ====
+def _origin_authority(origin: str) -> str | None:
+    try:
+        parts = urlsplit(origin)
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in DEFAULT_PORTS or not parts.hostname or parts.path or parts.query:
+        return None  # "null" (a sandboxed frame, a file:// page) and anything odd is no origin of ours
+    return f"{parts.hostname}:{port or DEFAULT_PORTS[parts.scheme]}"
 
 
-def _api_check(request: Request, credentials: HTTPAuthorizationCredentials | None, write: bool) -> None:
-    settings = get_settings()
-    with _own_session() as session:
-        if not tokens_in_use(session=session, settings=settings):
-            return
-        if credentials is not None:
-            if token_name(session=session, settings=settings, digest=secret_sha256(credentials.credentials)) is None:
-                raise Forbidden("the token is wrong or has been revoked")
-            return
-        if not write:
-            # Reads also accept the browser's session, so pages' scripts can read what the page shows.
-            browser = read_browser_session(request, settings)
-            if browser and token_name(session=session, settings=settings, digest=browser.token_sha256):
-                return
-    what = "writes" if write else "reads"
-    raise Unauthorized(f"this bonnieboard needs 'Authorization: Bearer <token>' for {what}")
-
-
-async def api_access(request: Request, credentials: BearerDep) -> None:
-    """Every /api route: writes need a token once tokens are in use; reads only with private_reads."""
-    if request.url.path in PUBLIC_API_PATHS:
-        return
-    write = request.method not in READ_METHODS
-    if not write and not get_settings().private_reads:
-        return
-    await run_in_threadpool(_api_check, request, credentials, write)
-
-
-async def page_access(request: Request) -> None:
-    """Every HTML page: the same rules, with the session cookie for a token and CSRF for writes."""
-    write = request.method not in READ_METHODS
-    if not write and not get_settings().private_reads:
-        return
-    auth = await page_auth(request)
-    if auth.needs_token:
-        if write:
-            raise Unauthorized("sign in with a token first (the upload page asks for it)")
-        if request.url.path != "/upload":  # the upload page asks for the token itself
-            query = f"?{request.url.query}" if request.url.query else ""
-            raise LoginRequired(request.url.path + query)
-        return
-    if write and auth.tokens_in_use:
-        await check_csrf(request, auth)
+def _host_authority(host: str, origin: str) -> str | None:
+    # The Host header omits the port its scheme implies; that scheme is the origin's as far as it can be known.
+    try:
+        parts = urlsplit(f"//{host}")
+        port = parts.port
+    except ValueError:
+        return None
+    if not parts.hostname:
+        return None
+    scheme = origin.split(":", 1)[0].lower()
+    return f"{parts.hostname}:{port or DEFAULT_PORTS.get(scheme, '80')}"
 
 
 def safe_next(url: object) -> str:
@@ -266,6 +260,3 @@ def safe_next(url: object) -> str:
     if isinstance(url, str) and url.startswith("/") and not url.startswith(("//", "/\\")):
         return url
     return "/upload"
-
-
-PageAuthDep = Annotated[PageAuth, Depends(page_auth)]

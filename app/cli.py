@@ -6,6 +6,7 @@ import argparse
 import os
 import secrets
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 from sqlalchemy import func, select
@@ -17,17 +18,24 @@ from app.errors import AppError, InvalidUpload
 from app.ingest import ingest_bytes
 from app.migrate import upgrade
 from app.models import run_table
-from app.request_body import check_label, parse_tag_params
+from app.validation import check_label, parse_tag_params
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bonnieboard", description="Store and compare bonnie++ results.")
+    parser.add_argument("--version", action="version", version=f"bonnieboard {version('bonnieboard')}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="migrate the database, then serve the web app")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--workers", type=int, default=1, help="worker processes (use PostgreSQL beyond one box)")
+    serve.add_argument(
+        "--forwarded-allow-ips",
+        metavar="IPS",
+        help="proxies whose X-Forwarded-Proto and X-Forwarded-For are believed, comma-separated, or '*' "
+        "(default: $FORWARDED_ALLOW_IPS, else 127.0.0.1)",
+    )
 
     ingest_cmd = commands.add_parser("ingest", help="store bonnie++ CSV files without a server")
     ingest_cmd.add_argument("files", nargs="+", type=Path, metavar="FILE")
@@ -64,12 +72,23 @@ def main(argv: list[str] | None = None) -> int:
 def _serve(args: argparse.Namespace, settings) -> int:
     import uvicorn
 
+    from app.server import H11WithHeaderTimeout
+
     upgrade(settings.database_url)
     if settings.secret_key is None:
         # Every worker must sign and check browser session cookies with the same key; the workers
         # inherit this process's environment.
         os.environ["BONNIEBOARD_SECRET_KEY"] = secrets.token_urlsafe(32)
-    uvicorn.run("app.main:app", host=args.host, port=args.port, workers=args.workers, log_level="info")
+    uvicorn.run(
+        "app.main:app",
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level="info",
+        http=H11WithHeaderTimeout,
+        proxy_headers=True,
+        forwarded_allow_ips=args.forwarded_allow_ips,
+    )
     return 0
 
 

@@ -19,6 +19,21 @@ class Settings(BaseSettings):
     private_reads: bool = Field(False, description="When true, reading runs needs a token too.")
     max_line_bytes: int = Field(4096, gt=0, description="Longer lines are rejected as errors of their own.")
     max_upload_bytes: int = Field(33_554_432, gt=0, description="Larger uploads are refused with 413.")
+    read_timeout_s: float = Field(
+        30,
+        gt=0,
+        description="PostgreSQL stops a read (a list, a filter, a comparison) that runs longer (statement_timeout); "
+        "the request then gets 503.",
+    )
+    body_timeout_s: float = Field(
+        120, gt=0, description="A request body that has not arrived whole within this many seconds gets 408."
+    )
+    header_timeout_s: float = Field(
+        10,
+        gt=0,
+        description="`bonnieboard serve` closes a connection whose request line and headers have not arrived "
+        "within this many seconds.",
+    )
     secret_key: str | None = Field(
         None,
         description="Signs browser session cookies. When unset, `bonnieboard serve` makes a random key that its "

@@ -1,5 +1,5 @@
 """create_app(): the FastAPI application, its routers, static files, error handlers, who may do what
-(app.auth, wired router-wide) and the security headers of every response."""
+(app.deps, wired router-wide), the security headers of every response and a new browser's session cookie."""
 
 import gc
 import logging
@@ -15,7 +15,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app import auth, db
+from app import auth, db, deps
+from app.config import get_settings
 from app.errors import AppError, InvalidUpload
 from app.paths import STATIC_DIR
 from app.routes import api, login, pages
@@ -63,6 +64,31 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+class SessionCookies:
+    """Sets the session cookie that app.deps made for a browser that had none (it holds the CSRF
+    token the page's forms carry) on whatever response the request gets, errors included."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+
+        async def send_with_cookie(message: Message) -> None:
+            cookie = state.get("session_cookie")
+            if message["type"] == "http.response.start" and cookie is not None:
+                headers = list(message.get("headers", []))
+                if not any(name.lower() == b"set-cookie" for name, _ in headers):
+                    headers.append(auth.session_cookie_header(cookie, get_settings(), https=scope.get("scheme") == "https"))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_cookie)
+
+
 def _wants_json(request: Request) -> bool:
     return request.url.path.startswith("/api") or request.url.path == "/openapi.json"
 
@@ -87,6 +113,10 @@ async def _server_error(request: Request, exc: Exception):
     return PlainTextResponse("Internal Server Error", status_code=500)
 
 
+# PostgreSQL's SQLSTATE for a statement stopped by statement_timeout (or a cancel request).
+QUERY_CANCELED = "57014"
+
+
 async def _app_error(request: Request, exc: AppError):
     if isinstance(exc, auth.LoginRequired):
         return RedirectResponse(f"/login?next={quote(exc.next_url, safe='')}", status_code=303)
@@ -101,7 +131,12 @@ async def _app_error(request: Request, exc: AppError):
 
 
 async def _database_error(request: Request, exc: DBAPIError):
-    # A full disk, a read-only database or PostgreSQL down is 503 and passes (app.db.unavailable); the rest is a bug.
+    # A read past BONNIEBOARD_READ_TIMEOUT_S, a full disk, a read-only database or PostgreSQL down is 503
+    # and passes (app.db.unavailable); the rest is a bug.
+    if getattr(exc.orig, "sqlstate", None) == QUERY_CANCELED:
+        limit = get_settings().read_timeout_s
+        detail = f"the database stopped this read after {limit:g} s (BONNIEBOARD_READ_TIMEOUT_S): ask for fewer runs or filters"
+        return _error_response(request, 503, detail)
     unavailable = db.unavailable(exc)
     if unavailable is None:
         raise exc  # to the 500 handler, with its logged traceback
@@ -171,14 +206,15 @@ def create_app() -> FastAPI:
     app.openapi = _openapi(app)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.add_api_route("/docs", _swagger_ui, methods=["GET"], include_in_schema=False, response_class=HTMLResponse)
-    app.include_router(api.router, dependencies=[Depends(auth.api_access)])
-    app.include_router(pages.router, dependencies=[Depends(auth.page_access)])
+    app.include_router(api.router, dependencies=[Depends(deps.api_access)])
+    app.include_router(pages.router, dependencies=[Depends(deps.page_access)])
     app.include_router(login.router)
     app.add_exception_handler(AppError, _app_error)
     app.add_exception_handler(DBAPIError, _database_error)
     app.add_exception_handler(Exception, _server_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_middleware(SessionCookies)
     app.add_middleware(SecurityHeaders)
     return app
 

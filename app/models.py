@@ -113,6 +113,17 @@ class ApiToken(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
+class BrowserLogin(Base):
+    """A browser signed in with a token (issue #8): the cookie holds a random id, this row its
+    SHA-256. Signing out deletes the row, so a copied cookie stops working too."""
+
+    __tablename__ = "browser_login"
+
+    id_sha256: Mapped[bytes] = mapped_column(LargeBinary(32), primary_key=True)
+    token_sha256: Mapped[bytes] = mapped_column(LargeBinary(32))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
 # Ids are INTEGER columns; PostgreSQL's INTEGER holds at most 2**31 - 1, so a larger id in a URL
 # names no row (and must not reach the database, which would refuse to compare it).
 MAX_ID = 2**31 - 1

@@ -21,7 +21,7 @@ MAX_LABEL_CHARS = 500
 # Tags one run may have: a PATCH or an upload with more is refused (400).
 MAX_TAGS_PER_RUN = 50
 
-# What app.request_body's check_tag and check_label accept, for the OpenAPI description. They answer
+# What app.validation's check_tag and check_label accept, for the OpenAPI description. They answer
 # 400 with their own message, so these document the rule rather than have pydantic enforce it (422).
 _NO_NUL = "^[^\\x00]*$"
 TAG_PARAM_SCHEMA = WithJsonSchema({

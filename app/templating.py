@@ -4,6 +4,7 @@ from typing import Any
 
 from fastapi import Request
 from fastapi.templating import Jinja2Templates
+from jinja2 import pass_context
 
 from app.paths import TEMPLATES_DIR
 from app.units import format_latency, format_rate
@@ -24,3 +25,14 @@ def render(request: Request, name: str, context: dict[str, Any], status_code: in
 
 templates.env.filters["rate"] = format_rate
 templates.env.filters["latency"] = format_latency
+
+
+@pass_context
+def url_for(context: dict[str, Any], name: str, /, **path_params: Any) -> str:
+    """A path on this site, never an absolute URL: the Host header must not choose where our assets
+    come from, and behind an HTTPS proxy an http:// URL would not load (issue #8)."""
+    request: Request = context["request"]
+    return request.scope.get("root_path", "") + str(request.app.url_path_for(name, **path_params))
+
+
+templates.env.globals["url_for"] = url_for

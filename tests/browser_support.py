@@ -3,6 +3,8 @@ file, and Debian's Chromium driven by Playwright (docs: browser-tests.md)."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,7 +14,17 @@ import httpx
 from tests.live_server import live_server
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
+# $CHROME_PATH, else the first Chromium on PATH (Debian: chromium; Ubuntu, Fedora: chromium-browser).
+CHROMIUM = os.environ.get("CHROME_PATH") or next(filter(None, map(shutil.which, CHROMIUM_NAMES)), "chromium")
+
+
+def chromium_path() -> str:
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        raise RuntimeError(f"no Chromium found ({CHROMIUM!r}): install Debian's chromium, or set CHROME_PATH")
+    return CHROMIUM
+
+
 # Without the background-networking flags Chromium keeps trying hosts these machines cannot reach.
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -3,7 +3,7 @@ throwaway cluster started in a temporary directory from Debian's postgresql pack
 
 The throwaway cluster listens on 127.0.0.1 only, trusts local connections, and runs with fsync off:
 it holds nothing worth keeping and is deleted when the run ends. As root, its programs run as the
-`postgres` user that the package creates (the server refuses to run as root).
+`postgres` user that the package creates (the server refuses to run as root); as anyone else, as that user.
 """
 
 from __future__ import annotations
@@ -65,11 +65,23 @@ class PostgresServer:
 
 
 def postgres_bin() -> Path:
-    """The newest installed server's bin directory (Debian: /usr/lib/postgresql/<major>/bin)."""
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parent.parent.name))
-    if not found:
-        raise PostgresMissing(f"PostgreSQL's server programs are not installed; run: {APT_LINE}")
-    return found[-1].parent
+    """The server programs' directory: $BONNIEBOARD_TEST_PG_BIN, `pg_config --bindir`, the newest
+    /usr/lib/postgresql/<major>/bin (Debian, Ubuntu), or wherever initdb is on PATH (Fedora, Homebrew)."""
+    candidates: list[Path] = []
+    if os.environ.get("BONNIEBOARD_TEST_PG_BIN"):
+        candidates.append(Path(os.environ["BONNIEBOARD_TEST_PG_BIN"]))
+    if shutil.which("pg_config"):
+        bindir = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True, check=False).stdout.strip()
+        if bindir:
+            candidates.append(Path(bindir))
+    versions = Path("/usr/lib/postgresql").glob("*/bin")
+    candidates += sorted(versions, key=lambda p: [int(x) if x.isdigit() else 0 for x in p.parent.name.split(".")], reverse=True)
+    if shutil.which("initdb"):
+        candidates.append(Path(shutil.which("initdb")).parent)
+    for directory in candidates:
+        if (directory / "initdb").is_file() and (directory / "pg_ctl").is_file():
+            return directory
+    raise PostgresMissing(f"PostgreSQL's server programs are not installed; run: {APT_LINE}")
 
 
 def _free_port() -> int:
@@ -118,8 +130,8 @@ def throwaway_cluster() -> Iterator[str]:
     try:
         yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
     finally:
-        subprocess.run([*as_user, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
-                       capture_output=True, timeout=START_TIMEOUT_S)  # fmt: skip
+        stop_now = [*as_user, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]
+        subprocess.run(stop_now, capture_output=True, timeout=START_TIMEOUT_S, check=False)
         shutil.rmtree(directory, ignore_errors=True)
 
 

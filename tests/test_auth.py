@@ -9,13 +9,16 @@ import subprocess
 
 import httpx
 import pytest
-from sqlalchemy import select
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select
 
 from app import auth
 from app.errors import BadRequest
-from app.models import ApiToken
+from app.main import create_app
+from app.models import ApiToken, BrowserLogin
 from tests.conftest import set_setting
 from tests.live_server import BONNIEBOARD, live_server
+from tests.page_forms import csrf_of, csrf_token, post_form
 from tests.test_api import post_csv
 from tests.test_parsing import LINE_103, LINE_197, LINE_198
 
@@ -145,17 +148,13 @@ def test_token_commands_create_list_revoke(client, database_url):
 # ==== Browser: the token once, a signed HttpOnly session cookie, CSRF on forms that write ====
 
 
-def csrf_of(html: str) -> str:
-    return re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)
-
-
 def sign_in(client, token: str, next_url: str = "/upload"):
-    return client.post("/login", data={"token": token, "next": next_url}, follow_redirects=False)
+    return post_form(client, "/login", {"token": token, "next": next_url}, follow_redirects=False)
 
 
 def test_upload_page_asks_for_the_token_once_and_forms_carry_csrf(client, session):
     open_page = client.get("/upload").text
-    assert 'class="upload"' in open_page and "csrf_token" not in open_page  # no tokens: nothing to ask
+    assert 'class="upload"' in open_page and 'name="token"' not in open_page  # no tokens: nothing to ask
     secret = create_token(session, "alice")
 
     page = client.get("/upload")
@@ -207,14 +206,21 @@ def test_forged_or_tampered_session_cookie_is_no_session(client, session):
     assert client.post("/upload", data={"lines": LINE_198, "csrf_token": "x"}).status_code == 401
 
 
-def test_sign_out_needs_csrf_and_ends_the_session(client, session):
+def test_sign_out_needs_csrf_and_ends_the_session_on_the_server(client, session, monkeypatch):
     sign_in(client, create_token(session, "carol"))
+    set_setting(monkeypatch, "PRIVATE_READS", "true")
+    signed_in_cookie = client.cookies[auth.SESSION_COOKIE]
     csrf = csrf_of(client.get("/upload").text)
     assert client.post("/logout", data={"csrf_token": "forged"}).status_code == 403
     assert 'class="upload"' in client.get("/upload").text
     out = client.post("/logout", data={"csrf_token": csrf}, follow_redirects=False)
-    assert out.status_code == 303 and auth.SESSION_COOKIE not in client.cookies
+    assert out.status_code == 303 and client.cookies[auth.SESSION_COOKIE] != signed_in_cookie
     assert 'name="token"' in client.get("/upload").text
+    # A copy of the cookie kept from before signing out (a stolen one) opens nothing any more.
+    client.cookies.set(auth.SESSION_COOKIE, signed_in_cookie)
+    assert 'name="token"' in client.get("/upload").text
+    assert client.get("/api/runs").status_code == 401
+    assert session.scalar(select(func.count()).select_from(BrowserLogin)) == 0
 
 
 def test_private_reads_send_pages_to_sign_in_and_back(client, session, monkeypatch):
@@ -265,3 +271,98 @@ def test_every_form_that_writes_carries_the_csrf_token(client, session):
     assert saved.status_code == 200 and client.get(f"/api/runs/{run_id}").json()["label"] == "via form"
     refused = client.post(f"/runs/{run_id}/tags", data={"label": "forged", "key": "", "value": ""})
     assert refused.status_code == 403 and client.get(f"/api/runs/{run_id}").json()["label"] == "via form"
+
+
+# ==== Cross-site writes (issue #8): refused on an open board too; curl and the runner keep working ====
+
+OTHER_ORIGIN = {"Origin": "http://evil.example"}
+CROSS_SITE_HEADERS = [
+    pytest.param(OTHER_ORIGIN, id="other-origin"),
+    pytest.param({"Origin": "http://testserver:8080"}, id="same-host-other-port"),
+    pytest.param({"Origin": "null"}, id="null-origin"),
+    pytest.param({"Sec-Fetch-Site": "cross-site"}, id="sec-fetch-cross-site"),
+    pytest.param({"Sec-Fetch-Site": "same-site"}, id="sec-fetch-same-site"),
+    pytest.param({"Origin": "http://testserver", "Sec-Fetch-Site": "cross-site"}, id="own-origin-but-cross-site"),
+]
+
+
+@pytest.mark.parametrize("headers", CROSS_SITE_HEADERS)
+def test_cross_site_writes_are_refused_on_an_open_board(client, headers):
+    run_id = post_csv(client, LINE_198, tag="fs=xfs", label="before").json()["created"][0]
+    before = stored_state(client)
+    csrf = csrf_token(client)
+    writes = [
+        ("POST", "/api/runs", {"content": LINE_197, "headers": {"Content-Type": "text/csv"}}),
+        ("POST", "/api/runs", {"files": {"file": ("b.csv", LINE_197.encode())}}),
+        ("PATCH", f"/api/runs/{run_id}", {"json": {"label": "after", "tags": {}}}),
+        ("DELETE", f"/api/runs/{run_id}", {}),
+        # The forms, even with the right CSRF token (an attacker cannot know it; Origin says enough).
+        ("POST", "/upload", {"data": {"lines": LINE_197, "csrf_token": csrf}}),
+        ("POST", f"/runs/{run_id}/tags", {"data": {"label": "after", "key": "", "value": "", "csrf_token": csrf}}),
+        ("POST", "/login", {"data": {"token": "x", "csrf_token": csrf}}),
+        ("POST", "/logout", {"data": {"csrf_token": csrf}}),
+    ]
+    for method, url, kwargs in writes:
+        extra = kwargs.pop("headers", {})
+        response = client.request(method, url, headers=extra | headers, follow_redirects=False, **kwargs)
+        assert response.status_code == 403, (method, url, response.text[:300])
+        assert "may not write here" in response.text
+    assert stored_state(client) == before
+    # Reads from anywhere are fine (a browser does not let the other site read the answer).
+    assert client.get("/api/runs", headers=headers).status_code == 200
+
+
+def test_same_origin_browser_writes_and_curl_still_work(client):
+    own = {"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"}
+    assert client.post("/api/runs", content=LINE_198, headers={"Content-Type": "text/csv"}).status_code == 201  # curl
+    assert client.post("/api/runs", content=LINE_103, headers=own | {"Content-Type": "text/csv"}).status_code == 201
+    assert post_form(client, "/upload", {"lines": LINE_197}, headers=own).status_code == 201
+    # An HTTPS proxy in front: the browser's origin is https://host, the server sees http and the same Host.
+    behind_proxy = {"Origin": "https://board.example", "Host": "board.example"}
+    assert client.get("/api/runs", headers=behind_proxy).json()["total"] == 3
+    run_id = client.get("/api/runs").json()["items"][0]["id"]
+    assert client.delete(f"/api/runs/{run_id}", headers=behind_proxy).status_code == 204
+
+
+def test_forms_need_the_csrf_token_on_an_open_board_too(client):
+    run_id = post_csv(client, LINE_198, label="before").json()["created"][0]
+    assert client.post("/upload", data={"lines": LINE_197}).status_code == 403  # no session cookie, no token
+    csrf = csrf_token(client)
+    assert client.post("/upload", data={"lines": LINE_197, "csrf_token": "forged"}).status_code == 403
+    assert client.post(f"/runs/{run_id}/tags", data={"label": "x", "key": "", "value": ""}).status_code == 403
+    assert client.get("/api/runs").json()["total"] == 1 and client.get(f"/api/runs/{run_id}").json()["label"] == "before"
+    assert client.post("/upload", data={"lines": LINE_197}, headers={"X-CSRF-Token": csrf}).status_code == 201
+    # Another browser's token is no good: each session cookie has its own.
+    with TestClient(create_app()) as other:
+        assert other.post("/upload", data={"lines": LINE_103, "csrf_token": csrf}).status_code == 403
+
+
+def test_login_needs_the_csrf_token_so_no_site_can_sign_a_victim_in(client, session):
+    secret = create_token(session, "mallory")
+    # An attacker's page posting the attacker's token: no CSRF token, or not this browser's.
+    attacker = TestClient(create_app())
+    refused = client.post("/login", data={"token": secret, "next": "/upload"}, follow_redirects=False)
+    assert refused.status_code == 403
+    refused = client.post("/login", data={"token": secret, "csrf_token": csrf_token(attacker)}, follow_redirects=False)
+    assert refused.status_code == 403
+    assert 'name="token"' in client.get("/upload").text  # the victim is not signed in
+    assert session.scalar(select(func.count()).select_from(BrowserLogin)) == 0
+    # The login rotates the CSRF token: one known before signing in does not carry over.
+    before = csrf_token(client)
+    assert sign_in(client, secret).status_code == 303
+    assert csrf_token(client) != before
+
+
+@pytest.mark.parametrize("tokens", [False, True])
+def test_run_tag_form_with_many_tags_works(client, session, monkeypatch, tokens):
+    tags = {f"key{i}": f"value{i}" for i in range(12)}
+    run_id = post_csv(client, LINE_198, tag=[f"{k}={v}" for k, v in tags.items()]).json()["created"][0]
+    if tokens:
+        sign_in(client, create_token(session, "frank"))
+    page = client.get(f"/runs/{run_id}").text
+    rows = re.findall(r'<input name="key" value="([^"]*)"', page)
+    assert len(rows) == len(tags) + 2  # every tag, and two empty rows for new ones
+    form = {"csrf_token": csrf_of(page), "label": "many", "key": [*tags, "disk", ""], "value": [*tags.values(), "nvme", ""]}
+    saved = client.post(f"/runs/{run_id}/tags", data=form, headers={"HX-Request": "true"})
+    assert saved.status_code == 200, saved.text[:300]
+    assert client.get(f"/api/runs/{run_id}").json()["tags"] == tags | {"disk": "nvme"}

@@ -8,6 +8,7 @@ import pytest
 
 from tests.compare_data import SWEEP, embedded_data, sweep_csv, sweep_line
 from tests.conftest import DATA_DIR
+from tests.page_forms import post_form
 from tests.test_api import CONTRACT_LINE, post_csv
 from tests.test_auth import create_token, csrf_of, sign_in
 from tests.test_pages import HOSTILE
@@ -112,18 +113,18 @@ def test_run_page_tag_form_replaces_label_and_tags(client):
     page = client.get(f"/runs/{run_id}").text
     assert f'action="/runs/{run_id}/tags"' in page and f'href="/compare?runs={run_id}"' in page
     form = {"label": f"new {HOSTILE}", "key": ["a", "", "c", ""], "value": ["10", "", HOSTILE, ""]}
-    saved = client.post(f"/runs/{run_id}/tags", data=form, follow_redirects=False)
+    saved = post_form(client, f"/runs/{run_id}/tags", form, follow_redirects=False)
     assert saved.status_code == 303 and saved.headers["location"] == f"/runs/{run_id}"
     run = client.get(f"/api/runs/{run_id}").json()
     assert run["label"] == f"new {HOSTILE}" and run["tags"] == {"a": "10", "c": HOSTILE}
-    partial = client.post(f"/runs/{run_id}/tags", data={"label": "", "key": ["a"], "value": ["1"]}, headers=HTMX)
+    partial = post_form(client, f"/runs/{run_id}/tags", {"label": "", "key": ["a"], "value": ["1"]}, headers=HTMX)
     assert partial.status_code == 200 and "Saved." in partial.text and "<html" not in partial.text
     assert client.get(f"/api/runs/{run_id}").json()["label"] is None
     for bad, words in (({"key": ["a", "a"], "value": ["1", "2"]}, "given twice"), ({"key": [""], "value": ["x"]}, "has no key"), ({"key": ["k" * 201], "value": ["x"]}, "a tag needs")):
-        refused = client.post(f"/runs/{run_id}/tags", data=bad, headers=HTMX)
+        refused = post_form(client, f"/runs/{run_id}/tags", bad, headers=HTMX)
         assert refused.status_code == 422 and words in refused.text
     assert client.get(f"/api/runs/{run_id}").json()["tags"] == {"a": "1"}
-    assert client.post("/runs/99999/tags", data={"key": ["a"], "value": ["1"]}).status_code == 404
+    assert post_form(client, "/runs/99999/tags", {"key": ["a"], "value": ["1"]}).status_code == 404
 
 
 def test_run_tag_form_needs_a_signed_in_session_and_its_csrf_token_once_tokens_are_in_use(client, session):

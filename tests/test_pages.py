@@ -1,5 +1,8 @@
 """HTML pages: full page or htmx partial, escaping, upload form, error pages."""
 
+import re
+
+from tests.page_forms import post_form
 from tests.test_api import post_csv
 from tests.test_parsing import LINE_103, LINE_198, with_field
 
@@ -44,7 +47,7 @@ def test_run_page_shows_every_figure_and_the_raw_line(client):
 def test_upload_page_reports_created_duplicates_and_errors(client):
     assert "<form" in client.get("/upload").text
     form = {"lines": f"{LINE_198}\n{LINE_198}\nbroken,line\n", "tags": "fs=xfs raid=5", "label": "first", "partial": "true"}
-    result = client.post("/upload", data=form, headers={"HX-Request": "true"})
+    result = post_form(client, "/upload", form, headers={"HX-Request": "true"})
     assert result.status_code == 201
     assert "1 run created, 1 duplicate, 1 invalid line skipped" in result.text
     assert "<td>3</td>" in result.text and "<html" not in result.text
@@ -54,7 +57,7 @@ def test_upload_page_reports_created_duplicates_and_errors(client):
 
 def test_upload_page_file_and_all_or_nothing(client):
     files = {"file": ("bonnie.csv", f"{LINE_103}\nbad\n".encode(), "text/csv")}
-    result = client.post("/upload", files=files)
+    result = post_form(client, "/upload", files=files)
     assert result.status_code == 422
     assert "1 of 2 lines is invalid; nothing was stored" in result.text and "<html" in result.text
     assert client.get("/api/runs").json()["total"] == 0
@@ -69,6 +72,18 @@ def test_unknown_page_is_an_html_404(client):
 def test_pasting_more_than_a_megabyte_of_lines_works(client):
     lines = "\n".join(with_field(LINE_198, 2, f"host{i}") for i in range(6000))
     assert len(lines) > 1024 * 1024
-    result = client.post("/upload", data={"lines": lines}, headers={"HX-Request": "true"})
+    result = post_form(client, "/upload", {"lines": lines}, headers={"HX-Request": "true"})
     assert result.status_code == 201, result.text[:300]
     assert "6000 runs created" in result.text
+
+
+def test_asset_urls_are_paths_that_no_host_header_can_steer(client):
+    run_id = post_csv(client, LINE_198).json()["created"][0]
+    pages = ("/", f"/runs/{run_id}", "/upload", "/login", "/docs", f"/compare?runs={run_id}", "/runs/999999")
+    for url in pages:
+        html = client.get(url, headers={"Host": "evil.example:666", "X-Forwarded-Host": "evil.example"}).text
+        assets = re.findall(r'<(?:script|link)\b[^>]*\b(?:src|href)="([^"]*)"', html)
+        assert assets, url
+        # Root-relative: an HTTPS page behind a proxy loads them over HTTPS from itself.
+        assert all(asset.startswith("/") and not asset.startswith("//") for asset in assets), (url, assets)
+        assert any(asset.startswith("/static/") for asset in assets) and "evil" not in " ".join(assets), (url, assets)

@@ -4,22 +4,23 @@ from typing import Annotated
 
 import orjson
 
-from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import WithJsonSchema
 
 from app import charts, queries
 from app.comparison_request import read_request
 from app.config import get_settings
-from app.db import SessionDep
+from app.deps import FilterDep, SessionDep
 from app.figures import figures_of
 from app.models import MAX_ID
-from app.request_body import check_filter_text, check_label, check_tag, parse_tag_params, read_upload
-from app.storing import store_upload
+from app.request_body import read_upload
 from app.schemas import LABEL_PARAM_SCHEMA, TAG_PARAM_SCHEMA, CompareOut, ErrorOut, RunDetailOut, RunList, RunOut, RunPatch, UploadOut
+from app.storing import store_upload
+from app.validation import check_label, check_tag, parse_tag_params
 
 router = APIRouter(prefix="/api", tags=["runs"])
 
-ERRORS = {status: {"model": ErrorOut} for status in (400, 401, 403, 404, 413, 422)}
+ERRORS = {status: {"model": ErrorOut} for status in (400, 401, 403, 404, 408, 413, 422, 503)}
 
 UPLOAD_BODY = {
     "requestBody": {
@@ -35,21 +36,6 @@ UPLOAD_BODY = {
 }
 
 
-def run_filter(
-    machine: str | None = None,
-    tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], Query(description="KEY=VALUE; repeatable, all must match")] = [],  # noqa: B006
-    format: str | None = None,  # noqa: A002 - the contract's name
-    upload: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
-) -> queries.RunFilter:
-    return queries.RunFilter(
-        machine=check_filter_text(machine, "machine"),
-        tags=parse_tag_params(tag),
-        format_version=check_filter_text(format, "format"),
-        upload_id=upload,
-    )
-
-
-FilterDep = Annotated[queries.RunFilter, Depends(run_filter)]
 RunId = Annotated[int, Path(ge=1, le=MAX_ID)]
 # What app.comparison_request accepts (it answers 400 itself with a message naming the parameter).
 RUN_IDS_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[ ,]*[0-9]{1,10}(?:[ ,]+[0-9]{1,10})*[ ,]*$"})

@@ -2,21 +2,22 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
+from starlette.datastructures import FormData
 
 from app import charts, queries
-from app.auth import PageAuthDep
 from app.comparison_request import ABSOLUTE, MAX_RUNS, parse_run_ids, permalink, read_request, settle
 from app.config import get_settings
-from app.db import SessionDep
+from app.deps import PageAuthDep, SessionDep, csrf_form
 from app.figures import figures_of
 from app.errors import BadRequest, InvalidUpload
 from app.models import MAX_ID
 from app.parsing import TESTS, TOO_FAST, UNITS
-from app.request_body import MAX_TAG_CHARS, check_filename, check_filter_text, check_label, check_tag, parse_tag_params, read_body
-from app.schemas import RunDetailOut, RunOut
+from app.request_body import FormLimits
+from app.schemas import MAX_TAG_CHARS, RunDetailOut, RunOut
 from app.storing import store_upload
+from app.validation import check_filename, check_filter_text, check_label, check_tag, parse_tag_filters, parse_tag_params
 from app.templating import is_htmx, render
 
 router = APIRouter(include_in_schema=False)
@@ -49,7 +50,7 @@ def runs_page(
     tag_terms = [term for value in tag for term in value.split()]
     filter_error = None
     try:
-        tags = parse_tag_params(tag_terms)
+        tags = parse_tag_filters(tag_terms)
         check_filter_text(machine, "machine")
         check_filter_text(format, "format")
     except BadRequest as exc:
@@ -145,13 +146,18 @@ def _run_context(run: RunDetailOut, page_auth, **extra) -> dict:
 
 # A run's tag form: a label, and key/value rows; a hostile form cannot make the page parse thousands.
 MAX_TAG_ROWS = 100
+TAG_FORM = FormLimits(max_bytes=MAX_TAG_ROWS * 2 * (MAX_TAG_CHARS * 4 + 32) + 8192, max_fields=MAX_TAG_ROWS * 2 + 5)
+TagFormDep = Annotated[FormData, Depends(csrf_form(TAG_FORM))]
+# The upload form: a file or pasted lines, up to BONNIEBOARD_MAX_UPLOAD_BYTES, and a few small fields.
+UPLOAD_FORM = FormLimits(max_bytes=None, max_fields=20, max_files=1)
+UploadFormDep = Annotated[FormData, Depends(csrf_form(UPLOAD_FORM))]
 
 
 @router.post("/runs/{run_id}/tags", response_class=HTMLResponse)
-async def run_tags_submit(run_id: Annotated[int, Path(ge=1, le=MAX_ID)], request: Request, session: SessionDep, page_auth: PageAuthDep):
+async def run_tags_submit(
+    run_id: Annotated[int, Path(ge=1, le=MAX_ID)], request: Request, session: SessionDep, page_auth: PageAuthDep, form: TagFormDep
+):
     """Replace a run's label and tag set from the run page's form (like PATCH /api/runs/{id})."""
-    request._body = await read_body(request, MAX_TAG_ROWS * 2 * (MAX_TAG_CHARS * 4 + 32) + 8192)
-    form = await request.form(max_files=0, max_fields=MAX_TAG_ROWS * 2 + 5)
     keys, values = form.getlist("key"), form.getlist("value")
     label = str(form.get("label") or "").strip()
     error = None
@@ -191,10 +197,8 @@ def upload_page(request: Request, page_auth: PageAuthDep):
 
 
 @router.post("/upload", response_class=HTMLResponse)
-async def upload_submit(request: Request, session: SessionDep, page_auth: PageAuthDep):
+async def upload_submit(request: Request, session: SessionDep, page_auth: PageAuthDep, form: UploadFormDep):
     settings = get_settings()
-    request._body = await read_body(request, settings.max_upload_bytes)
-    form = await request.form(max_files=1, max_fields=20, max_part_size=settings.max_upload_bytes)
     upload = form.get("file")
     data = await upload.read() if hasattr(upload, "read") else b""
     filename = check_filename(getattr(upload, "filename", None))

@@ -1,0 +1,96 @@
+"""Checks on what a client sends besides CSV lines: tags, labels, filters, file names, documents.
+Pure (no HTTP, no database): the API, the pages and the CLI give the same answers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from app.errors import BadRequest
+from app.schemas import MAX_LABEL_CHARS, MAX_TAG_CHARS
+
+# The runner's document nests about six levels; far deeper ones could not be sent back (issue #5).
+MAX_DOCUMENT_DEPTH = 32
+# Each tag filter is a join; hundreds made PostgreSQL plan for 35 s and SQLite run out of
+# expression depth (issue #8).
+MAX_TAG_FILTERS = 20
+
+
+def parse_tag_params(values: list[str]) -> dict[str, str]:
+    """`tag=KEY=VALUE` query parameters -> {KEY: VALUE}."""
+    tags = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise BadRequest(f"tag {item[:50]!r} is not of the form KEY=VALUE")
+        check_tag(key, value)
+        tags[key] = value
+    return tags
+
+
+def parse_tag_filters(values: list[str]) -> dict[str, str]:
+    """Tag filters of a listing: like parse_tag_params, at most MAX_TAG_FILTERS of them."""
+    if len(values) > MAX_TAG_FILTERS:
+        raise BadRequest(f"at most {MAX_TAG_FILTERS} tag filters at once; {len(values)} were given")
+    return parse_tag_params(values)
+
+
+def check_tag(key: str, value: str) -> None:
+    if not key or len(key) > MAX_TAG_CHARS or len(value) > MAX_TAG_CHARS:
+        raise BadRequest(f"a tag needs a key of 1 to {MAX_TAG_CHARS} characters and a value of at most {MAX_TAG_CHARS}")
+    if "\x00" in key or "\x00" in value:
+        raise BadRequest("a tag may not contain a NUL character")
+    if not is_unicode(key) or not is_unicode(value):
+        raise BadRequest("a tag may not contain a lone surrogate (\\ud800-\\udfff): it is not Unicode text")
+
+
+def check_filter_text(value: str | None, name: str) -> str | None:
+    """A free-text filter (machine, format): it goes to the database, which refuses NUL in text."""
+    if value is None:
+        return None
+    if len(value) > MAX_LABEL_CHARS or "\x00" in value or not is_unicode(value):
+        raise BadRequest(f"{name} is at most {MAX_LABEL_CHARS} characters of Unicode text, with no NUL")
+    return value
+
+
+def check_filename(filename: str | None) -> str | None:
+    """An uploaded file's name, kept for the upload's record: cut short, NUL and surrogates refused."""
+    if not filename:
+        return None
+    if "\x00" in filename or not is_unicode(filename):
+        raise BadRequest("the uploaded file's name holds a NUL or is not Unicode text")
+    return filename[:MAX_LABEL_CHARS]
+
+
+def check_label(label: str | None) -> str | None:
+    if label is None:
+        return None
+    if len(label) > MAX_LABEL_CHARS or "\x00" in label or not is_unicode(label):
+        raise BadRequest(f"a label is at most {MAX_LABEL_CHARS} characters of Unicode text, with no NUL")
+    return label or None
+
+
+def check_document(document: Any) -> None:
+    """A document must be storable and sendable back: bounded nesting, Unicode text only."""
+    if document is None:
+        return
+    stack = [(document, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > MAX_DOCUMENT_DEPTH:
+            raise ValueError(f"the document nests deeper than {MAX_DOCUMENT_DEPTH} levels")
+        stack.extend((child, depth + 1) for child in children)
+    if not is_unicode(json.dumps(document, ensure_ascii=False)):
+        raise ValueError("the document holds a lone surrogate (\\ud800-\\udfff): it is not Unicode text")
+
+
+def is_unicode(text: str) -> bool:
+    # JSON's \ud800 escapes decode to lone surrogates, which neither UTF-8 nor the databases take.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -1,0 +1,127 @@
+"""`pip install .` works (issue #8 item 14): the wheel holds the templates, static files and migrations
+and every module of app/, and an installed bonnieboard migrates a database and serves a page from a
+directory with no source in it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+import zipfile
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.live_server import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = ("pyproject.toml", "README.md", "app", "templates", "static", "migrations")
+
+
+def build_wheel(folder: Path) -> Path:
+    """The wheel of a clean copy of the source (no build/ or egg-info left in the worktree)."""
+    source = folder / "source"
+    source.mkdir()
+    for name in SOURCES:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(ROOT / name, source / name)
+    dist = folder / "dist"
+    # Without build isolation: the test extra holds setuptools and wheel, so this works offline.
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist), str(source)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = dist.glob("bonnieboard-*.whl")
+    return wheel
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_migrates_and_serves_from_anywhere(tmp_path):
+    wheel = build_wheel(tmp_path)
+    names = set(zipfile.ZipFile(wheel).namelist())
+    modules = {f"app/{p.relative_to(ROOT / 'app').as_posix()}" for p in (ROOT / "app").rglob("*.py")}
+    assert modules <= names, sorted(modules - names)
+    for folder in ("templates", "static", "migrations"):
+        shipped = {f"app/{p.relative_to(ROOT).as_posix()}" for p in (ROOT / folder).rglob("*") if p.is_file()}
+        shipped = {name for name in shipped if "__pycache__" not in name}
+        assert shipped <= names, sorted(shipped - names)
+
+    # A fresh venv; the dependencies come from the test venv's site-packages (a .pth, so this runs
+    # offline), but not its editable bonnieboard: that .pth file is not read from an added path.
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    site_packages = Path(
+        subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
+    (site_packages / "test-venv-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    bonnieboard = venv / "bin" / "bonnieboard"
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {
+        "PATH": f"{venv / 'bin'}:/usr/bin:/bin",
+        "BONNIEBOARD_DATABASE_URL": "sqlite:///board.db",
+        "HOME": str(tmp_path),
+    }
+    where = subprocess.run(
+        [python, "-c", "import app; print(app.__file__)"],
+        check=False,
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert where.stdout.startswith(str(site_packages)), where.stdout + where.stderr  # not the worktree's app/
+    version = subprocess.run(
+        [bonnieboard, "--version"], check=False, cwd=elsewhere, env=env, capture_output=True, text=True
+    )
+    assert version.stdout.strip() == "bonnieboard 0.1.0", version.stderr
+    migrated = subprocess.run(
+        [bonnieboard, "migrate"], check=False, cwd=elsewhere, env=env, capture_output=True, text=True
+    )
+    assert migrated.returncode == 0 and (elsewhere / "board.db").exists(), migrated.stderr
+
+    port = free_port()
+    server = subprocess.Popen(
+        [bonnieboard, "serve", "--port", str(port)],
+        cwd=elsewhere,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(300):
+            try:
+                if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert server.poll() is None, server.stdout.read().decode(errors="replace")
+            time.sleep(0.1)
+        page = httpx.get(f"{url}/upload")
+        assert page.status_code == 200 and 'class="upload"' in page.text
+        css = httpx.get(f"{url}/static/app.css")
+        assert css.status_code == 200 and len(css.content) > 100
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
