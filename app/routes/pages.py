@@ -10,7 +10,7 @@ from app import charts, queries
 from app.comparison_request import ABSOLUTE, MAX_RUNS, parse_run_ids, permalink, read_request, settle
 from app.config import get_settings
 from app.deps import PageAuthDep, SessionDep, csrf_form
-from app.figures import figures_of
+from app.figures import figures_of, limiters_of
 from app.errors import BadRequest, InvalidUpload
 from app.models import MAX_ID
 from app.parsing import TESTS, TOO_FAST, UNITS
@@ -140,7 +140,12 @@ def _run_context(run: RunDetailOut, page_auth, **extra) -> dict:
     this_line = None
     if isinstance(document, dict) and isinstance(document.get("runs"), list):
         this_line = next((r for r in document["runs"] if isinstance(r, dict) and r.get("csv") == run.raw_line), None)
-    context = {"run": run, "tests": TESTS, "auth": page_auth, "document_run": this_line, "form": None, "message": None, "error": None}
+    # The runner's evidence of what limited each test of this line (issue #12), beside its result.
+    limiters = limiters_of(this_line.get("tests")) if this_line else {}
+    context = {
+        "run": run, "tests": TESTS, "auth": page_auth, "document_run": this_line, "limiters": limiters,
+        "form": None, "message": None, "error": None,
+    }
     return context | extra
 
 
