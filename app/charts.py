@@ -23,7 +23,7 @@ from app.grouping import DEFAULT, Configuration, Grouping, group_runs
 from app.hints import CPU_BOUND_PCT, GENERAL_TEXT, PER_CHAR_TESTS, SPREAD_CV_PCT, WORST_LATENCY, result_hints
 from app.parsing import FILE_TESTS, NOT_RUN, OK, TESTS, TOO_FAST, UNITS, Result
 from app.summary import percent
-from app.units import UNIT_STEPS, display_unit, format_latency, format_rate
+from app.units import UNIT_STEPS, display_unit, format_in
 
 __all__ = ["ABSOLUTE", "MODES", "RELATIVE", "RunFigures", "compare", "compare_view", "heat_table"]
 
@@ -425,10 +425,17 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
             v for entry in chart["configurations"] for cell in entry["tests"]
             for v in (cell["mean"], *(cell["ci95"] or ()))
         ]  # fmt: skip
-        log = spec.measure == LATENCY and not relative
-        if relative:
+        kind = RELATIVE_KIND[spec.measure] if relative else None
+        log = spec.measure == LATENCY  # absolute latency spans decades; relative, so do its ratios
+        if kind == RATIO:
+            unit, divisor = "×", 1
+            axis_title = "× the baseline's latency (log scale)"
+        elif kind == POINTS:
+            unit, divisor = "points", 1
+            axis_title = "%CPU points vs the baseline"
+        elif relative:
             unit, divisor = "%", 1
-            axis_title = "% vs baseline"
+            axis_title = "% vs the baseline"
         else:
             unit, divisor = display_unit(spec.unit, values)
             axis_title = f"{'latency' if log else spec.title}, {unit}" + (" (log scale)" if log else "")
@@ -437,6 +444,8 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
         charts.append({
             "key": spec.key,
             "title": spec.title,
+            "measure": spec.measure,
+            "relative_kind": kind,
             "source": ", ".join(sources),
             "better": ("higher" if spec.higher_is_better else "lower") + " is better",
             "axis_title": axis_title,
@@ -452,13 +461,22 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
     return {
         "names": {str(run_id): name for run_id, name in names.items()},
         "configuration_names": {str(cid): name for cid, name in config_names.items()},
-        # run id -> the position of its configuration: the colour of its chip, as of its bars
+        # run id -> the position of its configuration: the colour (and pattern) of its chip, as of its bars
         "colour_of": {str(run): index for index, c in enumerate(data["configurations"]) for run in c["runs"]},
+        "baseline_name": config_names[base_id],
         "charts": charts,
         "status_text": STATUS_TEXT,
         "verdict_text": VERDICT_TEXT,
         "too_fast_explanation": TOO_FAST_EXPLANATION,
     }
+
+
+# How a relative chart says "compared with the baseline": rates as a % difference, latency as a
+# ratio on a log axis (it spans decades: ×0.5 and ×2 are equally far from ×1, and +45,000,000 %
+# would flatten every other bar), %CPU as a difference in percentage points (a ratio of two small
+# %CPU figures says little).
+PERCENT, RATIO, POINTS = "percent", "ratio", "points"
+RELATIVE_KIND = {VALUE: PERCENT, LATENCY: RATIO, CPU: POINTS}
 
 
 VERDICT_TEXT = {
@@ -520,32 +538,43 @@ def hint_list(chart: dict[str, Any], names: dict[int, str]) -> list[dict[str, An
     return items
 
 
-def _mean_text(test: str, measure: str, cell: dict[str, Any]) -> str:
-    if cell["mean"] is None:
-        return (
-            TOO_FAST_TEXT
-            if cell["status"] == TOO_FAST and measure == VALUE
-            else "+++"
-            if cell["status"] == TOO_FAST
-            else ""
-        )
-    if measure == LATENCY:
-        return format_latency(round(cell["mean"]))
-    if measure == CPU:
-        return f"{cell['mean']:.0f}"
-    mean = cell["mean"] if test == "seeks" else round(cell["mean"])
-    return format_rate(round(mean, 1), UNITS[test])
-
-
 VERDICT_MARK = {"better": "▲", "worse": "▼", "within_noise": "~", "unknown": "?"}
+MEASURE_TITLES = {VALUE: "Rates", CPU: "%CPU", LATENCY: "Latency (the slowest single operation)"}
+# Column groups of the heat tables: the chart families, in TESTS order.
+FAMILIES = (
+    ("Block I/O", TESTS[:5]),
+    ("Seeks", ("seeks",)),
+    ("File create and delete", TESTS[6:9]),
+    ("Random files", TESTS[9:]),
+)
+
+
+def _column_unit(test: str, measure: str, means: list[float | None]) -> tuple[str, int]:
+    """One unit per column: the display unit of its largest mean (MiB/s for all when one reaches it)."""
+    if measure == CPU:
+        return "%", 1
+    return display_unit("µs" if measure == LATENCY else UNITS[test], means)
+
+
+def _difference(measure: str, cell: dict[str, Any], base: dict[str, Any]) -> str:
+    """As the relative charts say it: a % for rates, a ratio for latency, points for %CPU."""
+    if measure == LATENCY:
+        return f"×{cell['ratio']:.2f}" if cell["ratio"] < 10 else f"×{cell['ratio']:,.0f}"
+    if measure == CPU:
+        points = round(cell["mean"] - base["mean"])
+        return f"{'+' if points > 0 else '−' if points < 0 else '±'}{abs(points)} pts"
+    return percent(cell["ratio"])
 
 
 def heat_table(data: dict[str, Any]) -> dict[str, Any]:
-    """The table under the charts, in the spirit of bon_csv2html: one row per configuration, each
-    test's mean rate, %CPU and latency (when any run has latencies). Each cell is a dict: `text`,
-    `relative` (the ratio to the baseline configuration as a %, with its verdict mark: ▲ better,
-    ▼ worse, ~ within noise, ? unknown), `verdict` and `status`; the template shades only cells whose
-    verdict is better or worse, so a colour always means a difference beyond the noise."""
+    """The tables under the charts, in the spirit of bon_csv2html but readable at 1366 px: one table
+    per measure (rates, %CPU, latency when any run has one), one row per configuration, one column
+    per test grouped by family, one unit per column (in its header). Each cell is a dict: `text` (the
+    mean in the column's unit, or +++++), `relative` (the ratio to the baseline configuration as a %,
+    with its verdict mark: ▲ better, ▼ worse, ~ within noise, ? unknown), `verdict` and `status`; the
+    template shades only cells whose verdict is better or worse, so a colour always means a
+    difference beyond the noise. `rows[].cells` run over TESTS x `measures`; `columns` (same order)
+    give each its test, measure and unit; `sections` list per measure the indexes of its cells."""
     by_key = {chart["key"]: chart for chart in data["charts"]}
     base_id = data["baseline_configuration"]
     # test -> (chart, index in it) for each measure
@@ -555,35 +584,54 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
     has_latency = any(cell["n"] for entry in by_key["latency"]["configurations"] for cell in entry["tests"])
     measures = (VALUE, CPU, LATENCY) if has_latency else (VALUE, CPU)
-    rows = []
-    for config in data["configurations"]:
-        cells = []
-        for test in TESTS:
-            for measure in measures:
-                chart, index = where[measure][test]
-                entry = next(e for e in chart["configurations"] if e["configuration"] == config["id"])
-                cell = entry["tests"][index]
+    columns = []
+    by_config: dict[int, list[dict[str, Any]]] = {c["id"]: [] for c in data["configurations"]}
+    for test in TESTS:
+        for measure in measures:
+            chart, index = where[measure][test]
+            cells = {e["configuration"]: e["tests"][index] for e in chart["configurations"]}
+            unit, divisor = _column_unit(test, measure, [cell["mean"] for cell in cells.values()])
+            columns.append({"test": test, "measure": measure, "unit": unit})
+            for config_id, cell in cells.items():
                 relative = ""
-                if measure == VALUE and cell["ratio"] is not None and config["id"] != base_id:
-                    relative = f"{percent(cell['ratio'])} {VERDICT_MARK[cell['verdict']]}"
-                cells.append({
+                if cell["ratio"] is not None and config_id != base_id:
+                    relative = f"{_difference(measure, cell, cells[base_id])} {VERDICT_MARK[cell['verdict']]}"
+                too_fast = cell["status"] == TOO_FAST and measure != LATENCY
+                by_config[config_id].append({
                     "measure": measure,
-                    "text": _mean_text(test, measure, cell),
+                    "text": TOO_FAST_TEXT if too_fast else format_in(cell["mean"], unit, divisor),
                     "relative": relative,
                     "verdict": cell["verdict"],
                     "status": cell["status"],
                     "n": cell["n"],
                 })  # fmt: skip
-        rows.append(
-            {
-                "configuration": config["id"],
-                "name": config["name"],
-                "runs": config["runs"],
-                "baseline": config["id"] == base_id,
-                "cells": cells,
-            }
-        )
-    return {"tests": list(TESTS), "has_latency": has_latency, "measures": list(measures), "rows": rows}
+    rows = [
+        {
+            "configuration": config["id"],
+            "name": config["name"],
+            "runs": config["runs"],
+            "baseline": config["id"] == base_id,
+            "cells": by_config[config["id"]],
+        }
+        for config in data["configurations"]
+    ]
+    sections = [
+        {
+            "measure": measure,
+            "title": MEASURE_TITLES[measure],
+            "families": [(title, len(tests)) for title, tests in FAMILIES],
+            "indexes": [i for i, column in enumerate(columns) if column["measure"] == measure],
+        }
+        for measure in measures
+    ]
+    return {
+        "tests": list(TESTS),
+        "has_latency": has_latency,
+        "measures": list(measures),
+        "columns": columns,
+        "sections": sections,
+        "rows": rows,
+    }
 
 
 TOO_FAST_TEXT = "+++++"

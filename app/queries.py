@@ -26,6 +26,7 @@ class RunFilter:
     tags: dict[str, str] = field(default_factory=dict)
     format_version: str | None = None
     upload_id: int | None = None
+    run_ids: tuple[int, ...] | None = None  # only these runs (the export of a comparison)
 
 
 def _filtered(statement: Select, run_filter: RunFilter) -> Select:
@@ -35,6 +36,8 @@ def _filtered(statement: Select, run_filter: RunFilter) -> Select:
         statement = statement.where(run_table.c.format_version == run_filter.format_version)
     if run_filter.upload_id is not None:
         statement = statement.where(run_table.c.upload_id == run_filter.upload_id)
+    if run_filter.run_ids is not None:
+        statement = statement.where(run_table.c.id.in_(run_filter.run_ids))
     for key, value in run_filter.tags.items():
         statement = statement.where(
             exists().where(Tag.run_id == run_table.c.id, Tag.key == key, Tag.value == value)

@@ -7,10 +7,11 @@ import orjson
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from pydantic import WithJsonSchema
 
-from app import charts, queries
-from app.comparison_request import read_request
+from app import charts, exports, matrix, queries
+from app.comparison_request import parse_run_ids, read_request
 from app.config import get_settings
 from app.db import SessionDep
+from app.errors import BadRequest
 from app.figures import figures_of
 from app.models import MAX_ID
 from app.request_body import check_filter_text, check_label, check_tag, parse_tag_params, read_upload
@@ -40,12 +41,14 @@ def run_filter(
     tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], Query(description="KEY=VALUE; repeatable, all must match")] = [],  # noqa: B006
     format: str | None = None,  # noqa: A002 - the contract's name
     upload: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
+    runs: Annotated[str | None, Query(description="only these run ids, e.g. 1,2,3 (the export)")] = None,
 ) -> queries.RunFilter:
     return queries.RunFilter(
         machine=check_filter_text(machine, "machine"),
         tags=parse_tag_params(tag),
         format_version=check_filter_text(format, "format"),
         upload_id=upload,
+        run_ids=tuple(parse_run_ids([runs], limit=None)) if runs else None,
     )
 
 
@@ -99,7 +102,7 @@ def get_runs(
 
 @router.get("/runs/export.csv", response_class=Response, responses=ERRORS)
 def export_runs(session: SessionDep, run_filter: FilterDep):
-    """Every matching run's line exactly as uploaded, oldest first."""
+    """Every matching run's line exactly as uploaded, oldest first (`runs=1,2,3`: only those)."""
     lines = list(queries.export_lines(session=session, run_filter=run_filter))
     return Response("".join(f"{line}\n" for line in lines), media_type="text/csv; charset=utf-8")
 
@@ -147,6 +150,47 @@ def get_compare(
     # of a 100-run comparison (a few hundred KB of numbers).
     body = charts.compare(figures, mode=request.mode, baseline=request.baseline, grouping=request.grouping)
     return Response(orjson.dumps(body), media_type="application/json")
+
+
+@router.get("/compare.csv", response_class=Response, responses=ERRORS)
+def get_compare_csv(
+    session: SessionDep,
+    runs: Annotated[str | None, RUN_IDS_SCHEMA, Query(description="run ids separated by commas, e.g. 1,2,3 (at most 100)")] = None,
+    run: Annotated[list[str], Query(description="a run id; repeatable")] = [],  # noqa: B006
+    baseline: Annotated[str | None, BASELINE_SCHEMA, Query(description="one of the runs; its configuration is the baseline")] = None,
+    mode: Annotated[str | None, MODE_SCHEMA] = None,
+    group: Annotated[str | None, GROUP_SCHEMA, Query(description="params (default), none, or tag keys: fs,raid")] = None,
+):
+    """The numbers of GET /api/compare (same query) as CSV: one row per chart, test and configuration."""
+    request = read_request(runs=[runs or "", *run], mode=mode, baseline=baseline, group=group)
+    compared = queries.runs_to_compare(session=session, run_ids=list(request.run_ids))
+    figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
+    body = charts.compare(figures, mode=request.mode, baseline=request.baseline, grouping=request.grouping)
+    return Response(
+        exports.compare_csv(body),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": 'attachment; filename="bonnieboard-compare.csv"'},
+    )
+
+
+@router.get("/matrix", responses=ERRORS)
+def get_matrix(
+    session: SessionDep,
+    rows: Annotated[str, Query(description="the tag key whose values are the rows, e.g. raid")],
+    cols: Annotated[str, Query(description="the tag key whose values are the columns, e.g. fs")],
+    test: Annotated[str, Query(description="the bonnie++ test of the cells, e.g. put_block")] = matrix.DEFAULT_TEST,
+    runs: Annotated[str | None, RUN_IDS_SCHEMA, Query(description="run ids; default: the newest 100 runs with both tags")] = None,
+    baseline: Annotated[str | None, BASELINE_SCHEMA, Query(description="a run; its cell is the baseline")] = None,
+):
+    """Configurations pivoted by two tag keys: per cell the mean of `test` with N, 95 % CI and the
+    verdict against the baseline cell, and per family the geometric mean of the ratios to it."""
+    request = matrix.read_request(rows=rows, cols=cols, test=test, runs=[runs or ""], baseline=baseline)
+    run_ids = list(request.run_ids) or matrix.runs_with_tags(session=session, keys=(request.rows, request.cols))
+    if not run_ids:
+        raise BadRequest(f"no runs have both tags {request.rows} and {request.cols}")
+    compared = queries.runs_to_compare(session=session, run_ids=run_ids)
+    figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
+    return Response(orjson.dumps(matrix.build(figures, request)), media_type="application/json")
 
 
 @router.get("/health")
