@@ -180,6 +180,6 @@ def test_group_is_in_the_permalink_and_the_page_shows_summary_warnings_setup_and
     assert 'class="setup-table"' in html and f'<a href="/runs/{ids[-1]}">#{ids[-1]}</a>' in html
     # Only put_block of fs=xfs (better) is shaded; fs=big is a single run: unknown, plain.
     shaded = re.findall(r'<td class="([^"]*heat-(?:better|worse)[^"]*)" data-verdict="(\w+)"', html)
-    assert shaded == [("num group-start ok heat-better", "better")]
+    assert shaded == [("num ok heat-better", "better")]
     assert 'data-verdict="within_noise"' in html and "+1.0 % ~" in html
     assert 'class="chart-hints"' in html and "CPU-bound" in html and "single slowest operation" in html

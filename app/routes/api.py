@@ -8,12 +8,13 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from pydantic import WithJsonSchema
 
 from app import charts, exports, matrix, queries
-from app.comparison_request import parse_run_ids, read_request
+from app.comparison_request import parse_id_filter, read_request
 from app.config import get_settings
 from app.db import SessionDep
 from app.errors import BadRequest
 from app.figures import figures_of
 from app.models import MAX_ID
+from app.parsing import TESTS
 from app.request_body import check_filter_text, check_label, check_tag, parse_tag_params, read_upload
 from app.routes.storing import store_upload
 from app.schemas import LABEL_PARAM_SCHEMA, TAG_PARAM_SCHEMA, CompareOut, ErrorOut, RunDetailOut, RunList, RunPatch, UploadOut
@@ -36,28 +37,33 @@ UPLOAD_BODY = {
 }
 
 
+RUN_IDS_PATTERN = "^[ ,]*[0-9]{1,10}(?:[ ,]+[0-9]{1,10})*[ ,]*$"
+RUN_IDS_FILTER_PATTERN = "^[ ,]*(?:[0-9]{1,10}(?:[ ,]+[0-9]{1,10})*[ ,]*)?$"
+
+
 def run_filter(
     machine: str | None = None,
     tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], Query(description="KEY=VALUE; repeatable, all must match")] = [],  # noqa: B006
     format: str | None = None,  # noqa: A002 - the contract's name
     upload: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
-    runs: Annotated[str | None, Query(description="only these run ids, e.g. 1,2,3 (the export)")] = None,
+    runs: Annotated[str | None, WithJsonSchema({"type": "string", "pattern": RUN_IDS_FILTER_PATTERN}), Query(description="only these run ids, e.g. 1,2,3 (empty: all)")] = None,
 ) -> queries.RunFilter:
     return queries.RunFilter(
         machine=check_filter_text(machine, "machine"),
         tags=parse_tag_params(tag),
         format_version=check_filter_text(format, "format"),
         upload_id=upload,
-        run_ids=tuple(parse_run_ids([runs], limit=None)) if runs else None,
+        run_ids=parse_id_filter(runs) if runs and runs.strip(" ,") else None,
     )
 
 
 FilterDep = Annotated[queries.RunFilter, Depends(run_filter)]
 RunId = Annotated[int, Path(ge=1, le=MAX_ID)]
 # What app.comparison_request accepts (it answers 400 itself with a message naming the parameter).
-RUN_IDS_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[ ,]*[0-9]{1,10}(?:[ ,]+[0-9]{1,10})*[ ,]*$"})
+RUN_IDS_SCHEMA = WithJsonSchema({"type": "string", "pattern": RUN_IDS_PATTERN})
 BASELINE_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[0-9]{0,10}$"})
 MODE_SCHEMA = WithJsonSchema({"type": "string", "enum": ["absolute", "relative"], "default": "absolute"})
+TAG_KEY_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[^ ,=\\x00]{1,200}$"})
 GROUP_SCHEMA = WithJsonSchema({"type": "string", "default": "params", "examples": ["params", "none", "fs,raid"]})
 
 
@@ -176,9 +182,9 @@ def get_compare_csv(
 @router.get("/matrix", responses=ERRORS)
 def get_matrix(
     session: SessionDep,
-    rows: Annotated[str, Query(description="the tag key whose values are the rows, e.g. raid")],
-    cols: Annotated[str, Query(description="the tag key whose values are the columns, e.g. fs")],
-    test: Annotated[str, Query(description="the bonnie++ test of the cells, e.g. put_block")] = matrix.DEFAULT_TEST,
+    rows: Annotated[str, TAG_KEY_SCHEMA, Query(description="the tag key whose values are the rows, e.g. raid")],
+    cols: Annotated[str, TAG_KEY_SCHEMA, Query(description="the tag key whose values are the columns, e.g. fs")],
+    test: Annotated[str, WithJsonSchema({"type": "string", "enum": list(TESTS)}), Query(description="the bonnie++ test of the cells")] = matrix.DEFAULT_TEST,
     runs: Annotated[str | None, RUN_IDS_SCHEMA, Query(description="run ids; default: the newest 100 runs with both tags")] = None,
     baseline: Annotated[str | None, BASELINE_SCHEMA, Query(description="a run; its cell is the baseline")] = None,
 ):
