@@ -43,7 +43,7 @@
 
   function withAlpha(color, alpha) {
     const m = /^#([0-9a-f]{6})$/i.exec(color);
-    if (!m) return color;
+    if (!m || alpha === 1) return color;
     const n = parseInt(m[1], 16);
     return "rgba(" + (n >> 16) + "," + ((n >> 8) & 255) + "," + (n & 255) + "," + alpha + ")";
   }
