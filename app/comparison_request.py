@@ -90,6 +90,9 @@ def parse_group(group: str | None) -> Grouping:
     if text == UNGROUPED:
         return Grouping(kind=UNGROUPED)
     keys = tuple(dict.fromkeys(key.strip() for key in text.split(",") if key.strip()))
+    spaced = next((key for key in keys if any(c.isspace() for c in key)), None)
+    if spaced is not None:
+        raise BadRequest(f"group: a tag key has no spaces ({spaced[:30]!r}); separate keys with commas, like fs,raid")
     if not keys or len(keys) > MAX_GROUP_KEYS or any("=" in key or "\x00" in key or len(key) > 200 for key in keys):
         raise BadRequest(
             f"group must be 'params', 'none' or up to {MAX_GROUP_KEYS} tag keys separated by commas, like fs,raid"

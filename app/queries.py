@@ -45,10 +45,20 @@ def _filtered(statement: Select, run_filter: RunFilter) -> Select:
     return statement
 
 
-def list_runs(*, session: Session, run_filter: RunFilter, limit: int, offset: int) -> tuple[int, list[Run]]:
-    """Matching runs, newest first, and how many match in all."""
+# The runs list's orders: upload order (newest or oldest first) or by name (machine, then label).
+RUN_ORDERS = {
+    "newest": (run_table.c.id.desc(),),
+    "oldest": (run_table.c.id,),
+    "name": (run_table.c.machine, run_table.c.label, run_table.c.id),
+}
+
+
+def list_runs(
+    *, session: Session, run_filter: RunFilter, limit: int, offset: int, order: str = "newest"
+) -> tuple[int, list[Run]]:
+    """Matching runs in `order` (RUN_ORDERS; default newest first), and how many match in all."""
     total = session.scalar(_filtered(select(func.count()).select_from(run_table), run_filter))
-    runs = session.scalars(_filtered(select(Run), run_filter).order_by(Run.id.desc()).limit(limit).offset(offset))
+    runs = session.scalars(_filtered(select(Run), run_filter).order_by(*RUN_ORDERS[order]).limit(limit).offset(offset))
     return total or 0, list(runs)
 
 

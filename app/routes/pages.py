@@ -43,10 +43,21 @@ def runs_page(
     tag: Annotated[list[str], Query()] = [],  # noqa: B006
     format: str | None = None,  # noqa: A002
     page: Annotated[int, Query(ge=1, le=MAX_ID)] = 1,
+    runs: str = "",
+    run: Annotated[list[str], Query()] = [],  # noqa: B006
+    sort: str = "newest",
 ):
     # The filter form's one text box holds "raid=5 fs=xfs"; links repeat tag= instead.
     tag_terms = [term for value in tag for term in value.split()]
     filter_error = None
+    # The ticked runs, in the order they were ticked (static/runs.js keeps `runs=`; the boxes' run= add
+    # to it without script): they survive filter changes, and the first one is the comparison's baseline.
+    try:
+        chosen = parse_run_ids([runs, *run], limit=None)
+    except BadRequest as exc:
+        chosen, filter_error = [], exc.detail
+    if sort not in queries.RUN_ORDERS:
+        sort, filter_error = "newest", f"sort must be one of {', '.join(queries.RUN_ORDERS)}"
     try:
         tags = parse_tag_params(tag_terms)
         check_filter_text(machine, "machine")
@@ -54,9 +65,12 @@ def runs_page(
     except BadRequest as exc:
         tags, filter_error = {}, exc.detail
     run_filter = queries.RunFilter(machine=machine or None, tags=tags, format_version=format or None)
-    total, runs = (0, []) if filter_error else queries.list_runs(session=session, run_filter=run_filter, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+    total, found = (0, []) if filter_error else queries.list_runs(session=session, run_filter=run_filter, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE, order=sort)
     context = {
-        "runs": [queries.run_as_dict(run) for run in runs],
+        "chosen": chosen,
+        "sort": sort,
+        "sorts": {"newest": "newest first", "oldest": "oldest first", "name": "by name"},
+        "runs": [queries.run_as_dict(one) for one in found],
         "total": total,
         "page": page,
         "pages": max(1, -(-total // PAGE_SIZE)),
