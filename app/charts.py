@@ -200,7 +200,7 @@ def compare(
     return data
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # read-only by convention: frozen=True makes building one 4x dearer
 class Sample:
     """One configuration's figures for one test: per measure (VALUE, CPU, LATENCY) the description
     and moments of the measured values (no +++++, no gaps), computed once; and the counts."""
@@ -214,6 +214,8 @@ class Sample:
 def _samples(config: Configuration) -> list[Sample]:
     """Per test (TESTS order), what the runs of `config` measured: one pass over their results."""
     n_runs = len(config.runs)
+    if n_runs == 1 and SINGLE_RUN_SHORTCUT:
+        return [_single_sample(result) for result in config.runs[0].results]
     describe = stats.describe_with_moments
     samples = []
     for results in zip(*[run.results for run in config.runs], strict=True):
@@ -237,6 +239,30 @@ def _samples(config: Configuration) -> list[Sample]:
             Sample({VALUE: describe(values), CPU: describe(cpu), LATENCY: describe(latency)}, n_runs, too_fast, not_run)
         )
     return samples
+
+
+# A configuration of one run (every one of an ungrouped comparison) takes a shortcut through
+# _single_sample and _single_cell: the same answer (tests/test_charts.py turns this off to check)
+# for about half the work of the general path.
+SINGLE_RUN_SHORTCUT = True
+_NOTHING = (stats.NOTHING, None)
+
+
+def _one(value: float | None) -> tuple[stats.Description, stats.Moments | None]:
+    """describe_with_moments([value]) (or of [] for None), without building the list."""
+    if value is None:
+        return _NOTHING
+    mean = value / 1
+    return stats.Description(1, mean, mean, None, None, None), stats.Moments(1, mean, None, None)
+
+
+def _single_sample(result: Result) -> Sample:
+    """_samples() of one run's result: what an ungrouped comparison builds 36 times per run."""
+    status, value, cpu_pct, latency_us = result
+    latency = _one(latency_us)
+    if status == OK:
+        return Sample({VALUE: _one(value), CPU: _one(cpu_pct), LATENCY: latency}, 1, 0, 0)
+    return Sample({VALUE: _NOTHING, CPU: _NOTHING, LATENCY: latency}, 1, int(status == TOO_FAST), int(status != TOO_FAST))
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +293,8 @@ def _cell(
     measure = spec.measure
     described, side = sample.stats[measure]
     n = described.n
+    if sample.n_runs == 1 and not facts.has_evidence and SINGLE_RUN_SHORTCUT:
+        return _single_cell(spec, index, facts, sample, base)
     if measure == LATENCY:
         n_too_fast, n_not_run = 0, sample.n_runs - n  # a +++++ test still has its latency
         status = OK if n else NO_LATENCY
@@ -323,8 +351,8 @@ def _cell(
         "n": n,
         "n_too_fast": n_too_fast,
         "n_not_run": n_not_run,
-        "mean": None if described.mean is None else round(described.mean, 3) + 0.0,
-        "median": None if described.median is None else round(described.median, 3) + 0.0,
+        "mean": None if described.mean is None else _round3(described.mean),
+        "median": None if described.median is None else _round3(described.median),
         "sd": None if described.sd is None else round(described.sd, 3) + 0.0,
         "cv_pct": None if cv_pct is None else round(cv_pct, 2) + 0.0,
         "ci95": None if ci95 is None else [round(ci95[0], 3) + 0.0, round(ci95[1], 3) + 0.0],
@@ -333,6 +361,50 @@ def _cell(
         "verdict": verdict,
         "hints": hints,
     }
+
+
+def _round3(x: float) -> float:
+    """round(x, 3) + 0.0 (the + 0.0 turns -0.0 into 0.0), skipping round() for whole numbers — most of
+    bonnie++'s figures — where it is the costliest step of a cell."""
+    return x + 0.0 if type(x) is int or x.is_integer() else round(x, 3) + 0.0
+
+
+def _single_cell(spec: ChartSpec, index: int, facts: ConfigFacts, sample: Sample, base: Sample | None) -> dict[str, Any]:
+    """_cell() for a configuration of one run, the common case of an ungrouped comparison: no spread,
+    no interval, a verdict that can only be unknown — the same answer with a fraction of the work."""
+    measure = spec.measure
+    described = sample.stats[measure][0]
+    mean = described.mean
+    test = TESTS[index]
+    if measure == LATENCY:
+        n_too_fast, n_not_run = 0, 1 - described.n
+        status = OK if mean is not None else NO_LATENCY
+    else:
+        n_too_fast, n_not_run = sample.n_too_fast, sample.n_not_run
+        status = OK if mean is not None else TOO_FAST if n_too_fast else NOT_RUN
+    ratio = verdict = None
+    if base is not None:
+        verdict = stats.UNKNOWN
+        base_mean = base.stats[measure][0].mean
+        if mean is not None and base_mean is not None and base_mean > 0:
+            ratio = round(mean / base_mean, 4) + 0.0
+    hints: list[dict[str, str]] = []
+    if measure == VALUE:
+        cpu_pct = sample.stats[CPU][0].mean
+        if n_too_fast or (cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT) or facts.ram_mib or test in PER_CHAR_TESTS:
+            hints = result_hints(test, measures_rate=True, n_runs=1, n_too_fast=n_too_fast, cv_pct=None, cpu_pct=cpu_pct,
+                                 file_size_mib=facts.file_size_mib, ram_mib=facts.ram_mib,
+                                 format_versions=facts.format_versions, evidence=None)  # fmt: skip
+    elif n_too_fast:
+        hints = result_hints(test, measures_rate=False, n_runs=1, n_too_fast=n_too_fast, cv_pct=None, cpu_pct=None,
+                             file_size_mib=facts.file_size_mib, ram_mib=facts.ram_mib,
+                             format_versions=facts.format_versions, evidence=None)  # fmt: skip
+    value = None if mean is None else _round3(mean)
+    return {
+        "test": test, "status": status, "n": described.n, "n_too_fast": n_too_fast, "n_not_run": n_not_run,
+        "mean": value, "median": value, "sd": None, "cv_pct": None, "ci95": None,
+        "ratio": ratio, "ratio_ci95": None, "verdict": verdict, "hints": hints,
+    }  # fmt: skip
 
 
 def _evidence(config: Configuration, test: str) -> list[dict[str, str]] | None:

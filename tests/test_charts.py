@@ -264,3 +264,24 @@ def test_heat_table_shades_only_cells_whose_verdict_is_better_or_worse():
     coloured = {(TESTS[i // 3], i % 3) for i, cell in enumerate(table["rows"][1]["cells"]) if cell["verdict"] in ("better", "worse")}
     assert coloured == {("put_block", 0), ("put_block", 1)}
     assert all(cell["verdict"] is None for cell in table["rows"][0]["cells"])  # the baseline itself
+
+
+def test_the_single_run_shortcut_gives_the_same_answer_as_the_general_path(monkeypatch):
+    """Every corpus line alone (group=none), absolute and relative, with each baseline: the answer
+    with the shortcut for one-run configurations equals the one computed the general way."""
+    from tests.conftest import CORPUS_DIR
+
+    lines = [line for path in sorted(CORPUS_DIR.glob("*.csv")) for line in path.read_text().splitlines() if line and not line.startswith("#")]
+    runs = []
+    for line in lines:
+        try:
+            runs.append(figures(line, len(runs) + 1, tags={"ram_mib": "256"} if len(runs) % 3 == 0 else {}))
+        except Exception:  # header lines and the corpus's deliberately broken ones
+            continue
+    assert len(runs) > 20
+    none = parse_group("none")
+    asked = [(mode, baseline) for mode in ("absolute", "relative") for baseline in (None, runs[0].id, runs[5].id)]
+    fast = [charts.compare(runs, mode=mode, baseline=baseline, grouping=none) for mode, baseline in asked]
+    monkeypatch.setattr(charts, "SINGLE_RUN_SHORTCUT", False)
+    slow = [charts.compare(runs, mode=mode, baseline=baseline, grouping=none) for mode, baseline in asked]
+    assert fast == slow
