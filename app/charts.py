@@ -501,13 +501,13 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
         log = spec.measure == LATENCY  # absolute latency spans decades; relative, so do its ratios
         if kind == RATIO:
             unit, divisor = "×", 1
-            axis_title = "× the baseline's latency (log scale)"
+            axis_title = "× baseline latency (log)"
         elif kind == POINTS:
             unit, divisor = "points", 1
-            axis_title = "%CPU points vs the baseline"
+            axis_title = "%CPU points vs baseline"
         elif relative:
             unit, divisor = "%", 1
-            axis_title = "% vs the baseline"
+            axis_title = "% vs baseline"
         else:
             unit, divisor = display_unit(spec.unit, values)
             axis_title = f"{'latency' if log else spec.title}, {unit}" + (" (log scale)" if log else "")

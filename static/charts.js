@@ -538,12 +538,25 @@
     scale.max = high;
   }
 
+  // A white ground under every chart, so that an exported PNG (toBase64Image) is not transparent.
+  const whiteGround = {
+    id: "bbWhiteGround",
+    beforeDraw(chart) {
+      const ctx = chart.ctx;
+      ctx.save();
+      ctx.globalCompositeOperation = "destination-over";
+      ctx.fillStyle = "#fff";
+      ctx.fillRect(0, 0, chart.width, chart.height);
+      ctx.restore();
+    },
+  };
+
   let registered = false;
   function registerOnce() {
     if (registered) return;
     Chart.Interaction.modes.bbCategory = categoryMode;
     Chart.Tooltip.positioners.bbPointer = atPointer;
-    Chart.register(referenceLines, valueLabels, tooFastMarks, errorBars, offScale);
+    Chart.register(whiteGround, referenceLines, valueLabels, tooFastMarks, errorBars, offScale);
     registered = true;
   }
 

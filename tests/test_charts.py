@@ -199,8 +199,8 @@ def test_view_titles_say_where_the_numbers_come_from_and_notes_say_why_bars_are_
     rview = charts.compare_view(runs, relative)
     # relative: rates as a %, latency as a ratio on a log axis, %CPU in percentage points
     assert [(c["relative_kind"], c["scale"]) for c in rview["charts"]] == [("percent", "linear")] * 4 + [("ratio", "logarithmic"), ("points", "linear")]
-    assert rview["charts"][0]["axis_title"] == "% vs the baseline"
-    assert rview["charts"][4]["axis_title"] == "× the baseline's latency (log scale)"
+    assert rview["charts"][0]["axis_title"] == "% vs baseline"
+    assert rview["charts"][4]["axis_title"] == "× baseline latency (log)"
     assert view["charts"][0]["relative_kind"] is None
     assert [(n["status"], n["where"]) for n in rview["charts"][0]["notes"]] == [("too_fast", ["vm: rewrite, get_block"])]
 
