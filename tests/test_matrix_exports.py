@@ -42,7 +42,11 @@ def test_matrix_cells_are_the_configurations_means_of_the_compare_api(client, sw
             expected = means[cell["configuration"]]
             assert (cell["mean"], cell["n"], cell["ci95"], cell["ratio"], cell["verdict"]) == (
                 expected["mean"], expected["n"], expected["ci95"], expected["ratio"], expected["verdict"])  # fmt: skip
-    cells = {(row["value"], col): cell for row in matrix["rows"] for col, cell in zip(matrix["columns"], row["cells"], strict=True)}
+    cells = {
+        (row["value"], col): cell
+        for row in matrix["rows"]
+        for col, cell in zip(matrix["columns"], row["cells"], strict=True)
+    }
     assert cells[("5", "ext3")]["baseline"] and cells[("5", "ext3")]["mean"] == 101_000  # (100000 + 102000) / 2
     assert cells[("5", "xfs")]["mean"] == 151_500 and cells[("5", "xfs")]["ratio"] == 1.5  # 151500 / 101000
     assert cells[("5", "xfs")]["verdict"] == "better"
@@ -52,12 +56,18 @@ def test_matrix_cells_are_the_configurations_means_of_the_compare_api(client, sw
     family = next(f for f in cells[("5", "xfs")]["families"] if f["family"] == "block_io")
     assert family["tests"] == ["putc", "put_block", "getc"]
     assert family["ratio_geomean"] == pytest.approx((1.5 * 1111 / 1010) ** (1 / 3), abs=1e-4)
-    assert {f["family"] for f in cells[("5", "xfs")]["families"]} == {"block_io", "seeks", "metadata"}  # never one score
+    assert {f["family"] for f in cells[("5", "xfs")]["families"]} == {
+        "block_io",
+        "seeks",
+        "metadata",
+    }  # never one score
     # without runs=: the runs that have both tags
     assert client.get("/api/matrix?rows=raid&cols=fs").json()["runs"] == sweep
     # another baseline cell: the verdicts follow
     other = client.get(f"/api/matrix?rows=raid&cols=fs&runs={runs}&baseline={sweep[2]}").json()
-    assert other["rows"][0]["cells"][1]["baseline"] and other["rows"][0]["cells"][0]["ratio"] == pytest.approx(101_000 / 151_500, abs=1e-4)
+    assert other["rows"][0]["cells"][1]["baseline"] and other["rows"][0]["cells"][0]["ratio"] == pytest.approx(
+        101_000 / 151_500, abs=1e-4
+    )
 
 
 @pytest.mark.parametrize(
@@ -105,9 +115,16 @@ def test_compare_csv_holds_the_numbers_of_the_api(client, sweep):
                 assert row["n"] == str(cell["n"]) and row["verdict"] == (cell["verdict"] or "")
                 for name in ("mean", "sd", "ratio"):
                     assert (float(row[name]) if row[name] else None) == cell[name]
-                assert (float(row["ci95_low"]) if row["ci95_low"] else None) == (cell["ci95"][0] if cell["ci95"] else None)
+                assert (float(row["ci95_low"]) if row["ci95_low"] else None) == (
+                    cell["ci95"][0] if cell["ci95"] else None
+                )
     put_block = by_key[("block_io", "put_block", 2)]
-    assert (put_block["name"], put_block["unit"], put_block["baseline"], put_block["mean"]) == ("raid=5 fs=xfs", "KiB/s", "1", "151500.0")
+    assert (put_block["name"], put_block["unit"], put_block["baseline"], put_block["mean"]) == (
+        "raid=5 fs=xfs",
+        "KiB/s",
+        "1",
+        "151500.0",
+    )
     assert not math.isnan(float(by_key[("block_io", "put_block", 1)]["ratio"]))
     assert client.get("/api/compare.csv?runs=").status_code == 400
 
