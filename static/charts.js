@@ -336,11 +336,16 @@
         const top = Math.max(Math.min(el.y, el.base), area.top);
         const bottom = Math.min(Math.max(el.y, el.base), area.bottom);
         const length = bottom - top;
-        const middle = (top + bottom) / 2;
+        // next to the bar's base, away from the error bar at its end
+        const up = el.y <= el.base;
+        const base = Math.min(Math.max(el.base, area.top), area.bottom);
         let along = false;
+        let middle;
         if (el.width >= width + 4 && length >= 14) {
+          middle = up ? base - 8 : base + 8;
           textWithHalo(ctx, text, el.x, middle);
         } else if (el.width >= 11 && length >= width + 6) {
+          middle = up ? base - width / 2 - 4 : base + width / 2 + 4;
           ctx.save();
           ctx.translate(el.x, middle);
           ctx.rotate(-Math.PI / 2);
