@@ -23,7 +23,7 @@ from app.grouping import DEFAULT, Configuration, Grouping, group_runs
 from app.hints import CPU_BOUND_PCT, GENERAL_TEXT, PER_CHAR_TESTS, SPREAD_CV_PCT, WORST_LATENCY, result_hints
 from app.parsing import FILE_TESTS, NOT_RUN, OK, TESTS, TOO_FAST, UNITS, Result
 from app.summary import percent
-from app.units import UNIT_STEPS, display_unit, format_latency, format_rate
+from app.units import UNIT_STEPS, display_unit, format_in
 
 __all__ = ["ABSOLUTE", "MODES", "RELATIVE", "RunFigures", "compare", "compare_view", "heat_table"]
 
@@ -200,7 +200,7 @@ def compare(
     return data
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # read-only by convention: frozen=True makes building one 4x dearer
 class Sample:
     """One configuration's figures for one test: per measure (VALUE, CPU, LATENCY) the description
     and moments of the measured values (no +++++, no gaps), computed once; and the counts."""
@@ -214,6 +214,8 @@ class Sample:
 def _samples(config: Configuration) -> list[Sample]:
     """Per test (TESTS order), what the runs of `config` measured: one pass over their results."""
     n_runs = len(config.runs)
+    if n_runs == 1 and SINGLE_RUN_SHORTCUT:
+        return [_single_sample(result) for result in config.runs[0].results]
     describe = stats.describe_with_moments
     samples = []
     for results in zip(*[run.results for run in config.runs], strict=True):
@@ -237,6 +239,30 @@ def _samples(config: Configuration) -> list[Sample]:
             Sample({VALUE: describe(values), CPU: describe(cpu), LATENCY: describe(latency)}, n_runs, too_fast, not_run)
         )
     return samples
+
+
+# A configuration of one run (every one of an ungrouped comparison) takes a shortcut through
+# _single_sample and _single_cell: the same answer (tests/test_charts.py turns this off to check)
+# for about half the work of the general path.
+SINGLE_RUN_SHORTCUT = True
+_NOTHING = (stats.NOTHING, None)
+
+
+def _one(value: float | None) -> tuple[stats.Description, stats.Moments | None]:
+    """describe_with_moments([value]) (or of [] for None), without building the list."""
+    if value is None:
+        return _NOTHING
+    mean = value / 1
+    return stats.Description(1, mean, mean, None, None, None), stats.Moments(1, mean, None, None)
+
+
+def _single_sample(result: Result) -> Sample:
+    """_samples() of one run's result: what an ungrouped comparison builds 36 times per run."""
+    status, value, cpu_pct, latency_us = result
+    latency = _one(latency_us)
+    if status == OK:
+        return Sample({VALUE: _one(value), CPU: _one(cpu_pct), LATENCY: latency}, 1, 0, 0)
+    return Sample({VALUE: _NOTHING, CPU: _NOTHING, LATENCY: latency}, 1, int(status == TOO_FAST), int(status != TOO_FAST))
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +293,8 @@ def _cell(
     measure = spec.measure
     described, side = sample.stats[measure]
     n = described.n
+    if sample.n_runs == 1 and not facts.has_evidence and SINGLE_RUN_SHORTCUT:
+        return _single_cell(spec, index, facts, sample, base)
     if measure == LATENCY:
         n_too_fast, n_not_run = 0, sample.n_runs - n  # a +++++ test still has its latency
         status = OK if n else NO_LATENCY
@@ -323,8 +351,8 @@ def _cell(
         "n": n,
         "n_too_fast": n_too_fast,
         "n_not_run": n_not_run,
-        "mean": None if described.mean is None else round(described.mean, 3) + 0.0,
-        "median": None if described.median is None else round(described.median, 3) + 0.0,
+        "mean": None if described.mean is None else _round3(described.mean),
+        "median": None if described.median is None else _round3(described.median),
         "sd": None if described.sd is None else round(described.sd, 3) + 0.0,
         "cv_pct": None if cv_pct is None else round(cv_pct, 2) + 0.0,
         "ci95": None if ci95 is None else [round(ci95[0], 3) + 0.0, round(ci95[1], 3) + 0.0],
@@ -333,6 +361,50 @@ def _cell(
         "verdict": verdict,
         "hints": hints,
     }
+
+
+def _round3(x: float) -> float:
+    """round(x, 3) + 0.0 (the + 0.0 turns -0.0 into 0.0), skipping round() for whole numbers — most of
+    bonnie++'s figures — where it is the costliest step of a cell."""
+    return x + 0.0 if type(x) is int or x.is_integer() else round(x, 3) + 0.0
+
+
+def _single_cell(spec: ChartSpec, index: int, facts: ConfigFacts, sample: Sample, base: Sample | None) -> dict[str, Any]:
+    """_cell() for a configuration of one run, the common case of an ungrouped comparison: no spread,
+    no interval, a verdict that can only be unknown — the same answer with a fraction of the work."""
+    measure = spec.measure
+    described = sample.stats[measure][0]
+    mean = described.mean
+    test = TESTS[index]
+    if measure == LATENCY:
+        n_too_fast, n_not_run = 0, 1 - described.n
+        status = OK if mean is not None else NO_LATENCY
+    else:
+        n_too_fast, n_not_run = sample.n_too_fast, sample.n_not_run
+        status = OK if mean is not None else TOO_FAST if n_too_fast else NOT_RUN
+    ratio = verdict = None
+    if base is not None:
+        verdict = stats.UNKNOWN
+        base_mean = base.stats[measure][0].mean
+        if mean is not None and base_mean is not None and base_mean > 0:
+            ratio = round(mean / base_mean, 4) + 0.0
+    hints: list[dict[str, str]] = []
+    if measure == VALUE:
+        cpu_pct = sample.stats[CPU][0].mean
+        if n_too_fast or (cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT) or facts.ram_mib or test in PER_CHAR_TESTS:
+            hints = result_hints(test, measures_rate=True, n_runs=1, n_too_fast=n_too_fast, cv_pct=None, cpu_pct=cpu_pct,
+                                 file_size_mib=facts.file_size_mib, ram_mib=facts.ram_mib,
+                                 format_versions=facts.format_versions, evidence=None)  # fmt: skip
+    elif n_too_fast:
+        hints = result_hints(test, measures_rate=False, n_runs=1, n_too_fast=n_too_fast, cv_pct=None, cpu_pct=None,
+                             file_size_mib=facts.file_size_mib, ram_mib=facts.ram_mib,
+                             format_versions=facts.format_versions, evidence=None)  # fmt: skip
+    value = None if mean is None else _round3(mean)
+    return {
+        "test": test, "status": status, "n": described.n, "n_too_fast": n_too_fast, "n_not_run": n_not_run,
+        "mean": value, "median": value, "sd": None, "cv_pct": None, "ci95": None,
+        "ratio": ratio, "ratio_ci95": None, "verdict": verdict, "hints": hints,
+    }  # fmt: skip
 
 
 def _evidence(config: Configuration, test: str) -> list[dict[str, str]] | None:
@@ -425,8 +497,15 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
             v for entry in chart["configurations"] for cell in entry["tests"]
             for v in (cell["mean"], *(cell["ci95"] or ()))
         ]  # fmt: skip
-        log = spec.measure == LATENCY and not relative
-        if relative:
+        kind = RELATIVE_KIND[spec.measure] if relative else None
+        log = spec.measure == LATENCY  # absolute latency spans decades; relative, so do its ratios
+        if kind == RATIO:
+            unit, divisor = "×", 1
+            axis_title = "× baseline latency (log)"
+        elif kind == POINTS:
+            unit, divisor = "points", 1
+            axis_title = "%CPU points vs baseline"
+        elif relative:
             unit, divisor = "%", 1
             axis_title = "% vs baseline"
         else:
@@ -437,6 +516,8 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
         charts.append({
             "key": spec.key,
             "title": spec.title,
+            "measure": spec.measure,
+            "relative_kind": kind,
             "source": ", ".join(sources),
             "better": ("higher" if spec.higher_is_better else "lower") + " is better",
             "axis_title": axis_title,
@@ -452,13 +533,22 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
     return {
         "names": {str(run_id): name for run_id, name in names.items()},
         "configuration_names": {str(cid): name for cid, name in config_names.items()},
-        # run id -> the position of its configuration: the colour of its chip, as of its bars
+        # run id -> the position of its configuration: the colour (and pattern) of its chip, as of its bars
         "colour_of": {str(run): index for index, c in enumerate(data["configurations"]) for run in c["runs"]},
+        "baseline_name": config_names[base_id],
         "charts": charts,
         "status_text": STATUS_TEXT,
         "verdict_text": VERDICT_TEXT,
         "too_fast_explanation": TOO_FAST_EXPLANATION,
     }
+
+
+# How a relative chart says "compared with the baseline": rates as a % difference, latency as a
+# ratio on a log axis (it spans decades: ×0.5 and ×2 are equally far from ×1, and +45,000,000 %
+# would flatten every other bar), %CPU as a difference in percentage points (a ratio of two small
+# %CPU figures says little).
+PERCENT, RATIO, POINTS = "percent", "ratio", "points"
+RELATIVE_KIND = {VALUE: PERCENT, LATENCY: RATIO, CPU: POINTS}
 
 
 VERDICT_TEXT = {
@@ -520,32 +610,43 @@ def hint_list(chart: dict[str, Any], names: dict[int, str]) -> list[dict[str, An
     return items
 
 
-def _mean_text(test: str, measure: str, cell: dict[str, Any]) -> str:
-    if cell["mean"] is None:
-        return (
-            TOO_FAST_TEXT
-            if cell["status"] == TOO_FAST and measure == VALUE
-            else "+++"
-            if cell["status"] == TOO_FAST
-            else ""
-        )
-    if measure == LATENCY:
-        return format_latency(round(cell["mean"]))
-    if measure == CPU:
-        return f"{cell['mean']:.0f}"
-    mean = cell["mean"] if test == "seeks" else round(cell["mean"])
-    return format_rate(round(mean, 1), UNITS[test])
-
-
 VERDICT_MARK = {"better": "▲", "worse": "▼", "within_noise": "~", "unknown": "?"}
+MEASURE_TITLES = {VALUE: "Rates", CPU: "%CPU", LATENCY: "Latency (the slowest single operation)"}
+# Column groups of the heat tables: the chart families, in TESTS order.
+FAMILIES = (
+    ("Block I/O", TESTS[:5]),
+    ("Seeks", ("seeks",)),
+    ("File create and delete", TESTS[6:9]),
+    ("Random files", TESTS[9:]),
+)
+
+
+def _column_unit(test: str, measure: str, means: list[float | None]) -> tuple[str, int]:
+    """One unit per column: the display unit of its largest mean (MiB/s for all when one reaches it)."""
+    if measure == CPU:
+        return "%", 1
+    return display_unit("µs" if measure == LATENCY else UNITS[test], means)
+
+
+def _difference(measure: str, cell: dict[str, Any], base: dict[str, Any]) -> str:
+    """As the relative charts say it: a % for rates, a ratio for latency, points for %CPU."""
+    if measure == LATENCY:
+        return f"×{cell['ratio']:.2f}" if cell["ratio"] < 10 else f"×{cell['ratio']:,.0f}"
+    if measure == CPU:
+        points = round(cell["mean"] - base["mean"])
+        return f"{'+' if points > 0 else '−' if points < 0 else '±'}{abs(points)} pts"
+    return percent(cell["ratio"])
 
 
 def heat_table(data: dict[str, Any]) -> dict[str, Any]:
-    """The table under the charts, in the spirit of bon_csv2html: one row per configuration, each
-    test's mean rate, %CPU and latency (when any run has latencies). Each cell is a dict: `text`,
-    `relative` (the ratio to the baseline configuration as a %, with its verdict mark: ▲ better,
-    ▼ worse, ~ within noise, ? unknown), `verdict` and `status`; the template shades only cells whose
-    verdict is better or worse, so a colour always means a difference beyond the noise."""
+    """The tables under the charts, in the spirit of bon_csv2html but readable at 1366 px: one table
+    per measure (rates, %CPU, latency when any run has one), one row per configuration, one column
+    per test grouped by family, one unit per column (in its header). Each cell is a dict: `text` (the
+    mean in the column's unit, or +++++), `relative` (the ratio to the baseline configuration as a %,
+    with its verdict mark: ▲ better, ▼ worse, ~ within noise, ? unknown), `verdict` and `status`; the
+    template shades only cells whose verdict is better or worse, so a colour always means a
+    difference beyond the noise. `rows[].cells` run over TESTS x `measures`; `columns` (same order)
+    give each its test, measure and unit; `sections` list per measure the indexes of its cells."""
     by_key = {chart["key"]: chart for chart in data["charts"]}
     base_id = data["baseline_configuration"]
     # test -> (chart, index in it) for each measure
@@ -555,35 +656,54 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
     has_latency = any(cell["n"] for entry in by_key["latency"]["configurations"] for cell in entry["tests"])
     measures = (VALUE, CPU, LATENCY) if has_latency else (VALUE, CPU)
-    rows = []
-    for config in data["configurations"]:
-        cells = []
-        for test in TESTS:
-            for measure in measures:
-                chart, index = where[measure][test]
-                entry = next(e for e in chart["configurations"] if e["configuration"] == config["id"])
-                cell = entry["tests"][index]
+    columns = []
+    by_config: dict[int, list[dict[str, Any]]] = {c["id"]: [] for c in data["configurations"]}
+    for test in TESTS:
+        for measure in measures:
+            chart, index = where[measure][test]
+            cells = {e["configuration"]: e["tests"][index] for e in chart["configurations"]}
+            unit, divisor = _column_unit(test, measure, [cell["mean"] for cell in cells.values()])
+            columns.append({"test": test, "measure": measure, "unit": unit})
+            for config_id, cell in cells.items():
                 relative = ""
-                if measure == VALUE and cell["ratio"] is not None and config["id"] != base_id:
-                    relative = f"{percent(cell['ratio'])} {VERDICT_MARK[cell['verdict']]}"
-                cells.append({
+                if cell["ratio"] is not None and config_id != base_id:
+                    relative = f"{_difference(measure, cell, cells[base_id])} {VERDICT_MARK[cell['verdict']]}"
+                too_fast = cell["status"] == TOO_FAST and measure != LATENCY
+                by_config[config_id].append({
                     "measure": measure,
-                    "text": _mean_text(test, measure, cell),
+                    "text": TOO_FAST_TEXT if too_fast else format_in(cell["mean"], unit, divisor),
                     "relative": relative,
                     "verdict": cell["verdict"],
                     "status": cell["status"],
                     "n": cell["n"],
                 })  # fmt: skip
-        rows.append(
-            {
-                "configuration": config["id"],
-                "name": config["name"],
-                "runs": config["runs"],
-                "baseline": config["id"] == base_id,
-                "cells": cells,
-            }
-        )
-    return {"tests": list(TESTS), "has_latency": has_latency, "measures": list(measures), "rows": rows}
+    rows = [
+        {
+            "configuration": config["id"],
+            "name": config["name"],
+            "runs": config["runs"],
+            "baseline": config["id"] == base_id,
+            "cells": by_config[config["id"]],
+        }
+        for config in data["configurations"]
+    ]
+    sections = [
+        {
+            "measure": measure,
+            "title": MEASURE_TITLES[measure],
+            "families": [(title, len(tests)) for title, tests in FAMILIES],
+            "indexes": [i for i, column in enumerate(columns) if column["measure"] == measure],
+        }
+        for measure in measures
+    ]
+    return {
+        "tests": list(TESTS),
+        "has_latency": has_latency,
+        "measures": list(measures),
+        "columns": columns,
+        "sections": sections,
+        "rows": rows,
+    }
 
 
 TOO_FAST_TEXT = "+++++"

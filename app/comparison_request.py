@@ -55,6 +55,16 @@ def parse_run_ids(values: Iterable[str], *, limit: int | None = MAX_RUNS) -> lis
     return list(ids)
 
 
+def parse_id_filter(text: str) -> tuple[int, ...]:
+    """`runs=1,2,3` as a filter (the export): ids in order, each once; an id beyond any run's simply
+    matches nothing. Anything but digits, commas and spaces is a 400."""
+    parts = [part for part in text.replace(" ", ",").split(",") if part]
+    bad = next((part for part in parts if not (part.isdigit() and part.isascii())), None)
+    if bad is not None:
+        raise BadRequest(f"runs must be run ids separated by commas, like 1,2,3; {bad[:30]!r} is not an id")
+    return tuple(dict.fromkeys(int(part) for part in parts if len(part) <= _MAX_ID_DIGITS and int(part) <= MAX_ID))
+
+
 def parse_mode(mode: str | None) -> str:
     mode = mode or ABSOLUTE
     if mode not in MODES:
@@ -80,6 +90,9 @@ def parse_group(group: str | None) -> Grouping:
     if text == UNGROUPED:
         return Grouping(kind=UNGROUPED)
     keys = tuple(dict.fromkeys(key.strip() for key in text.split(",") if key.strip()))
+    spaced = next((key for key in keys if any(c.isspace() for c in key)), None)
+    if spaced is not None:
+        raise BadRequest(f"group: a tag key has no spaces ({spaced[:30]!r}); separate keys with commas, like fs,raid")
     if not keys or len(keys) > MAX_GROUP_KEYS or any("=" in key or "\x00" in key or len(key) > 200 for key in keys):
         raise BadRequest(
             f"group must be 'params', 'none' or up to {MAX_GROUP_KEYS} tag keys separated by commas, like fs,raid"

@@ -12,11 +12,13 @@ from typing import Annotated
 from fastapi import Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import WithJsonSchema
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 from starlette.datastructures import FormData
 
 from app import auth, queries
+from app.comparison_request import parse_id_filter
 from app.config import get_settings
 from app.db import get_sessionmaker
 from app.errors import Forbidden, Unauthorized
@@ -200,17 +202,26 @@ TAG_FILTERS_QUERY = Query(
 )
 
 
+RUN_IDS_FILTER_PATTERN = "^[ ,]*(?:[0-9]{1,10}(?:[ ,]+[0-9]{1,10})*[ ,]*)?$"
+
+
 def run_filter(
     machine: str | None = None,
     tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], TAG_FILTERS_QUERY] = [],  # noqa: B006
     format: str | None = None,  # noqa: A002 - the contract's name
     upload: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
+    runs: Annotated[
+        str | None,
+        WithJsonSchema({"type": "string", "pattern": RUN_IDS_FILTER_PATTERN}),
+        Query(description="only these run ids, e.g. 1,2,3 (empty: all)"),
+    ] = None,
 ) -> queries.RunFilter:
     return queries.RunFilter(
         machine=check_filter_text(machine, "machine"),
         tags=parse_tag_filters(tag),
         format_version=check_filter_text(format, "format"),
         upload_id=upload,
+        run_ids=parse_id_filter(runs) if runs and runs.strip(" ,") else None,
     )
 
 

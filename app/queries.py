@@ -14,7 +14,6 @@ from app.db import begin_write
 from app.errors import BadRequest, NotFound
 from app.figures import DOCUMENT_TESTS, FILE_TEST_COLUMNS, IDENTITY_COLUMNS, RAM_BYTES, SETUP_COLUMNS
 from app.models import Run, Tag, run_table
-from app.parsing import TESTS
 from app.schemas import MAX_TAGS_PER_RUN
 
 EXPORT_BATCH = 2000
@@ -26,6 +25,7 @@ class RunFilter:
     tags: dict[str, str] = field(default_factory=dict)
     format_version: str | None = None
     upload_id: int | None = None
+    run_ids: tuple[int, ...] | None = None  # only these runs (the export of a comparison)
 
 
 def _filtered(statement: Select, run_filter: RunFilter) -> Select:
@@ -35,6 +35,8 @@ def _filtered(statement: Select, run_filter: RunFilter) -> Select:
         statement = statement.where(run_table.c.format_version == run_filter.format_version)
     if run_filter.upload_id is not None:
         statement = statement.where(run_table.c.upload_id == run_filter.upload_id)
+    if run_filter.run_ids is not None:
+        statement = statement.where(run_table.c.id.in_(run_filter.run_ids))
     for key, value in run_filter.tags.items():
         statement = statement.where(
             exists().where(Tag.run_id == run_table.c.id, Tag.key == key, Tag.value == value)
@@ -42,10 +44,20 @@ def _filtered(statement: Select, run_filter: RunFilter) -> Select:
     return statement
 
 
-def list_runs(*, session: Session, run_filter: RunFilter, limit: int, offset: int) -> tuple[int, list[Run]]:
-    """Matching runs, newest first, and how many match in all."""
+# The runs list's orders: upload order (newest or oldest first) or by name (machine, then label).
+RUN_ORDERS = {
+    "newest": (run_table.c.id.desc(),),
+    "oldest": (run_table.c.id,),
+    "name": (run_table.c.machine, run_table.c.label, run_table.c.id),
+}
+
+
+def list_runs(
+    *, session: Session, run_filter: RunFilter, limit: int, offset: int, order: str = "newest"
+) -> tuple[int, list[Run]]:
+    """Matching runs in `order` (RUN_ORDERS; default newest first), and how many match in all."""
     total = session.scalar(_filtered(select(func.count()).select_from(run_table), run_filter))
-    runs = session.scalars(_filtered(select(Run), run_filter).order_by(Run.id.desc()).limit(limit).offset(offset))
+    runs = session.scalars(_filtered(select(Run), run_filter).order_by(*RUN_ORDERS[order]).limit(limit).offset(offset))
     return total or 0, list(runs)
 
 

@@ -47,3 +47,11 @@ def format_rate(value: float | None, unit: str) -> str:
 
 def format_latency(latency_us: float | None) -> str:
     return "" if latency_us is None else _with_unit(latency_us, "µs")
+
+
+def format_in(value: float | None, unit: str, divisor: int) -> str:
+    """A value in a chosen display unit (a table column's), without the unit: its header says it."""
+    if value is None:
+        return ""
+    digits = _DECIMALS.get(unit, 1 if unit == "seeks/s" else 0)
+    return f"{value / divisor:,.{digits}f}"

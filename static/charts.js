@@ -3,13 +3,18 @@
  * Reads the JSON the /compare page embeds (<script type="application/json" id="compare-data">:
  * {"compare": the body of GET /api/compare, "view": names, titles and display units from app/charts.py,
  * the unit steps from app/units.py}) and draws one Chart.js bar chart per <canvas data-chart="KEY">:
- * one dataset per configuration (compare.configurations), whose bars are the API's means (absolute)
- * or its ratios to the baseline configuration as a % (relative), each with its 95 % CI drawn as an
- * error bar (a small drawing hook, bbErrorBars) and its verdict as a mark above it (bbVerdicts:
- * ▲ better, ▼ worse, ~ within noise, ? unknown). Only better and worse bars are green or red in
- * relative mode: noise is never coloured. Display units (MiB/s, ms) are applied only in tick and tooltip
- * text. A +++++ result (status too_fast) has no value, so no bar: it gets a hatched mark at the axis
- * instead, never a zero-height bar. Re-run after every htmx swap (htmx 4: htmx:after:swap).
+ * one dataset per configuration (compare.configurations), always in that configuration's colour (and,
+ * past 12 configurations, a pattern), whose bars are the API's means (absolute) or their difference
+ * from the baseline configuration (relative): a % for rates, a ratio on a log axis (×0.5 … ×2 … ×100)
+ * for latency, percentage points for %CPU. Each bar has its 95 % CI as an error bar (bbErrorBars) and
+ * its verdict as a mark (▲ better, ▼ worse, ~ within noise, ? unknown); better/worse is said by the
+ * sign, that mark and the verdict, never by repainting the bar (noise and unknown bars are paler).
+ * A value beyond the axis (an outlier) is clipped with a labelled "off scale" marker (bbOffScale).
+ * A +++++ result (status too_fast) has no value, so no bar: a rate chart marks it at the top ("faster
+ * than measurable"), the %CPU chart as an empty labelled slot (bbTooFast). Absolute charts draw the
+ * baseline configuration's mean as a dashed reference line per test (bbReference); values are printed
+ * on the bars where they fit (bbValueLabels). Display units (MiB/s, ms) are applied only in text.
+ * Re-run after every htmx swap (htmx 4: htmx:after:swap).
  * No inline script, no eval: the page's CSP allows only this file, Chart.js and htmx.
  */
 (function () {
@@ -17,20 +22,57 @@
 
   const OK = "ok";
   const TOO_FAST = "too_fast";
-  const MARK_PX = 26; // height of a +++++ mark
+  const MARK_PX = 22; // height of a +++++ mark at the top of a chart
   const CAP_PX = 4; // half width of an error bar's caps
   const VERDICT_MARK = { better: "▲", worse: "▼", within_noise: "~", unknown: "?" };
-  const LEGEND_MAX_RUNS = 10; // more runs: the list above the charts is the legend
   const NARROW_PX = 520;
+  const COLOURS = 12; // --run-0 .. --run-11 in app.css; then the same colours striped, then dotted
+  const PATTERNS = 3;
+  const LOG_RATIO_LIMIT = 100; // relative latency axis: ×0.01 .. ×100 at most
+  const INK = "#1d232a";
 
   function cssVar(name, fallback) {
     const value = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
     return value || fallback;
   }
 
-  // The run colours live in app.css (--run-0 .. --run-9), shared with the swatches of the page.
+  // The configuration colours live in app.css, shared with the swatches of the page.
   function runColor(index) {
-    return cssVar("--run-" + (index % 10), "#4e79a7");
+    return cssVar("--run-" + (index % COLOURS), "#4e79a7");
+  }
+
+  function withAlpha(color, alpha) {
+    const m = /^#([0-9a-f]{6})$/i.exec(color);
+    if (!m || alpha === 1) return color;
+    const n = parseInt(m[1], 16);
+    return "rgba(" + (n >> 16) + "," + ((n >> 8) & 255) + "," + (n & 255) + "," + alpha + ")";
+  }
+
+  // kind 0: solid colour; 1: white stripes over it; 2: white dots over it (series 13-24, 25-36).
+  function runFill(index, alpha) {
+    const color = withAlpha(runColor(index), alpha);
+    const kind = Math.floor(index / COLOURS) % PATTERNS;
+    if (kind === 0) return color;
+    const size = 8;
+    const tile = document.createElement("canvas");
+    tile.width = tile.height = size;
+    const ctx = tile.getContext("2d");
+    ctx.fillStyle = color;
+    ctx.fillRect(0, 0, size, size);
+    ctx.fillStyle = ctx.strokeStyle = "rgba(255,255,255,0.85)";
+    if (kind === 1) {
+      ctx.lineWidth = 2;
+      ctx.beginPath();
+      ctx.moveTo(0, size); ctx.lineTo(size, 0);
+      ctx.moveTo(-2, 2); ctx.lineTo(2, -2);
+      ctx.moveTo(size - 2, size + 2); ctx.lineTo(size + 2, size - 2);
+      ctx.stroke();
+    } else {
+      ctx.beginPath();
+      ctx.arc(size / 2, size / 2, 1.6, 0, 2 * Math.PI);
+      ctx.fill();
+    }
+    return ctx.createPattern(tile, "repeat");
   }
 
   function hatch(color) {
@@ -59,6 +101,14 @@
     return x.toLocaleString("en-US", { maximumFractionDigits: digits });
   }
 
+  function signed(x, digits) {
+    return (x > 0 ? "+" : x < 0 ? "−" : "") + Math.abs(x).toLocaleString("en-US", { maximumFractionDigits: digits });
+  }
+
+  function fmtRatio(r) {
+    return "×" + (r >= 10 ? r.toLocaleString("en-US", { maximumFractionDigits: 0 }) : r.toLocaleString("en-US", { maximumFractionDigits: r >= 1 ? 2 : 3 }));
+  }
+
   // steps: [[factor, unit], ...] from app/charts.py; the largest factor not above the value.
   function withUnit(value, steps, unit) {
     if (!steps) return fmtNumber(value) + " " + unit;
@@ -67,16 +117,32 @@
     return fmtNumber(value / chosen[0]) + " " + chosen[1];
   }
 
-  function formatValue(value, chart, view, relative) {
-    if (relative) return (value > 0 ? "+" : "") + value.toFixed(1) + " %";
+  // kind: null (absolute), "percent" (rates), "ratio" (latency) or "points" (%CPU): see app/charts.py.
+  function formatValue(value, chart, view, kind) {
+    if (kind === "percent") return signed(value, 1) + " %";
+    if (kind === "ratio") return fmtRatio(value);
+    if (kind === "points") return signed(value, 1) + " points of %CPU";
     const shown = withUnit(value, view.steps, chart.unit);
     const exact = value.toLocaleString("en-US") + " " + chart.unit;
     return shown === exact ? shown : shown + " (" + exact + ")";
   }
 
-  function tickLabel(value, view, relative, log) {
-    if (relative) return (value > 0 ? "+" : "") + fmtNumber(value) + " %";
-    if (log) {
+  // What is printed on a bar: short.
+  function shortValue(value, view, kind) {
+    const a = Math.abs(value);
+    if (kind === "percent") return signed(value, a < 10 ? 1 : 0) + "%";
+    if (kind === "ratio") return fmtRatio(value);
+    if (kind === "points") return signed(value, a < 10 ? 1 : 0);
+    if (view.scale === "logarithmic") return withUnit(value, view.steps, view.display_unit);
+    const shown = value / view.divisor;
+    return Math.abs(shown).toLocaleString("en-US", { maximumFractionDigits: Math.abs(shown) >= 100 ? 0 : 1 });
+  }
+
+  function tickLabel(value, view, kind) {
+    if (kind === "percent") return signed(value, 1) + " %";
+    if (kind === "points") return signed(value, 1);
+    if (kind === "ratio") return fmtRatio(value);
+    if (view.scale === "logarithmic") {
       if (value <= 0) return "";
       const power = Math.pow(10, Math.floor(Math.log10(value) + 1e-9));
       return Math.abs(value / power - 1) < 1e-9 ? withUnit(value, view.steps, view.display_unit) : "";
@@ -112,6 +178,36 @@
     };
   }
 
+  const RATIO_TICKS = [0.01, 0.1, 0.5, 1, 2, 10, 100]; // ×0.5 … ×2 … ×100
+
+  function ratioTicks(scale) {
+    scale.ticks = RATIO_TICKS.filter(function (t) { return t >= scale.min * 0.999 && t <= scale.max * 1.001; })
+      .map(function (t) { return { value: t, major: t === 1 }; });
+  }
+
+  function median(values) {
+    const sorted = values.slice().sort(function (a, b) { return a - b; });
+    const n = sorted.length;
+    return n ? (n % 2 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2) : 0;
+  }
+
+  // The relative axes survive outliers: a value far beyond the others (4 times their median size)
+  // is clipped at the axis's end and labelled there instead of flattening every other bar.
+  // Returns [low, high] limits (null: none) for the kind's values.
+  function relativeLimits(kind, values) {
+    if (kind === "ratio") return [1 / LOG_RATIO_LIMIT, LOG_RATIO_LIMIT];
+    const sizes = values.map(Math.abs);
+    if (kind === "percent") {
+      const cap = Math.max(100, 4 * median(sizes));
+      return [-100, cap];
+    }
+    if (kind === "points") {
+      const cap = Math.max(20, 4 * median(sizes));
+      return [-cap, cap];
+    }
+    return [null, null];
+  }
+
   // ==== Chart.js additions (registered once) ====
 
   // Every run's bar of the test under the pointer, missing ones included, so that the tooltip
@@ -135,50 +231,220 @@
     return eventPosition ? { x: eventPosition.x, y: eventPosition.y } : false;
   }
 
-  // Draws a hatched, outlined mark at the axis for each +++++ result and records where
-  // (chart.$bbMarks) so that a test can find it.
+  function eachBar(chart, fn) {
+    chart.data.datasets.forEach(function (dataset, datasetIndex) {
+      if (!chart.isDatasetVisible(datasetIndex)) return;
+      const meta = chart.getDatasetMeta(datasetIndex);
+      dataset.data.forEach(function (value, index) {
+        const el = meta.data[index];
+        if (el && isFinite(el.x) && isFinite(el.width)) fn(dataset, datasetIndex, value, index, el);
+      });
+    });
+  }
+
+  function textWithHalo(ctx, text, x, y) {
+    ctx.lineWidth = 3;
+    ctx.strokeStyle = "rgba(255,255,255,0.9)";
+    ctx.lineJoin = "round";
+    ctx.strokeText(text, x, y);
+    ctx.fillStyle = INK;
+    ctx.fillText(text, x, y);
+  }
+
+  // +++++ has no value, so no bar from zero. A rate chart marks it at the top, off the scale (it was
+  // faster than measurable); the %CPU chart, where up means worse, as an empty labelled slot. The
+  // marks are recorded (chart.$bbMarks) so that a test can find them.
   const tooFastMarks = {
     id: "bbTooFast",
     afterDatasetsDraw(chart) {
-      const yScale = chart.scales.y;
+      if (!chart.$bb) return;
       const area = chart.chartArea;
-      const log = yScale.type === "logarithmic";
-      const relative = chart.$bb && chart.$bb.relative;
-      let base = log ? area.bottom : yScale.getPixelForValue(0);
-      base = Math.min(Math.max(base, area.top + MARK_PX), area.bottom);
+      const slot = chart.$bb.measure === "cpu";
+      const zero = chart.scales.y.type === "logarithmic" ? area.bottom : Math.min(Math.max(chart.scales.y.getPixelForValue(chart.$bb.origin), area.top), area.bottom);
       const ctx = chart.ctx;
       const marks = [];
-      chart.data.datasets.forEach(function (dataset, datasetIndex) {
-        if (!chart.isDatasetVisible(datasetIndex)) return;
-        const meta = chart.getDatasetMeta(datasetIndex);
-        dataset.bbStatus.forEach(function (status, index) {
-          if (status !== TOO_FAST || dataset.data[index] !== null) return;
-          const el = meta.data[index];
-          if (!el || !isFinite(el.x) || !isFinite(el.width)) return;
-          const w = Math.max(el.width, 3);
-          const x = el.x - w / 2;
-          const top = relative ? base - MARK_PX / 2 : base - MARK_PX;
-          ctx.save();
+      eachBar(chart, function (dataset, datasetIndex, value, index, el) {
+        if (dataset.bbStatus[index] !== TOO_FAST || value !== null) return;
+        const w = Math.max(el.width, 4);
+        const x = el.x - w / 2;
+        ctx.save();
+        if (slot) {
+          const top = area.top + 2;
+          const height = Math.max(zero - top, MARK_PX);
+          ctx.setLineDash([3, 3]);
+          ctx.strokeStyle = dataset.bbColor;
+          ctx.lineWidth = 1.5;
+          ctx.strokeRect(x + 0.75, top, w - 1.5, height);
+          ctx.setLineDash([]);
+          if (w >= 9) {
+            ctx.translate(el.x, top + height / 2);
+            ctx.rotate(-Math.PI / 2);
+            ctx.font = "bold 9px system-ui, sans-serif";
+            ctx.textAlign = "center";
+            ctx.textBaseline = "middle";
+            textWithHalo(ctx, height > 90 ? "+++++ not measured" : "+++++", 0, 0);
+          }
+          marks.push({ kind: "slot", datasetIndex: datasetIndex, index: index, run: dataset.bbRun, test: chart.data.labels[index], x: x, y: top, width: w, height: height });
+        } else {
+          const tip = 6;
+          const top = area.top + tip;
           ctx.fillStyle = dataset.bbHatch;
           ctx.fillRect(x, top, w, MARK_PX);
           ctx.strokeStyle = dataset.bbColor;
           ctx.lineWidth = 1.5;
           ctx.strokeRect(x + 0.75, top + 0.75, w - 1.5, MARK_PX - 1.5);
-          if (w >= 10) {
+          ctx.fillStyle = dataset.bbColor;
+          ctx.beginPath();
+          ctx.moveTo(el.x - Math.min(w / 2, 5), top);
+          ctx.lineTo(el.x, top - tip);
+          ctx.lineTo(el.x + Math.min(w / 2, 5), top);
+          ctx.fill();
+          ctx.font = "bold 9px system-ui, sans-serif";
+          ctx.textAlign = "center";
+          ctx.textBaseline = "middle";
+          if (w >= 30) textWithHalo(ctx, "+++++", el.x, top + MARK_PX / 2);
+          else if (w >= 9) {
             ctx.translate(el.x, top + MARK_PX / 2);
             ctx.rotate(-Math.PI / 2);
-            ctx.fillStyle = "#1d232a";
-            ctx.font = "bold 9px system-ui, sans-serif";
-            ctx.textAlign = "center";
-            ctx.textBaseline = "middle";
-            ctx.fillText("+++++", 0, 0);
+            textWithHalo(ctx, "+++", 0, 0);
           }
-          ctx.restore();
-          marks.push({ datasetIndex: datasetIndex, index: index, run: dataset.bbRun, test: chart.data.labels[index],
-                       x: x, y: top, width: w, height: MARK_PX });
-        });
+          marks.push({ kind: "top", datasetIndex: datasetIndex, index: index, run: dataset.bbRun, test: chart.data.labels[index], x: x, y: area.top, width: w, height: MARK_PX + tip });
+        }
+        ctx.restore();
       });
       chart.$bbMarks = marks;
+    },
+  };
+
+  // Values printed on the bars where they fit: across the bar when it is wide enough, else along it
+  // when it is long enough; recorded in chart.$bbValueLabels.
+  const valueLabels = {
+    id: "bbValueLabels",
+    afterDatasetsDraw(chart) {
+      if (!chart.$bb) return;
+      const area = chart.chartArea;
+      const ctx = chart.ctx;
+      const labels = [];
+      ctx.save();
+      ctx.font = "10px system-ui, sans-serif";
+      ctx.textAlign = "center";
+      ctx.textBaseline = "middle";
+      eachBar(chart, function (dataset, datasetIndex, value, index, el) {
+        if (value === null || dataset.bbOffScale[index]) return;
+        const text = shortValue(value, chart.$bb.view, chart.$bb.kind);
+        const width = ctx.measureText(text).width;
+        const top = Math.max(Math.min(el.y, el.base), area.top);
+        const bottom = Math.min(Math.max(el.y, el.base), area.bottom);
+        const length = bottom - top;
+        // next to the bar's base, away from the error bar at its end
+        const up = el.y <= el.base;
+        const base = Math.min(Math.max(el.base, area.top), area.bottom);
+        let along = false;
+        let middle;
+        if (el.width >= width + 4 && length >= 14) {
+          middle = up ? base - 8 : base + 8;
+          textWithHalo(ctx, text, el.x, middle);
+        } else if (el.width >= 11 && length >= width + 6) {
+          middle = up ? base - width / 2 - 4 : base + width / 2 + 4;
+          ctx.save();
+          ctx.translate(el.x, middle);
+          ctx.rotate(-Math.PI / 2);
+          textWithHalo(ctx, text, 0, 0);
+          ctx.restore();
+          along = true;
+        } else return;
+        labels.push({ datasetIndex: datasetIndex, index: index, text: text, x: el.x, y: middle, along: along });
+      });
+      ctx.restore();
+      chart.$bbValueLabels = labels;
+    },
+  };
+
+  // Absolute mode: the baseline configuration's mean as a dashed line across each test's bars,
+  // so that choosing a baseline visibly matters (chart.$bbReferenceLines).
+  const referenceLines = {
+    id: "bbReference",
+    afterDatasetsDraw(chart) {
+      if (!chart.$bb || chart.$bb.kind) return;
+      const baseIndex = chart.data.datasets.findIndex(function (d) { return d.bbBaseline; });
+      const lines = [];
+      // a matrix's small multiple draws the baseline cell's mean (chart.$bb.reference) in every row
+      const reference = chart.$bb.reference;
+      const baseValues = reference !== undefined ? chart.data.labels.map(function () { return reference; })
+        : baseIndex >= 0 && chart.isDatasetVisible(baseIndex) ? chart.data.datasets[baseIndex].data : null;
+      if (baseValues) {
+        const area = chart.chartArea;
+        const yScale = chart.scales.y;
+        const ctx = chart.ctx;
+        baseValues.forEach(function (value, index) {
+          if (value === null || value <= 0 && yScale.type === "logarithmic") return;
+          const y = yScale.getPixelForValue(value);
+          if (y < area.top || y > area.bottom) return;
+          let left = Infinity, right = -Infinity;
+          chart.data.datasets.forEach(function (d, i) {
+            const el = chart.isDatasetVisible(i) && chart.getDatasetMeta(i).data[index];
+            if (el && isFinite(el.x)) { left = Math.min(left, el.x - el.width / 2); right = Math.max(right, el.x + el.width / 2); }
+          });
+          if (!isFinite(left)) return;
+          ctx.save();
+          ctx.setLineDash([5, 3]);
+          ctx.strokeStyle = INK;
+          ctx.lineWidth = 1.5;
+          ctx.beginPath();
+          ctx.moveTo(left - 3, y);
+          ctx.lineTo(right + 3, y);
+          ctx.stroke();
+          ctx.restore();
+          lines.push({ index: index, value: value, y: y, left: left - 3, right: right + 3 });
+        });
+      }
+      chart.$bbReferenceLines = lines;
+    },
+  };
+
+  // A bar beyond the axis is clipped there with a labelled marker: its value and "off scale".
+  const offScale = {
+    id: "bbOffScale",
+    afterDatasetsDraw(chart) {
+      if (!chart.$bb) return;
+      const area = chart.chartArea;
+      const yScale = chart.scales.y;
+      const ctx = chart.ctx;
+      const marks = [];
+      eachBar(chart, function (dataset, datasetIndex, value, index, el) {
+        if (value === null || !dataset.bbOffScale[index]) return;
+        const high = value > yScale.max;
+        const edge = high ? area.top : area.bottom;
+        const w = Math.max(el.width, 6);
+        const text = shortValue(value, chart.$bb.view, chart.$bb.kind);
+        ctx.save();
+        // a break across the bar near the edge, then an arrow beyond it
+        ctx.strokeStyle = "#fff";
+        ctx.lineWidth = 3;
+        const yBreak = high ? edge + 12 : edge - 12;
+        ctx.beginPath();
+        ctx.moveTo(el.x - w / 2 - 1, yBreak + 3);
+        ctx.lineTo(el.x + w / 2 + 1, yBreak - 3);
+        ctx.stroke();
+        ctx.fillStyle = INK;
+        ctx.beginPath();
+        const dir = high ? -1 : 1;
+        ctx.moveTo(el.x - 5, edge - dir * 1);
+        ctx.lineTo(el.x, edge + dir * 7);
+        ctx.lineTo(el.x + 5, edge - dir * 1);
+        ctx.fill();
+        ctx.font = "bold 10px system-ui, sans-serif";
+        ctx.textAlign = "left";
+        ctx.textBaseline = "middle";
+        const label = text + " off scale";
+        const labelWidth = ctx.measureText(label).width;
+        let x = el.x + w / 2 + 3;
+        if (x + labelWidth > area.right) x = el.x - w / 2 - 3 - labelWidth;
+        textWithHalo(ctx, label, Math.max(x, area.left), high ? edge + 8 : edge - 8);
+        ctx.restore();
+        marks.push({ datasetIndex: datasetIndex, index: index, value: value, text: label, high: high });
+      });
+      chart.$bbOffScale = marks;
     },
   };
 
@@ -195,19 +461,21 @@
       const bars = [];
       const marks = [];
       const clamp = function (y) { return Math.min(Math.max(y, area.top), area.bottom); };
+      const origin = chart.$bb ? chart.$bb.origin : 0;
       chart.data.datasets.forEach(function (dataset, datasetIndex) {
         if (!chart.isDatasetVisible(datasetIndex) || !dataset.bbErrors) return;
         const meta = chart.getDatasetMeta(datasetIndex);
         dataset.data.forEach(function (value, index) {
           const el = meta.data[index];
           if (value === null || !el || !isFinite(el.x)) return;
-          let top = yScale.getPixelForValue(value);
+          let top = clamp(yScale.getPixelForValue(value));
+          let bottom = top;
           const error = dataset.bbErrors[index];
           if (error) {
             const yLow = clamp(yScale.getPixelForValue(error[0] > 0 || yScale.type !== "logarithmic" ? error[0] : yScale.min));
             const yHigh = clamp(yScale.getPixelForValue(error[1]));
             ctx.save();
-            ctx.strokeStyle = "#1d232a";
+            ctx.strokeStyle = INK;
             ctx.lineWidth = 1.25;
             ctx.beginPath();
             ctx.moveTo(el.x, yLow);
@@ -221,21 +489,21 @@
             ctx.restore();
             bars.push({ datasetIndex: datasetIndex, index: index, low: error[0], high: error[1], x: el.x, yLow: yLow, yHigh: yHigh });
             top = Math.min(top, yHigh, yLow);
+            bottom = Math.max(bottom, yHigh, yLow);
           }
           const verdict = dataset.bbVerdicts[index];
           if (!verdict || (!relative && verdict === "unknown")) return;
           const text = VERDICT_MARK[verdict];
-          const below = relative && value < 0;
-          const y = below ? Math.max(yScale.getPixelForValue(value), error ? Math.max(yScale.getPixelForValue(error[0]), yScale.getPixelForValue(error[1])) : 0) + 10
-                          : top - 8;
+          const below = relative && value < origin;
+          const y = clamp(below ? bottom + 10 : top - 8);
           ctx.save();
           ctx.font = "bold 12px system-ui, sans-serif";
           ctx.textAlign = "center";
           ctx.textBaseline = "middle";
-          ctx.fillStyle = verdict === "better" ? options.better : verdict === "worse" ? options.worse : "#1d232a";
-          ctx.fillText(text, el.x, clamp(y));
+          ctx.fillStyle = verdict === "better" ? options.better : verdict === "worse" ? options.worse : INK;
+          ctx.fillText(text, el.x, y);
           ctx.restore();
-          marks.push({ datasetIndex: datasetIndex, index: index, verdict: verdict, text: text, x: el.x, y: clamp(y) });
+          marks.push({ datasetIndex: datasetIndex, index: index, verdict: verdict, text: text, x: el.x, y: y });
         });
       });
       chart.$bbErrorBars = bars;
@@ -243,29 +511,77 @@
     },
   };
 
-  // The y axis also spans the error bars, not only the bars.
-  function includeErrors(scale) {
-    scale.chart.data.datasets.forEach(function (dataset, datasetIndex) {
-      if (!dataset.bbErrors || !scale.chart.isDatasetVisible(datasetIndex)) return;
-      dataset.bbErrors.forEach(function (error) {
-        if (!error) return;
-        if (error[1] > scale.max) scale.max = error[1];
-        if (scale.type !== "logarithmic" && error[0] < scale.min) scale.min = error[0];
-        if (scale.type === "logarithmic" && error[0] > 0 && error[0] < scale.min) scale.min = error[0];
+  // The y axis spans the bars, their error bars and the origin (0, or ×1 for a ratio), within the
+  // chart's limits (relativeLimits): beyond them a bar is off scale.
+  function fitAxis(scale) {
+    const chart = scale.chart;
+    const bb = chart.$bbAxis;
+    const log = scale.type === "logarithmic";
+    let low = bb.origin, high = bb.origin;
+    chart.data.datasets.forEach(function (dataset, datasetIndex) {
+      if (!chart.isDatasetVisible(datasetIndex)) return;
+      dataset.data.forEach(function (value, i) {
+        if (value === null) return;
+        const error = dataset.bbErrors[i];
+        for (const v of error ? [value, error[0], error[1]] : [value]) {
+          if (log && v <= 0) continue;
+          low = Math.min(low, v);
+          high = Math.max(high, v);
+        }
       });
     });
+    if (bb.limits[0] !== null) low = Math.max(low, bb.limits[0]);
+    if (bb.limits[1] !== null) high = Math.min(high, bb.limits[1]);
+    if (log && bb.kind === "ratio") {
+      low = Math.max(Math.min(low / 1.15, 0.8), bb.limits[0]);
+      high = Math.min(Math.max(high * 1.15, 1.25), bb.limits[1]);
+    } else if (log) {
+      if (!(low > 0)) low = scale.min;
+    }
+    if (!log && bb.kind && high === low) high = low + 1;
+    scale.min = low;
+    scale.max = high;
   }
+
+  // A white ground under every chart, so that an exported PNG (toBase64Image) is not transparent.
+  const whiteGround = {
+    id: "bbWhiteGround",
+    beforeDraw(chart) {
+      const ctx = chart.ctx;
+      ctx.save();
+      ctx.globalCompositeOperation = "destination-over";
+      ctx.fillStyle = "#fff";
+      ctx.fillRect(0, 0, chart.width, chart.height);
+      ctx.restore();
+    },
+  };
 
   let registered = false;
   function registerOnce() {
     if (registered) return;
     Chart.Interaction.modes.bbCategory = categoryMode;
     Chart.Tooltip.positioners.bbPointer = atPointer;
-    Chart.register(tooFastMarks, errorBars);
+    Chart.register(whiteGround, referenceLines, valueLabels, tooFastMarks, errorBars, offScale);
     registered = true;
   }
 
   // ==== One chart ====
+
+  // Rows a bottom legend of `texts` needs at `width` px (Chart.js's own packing, roughly), so that
+  // the chart grows rather than shrinking its bars when the legend is long (phones, many runs).
+  function legendRows(texts, width, fontPx) {
+    let rows = 1, used = 0;
+    for (const text of texts) {
+      const item = text.length * fontPx * 0.55 + 28;
+      if (used && used + item > width) { rows += 1; used = 0; }
+      used += item;
+    }
+    return rows;
+  }
+
+  function truncate(text, chars) {
+    return text.length > chars ? text.slice(0, chars - 1) + "…" : text;
+  }
 
   function buildChart(canvas, payload) {
     const compare = payload.compare;
@@ -276,27 +592,31 @@
     const chart = compare.charts[chartIndex];
     const chartView = view.charts[chartIndex];
     const relative = compare.mode === "relative";
+    const kind = relative ? chartView.relative_kind : null;
     const log = chartView.scale === "logarithmic";
+    const origin = kind === "ratio" ? 1 : 0;
     const better = cssVar("--better", "#2f9e5b");
     const worse = cssVar("--worse", "#d64545");
-    const neutral = cssVar("--muted", "#5b6670");
     const configIds = compare.configurations.map(function (c) { return c.id; });
     const runsOf = {};
     compare.configurations.forEach(function (c) { runsOf[c.id] = c.runs.length; });
     const repeated = compare.configurations.some(function (c) { return c.runs.length > 1; });
     const baseId = compare.baseline_configuration;
+    const baseName = view.configuration_names[String(baseId)];
     const baseCells = chart.configurations.find(function (e) { return e.configuration === baseId; }).tests;
     const shown = chart.configurations.filter(function (e) { return !(relative && e.configuration === baseId); });
     const percent = function (ratio) { return Math.round((ratio - 1) * 1000) / 10 + 0; };
+    const tenth = function (x) { return Math.round(x * 10) / 10 + 0; };
 
     const datasets = shown.map(function (entry) {
-      const color = runColor(configIds.indexOf(entry.configuration));
+      const colourIndex = configIds.indexOf(entry.configuration);
+      const color = runColor(colourIndex);
       const isBase = entry.configuration === baseId;
       const data = [], errors = [], verdicts = [], statuses = [], ns = [];
       entry.tests.forEach(function (cell, i) {
         let status = cell.status;
+        const base = baseCells[i];
         if (relative && status === OK) {
-          const base = baseCells[i];
           if (base.status !== OK) status = "baseline_" + base.status;
           else if (cell.ratio === null) status = "baseline_zero";
         }
@@ -306,52 +626,91 @@
         if (status !== OK) {
           data.push(null);
           errors.push(null);
-        } else if (relative) {
+        } else if (kind === "percent") {
           data.push(percent(cell.ratio));
           errors.push(cell.ratio_ci95 ? [percent(cell.ratio_ci95[0]), percent(cell.ratio_ci95[1])] : null);
+        } else if (kind === "ratio") {
+          data.push(cell.ratio);
+          errors.push(cell.ratio_ci95 ? cell.ratio_ci95.slice() : null);
+        } else if (kind === "points") {
+          // percentage points: the difference of the means; its CI is the ratio's, scaled by the baseline
+          data.push(tenth(cell.mean - base.mean));
+          errors.push(cell.ratio_ci95 ? [tenth((cell.ratio_ci95[0] - 1) * base.mean), tenth((cell.ratio_ci95[1] - 1) * base.mean)] : null);
         } else {
           data.push(cell.mean);
           errors.push(cell.ci95);
         }
       });
+      // Each configuration keeps its colour in every mode; a relative bar whose difference is
+      // within noise (or unknown) is paler, never another colour.
+      const solid = runFill(colourIndex, 1);
+      const pale = runFill(colourIndex, 0.4);
       const fill = relative
-        ? verdicts.map(function (v) { return v === "better" ? better : v === "worse" ? worse : neutral; })
-        : color;
+        ? verdicts.map(function (v) { return v === "better" || v === "worse" ? solid : pale; })
+        : solid;
       const name = view.configuration_names[String(entry.configuration)];
+      const label = repeated ? name + " (N=" + runsOf[entry.configuration] + ")" : name;
       return {
-        label: repeated ? name + " (N=" + runsOf[entry.configuration] + ")" : name,
+        label: label,
         data: data,
+        base: kind === "ratio" ? 1 : undefined,
         backgroundColor: fill,
-        borderColor: color,
-        borderWidth: relative ? 2 : 0,
+        borderColor: isBase ? INK : color,
+        borderWidth: isBase ? 2 : relative ? 1 : 0,
         bbConfiguration: entry.configuration,
         bbRun: entry.configuration,
+        bbBaseline: isBase,
         bbStatus: statuses,
         bbErrors: errors,
         bbVerdicts: verdicts,
         bbN: ns,
         bbColor: color,
+        bbColour: colourIndex,
+        bbFill: solid,
         bbHatch: hatch(color),
+        bbOffScale: data.map(function () { return false; }),
       };
     });
+    const values = [];
+    datasets.forEach(function (d) { d.data.forEach(function (v) { if (v !== null) values.push(v); }); });
+    const limits = relativeLimits(kind, values);
+    datasets.forEach(function (d) {
+      d.bbOffScale = d.data.map(function (v) {
+        return v !== null && ((limits[1] !== null && v > limits[1]) || (limits[0] !== null && v < limits[0]));
+      });
+    });
     const hasTooFast = datasets.some(function (d) { return d.bbStatus.indexOf(TOO_FAST) >= 0; });
-    const hasValues = datasets.some(function (d) { return d.data.some(function (v) { return v !== null; }); });
+    const hasValues = values.length > 0;
+    const tooFastText = view.status_text[TOO_FAST] + (chartView.measure === "cpu" ? " (empty slot)" : " (marked at the top)");
+    const baseText = relative
+      ? "baseline " + baseName + (kind === "ratio" ? " = ×1" : " = 0")
+      : "dashed line: mean of the baseline";
 
+    const legendText = function (dataset, narrow) {
+      const text = dataset.label + (dataset.bbBaseline ? " (baseline)" : "");
+      return narrow ? truncate(text, 30) : text;
+    };
     const legendLabels = function (c) {
-      const items = [];
-      // On a narrow screen the list of runs above the charts (same colours) is the legend.
-      if (c.data.datasets.length <= LEGEND_MAX_RUNS && c.width >= NARROW_PX) {
-        c.data.datasets.forEach(function (dataset, i) {
-          items.push({ text: dataset.label, fillStyle: dataset.bbColor, strokeStyle: dataset.bbColor, lineWidth: 0,
-                       hidden: !c.isDatasetVisible(i), datasetIndex: i });
-        });
-      }
+      const narrow = c.width < NARROW_PX;
+      const items = c.data.datasets.map(function (dataset, i) {
+        return { text: legendText(dataset, narrow), fillStyle: dataset.bbFill, strokeStyle: dataset.bbBaseline ? INK : dataset.bbColor,
+                 lineWidth: dataset.bbBaseline ? 2 : 0, hidden: !c.isDatasetVisible(i), datasetIndex: i };
+      });
+      items.push({ text: narrow ? truncate(baseText, 30) : baseText, fillStyle: "rgba(0,0,0,0)", strokeStyle: INK, lineWidth: 2,
+                   lineDash: relative ? [] : [5, 3], hidden: false, bbMark: true });
       if (hasTooFast) {
-        items.push({ text: view.status_text[TOO_FAST], fillStyle: hatch("#555"), strokeStyle: "#555", lineWidth: 1,
-                     hidden: false, bbMark: true });
+        items.push({ text: tooFastText, fillStyle: hatch("#555"), strokeStyle: "#555", lineWidth: 1, hidden: false, bbMark: true });
       }
       return items;
     };
+
+    // Grow the box by the legend's rows (measured once per canvas, from the CSS height).
+    const box = canvas.parentElement;
+    if (!box.dataset.baseHeight) box.dataset.baseHeight = String(box.clientHeight || 290);
+    const width = box.clientWidth || 600;
+    const fontPx = width < NARROW_PX ? 10 : 11;
+    const texts = datasets.map(function (d) { return legendText(d, width < NARROW_PX); }).concat([baseText], hasTooFast ? [tooFastText] : []);
+    box.style.height = Number(box.dataset.baseHeight) + (legendRows(texts, width, fontPx) - 1) * (fontPx + 9) + "px";
 
     const config = {
       type: "bar",
@@ -378,21 +737,21 @@
             beginAtZero: !log,
             title: { display: true, text: chartView.axis_title },
             // Without a single value the axis has nothing to measure: no numbers on it.
-            ticks: { display: hasValues, callback: function (value) { return tickLabel(value, chartView, relative, log); } },
-            afterDataLimits: includeErrors,
-            afterBuildTicks: log ? undefined : displayUnitTicks(chartView.divisor),
+            ticks: { display: hasValues, callback: function (value) { return tickLabel(value, chartView, kind); } },
+            afterDataLimits: fitAxis,
+            afterBuildTicks: kind === "ratio" ? ratioTicks : log || kind ? undefined : displayUnitTicks(chartView.divisor),
             grid: {
-              color: function (c) { return relative && c.tick && c.tick.value === 0 ? "#1d232a" : "rgba(0,0,0,0.08)"; },
-              lineWidth: function (c) { return relative && c.tick && c.tick.value === 0 ? 2 : 1; },
+              color: function (c) { return relative && c.tick && c.tick.value === origin ? INK : "rgba(0,0,0,0.08)"; },
+              lineWidth: function (c) { return relative && c.tick && c.tick.value === origin ? 2 : 1; },
             },
           },
         },
         plugins: {
           bbErrorBars: { relative: relative, better: better, worse: worse },
           legend: {
-            display: function (ctx) { return hasTooFast || (datasets.length <= LEGEND_MAX_RUNS && ctx.chart.width >= NARROW_PX); },
+            display: true,
             position: "bottom",
-            labels: { generateLabels: legendLabels, boxWidth: 14 },
+            labels: { generateLabels: legendLabels, boxWidth: 12, font: { size: fontPx } },
             onClick: function (e, item, legend) {
               if (item.bbMark) return;
               Chart.defaults.plugins.legend.onClick.call(this, e, item, legend);
@@ -412,9 +771,10 @@
                 if (status !== OK || item.raw === null) return item.dataset.label + ": " + (view.status_text[status] || status);
                 const error = item.dataset.bbErrors[i];
                 const verdict = item.dataset.bbVerdicts[i];
-                let text = item.dataset.label + ": " + formatValue(item.raw, chart, chartView, relative);
+                let text = item.dataset.label + ": " + formatValue(item.raw, chart, chartView, kind);
+                if (item.dataset.bbOffScale[i]) text += " (off scale)";
                 const extra = ["N=" + item.dataset.bbN[i]];
-                if (error) extra.push("95 % CI " + formatValue(error[0], chart, chartView, relative) + " to " + formatValue(error[1], chart, chartView, relative));
+                if (error) extra.push("95 % CI " + formatValue(error[0], chart, chartView, kind) + " to " + formatValue(error[1], chart, chartView, kind));
                 if (verdict) extra.push(VERDICT_MARK[verdict] + " " + view.verdict_text[verdict]);
                 return [text, "  " + extra.join(", ")];
               },
@@ -429,9 +789,114 @@
         },
       },
     };
-    const instance = new Chart(canvas, config);
-    instance.$bb = { relative: relative, key: key };
+    const bb = { relative: relative, key: key, kind: kind, measure: chartView.measure, origin: origin, view: chartView };
+    // fitAxis runs inside the constructor's first update: it reads these from the instance.
+    const instance = new Chart(canvas, Object.assign(config, {
+      plugins: [{ id: "bbState", beforeInit: function (c) { c.$bb = bb; c.$bbAxis = { origin: origin, limits: limits, kind: kind }; } }],
+    }));
     return instance;
+  }
+
+  // A chart as an image: PNG from Chart.js itself; SVG as the PNG wrapped in an <svg> (vector
+  // drawing would need a second renderer). Buttons: <button data-export-chart="KEY" data-format="png|svg">.
+  function exportChart(button) {
+    const canvas = document.querySelector('canvas[data-chart="' + button.dataset.exportChart + '"]');
+    const instance = canvas && Chart.getChart(canvas);
+    if (!instance) return;
+    const png = instance.toBase64Image("image/png", 1);
+    let href = png;
+    if (button.dataset.format === "svg") {
+      const w = canvas.width, h = canvas.height;
+      const svg = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="' + w + '" height="' + h +
+        '" viewBox="0 0 ' + w + " " + h + '"><rect width="100%" height="100%" fill="#fff"/><image width="' + w + '" height="' + h + '" xlink:href="' + png + '"/></svg>';
+      href = URL.createObjectURL(new Blob([svg], { type: "image/svg+xml" }));
+    }
+    const link = document.createElement("a");
+    link.href = href;
+    link.download = "bonnieboard-" + button.dataset.exportChart + "." + button.dataset.format;
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+  }
+
+  document.addEventListener("click", function (e) {
+    const button = e.target.closest && e.target.closest("button[data-export-chart]");
+    if (button) exportChart(button);
+  });
+
+  // ==== Small multiples of the matrix page (templates/matrix.html) ====
+
+  // One chart per row value: a bar per column value (one colour per column, the same in every row),
+  // the cell's mean with its CI and verdict, +++++ marked at the top, the baseline cell's mean as a
+  // dashed line, and one y axis for all rows so that the charts compare at a glance.
+  function buildMultiple(canvas, payload) {
+    const m = payload.matrix;
+    const row = m.rows[Number(canvas.dataset.matrixRow)];
+    if (!row) return null;
+    let top = 0, reference;
+    m.rows.forEach(function (r) {
+      r.cells.forEach(function (cell) {
+        if (!cell || cell.mean === null) return;
+        top = Math.max(top, cell.ci95 ? cell.ci95[1] : cell.mean, cell.mean);
+        if (cell.baseline) reference = cell.mean;
+      });
+    });
+    const view = { scale: "linear", divisor: payload.divisor, steps: null, display_unit: payload.unit };
+    const datasets = m.columns.map(function (col, i) {
+      const cell = row.cells[i];
+      const color = runColor(i);
+      const ok = cell && cell.status === OK;
+      return {
+        label: m.cols_key + "=" + col,
+        data: [ok ? cell.mean : null],
+        backgroundColor: runFill(i, cell && (cell.verdict === "better" || cell.verdict === "worse" || cell.baseline) ? 1 : 0.55),
+        borderColor: cell && cell.baseline ? INK : color,
+        borderWidth: cell && cell.baseline ? 2 : 0,
+        bbConfiguration: cell ? cell.configuration : null,
+        bbRun: cell ? cell.configuration : null,
+        bbBaseline: false,
+        bbStatus: [cell ? cell.status : "not_run"],
+        bbErrors: [ok ? cell.ci95 : null],
+        bbVerdicts: [cell && !cell.baseline ? cell.verdict : null],
+        bbN: [cell ? cell.n : 0],
+        bbColor: color,
+        bbFill: runFill(i, 1),
+        bbHatch: hatch(color),
+        bbOffScale: [false],
+      };
+    });
+    const bb = { relative: false, key: "matrix", kind: null, measure: "value", origin: 0, view: view, reference: reference };
+    return new Chart(canvas, {
+      type: "bar",
+      data: { labels: [m.rows_key + "=" + row.value], datasets: datasets },
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        animation: false,
+        scales: {
+          x: { grid: { display: false } },
+          y: { beginAtZero: true, max: top ? top * 1.08 : undefined, title: { display: true, text: payload.test_title + ", " + payload.unit },
+               ticks: { callback: function (value) { return fmtNumber(value / payload.divisor); } },
+               afterBuildTicks: displayUnitTicks(payload.divisor) },
+        },
+        plugins: {
+          bbErrorBars: { relative: false, better: cssVar("--better", "#2f9e5b"), worse: cssVar("--worse", "#d64545") },
+          legend: { display: true, position: "bottom", labels: { boxWidth: 12, font: { size: 10 },
+            generateLabels: function (c) {
+              return c.data.datasets.map(function (d, i) {
+                return { text: d.label, fillStyle: d.bbFill, strokeStyle: d.borderColor, lineWidth: d.borderWidth, hidden: !c.isDatasetVisible(i), datasetIndex: i };
+              }).concat(reference !== undefined ? [{ text: "dashed: baseline cell", fillStyle: "rgba(0,0,0,0)", strokeStyle: INK, lineWidth: 2, lineDash: [5, 3], hidden: false }] : []);
+            } } },
+          tooltip: { callbacks: { label: function (item) {
+            const cell = row.cells[item.datasetIndex];
+            if (!cell) return item.dataset.label + ": no runs";
+            if (item.raw === null) return item.dataset.label + ": " + (cell.status === TOO_FAST ? "+++++ too fast to measure" : cell.status);
+            return item.dataset.label + ": " + fmtNumber(item.raw / payload.divisor) + " " + payload.unit + " (N=" + cell.n + (cell.verdict ? ", " + VERDICT_MARK[cell.verdict] + " " + cell.verdict.replace("_", " ") : "") + ")";
+          } } },
+        },
+      },
+      plugins: [{ id: "bbState", beforeInit: function (c) { c.$bb = bb; } }],
+    });
   }
 
   // ==== Life cycle ====
@@ -445,15 +910,19 @@
         built.delete(chart);
       }
     }
-    const dataElement = document.getElementById("compare-data");
-    if (!dataElement || typeof Chart === "undefined") return;
-    registerOnce();
-    const payload = JSON.parse(dataElement.textContent);
-    document.querySelectorAll("canvas[data-chart]").forEach(function (canvas) {
-      if (Chart.getChart(canvas)) return;
-      const chart = buildChart(canvas, payload);
-      if (chart) built.add(chart);
-    });
+    if (typeof Chart === "undefined") return;
+    const sources = [["compare-data", "canvas[data-chart]", buildChart], ["matrix-data", "canvas[data-matrix-row]", buildMultiple]];
+    for (const [id, selector, build] of sources) {
+      const dataElement = document.getElementById(id);
+      if (!dataElement) continue;
+      registerOnce();
+      const payload = JSON.parse(dataElement.textContent);
+      document.querySelectorAll(selector).forEach(function (canvas) {
+        if (Chart.getChart(canvas)) return;
+        const chart = build(canvas, payload);
+        if (chart) built.add(chart);
+      });
+    }
   }
 
   document.addEventListener("htmx:after:swap", initCharts);

@@ -17,7 +17,8 @@ from tests.conftest import CORPUS_DIR, set_setting
 
 TOKEN = "schemathesis-token-0123456789"
 EXAMPLES_PER_OPERATION = 60
-CROSS_FIELD_RULES = {("POST", "/api/runs"), ("GET", "/api/compare")}
+# (the matrix's two keys must differ and some runs must have both; a comparison's CSV is as its JSON)
+CROSS_FIELD_RULES = {("POST", "/api/runs"), ("GET", "/api/compare"), ("GET", "/api/compare.csv"), ("GET", "/api/matrix")}
 
 schema = schemathesis.openapi.from_asgi("/openapi.json", create_app())
 

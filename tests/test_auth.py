@@ -227,7 +227,7 @@ def test_private_reads_send_pages_to_sign_in_and_back(client, session, monkeypat
     run_id = post_csv(client, LINE_198, label="secret run").json()["created"][0]
     secret = create_token(session, "dave")
     set_setting(monkeypatch, "PRIVATE_READS", "true")
-    for url in ("/", f"/runs/{run_id}", f"/?machine=vm"):
+    for url in ("/", f"/runs/{run_id}", "/?machine=vm"):
         response = client.get(url, follow_redirects=False)
         assert response.status_code == 303, url
         assert response.headers["location"].startswith("/login?next=%2F"), response.headers["location"]

@@ -13,7 +13,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from app.charts import CHART_KEYS
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, ROOT, running_server, upload
-from tests.compare_data import SWEEP, sweep_csv
+from tests.compare_data import SWEEP, sweep_csv, sweep_line
 from tests.conftest import CORPUS_DIR
 from tests.test_parsing import with_field
 
@@ -102,7 +102,8 @@ def read_charts(page: Page) -> dict:
 
 def expected_datasets(api: dict, chart: dict) -> list[tuple]:
     """What the page must draw for one chart of /api/compare: per configuration (the baseline one
-    left out in relative mode) its means, or its ratios to the baseline as a % rounded to 0.1, the
+    left out in relative mode) its means, or against the baseline its ratios as a % rounded to 0.1
+    (rates), the ratios themselves (latency: a log axis) or the difference in points (%CPU), the
     reason of every missing bar, the 95 % CIs (error bars) and the verdicts."""
     relative = api["mode"] == "relative"
     base_id = api["baseline_configuration"]
@@ -122,6 +123,12 @@ def expected_datasets(api: dict, chart: dict) -> list[tuple]:
             if reason != "ok":
                 data.append(None)
                 errors.append(None)
+            elif relative and chart["key"] == "latency":  # a ratio, on a log axis
+                data.append(cell["ratio"])
+                errors.append(cell["ratio_ci95"])
+            elif relative and chart["key"] == "cpu":  # percentage points
+                data.append(pytest.approx(cell["mean"] - base["mean"], abs=0.051))
+                errors.append(None if cell["ratio_ci95"] is None else pytest.approx([(r - 1) * base["mean"] for r in cell["ratio_ci95"]], abs=0.051))
             elif relative:
                 data.append(pytest.approx((cell["ratio"] - 1) * 100, abs=0.051))
                 errors.append(None if cell["ratio_ci95"] is None else pytest.approx([(r - 1) * 100 for r in cell["ratio_ci95"]], abs=0.051))
@@ -158,7 +165,7 @@ def test_every_chart_family_draws_the_datasets_the_api_returns(page, site):
     assert "bonnie++ 2.00a (CSV 1.98)" in page.locator("#figure-block_io .source").inner_text()
     expect(page.locator("#figure-latency .chart-notes")).to_contain_text("no latency in this line")
     expect(page.locator("#figure-block_io .chart-notes")).to_contain_text("not run")
-    expect(page.locator(".heat-table tbody tr")).to_have_count(5)
+    expect(page.locator(".heat-value tbody tr")).to_have_count(5)
 
     OUTPUT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=OUTPUT_DIR / "compare.png", full_page=True)
@@ -181,7 +188,11 @@ def test_switching_to_relative_through_the_page_changes_the_url_and_a_cold_load_
     assert url.endswith(f"/compare?runs={runs}&baseline={site[1]['ext4']}&mode=relative")
     relative = read_charts(page)
     assert_charts_hold_the_api_numbers(relative, api_compare(site, f"runs={runs}&mode=relative"))
-    assert relative["latency"]["scale"] == "linear"
+    assert relative["latency"]["scale"] == "logarithmic"  # a log-ratio axis: ×0.5 and ×2 equally far from ×1
+    ticks = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=latency]')).scales.y.ticks.map(t => t.value)")
+    assert 1 in ticks and set(ticks) <= {0.01, 0.1, 0.5, 1, 2, 10, 100}
+    labels = page.evaluate("() => { const s = Chart.getChart(document.querySelector('canvas[data-chart=latency]')).scales.y; return s.ticks.map((t, i) => s.options.ticks.callback(t.value, i, s.ticks)); }")
+    assert "×1" in labels
     OUTPUT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=OUTPUT_DIR / "compare-relative.png", full_page=True)
 
@@ -234,8 +245,16 @@ def test_too_fast_result_has_its_mark_and_explanation_and_no_zero_value(page, si
     marks = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).$bbMarks")
     mark = next(m for m in marks if m["run"] == 1 and m["test"] == "rewrite")
     assert mark["height"] > 10 and mark["width"] > 2
+    # at the top of the chart (faster than measurable), never a bar from zero
+    area = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).chartArea")
+    assert mark["kind"] == "top" and mark["y"] == area["top"]
     legend = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).legend.legendItems.map(i => i.text)")
-    assert "+++++ too fast to measure" in legend
+    assert "+++++ too fast to measure (marked at the top)" in legend
+    # %CPU too: an empty labelled slot, no value
+    cpu = charts["cpu"]["datasets"][0]
+    assert cpu["status"][rewrite] == "too_fast" and cpu["data"][rewrite] is None
+    cpu_marks = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=cpu]')).$bbMarks")
+    assert {(m["kind"], m["test"]) for m in cpu_marks if m["run"] == 1} >= {("slot", "rewrite")}
     # the bar element at that place has no height: only the mark is drawn there
     drawn_bar = page.evaluate(f"() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).getDatasetMeta(0).data[{rewrite}].height > 0")
     assert drawn_bar is False
@@ -282,7 +301,7 @@ def test_hostile_names_show_as_text_everywhere(page, site):
     body = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=metadata]')).tooltip.body.flatMap(b => b.lines)")
     assert body and body[0].startswith(f"{HOSTILE} · fs={HOSTILE_TAG} raid=6: ")
     expect(page.locator(".run-chips")).to_contain_text(HOSTILE)
-    expect(page.locator(".heat-table")).to_contain_text(HOSTILE_TAG)
+    expect(page.locator(".heat-value")).to_contain_text(HOSTILE_TAG)
     page.get_by_role("combobox", name="Baseline").select_option(str(site[1]["hostile"]))
     page.wait_for_url(re.compile(rf"baseline={hostile}"))
     expect(page.locator(".run-chips .is-baseline")).to_contain_text(HOSTILE)
@@ -316,11 +335,21 @@ def test_runs_list_filters_in_place_and_sends_the_ticked_runs_to_compare(page, s
 
     page.get_by_label(f"select run {site[1]['hostile']}").check()
     page.get_by_label(f"select run {site[1]['ext4']}").check()
+    # ticks survive a filter change, even for a run the filter hides, and the order of ticking is kept
+    page.get_by_label("Machine").fill("vm")
+    page.wait_for_url(re.compile(r"machine=vm"))
+    expect(page.locator("#chosen-text")).to_have_text(f"2 ticked: #{site[1]['hostile']} (baseline) #{site[1]['ext4']}")
+    page.get_by_label("Machine").fill("")
+    expect(rows).to_have_count(2)
+    expect(page.get_by_label(f"select run {site[1]['hostile']}")).to_be_checked()
+    page.get_by_label("Order").select_option("name")
+    page.wait_for_url(re.compile(r"sort=name"))
     page.get_by_role("button", name="Compare selected").click()
-    # the checkboxes send run=A&run=B; the page answers with its canonical address
+    # the list sends runs=A,B (in the order ticked) and run=...; the page answers with its canonical address
     page.wait_for_url(re.compile(r"/compare\?runs=\d+,\d+$"))
-    assert sorted(page.url.split("runs=")[1].split(",")) == sorted([str(site[1]["hostile"]), str(site[1]["ext4"])])
-    read_charts(page)
+    assert page.url.split("runs=")[1].split(",") == [str(site[1]["hostile"]), str(site[1]["ext4"])]
+    charts = read_charts(page)
+    assert charts["block_io"]["datasets"][0]["label"].startswith(HOSTILE)  # the first ticked: the baseline
 
 
 def test_run_page_edits_tags_in_place_and_links_to_compare(page, site):
@@ -358,7 +387,7 @@ def sweep_site(tmp_path_factory):
     """Its own server: two configurations x 3 runs (tests/compare_data.py: put_block +20 % with 1 %
     spread, getc +1 % with 5 % spread)."""
     with running_server(tmp_path_factory.mktemp("sweep") / "bonnieboard.db") as base_url:
-        ids = [i for fs in SWEEP for i in upload(base_url, sweep_csv(fs).splitlines(), tags={"fs": fs})]
+        ids = [i for fs in SWEEP for i in upload(base_url, sweep_csv(fs).splitlines(), tags={"fs": fs, "dev": "loop"})]
         yield base_url, ",".join(map(str, ids))
 
 
@@ -377,13 +406,16 @@ def test_configurations_show_error_bars_verdict_marks_and_shade_only_significant
     assert low < 20 < high and xfs["verdicts"][put_block] == "better"
     assert xfs["verdicts"][getc] == "within_noise"
     drawn = page.evaluate("""() => { const c = Chart.getChart(document.querySelector('canvas[data-chart=block_io]'));
-        return {bars: c.$bbErrorBars, marks: c.$bbVerdictMarks, fill: c.data.datasets[0].backgroundColor}; }""")
+        return {bars: c.$bbErrorBars, marks: c.$bbVerdictMarks, fill: c.data.datasets[0].backgroundColor, colour: c.data.datasets[0].bbColor,
+                labels: c.$bbValueLabels}; }""")
     bar = next(b for b in drawn["bars"] if b["index"] == put_block)
     assert bar["yLow"] - bar["yHigh"] > 3  # a visible line, in pixels (y grows downwards)
     assert {(m["index"], m["text"]) for m in drawn["marks"]} >= {(put_block, "▲"), (getc, "~")}
-    # within noise is drawn neutral, never green or red
-    assert drawn["fill"][getc] != drawn["fill"][put_block]
-    assert drawn["fill"][getc] == page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--muted').trim()") or drawn["fill"][getc].startswith("#5b")
+    # the bar keeps its configuration's colour (the second: --run-1); within noise is paler, never green or red
+    run_1 = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--run-1').trim()")
+    assert drawn["colour"] == run_1 and drawn["fill"][put_block] == run_1
+    assert drawn["fill"][getc].startswith("rgba(") and drawn["fill"][getc].endswith(",0.4)")
+    assert {(label["index"], label["text"]) for label in drawn["labels"]} >= {(put_block, "+20%")}
     # the heat table colours exactly the cells whose verdict is better or worse
     table = page.locator(".heat-table tbody")
     significant = table.locator("td[data-verdict=better], td[data-verdict=worse]")
@@ -400,6 +432,11 @@ def test_configurations_show_error_bars_verdict_marks_and_shade_only_significant
     absolute = read_charts(page)
     assert [d["data"][put_block] for d in absolute["block_io"]["datasets"]] == [100000, 120000]
     assert absolute["block_io"]["datasets"][0]["errors"][put_block] == pytest.approx([97515.9, 102484.1], abs=0.1)
+    # same colours as in relative mode; the baseline's mean is a reference line
+    colours = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).data.datasets.map(d => d.bbColor)")
+    assert colours[1] == run_1
+    lines = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).$bbReferenceLines")
+    assert {(line["index"], line["value"]) for line in lines} >= {(put_block, 100000)}
 
 
 def test_warnings_show_on_the_page(page, sweep_site):
@@ -412,6 +449,111 @@ def test_warnings_show_on_the_page(page, sweep_site):
     expect(page.locator(".setup-table tbody tr")).to_have_count(8)
     for run_id in other:
         httpx.delete(f"{base_url}/api/runs/{run_id}")
+
+
+def test_twelve_configurations_keep_a_legend_on_a_phone_and_26_have_distinct_fills(page, sweep_site):
+    base_url, _ = sweep_site
+    ids = upload(base_url, [sweep_line(f"box-{i}", 100_000 + 5_000 * i, 1000) for i in range(26)])
+    try:
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(f"{base_url}/compare?runs={','.join(map(str, ids[:12]))}&group=none")
+        read_charts(page)
+        for key in CHART_KEYS:
+            legend = page.evaluate(f"() => Chart.getChart(document.querySelector('canvas[data-chart={key}]')).legend.legendItems.filter(i => i.datasetIndex !== undefined).length")
+            assert legend == 12, key
+        colours = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).data.datasets.map(d => d.bbColor)")
+        assert len(set(colours)) == 12
+        OUTPUT_DIR.mkdir(exist_ok=True)
+        page.locator("#figure-block_io").screenshot(path=OUTPUT_DIR / "compare-12-runs-phone-block_io.png")
+        # the legend grew the chart instead of squeezing its bars
+        box = page.locator("#figure-block_io .chart-box").bounding_box()
+        assert box["height"] > 250
+
+        page.set_viewport_size({"width": 1366, "height": 900})
+        page.goto(f"{base_url}/compare?runs={','.join(map(str, ids))}&group=none")
+        read_charts(page)
+        fills = page.evaluate("""() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).data.datasets.map(d =>
+            [d.bbColor, typeof d.bbFill === 'string' ? 'solid' : 'pattern', Math.floor(d.bbColour / 12)])""")
+        assert len({tuple(f) for f in fills}) == 26  # 12 colours, then striped, then dotted
+        assert fills[12][1] == "pattern" and fills[12][0] == fills[0][0]
+        page.locator("#figure-block_io").screenshot(path=OUTPUT_DIR / "compare-26-runs-block_io.png")
+    finally:
+        for run_id in ids:
+            httpx.delete(f"{base_url}/api/runs/{run_id}")
+
+
+def test_outliers_are_clipped_with_a_labelled_off_scale_marker(page, sweep_site):
+    base_url, _ = sweep_site
+    lines = [sweep_line("outlier-base", 100_000, 1000), sweep_line("outlier-near", 110_000, 1000),
+             with_field(sweep_line("outlier-far", 10_000_000, 1000), 39, "4307000us")]  # fmt: skip
+    ids = upload(base_url, lines)
+    try:
+        page.goto(f"{base_url}/compare?runs={','.join(map(str, ids))}&group=none&mode=relative")
+        charts = read_charts(page)
+        far = charts["block_io"]["datasets"][1]
+        put_block = charts["block_io"]["labels"].index("put_block")
+        assert far["data"][put_block] == 9900  # the value is still the truth (+9,900 %)
+        state = page.evaluate("""() => { const c = Chart.getChart(document.querySelector('canvas[data-chart=block_io]'));
+            return {max: c.scales.y.max, off: c.$bbOffScale}; }""")
+        assert state["max"] < 1000  # the axis did not stretch to +9,900 %
+        assert [(m["index"], m["text"]) for m in state["off"]] == [(put_block, "+9,900% off scale")]
+        latency = page.evaluate("""() => { const c = Chart.getChart(document.querySelector('canvas[data-chart=latency]'));
+            return {max: c.scales.y.max, type: c.scales.y.type, off: c.$bbOffScale}; }""")
+        assert latency["type"] == "logarithmic" and latency["max"] <= 100
+        assert [m["text"] for m in latency["off"]] == ["×1,000 off scale"]  # 4307000 / 4307 µs
+        OUTPUT_DIR.mkdir(exist_ok=True)
+        page.locator("#figure-block_io").screenshot(path=OUTPUT_DIR / "compare-off-scale-block_io.png")
+        page.locator("#figure-latency").screenshot(path=OUTPUT_DIR / "compare-off-scale-latency.png")
+    finally:
+        for run_id in ids:
+            httpx.delete(f"{base_url}/api/runs/{run_id}")
+
+
+def test_every_chart_and_the_matrix_at_desktop_and_phone_size(browser, sweep_site):
+    """Screenshots for a person (test-output/), and the matrix's cells and small multiples equal the API."""
+    base_url, runs = sweep_site
+    OUTPUT_DIR.mkdir(exist_ok=True)
+    for width, height in ((1366, 900), (390, 844)):
+        page = browser.new_page(viewport={"width": width, "height": height})
+        try:
+            for mode in ("absolute", "relative"):
+                page.goto(f"{base_url}/compare?runs={runs}&group=fs&mode={mode}")
+                read_charts(page)
+                for key in CHART_KEYS:
+                    page.locator(f"#figure-{key}").screenshot(path=OUTPUT_DIR / f"chart-{key}-{mode}-{width}.png")
+                page.locator(".heat").screenshot(path=OUTPUT_DIR / f"heat-table-{width}.png")
+                if width == 1366:  # the rates table fits: no sideways scrolling at 1366 px
+                    assert page.evaluate("document.querySelector('.heat-value').scrollWidth") <= 1366
+            page.goto(f"{base_url}/matrix?rows=fs&cols=dev&test=put_block&runs={runs}")
+            page.wait_for_function("() => [...document.querySelectorAll('canvas[data-matrix-row]')].every(c => Chart.getChart(c))")
+            api = httpx.get(f"{base_url}/api/matrix?rows=fs&cols=dev&test=put_block&runs={runs}").json()
+            drawn = page.evaluate("() => [...document.querySelectorAll('canvas[data-matrix-row]')].map(c => Chart.getChart(c).data.datasets.map(d => d.data[0]))")
+            assert drawn == [[cell["mean"] if cell else None for cell in row["cells"]] for row in api["rows"]]
+            assert [float(m) for m in page.locator(".matrix-cell").evaluate_all("cells => cells.map(c => c.dataset.mean)")] == [
+                cell["mean"] for row in api["rows"] for cell in row["cells"] if cell]  # fmt: skip
+            page.screenshot(path=OUTPUT_DIR / f"matrix-{width}.png", full_page=True)
+        finally:
+            page.close()
+
+
+def test_exports_are_one_click_and_hold_the_api_numbers(page, sweep_site):
+    base_url, runs = sweep_site
+    page.goto(f"{base_url}/compare?runs={runs}&group=fs")
+    read_charts(page)
+    with page.expect_download() as download:
+        page.locator("#figure-block_io").get_by_role("button", name="PNG").click()
+    assert download.value.suggested_filename == "bonnieboard-block_io.png"
+    assert Path(download.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with page.expect_download() as download:
+        page.locator("#figure-latency").get_by_role("button", name="SVG").click()
+    svg = Path(download.value.path()).read_text()
+    assert svg.startswith("<svg") and "data:image/png;base64," in svg
+    csv_link = page.get_by_role("link", name="CSV", exact=True).get_attribute("href")
+    assert csv_link == f"/api/compare.csv?runs={runs}&group=fs"
+    assert httpx.get(base_url + csv_link).text.count("\n") == 1 + sum(
+        len(c["configurations"]) * len(c["tests"]) for c in httpx.get(f"{base_url}/api/compare?runs={runs}&group=fs").json()["charts"])  # fmt: skip
+    lines = httpx.get(base_url + page.get_by_role("link", name="bonnie.csv").get_attribute("href")).text.splitlines()
+    assert lines == [sweep_line(f"{fs}-box", *row) for fs in SWEEP for row in SWEEP[fs]]
 
 
 def test_screenshots_were_written():

@@ -197,8 +197,11 @@ def test_view_titles_say_where_the_numbers_come_from_and_notes_say_why_bars_are_
 
     relative = charts.compare(runs, mode="relative", baseline=2)
     rview = charts.compare_view(runs, relative)
-    assert rview["charts"][4]["scale"] == "linear"  # relative charts are linear, latency included
+    # relative: rates as a %, latency as a ratio on a log axis, %CPU in percentage points
+    assert [(c["relative_kind"], c["scale"]) for c in rview["charts"]] == [("percent", "linear")] * 4 + [("ratio", "logarithmic"), ("points", "linear")]
     assert rview["charts"][0]["axis_title"] == "% vs baseline"
+    assert rview["charts"][4]["axis_title"] == "× baseline latency (log)"
+    assert view["charts"][0]["relative_kind"] is None
     assert [(n["status"], n["where"]) for n in rview["charts"][0]["notes"]] == [("too_fast", ["vm: rewrite, get_block"])]
 
 
@@ -218,15 +221,23 @@ def test_heat_table_is_data_one_row_per_configuration_and_never_shades_single_ru
         (1, "vm", [1], True), (2, "wifo3-02", [2], False), (3, "mindpipe", [3], False),
     ]  # fmt: skip
     put_block = [heat_cells(table, i, "put_block") for i in (1, 2, 3)]
-    assert [c[0]["text"] for c in put_block] == ["410.6 MiB/s", "338.9 MiB/s", "30.4 MiB/s"]
-    assert [(c[1]["text"], c[2]["text"]) for c in put_block] == [("81", "4.3 ms"), ("24", "16.8 ms"), ("60", "")]
+    # one unit per column, in its header: MiB/s for every put_block rate, ms for every latency
+    assert [c[0]["text"] for c in put_block] == ["410.6", "338.9", "30.4"]
+    assert [(c[1]["text"], c[2]["text"]) for c in put_block] == [("81", "4.3"), ("24", "16.8"), ("60", "")]
+    columns = table["columns"][TESTS.index("put_block") * 3:][:3]
+    assert [(c["test"], c["measure"], c["unit"]) for c in columns] == [("put_block", "value", "MiB/s"), ("put_block", "cpu", "%"), ("put_block", "latency", "ms")]
+    assert [s["measure"] for s in table["sections"]] == ["value", "cpu", "latency"]
+    assert [table["columns"][i]["test"] for i in table["sections"][0]["indexes"]] == list(TESTS)
+    # the relative figures say what the relative charts say: %, points of %CPU, × for latency
+    # (24 - 81 = -57 points; 16764 / 4307 µs = 3.89)
+    assert [c["relative"] for c in put_block[1]] == ["−17.5 % ?", "−57 pts ?", "×3.89 ?"]
     # single runs: every verdict is unknown, so nothing is coloured; 347029/420469 - 1 = -17.5 %
     assert {cell["verdict"] for row in table["rows"][1:] for cell in row["cells"]} == {"unknown"}
-    assert put_block[1][0]["relative"] == "−17.5 % ?" and put_block[0][0]["relative"] == ""
+    assert put_block[0][0]["relative"] == ""
     rewrite = heat_cells(table, 1, "rewrite")
-    assert (rewrite[0]["text"], rewrite[0]["status"], rewrite[1]["text"]) == ("+++++", "too_fast", "+++")
-    assert rewrite[2]["text"] == "1.1 ms"  # +++++ still has its latency
-    assert heat_cells(table, 3, "seeks")[0]["text"] == "56.7 seeks/s"
+    assert (rewrite[0]["text"], rewrite[0]["status"], rewrite[1]["text"]) == ("+++++", "too_fast", "+++++")
+    assert rewrite[2]["text"] == "1.1"  # +++++ still has its latency (ms)
+    assert heat_cells(table, 3, "seeks")[0]["text"] == "56.7"
 
 
 def test_heat_table_without_latencies_and_not_run_cells():
@@ -253,3 +264,24 @@ def test_heat_table_shades_only_cells_whose_verdict_is_better_or_worse():
     coloured = {(TESTS[i // 3], i % 3) for i, cell in enumerate(table["rows"][1]["cells"]) if cell["verdict"] in ("better", "worse")}
     assert coloured == {("put_block", 0), ("put_block", 1)}
     assert all(cell["verdict"] is None for cell in table["rows"][0]["cells"])  # the baseline itself
+
+
+def test_the_single_run_shortcut_gives_the_same_answer_as_the_general_path(monkeypatch):
+    """Every corpus line alone (group=none), absolute and relative, with each baseline: the answer
+    with the shortcut for one-run configurations equals the one computed the general way."""
+    from tests.conftest import CORPUS_DIR
+
+    lines = [line for path in sorted(CORPUS_DIR.glob("*.csv")) for line in path.read_text().splitlines() if line and not line.startswith("#")]
+    runs = []
+    for line in lines:
+        try:
+            runs.append(figures(line, len(runs) + 1, tags={"ram_mib": "256"} if len(runs) % 3 == 0 else {}))
+        except Exception:  # header lines and the corpus's deliberately broken ones
+            continue
+    assert len(runs) > 20
+    none = parse_group("none")
+    asked = [(mode, baseline) for mode in ("absolute", "relative") for baseline in (None, runs[0].id, runs[5].id)]
+    fast = [charts.compare(runs, mode=mode, baseline=baseline, grouping=none) for mode, baseline in asked]
+    monkeypatch.setattr(charts, "SINGLE_RUN_SHORTCUT", False)
+    slow = [charts.compare(runs, mode=mode, baseline=baseline, grouping=none) for mode, baseline in asked]
+    assert fast == slow

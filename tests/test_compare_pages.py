@@ -181,6 +181,43 @@ def test_group_is_in_the_permalink_and_the_page_shows_summary_warnings_setup_and
     assert 'class="setup-table"' in html and f'<a href="/runs/{ids[-1]}">#{ids[-1]}</a>' in html
     # Only put_block of fs=xfs (better) is shaded; fs=big is a single run: unknown, plain.
     shaded = re.findall(r'<td class="([^"]*heat-(?:better|worse)[^"]*)" data-verdict="(\w+)"', html)
-    assert shaded == [("num group-start ok heat-better", "better")]
+    assert shaded == [("num ok heat-better", "better")]
     assert 'data-verdict="within_noise"' in html and "+1.0 % ~" in html
     assert 'class="chart-hints"' in html and "CPU-bound" in html and "single slowest operation" in html
+
+
+def test_runs_list_keeps_the_ticked_runs_in_order_and_sorts_by_upload_or_name(client, ids):
+    first, second, third = ids  # machines raid5_chunk64_ext3, wifo3-02, mindpipe
+    html = client.get(f"/?runs={third},{first}&sort=name", headers=HTMX).text
+    assert f'<input type="hidden" id="chosen" name="runs" value="{third},{first}">' in html
+    assert f"2 ticked: #{third} (baseline) #{first}" in html
+    checked = re.findall(r'value="(\d+)" aria-label="select run \d+" checked', html)
+    assert sorted(checked) == sorted([str(first), str(third)])
+    # by name: mindpipe, raid5_chunk64_ext3, wifo3-02; by upload order: newest or oldest first
+    assert re.findall(r'<a href="/runs/(\d+)">', html) == [str(third), str(first), str(second)]
+    oldest = client.get("/?sort=oldest", headers=HTMX).text
+    assert re.findall(r'<a href="/runs/(\d+)">', oldest) == [str(first), str(second), str(third)]
+    # a filter that hides a ticked run keeps it ticked (the hidden list), and paging links carry it
+    filtered = client.get(f"/?runs={third},{first}&tag=fs=xfs", headers=HTMX).text
+    assert f'name="runs" value="{third},{first}"' in filtered and re.findall(r'<a href="/runs/(\d+)">', filtered) == [str(second)]
+    # what "Compare selected" sends: runs= in the order ticked, then the boxes' run=; the first is the baseline
+    compare = client.get(f"/compare?runs={third},{first}&run={first}&run={third}", follow_redirects=False)
+    assert compare.headers["location"] == f"/compare?runs={third},{first}"
+    data = embedded_data(client.get(compare.headers["location"]).text)
+    assert data["compare"]["configurations"][0]["runs"] == [third]
+    assert data["compare"]["baseline_configuration"] == 1
+    bad = client.get("/?sort=sideways")
+    assert bad.status_code == 400 and "sort must be one of newest, oldest, name" in bad.text
+
+
+def test_a_group_key_with_a_space_is_refused_with_its_name(client, ids):
+    response = client.get(f"/api/compare?runs={ids[0]}&group=fs,my%20key")
+    assert response.status_code == 400 and "a tag key has no spaces ('my key')" in response.json()["detail"]
+    html = client.get(f"/compare?runs={ids[0]}").text
+    assert 'name="group"' in html and 'pattern="[^\\s]*"' in html  # the browser says it before sending
+
+
+def test_upload_result_offers_to_compare_the_runs(client):
+    html = client.post("/upload", data={"lines": sweep_csv("ext4")}).text
+    created = re.findall(r'<a href="/runs/(\d+)">', html)
+    assert f'<a class="compare-these" href="/compare?runs={",".join(created)}">Compare these runs</a>' in html

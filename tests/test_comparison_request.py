@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.comparison_request import ComparisonRequest, parse_group, parse_run_ids, permalink, read_request, settle
+from app.comparison_request import ComparisonRequest, parse_group, parse_id_filter, parse_run_ids, permalink, read_request, settle
 from app.errors import BadRequest
 from app.grouping import DEFAULT, UNGROUPED
 
@@ -28,6 +28,16 @@ def test_group_spellings():
     for bad in ("a=b", ",", "x\x00"):
         with pytest.raises(BadRequest, match="group must be"):
             parse_group(bad)
+    # a key with a space is refused where it is typed, naming it (a run's tag cannot hold one)
+    with pytest.raises(BadRequest, match="a tag key has no spaces \\('my key'\\); separate keys with commas"):
+        parse_group("fs,my key")
+
+
+def test_id_filter_keeps_order_and_drops_ids_no_run_can_have():
+    assert parse_id_filter(" 3,1, 3 ,,2") == (3, 1, 2)
+    assert parse_id_filter("5,99999999999") == (5,)
+    with pytest.raises(BadRequest, match="'x' is not an id"):
+        parse_id_filter("1,x")
 
 
 def test_read_settle_and_permalink():

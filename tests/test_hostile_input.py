@@ -278,7 +278,7 @@ def test_pages_escape_hostile_text_and_run_only_our_own_scripts(client):
         "run": client.get(f"/runs/{run_id}").text,
         "upload": client.get("/upload").text,
         "upload-errors": upload_result.text,
-        "login": client.get("/login", params={"next": f'/"><script>alert(1)</script>'}).text,
+        "login": client.get("/login", params={"next": '/"><script>alert(1)</script>'}).text,
         "not-found": client.get(f"/runs/{MAX_ID}").text,
         "docs": client.get("/docs").text,
     }

@@ -7,12 +7,14 @@ import orjson
 from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import WithJsonSchema
 
-from app import charts, queries
+from app import charts, exports, matrix, queries
 from app.comparison_request import read_request
 from app.config import get_settings
 from app.deps import FilterDep, SessionDep
+from app.errors import BadRequest
 from app.figures import figures_of
 from app.models import MAX_ID
+from app.parsing import TESTS
 from app.request_body import read_upload
 from app.schemas import LABEL_PARAM_SCHEMA, TAG_PARAM_SCHEMA, CompareOut, ErrorOut, RunDetailOut, RunList, RunOut, RunPatch, UploadOut
 from app.storing import store_upload
@@ -36,11 +38,13 @@ UPLOAD_BODY = {
 }
 
 
+RUN_IDS_PATTERN = "^[ ,]*[0-9]{1,10}(?:[ ,]+[0-9]{1,10})*[ ,]*$"
 RunId = Annotated[int, Path(ge=1, le=MAX_ID)]
 # What app.comparison_request accepts (it answers 400 itself with a message naming the parameter).
-RUN_IDS_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[ ,]*[0-9]{1,10}(?:[ ,]+[0-9]{1,10})*[ ,]*$"})
+RUN_IDS_SCHEMA = WithJsonSchema({"type": "string", "pattern": RUN_IDS_PATTERN})
 BASELINE_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[0-9]{0,10}$"})
 MODE_SCHEMA = WithJsonSchema({"type": "string", "enum": ["absolute", "relative"], "default": "absolute"})
+TAG_KEY_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[^ ,=\\x00]{1,200}$"})
 GROUP_SCHEMA = WithJsonSchema({"type": "string", "default": "params", "examples": ["params", "none", "fs,raid"]})
 
 
@@ -85,7 +89,7 @@ def get_runs(
 
 @router.get("/runs/export.csv", response_class=Response, responses=ERRORS)
 def export_runs(session: SessionDep, run_filter: FilterDep):
-    """Every matching run's line exactly as uploaded, oldest first."""
+    """Every matching run's line exactly as uploaded, oldest first (`runs=1,2,3`: only those)."""
     lines = list(queries.export_lines(session=session, run_filter=run_filter))
     return Response("".join(f"{line}\n" for line in lines), media_type="text/csv; charset=utf-8")
 
@@ -133,6 +137,47 @@ def get_compare(
     # of a 100-run comparison (a few hundred KB of numbers).
     body = charts.compare(figures, mode=request.mode, baseline=request.baseline, grouping=request.grouping)
     return Response(orjson.dumps(body), media_type="application/json")
+
+
+@router.get("/compare.csv", response_class=Response, responses=ERRORS)
+def get_compare_csv(
+    session: SessionDep,
+    runs: Annotated[str | None, RUN_IDS_SCHEMA, Query(description="run ids separated by commas, e.g. 1,2,3 (at most 100)")] = None,
+    run: Annotated[list[str], Query(description="a run id; repeatable")] = [],  # noqa: B006
+    baseline: Annotated[str | None, BASELINE_SCHEMA, Query(description="one of the runs; its configuration is the baseline")] = None,
+    mode: Annotated[str | None, MODE_SCHEMA] = None,
+    group: Annotated[str | None, GROUP_SCHEMA, Query(description="params (default), none, or tag keys: fs,raid")] = None,
+):
+    """The numbers of GET /api/compare (same query) as CSV: one row per chart, test and configuration."""
+    request = read_request(runs=[runs or "", *run], mode=mode, baseline=baseline, group=group)
+    compared = queries.runs_to_compare(session=session, run_ids=list(request.run_ids))
+    figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
+    body = charts.compare(figures, mode=request.mode, baseline=request.baseline, grouping=request.grouping)
+    return Response(
+        exports.compare_csv(body),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": 'attachment; filename="bonnieboard-compare.csv"'},
+    )
+
+
+@router.get("/matrix", responses=ERRORS)
+def get_matrix(
+    session: SessionDep,
+    rows: Annotated[str, TAG_KEY_SCHEMA, Query(description="the tag key whose values are the rows, e.g. raid")],
+    cols: Annotated[str, TAG_KEY_SCHEMA, Query(description="the tag key whose values are the columns, e.g. fs")],
+    test: Annotated[str, WithJsonSchema({"type": "string", "enum": list(TESTS)}), Query(description="the bonnie++ test of the cells")] = matrix.DEFAULT_TEST,
+    runs: Annotated[str | None, RUN_IDS_SCHEMA, Query(description="run ids; default: the newest 100 runs with both tags")] = None,
+    baseline: Annotated[str | None, BASELINE_SCHEMA, Query(description="a run; its cell is the baseline")] = None,
+):
+    """Configurations pivoted by two tag keys: per cell the mean of `test` with N, 95 % CI and the
+    verdict against the baseline cell, and per family the geometric mean of the ratios to it."""
+    request = matrix.read_request(rows=rows, cols=cols, test=test, runs=[runs or ""], baseline=baseline)
+    run_ids = list(request.run_ids) or matrix.runs_with_tags(session=session, keys=(request.rows, request.cols))
+    if not run_ids:
+        raise BadRequest(f"no runs have both tags {request.rows} and {request.cols}")
+    compared = queries.runs_to_compare(session=session, run_ids=run_ids)
+    figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
+    return Response(orjson.dumps(matrix.build(figures, request)), media_type="application/json")
 
 
 @router.get("/health")

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.datastructures import FormData
 
-from app import charts, queries
+from app import charts, matrix, queries
 from app.comparison_request import ABSOLUTE, MAX_RUNS, parse_run_ids, permalink, read_request, settle
 from app.config import get_settings
 from app.deps import PageAuthDep, SessionDep, csrf_form
@@ -45,10 +45,21 @@ def runs_page(
     tag: Annotated[list[str], Query()] = [],  # noqa: B006
     format: str | None = None,  # noqa: A002
     page: Annotated[int, Query(ge=1, le=MAX_ID)] = 1,
+    runs: str = "",
+    run: Annotated[list[str], Query()] = [],  # noqa: B006
+    sort: str = "newest",
 ):
     # The filter form's one text box holds "raid=5 fs=xfs"; links repeat tag= instead.
     tag_terms = [term for value in tag for term in value.split()]
     filter_error = None
+    # The ticked runs, in the order they were ticked (static/runs.js keeps `runs=`; the boxes' run= add
+    # to it without script): they survive filter changes, and the first one is the comparison's baseline.
+    try:
+        chosen = parse_run_ids([runs, *run], limit=None)
+    except BadRequest as exc:
+        chosen, filter_error = [], exc.detail
+    if sort not in queries.RUN_ORDERS:
+        sort, filter_error = "newest", f"sort must be one of {', '.join(queries.RUN_ORDERS)}"
     try:
         tags = parse_tag_filters(tag_terms)
         check_filter_text(machine, "machine")
@@ -56,9 +67,12 @@ def runs_page(
     except BadRequest as exc:
         tags, filter_error = {}, exc.detail
     run_filter = queries.RunFilter(machine=machine or None, tags=tags, format_version=format or None)
-    total, runs = (0, []) if filter_error else queries.list_runs(session=session, run_filter=run_filter, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+    total, found = (0, []) if filter_error else queries.list_runs(session=session, run_filter=run_filter, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE, order=sort)
     context = {
-        "runs": [RunOut.from_run(run) for run in runs],
+        "chosen": chosen,
+        "sort": sort,
+        "sorts": {"newest": "newest first", "oldest": "oldest first", "name": "by name"},
+        "runs": [RunOut.from_run(one) for one in found],
         "total": total,
         "page": page,
         "pages": max(1, -(-total // PAGE_SIZE)),
@@ -118,11 +132,54 @@ def compare_page(
             view=charts.compare_view(figures, data),
             table=charts.heat_table(data),
             baseline=data["baseline"],
+            csv_url=permalink(settled, "/api/compare.csv"),
+            matrix_url=_matrix_url(settled, figures),
         )
     response = render(request, "_compare.html" if partial else "compare.html", context)
     if partial:
         response.headers["HX-Push-Url"] = url
     return response
+
+
+def _matrix_url(request, figures) -> str | None:
+    """A matrix of these runs: by the two grouping tags, else the first two tag keys that vary."""
+    keys = list(request.grouping.keys)
+    if len(keys) < 2:
+        varying = sorted({k for f in figures for k in f.tags if len({g.tags.get(k) for g in figures}) > 1})
+        keys = list(dict.fromkeys(keys + varying))
+    if len(keys) < 2:
+        return None
+    ids = [f.id for f in figures]
+    return matrix.permalink(matrix.MatrixRequest(keys[0], keys[1], run_ids=tuple(ids), baseline=request.baseline))
+
+
+@router.get("/matrix", response_class=HTMLResponse)
+def matrix_page(
+    request: Request,
+    session: SessionDep,
+    rows: str = "",
+    cols: str = "",
+    test: str = matrix.DEFAULT_TEST,
+    runs: str = "",
+    baseline: str = "",
+):
+    """/matrix?rows=raid&cols=fs&test=put_block[&runs=...&baseline=RUN]: the sweep as a table of
+    configurations (app/matrix.py builds it, as for /api/matrix), with one small chart per row."""
+    context: dict = {"tests": TESTS, "rows": rows, "cols": cols, "test": test, "error": None, "m": None}
+    if rows or cols:
+        try:
+            asked = matrix.read_request(rows=rows, cols=cols, test=test, runs=[runs], baseline=baseline)
+            run_ids = list(asked.run_ids) or matrix.runs_with_tags(session=session, keys=(asked.rows, asked.cols))
+            compared = queries.runs_to_compare(session=session, run_ids=run_ids, missing_ok=True)
+            figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
+            if not figures:
+                raise BadRequest(f"no runs have both tags {asked.rows} and {asked.cols}")
+            built = matrix.build(figures, asked)
+            context.update(m=built, url=matrix.permalink(asked), api_url=matrix.permalink(asked, "/api/matrix"),
+                           shown=matrix.display(built))
+        except BadRequest as exc:
+            context["error"] = exc.detail
+    return render(request, "matrix.html", context, status_code=400 if context["error"] else 200)
 
 
 # The newest runs, offered when adding runs to a comparison.

@@ -1,0 +1,197 @@
+"""The matrix view (issue #11): configurations pivoted by two tag keys.
+
+`/matrix?rows=raid&cols=fs&test=put_block` (and its JSON twin `/api/matrix`) answers "which cell of a
+sweep is best for this test, and by how much": the runs are grouped by the two tags (app/grouping.py,
+exactly as `/compare?group=raid,fs`), each cell is that configuration's mean of `test` with its N,
+95 % CI and verdict against the baseline cell (the configuration of `baseline=RUN`, else the first),
+and per family of tests ("block I/O", "seeks", "metadata") the geometric mean of the cell's ratios
+to the baseline over the family's tests both measured — never one score mixing families, whose
+units and meaning differ. The numbers are those of app/charts.compare(): the matrix only re-arranges
+them, so a cell equals the configuration's mean in /api/compare?group=ROWS,COLS.
+
+Without `runs=`, the matrix takes the newest runs (at most MAX_RUNS) that have both tags.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app import charts
+from app.comparison_request import MAX_RUNS, parse_baseline, parse_run_ids
+from app.errors import BadRequest
+from app.figures import RunFigures
+from app.grouping import UNSET, Grouping
+from app.models import Tag
+from app.parsing import TESTS
+from app.summary import percent
+from app.units import display_unit, format_in
+
+# Families whose ratios may be averaged together: same kind of work, same unit.
+FAMILIES = {
+    "block_io": ("Block I/O", TESTS[:5]),
+    "seeks": ("Seeks", ("seeks",)),
+    "metadata": ("Metadata (create, stat, delete)", TESTS[6:]),
+}
+DEFAULT_TEST = "put_block"
+RATE_CHARTS = ("block_io", "seeks", "metadata", "metadata_stat")
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixRequest:
+    rows: str
+    cols: str
+    test: str = DEFAULT_TEST
+    run_ids: tuple[int, ...] = ()
+    baseline: int | None = None
+
+
+def _key(value: str | None, name: str) -> str:
+    key = (value or "").strip()
+    if not key or "," in key or "=" in key or " " in key or "\x00" in key or len(key) > 200:
+        raise BadRequest(f"{name} must be one tag key, like {'raid' if name == 'rows' else 'fs'}")
+    return key
+
+
+def read_request(
+    *, rows: str | None, cols: str | None, test: str | None, runs: Sequence[str], baseline: str | None
+) -> MatrixRequest:
+    """The query of /matrix and /api/matrix, checked (400 naming the parameter)."""
+    row_key, col_key = _key(rows, "rows"), _key(cols, "cols")
+    if row_key == col_key:
+        raise BadRequest("rows and cols must be two different tag keys")
+    test = test or DEFAULT_TEST
+    if test not in TESTS:
+        raise BadRequest(f"test must be one of {', '.join(TESTS)}, not {test[:30]!r}")
+    return MatrixRequest(row_key, col_key, test, tuple(parse_run_ids(runs)), parse_baseline(baseline))
+
+
+def runs_with_tags(*, session: Session, keys: tuple[str, str], limit: int = MAX_RUNS) -> list[int]:
+    """The newest runs that have both tag keys, oldest of them first (the order of a sweep)."""
+    first = select(Tag.run_id).where(Tag.key == keys[0])
+    both = select(Tag.run_id).where(Tag.key == keys[1], Tag.run_id.in_(first)).order_by(Tag.run_id.desc()).limit(limit)
+    return sorted(session.scalars(both))
+
+
+def permalink(request: MatrixRequest, path: str = "/matrix") -> str:
+    params = {"rows": request.rows, "cols": request.cols, "test": request.test}
+    if request.run_ids:
+        params["runs"] = ",".join(map(str, request.run_ids))
+    if request.baseline is not None:
+        params["baseline"] = str(request.baseline)
+    return f"{path}?{urlencode(params, safe=',')}"
+
+
+def _geomean(values: list[float]) -> float | None:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def build(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
+    """The matrix of `runs` (pure: the body of GET /api/matrix)."""
+    baseline = request.baseline if request.baseline in {run.id for run in runs} else None
+    grouping = Grouping(keys=(request.rows, request.cols), kind="tags")
+    data = charts.compare(runs, baseline=baseline, grouping=grouping)
+    base_id = data["baseline_configuration"]
+    rate_charts = [chart for chart in data["charts"] if chart["key"] in RATE_CHARTS]
+    # configuration id -> test -> its rate cell (the statistics of compare())
+    cells: dict[int, dict[str, dict[str, Any]]] = {c["id"]: {} for c in data["configurations"]}
+    for chart in rate_charts:
+        for entry in chart["configurations"]:
+            for cell in entry["tests"]:
+                cells[entry["configuration"]][cell["test"]] = cell
+    chart_of_test = next(c for c in rate_charts if request.test in c["tests"])
+    run_tags = {run.id: run.tags for run in runs}
+
+    def value_of(config: dict[str, Any], key: str) -> str:
+        return run_tags[config["runs"][0]].get(key, UNSET)
+
+    row_values = sorted({value_of(c, request.rows) for c in data["configurations"]}, key=_natural)
+    col_values = sorted({value_of(c, request.cols) for c in data["configurations"]}, key=_natural)
+    by_position = {(value_of(c, request.rows), value_of(c, request.cols)): c for c in data["configurations"]}
+    base_cells = cells[base_id]
+    matrix_rows = []
+    for row_value in row_values:
+        row_cells = []
+        for col_value in col_values:
+            config = by_position.get((row_value, col_value))
+            if config is None:
+                row_cells.append(None)
+                continue
+            own = cells[config["id"]]
+            cell = own[request.test]
+            families = []
+            for key, (title, tests) in FAMILIES.items():
+                measured = [t for t in tests if own[t]["mean"] and base_cells[t]["mean"]]
+                families.append({
+                    "family": key,
+                    "title": title,
+                    "tests": measured,
+                    "geomean": _round(_geomean([own[t]["mean"] for t in measured])),
+                    "ratio_geomean": _round(_geomean([own[t]["mean"] / base_cells[t]["mean"] for t in measured])),
+                })  # fmt: skip
+            row_cells.append({
+                "configuration": config["id"],
+                "name": config["name"],
+                "runs": config["runs"],
+                "baseline": config["id"] == base_id,
+                **{k: cell[k] for k in ("status", "n", "n_too_fast", "n_not_run", "mean", "median", "sd", "cv_pct", "ci95", "ratio", "ratio_ci95", "verdict")},
+                "families": families,
+            })  # fmt: skip
+        matrix_rows.append({"value": row_value, "cells": row_cells})
+    return {
+        "rows_key": request.rows,
+        "cols_key": request.cols,
+        "test": request.test,
+        "unit": next(spec.unit for spec in charts.CHARTS if spec.key == chart_of_test["key"]),
+        "higher_is_better": True,
+        "runs": [run.id for run in runs],
+        "baseline": data["baseline"],
+        "baseline_configuration": base_id,
+        "columns": col_values,
+        "rows": matrix_rows,
+        "configurations": data["configurations"],
+        "warnings": data["warnings"],
+        "compare_url": f"/compare?{urlencode({'runs': ','.join(str(run.id) for run in runs), 'group': f'{request.rows},{request.cols}'}, safe=',')}",
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4) + 0.0
+
+
+def _natural(value: str) -> tuple[Any, ...]:
+    """raid=5 before raid=10, and "—" (tag missing) last."""
+    if value == UNSET:
+        return (2, 0, value)
+    try:
+        return (0, float(value), value)
+    except ValueError:
+        return (1, 0, value)
+
+
+def display(built: dict[str, Any]) -> dict[str, Any]:
+    """What the page prints: one unit for every cell (MiB/s when a mean reaches it), each cell's mean
+    and CI in it, its difference from the baseline cell, and the family summaries as ×ratios."""
+    means = [cell["mean"] for row in built["rows"] for cell in row["cells"] if cell]
+    unit, divisor = display_unit(built["unit"], means)
+    texts: dict[int, dict[str, str]] = {}
+    for row in built["rows"]:
+        for cell in row["cells"]:
+            if not cell:
+                continue
+            ci = cell["ci95"]
+            texts[cell["configuration"]] = {
+                "mean": "+++++" if cell["status"] == "too_fast" else format_in(cell["mean"], unit, divisor),
+                "ci": f"{format_in(ci[0], unit, divisor)} to {format_in(ci[1], unit, divisor)}" if ci else "",
+                "relative": "" if cell["baseline"] or cell["ratio"] is None else f"{percent(cell['ratio'])} {charts.VERDICT_MARK[cell['verdict']]}",
+                "families": " · ".join(
+                    f"{f['title'].split(' (')[0]} ×{f['ratio_geomean']:.2f}" for f in cell["families"] if f["ratio_geomean"] is not None
+                ),
+            }  # fmt: skip
+    return {"unit": unit, "divisor": divisor, "texts": texts, "test_title": charts.TEST_TITLES[built["test"]]}

@@ -1,0 +1,141 @@
+"""The matrix view (/matrix, /api/matrix) and the exports of a comparison (/api/compare.csv, and the
+selected runs' own lines from /api/runs/export.csv?runs=...), on a real database (issue #11)."""
+
+import csv
+import io
+import math
+
+import pytest
+
+from tests.compare_data import sweep_line
+from tests.test_api import post_csv
+
+# A 2 x 2 sweep (raid x fs), each cell 2 runs: put_block and getc in KiB/s.
+SWEEP_2X2 = {
+    ("5", "ext3"): [(100_000, 1000), (102_000, 1020)],
+    ("5", "xfs"): [(150_000, 1100), (153_000, 1122)],
+    ("6", "ext3"): [(80_000, 990), (81_600, 1010)],
+    ("6", "xfs"): [(120_000, 1000), (122_400, 1020)],
+}
+
+
+@pytest.fixture
+def sweep(client) -> list[int]:
+    ids = []
+    for (raid, fs), rows in SWEEP_2X2.items():
+        lines = "".join(sweep_line(f"raid{raid}-{fs}", *row) + "\n" for row in rows)
+        ids += post_csv(client, lines, tag=[f"raid={raid}", f"fs={fs}"]).json()["created"]
+    post_csv(client, sweep_line("untagged", 1, 1))  # no tags: never in a matrix
+    return ids
+
+
+def test_matrix_cells_are_the_configurations_means_of_the_compare_api(client, sweep):
+    runs = ",".join(map(str, sweep))
+    matrix = client.get(f"/api/matrix?rows=raid&cols=fs&test=put_block&runs={runs}").json()
+    compare = client.get(f"/api/compare?runs={runs}&group=raid,fs").json()
+    assert matrix["columns"] == ["ext3", "xfs"] and [r["value"] for r in matrix["rows"]] == ["5", "6"]
+    block = next(c for c in compare["charts"] if c["key"] == "block_io")
+    index = block["tests"].index("put_block")
+    means = {e["configuration"]: e["tests"][index] for e in block["configurations"]}
+    for row in matrix["rows"]:
+        for cell in row["cells"]:
+            expected = means[cell["configuration"]]
+            assert (cell["mean"], cell["n"], cell["ci95"], cell["ratio"], cell["verdict"]) == (
+                expected["mean"], expected["n"], expected["ci95"], expected["ratio"], expected["verdict"])  # fmt: skip
+    cells = {
+        (row["value"], col): cell
+        for row in matrix["rows"]
+        for col, cell in zip(matrix["columns"], row["cells"], strict=True)
+    }
+    assert cells[("5", "ext3")]["baseline"] and cells[("5", "ext3")]["mean"] == 101_000  # (100000 + 102000) / 2
+    assert cells[("5", "xfs")]["mean"] == 151_500 and cells[("5", "xfs")]["ratio"] == 1.5  # 151500 / 101000
+    assert cells[("5", "xfs")]["verdict"] == "better"
+    # Block I/O family: of putc, put_block, rewrite, getc, get_block the contract line measures putc, put_block
+    # and getc (the others are +++++); putc is the same (×1), put_block ×1.5, getc 1111/1010 (means), so the
+    # geometric mean of the ratios is (1 * 1.5 * 1111/1010) ** (1/3) = 1.65 ** (1/3) = 1.1817.
+    family = next(f for f in cells[("5", "xfs")]["families"] if f["family"] == "block_io")
+    assert family["tests"] == ["putc", "put_block", "getc"]
+    assert family["ratio_geomean"] == pytest.approx((1.5 * 1111 / 1010) ** (1 / 3), abs=1e-4)
+    assert {f["family"] for f in cells[("5", "xfs")]["families"]} == {
+        "block_io",
+        "seeks",
+        "metadata",
+    }  # never one score
+    # without runs=: the runs that have both tags
+    assert client.get("/api/matrix?rows=raid&cols=fs").json()["runs"] == sweep
+    # another baseline cell: the verdicts follow
+    other = client.get(f"/api/matrix?rows=raid&cols=fs&runs={runs}&baseline={sweep[2]}").json()
+    assert other["rows"][0]["cells"][1]["baseline"] and other["rows"][0]["cells"][0]["ratio"] == pytest.approx(
+        101_000 / 151_500, abs=1e-4
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("rows=raid&cols=raid", "two different tag keys"),
+        ("rows=raid&cols=fs&test=nope", "test must be one of"),
+        ("rows=raid,fs&cols=x", "rows must be one tag key"),
+        ("rows=nothing&cols=none", "no runs have both tags"),
+        ("rows=raid&cols=fs&runs=1,x", "is not an id"),
+    ],
+)
+def test_matrix_refuses_bad_queries_naming_the_parameter(client, sweep, query, message):
+    response = client.get(f"/api/matrix?{query}")
+    assert response.status_code == 400 and message in response.json()["detail"]
+    page = client.get(f"/matrix?{query}")
+    assert page.status_code == 400 and message in page.text
+
+
+def test_matrix_page_shows_the_cells_and_is_linked_from_the_compare_page(client, sweep):
+    runs = ",".join(map(str, sweep))
+    html = client.get(f"/compare?runs={runs}&group=raid,fs").text
+    link = f"/matrix?rows=raid&amp;cols=fs&amp;test=put_block&amp;runs={runs}"
+    assert link in html
+    page = client.get(link.replace("&amp;", "&")).text
+    assert 'class="matrix-table"' in page and page.count('class="matrix-cell') == 4
+    assert 'data-mean="151500.0"' in page and "+50.0 % ▲" in page
+    assert page.count("data-matrix-row=") == 2  # one small chart per row value
+    assert "Block I/O ×1.18 · Metadata ×1.00" in page  # seeks are +++++ in these lines: no Seeks summary
+    assert client.get("/matrix").status_code == 200  # the form alone
+
+
+def test_compare_csv_holds_the_numbers_of_the_api(client, sweep):
+    runs = ",".join(map(str, sweep))
+    api = client.get(f"/api/compare?runs={runs}&group=raid,fs&baseline={sweep[2]}").json()
+    response = client.get(f"/api/compare.csv?runs={runs}&group=raid,fs&baseline={sweep[2]}")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.text)))
+    assert len(rows) == sum(len(c["configurations"]) * len(c["tests"]) for c in api["charts"])
+    by_key = {(r["chart"], r["test"], int(r["configuration"])): r for r in rows}
+    for chart in api["charts"]:
+        for entry in chart["configurations"]:
+            for cell in entry["tests"]:
+                row = by_key[(chart["key"], cell["test"], entry["configuration"])]
+                assert row["n"] == str(cell["n"]) and row["verdict"] == (cell["verdict"] or "")
+                for name in ("mean", "sd", "ratio"):
+                    assert (float(row[name]) if row[name] else None) == cell[name]
+                assert (float(row["ci95_low"]) if row["ci95_low"] else None) == (
+                    cell["ci95"][0] if cell["ci95"] else None
+                )
+    put_block = by_key[("block_io", "put_block", 2)]
+    assert (put_block["name"], put_block["unit"], put_block["baseline"], put_block["mean"]) == (
+        "raid=5 fs=xfs",
+        "KiB/s",
+        "1",
+        "151500.0",
+    )
+    assert not math.isnan(float(by_key[("block_io", "put_block", 1)]["ratio"]))
+    assert client.get("/api/compare.csv?runs=").status_code == 400
+
+
+def test_runs_export_keeps_the_selected_runs_original_lines(client, sweep):
+    picked = [sweep[3], sweep[0]]
+    response = client.get(f"/api/runs/export.csv?runs={picked[0]},{picked[1]}")
+    assert response.status_code == 200
+    lines = response.text.splitlines()
+    # oldest first, each exactly as uploaded
+    assert lines == [client.get(f"/api/runs/{run_id}").json()["raw_line"] for run_id in sorted(picked)]
+    assert client.get("/api/runs/export.csv?runs=99999999999").text == ""  # no such run: nothing
+    assert client.get("/api/runs/export.csv?runs=1;2").status_code == 400
+    assert len(client.get("/api/runs/export.csv?runs=").text.splitlines()) == len(sweep) + 1  # empty: no filter
