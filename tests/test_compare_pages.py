@@ -218,6 +218,6 @@ def test_a_group_key_with_a_space_is_refused_with_its_name(client, ids):
 
 
 def test_upload_result_offers_to_compare_the_runs(client):
-    html = client.post("/upload", data={"lines": sweep_csv("ext4")}).text
+    html = post_form(client, "/upload", {"lines": sweep_csv("ext4")}).text
     created = re.findall(r'<a href="/runs/(\d+)">', html)
     assert f'<a class="compare-these" href="/compare?runs={",".join(created)}">Compare these runs</a>' in html

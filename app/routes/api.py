@@ -10,7 +10,7 @@ from pydantic import WithJsonSchema
 from app import charts, exports, matrix, queries
 from app.comparison_request import read_request
 from app.config import get_settings
-from app.deps import FilterDep, SessionDep
+from app.deps import RUN_IDS_FILTER_PATTERN, FilterDep, SessionDep
 from app.errors import BadRequest
 from app.figures import figures_of
 from app.models import MAX_ID
@@ -38,10 +38,10 @@ UPLOAD_BODY = {
 }
 
 
-RUN_IDS_PATTERN = "^[ ,]*[0-9]{1,10}(?:[ ,]+[0-9]{1,10})*[ ,]*$"
 RunId = Annotated[int, Path(ge=1, le=MAX_ID)]
 # What app.comparison_request accepts (it answers 400 itself with a message naming the parameter).
-RUN_IDS_SCHEMA = WithJsonSchema({"type": "string", "pattern": RUN_IDS_PATTERN})
+# Empty is allowed: the ids may come as repeated run= instead (one normaliser reads both).
+RUN_IDS_SCHEMA = WithJsonSchema({"type": "string", "pattern": RUN_IDS_FILTER_PATTERN})
 BASELINE_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[0-9]{0,10}$"})
 MODE_SCHEMA = WithJsonSchema({"type": "string", "enum": ["absolute", "relative"], "default": "absolute"})
 TAG_KEY_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[^ ,=\\x00]{1,200}$"})
