@@ -1,7 +1,7 @@
 """Comparability: do the runs shown side by side measure the same thing? (issue #10)
 
 `warnings()` names every bonnie++ parameter that differs between the runs compared (file size, chunk
-size, file-test spec, seeks, concurrency, bonnie++ family, RAM), each {"code", "text"} with a stable
+size, file-test spec, seeks, concurrency, bonnie++ family, who measured seek %CPU, RAM), each {"code", "text"} with a stable
 code; `setup_table()` is the table heading the compare page (one row per run).
 """
 
@@ -42,6 +42,16 @@ def seeks_text(run: RunFigures) -> str:
     return f"{count if count is not None else '?'} × {procs if procs is not None else '?'} seekers"
 
 
+RUNNER_VERSION_PREFIX = "bonnieboard"  # the runner writes bonnie_version "bonnieboard-<version>"
+
+
+def seek_cpu_source(run: RunFigures) -> str | None:
+    """Who measured the seek test's %CPU, when the runs' figures mean different things (issue #12)."""
+    if run.format_version == OLD_FAMILY:
+        return None  # the family warning already says 1.0x seeks differ
+    return "bonnieboard-runner" if (run.bonnie_version or "").startswith(RUNNER_VERSION_PREFIX) else "bonnie++"
+
+
 # code, what differs, how to read a value, why it matters
 _CHECKS: list[tuple[str, str, Callable[[RunFigures], Any], str]] = [
     ("file_size_differs", "file size (-s)", lambda r: f"{r.setup.file_size_mib} MiB" if r.setup.file_size_mib else None,
@@ -55,6 +65,9 @@ _CHECKS: list[tuple[str, str, Callable[[RunFigures], Any], str]] = [
     ("family_differs", "bonnie++ family", family,
      ("1.0x per-char tests go through stdio putc()/getc() and use 3 seekers; 1.9x and later make one-byte system "
       "calls and use 5: per-char and seek figures measure different things")),
+    ("seek_cpu_differs", "seek %CPU source", seek_cpu_source,
+     ("bonnie++ 1.9x and later report each seeker thread's %CPU as the whole process's; bonnieboard-runner "
+      "reports the seekers' own (runner/README.md): compare seek figures, not their %CPU")),
     ("ram_differs", "RAM", lambda r: f"{r.setup.ram_mib} MiB" if r.setup.ram_mib else None,
      "how much of the file the page cache can hold differs"),
 ]  # fmt: skip

@@ -44,7 +44,7 @@ class RunFigures:
     bonnie_version: str | None
     results: tuple[Result, ...]
     setup: RunSetup = NO_SETUP
-    # The runner's own evidence of what limited a test (document["tests"][test]["limiter"]), by test.
+    # The runner's own evidence of what limited a test, by test (limiters_of(line_facts(...))).
     limiters: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
@@ -53,7 +53,8 @@ IDENTITY_COLUMNS = ("id", "machine", "label", "format_version", "bonnie_version"
 SETUP_COLUMNS = ("file_size_mib", "io_chunk_bytes", "seek_count", "seek_procs", "concurrency")
 FILE_TEST_COLUMNS = ("num_files", "file_max_size", "file_min_size", "file_num_dirs", "file_link")
 RAM_BYTES = "ram_bytes"  # the runner document's system.ram_bytes
-DOCUMENT_TESTS = "document_tests"  # the runner document's per-test facts
+DOCUMENT_RUNS = "document_runs"  # the runner document's runs, each with its CSV line and per-test facts
+RAW_LINE = "raw_line"
 RESULT_NAMES = tuple(tuple(result_column(test, part) for part in RESULT_PARTS) for test in TESTS)
 
 
@@ -66,7 +67,8 @@ class RowReader:
         self.setup = [at[name] for name in SETUP_COLUMNS]
         self.file_test = [at[name] for name in FILE_TEST_COLUMNS]
         self.ram = at.get(RAM_BYTES)
-        self.document_tests = at.get(DOCUMENT_TESTS)
+        self.document_runs = at.get(DOCUMENT_RUNS)
+        self.raw_line = at.get(RAW_LINE)
         self.results = [[at[name] for name in names] for names in RESULT_NAMES]
         # Where a test's parts sit side by side in RESULT_PARTS order (as queries.COMPARE_COLUMNS puts
         # them), a slice reads them: the same cells, found by name, at a fraction of the cost.
@@ -95,12 +97,24 @@ class RowReader:
             results = tuple([Result._make(cells[at : at + width]) for at in self.result_starts])
         else:
             results = tuple([Result(*(row[i] for i in indexes)) for indexes in self.results])
-        limiters = limiters_of(row[self.document_tests]) if self.document_tests is not None else {}
+        limiters = {}
+        if self.document_runs is not None and self.raw_line is not None and row[self.document_runs] is not None:
+            facts = line_facts(row[self.document_runs], row[self.raw_line])
+            limiters = limiters_of(facts.get("tests")) if facts else {}
         return RunFigures(run_id, machine, label, tags, format_version, bonnie_version, results, setup, limiters)
 
 
+def line_facts(document_runs: Any, raw_line: str) -> dict[str, Any] | None:
+    """The runner document's entry for this CSV line: one of document["runs"] (one per -x repeat), the one
+    whose `csv` is the line (runner/README.md, "JSON document"); None for other documents."""
+    if not isinstance(document_runs, list):
+        return None
+    return next((run for run in document_runs if isinstance(run, dict) and run.get("csv") == raw_line), None)
+
+
 def limiters_of(document_tests: Any) -> dict[str, dict[str, str]]:
-    """{test: {code, text}} from the runner's document["tests"], where a test has a valid limiter."""
+    """{test: {code, text}} from a line's per-test facts (line_facts(...)["tests"]), where a test has a
+    valid limiter (runner/README.md, "What limited each test")."""
     if not isinstance(document_tests, dict):
         return {}
     found = {}

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from app.columns import RESULT_COLUMNS
 from app.db import begin_write
 from app.errors import BadRequest, NotFound
-from app.figures import DOCUMENT_TESTS, FILE_TEST_COLUMNS, IDENTITY_COLUMNS, RAM_BYTES, SETUP_COLUMNS
+from app.figures import DOCUMENT_RUNS, FILE_TEST_COLUMNS, IDENTITY_COLUMNS, RAM_BYTES, SETUP_COLUMNS
 from app.models import Run, Tag, run_table
 from app.schemas import MAX_TAGS_PER_RUN
 
@@ -117,7 +117,8 @@ COMPARE_COLUMNS = (
     *(run_table.c[name] for name in (*IDENTITY_COLUMNS, *SETUP_COLUMNS, *FILE_TEST_COLUMNS)),
     # Only the RAM of the runner's document, not the whole document (which can be large).
     run_table.c.document["system"]["ram_bytes"].as_integer().label(RAM_BYTES),
-    run_table.c.document["tests"].label(DOCUMENT_TESTS),
+    run_table.c.document["runs"].label(DOCUMENT_RUNS),
+    run_table.c.raw_line,
     *(run_table.c[name] for name in RESULT_COLUMNS),
 )
 

@@ -222,9 +222,14 @@ def test_ram_from_a_tag_makes_the_cached_hint(client):
 
 
 def test_the_runners_limiter_evidence_comes_before_the_line_only_guess(client):
-    """document["tests"][test]["limiter"] (the runner's issue) replaces the guess with the same code."""
+    """The runner's limiter for this line (document["runs"][i]["tests"][test]["limiter"], the entry whose csv is
+    the line: issue #12) replaces the guess with the same code; another repeat's evidence is not this line's."""
     limiter = {"code": "cpu_bound", "text": "runner: bonnie++ was on CPU 99 % of the test, 85 % in user mode", "evidence": {"user_pct": 85}}
-    document = {"tests": {"putc": {"limiter": limiter}, "seeks": {"limiter": "not an object"}}}
+    other = {"code": "device_bound", "text": "another repeat's evidence", "evidence": {}}
+    document = {"runs": [
+        {"index": 0, "csv": "1.98,other line", "tests": {"putc": {"limiter": other}}},
+        {"index": 1, "csv": CONTRACT_LINE, "tests": {"putc": {"limiter": limiter}, "seeks": {"limiter": "not an object"}}},
+    ]}
     run_id = client.post("/api/runs", json={"csv": CONTRACT_LINE, "document": document}).json()["created"][0]
     body = client.get("/api/compare", params={"runs": str(run_id)}).json()
     hints = cell(body, "block_io", 1, "putc")["hints"]
@@ -232,3 +237,15 @@ def test_the_runners_limiter_evidence_comes_before_the_line_only_guess(client):
     assert hints[0] == {"code": "cpu_bound", "text": limiter["text"]}
     assert [h["code"] for h in hints] == ["cpu_bound", "per_char"]
     assert [h["code"] for h in cell(body, "seeks", 1, "seeks")["hints"]] == ["too_fast"]
+
+
+def test_a_runner_line_next_to_a_bonnie_line_warns_that_seek_cpu_differs(client):
+    """Issue #12 item 10: the runner's seek %CPU is the seekers' own; bonnie++'s is the whole process's per thread."""
+    bonnie = post_csv(client, CONTRACT_LINE).json()["created"][0]
+    runner = post_csv(client, with_field(CONTRACT_LINE, 1, "bonnieboard-0.1.0")).json()["created"][0]
+    body = client.get("/api/compare", params={"runs": f"{bonnie},{runner}"}).json()
+    codes = [w["code"] for w in body["warnings"]]
+    assert codes == ["seek_cpu_differs"], codes
+    assert f"bonnie++ (#{bonnie}); bonnieboard-runner (#{runner})" in body["warnings"][0]["text"]
+    alone = client.get("/api/compare", params={"runs": f"{runner}"}).json()
+    assert alone["warnings"] == []

@@ -10,7 +10,7 @@ from app import charts, matrix, queries
 from app.comparison_request import ABSOLUTE, MAX_RUNS, parse_run_ids, permalink, read_request, settle
 from app.config import get_settings
 from app.deps import PageAuthDep, SessionDep, csrf_form
-from app.figures import figures_of, limiters_of
+from app.figures import figures_of, limiters_of, line_facts
 from app.errors import BadRequest, InvalidUpload
 from app.models import MAX_ID
 from app.parsing import TESTS, TOO_FAST, UNITS
@@ -194,9 +194,7 @@ def run_page(run_id: Annotated[int, Path(ge=1, le=MAX_ID)], request: Request, se
 
 def _run_context(run: RunDetailOut, page_auth, **extra) -> dict:
     document = run.document
-    this_line = None
-    if isinstance(document, dict) and isinstance(document.get("runs"), list):
-        this_line = next((r for r in document["runs"] if isinstance(r, dict) and r.get("csv") == run.raw_line), None)
+    this_line = line_facts(document.get("runs"), run.raw_line) if isinstance(document, dict) else None
     # The runner's evidence of what limited each test of this line (issue #12), beside its result.
     limiters = limiters_of(this_line.get("tests")) if this_line else {}
     context = {
