@@ -21,20 +21,24 @@ MAX_LABEL_CHARS = 500
 # Tags one run may have: a PATCH or an upload with more is refused (400).
 MAX_TAGS_PER_RUN = 50
 
+# The characters str.isspace() calls spaces, as a regular expression class written out (JSON Schema's `\s` is
+# ECMAScript's, Python's differs): a tag holds none of them (app.validation.check_tag).
+TAG_SPACES = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+
 # What app.validation's check_tag and check_label accept, for the OpenAPI description. They answer
 # 400 with their own message, so these document the rule rather than have pydantic enforce it (422).
 _NO_NUL = "^[^\\x00]*$"
 TAG_PARAM_SCHEMA = WithJsonSchema({
     "type": "string",
-    "pattern": f"^[^=\\s\\x00]{{1,{MAX_TAG_CHARS}}}=[^\\s\\x00]{{0,{MAX_TAG_CHARS}}}$",
+    "pattern": f"^[^={TAG_SPACES}\\x00]{{1,{MAX_TAG_CHARS}}}=[^{TAG_SPACES}\\x00]{{0,{MAX_TAG_CHARS}}}$",
     "description": f"KEY=VALUE: a key of 1 to {MAX_TAG_CHARS} characters without '=', a value of at most {MAX_TAG_CHARS}; no space, no NUL",
 })  # fmt: skip
 _LABEL = {"type": "string", "maxLength": MAX_LABEL_CHARS, "pattern": _NO_NUL}
 _TAGS = {
     "type": "object",
     "maxProperties": MAX_TAGS_PER_RUN,
-    "propertyNames": {"minLength": 1, "maxLength": MAX_TAG_CHARS, "pattern": _NO_NUL},
-    "additionalProperties": {"type": "string", "maxLength": MAX_TAG_CHARS, "pattern": _NO_NUL},
+    "propertyNames": {"minLength": 1, "maxLength": MAX_TAG_CHARS, "pattern": f"^[^={TAG_SPACES}\\x00]*$"},
+    "additionalProperties": {"type": "string", "maxLength": MAX_TAG_CHARS, "pattern": f"^[^{TAG_SPACES}\\x00]*$"},
 }
 LABEL_PARAM_SCHEMA = WithJsonSchema(_LABEL)
 
