@@ -9,6 +9,7 @@ from app.ingest import ingest
 from app.models import Tag, Upload, run_table
 from app.parsing import iter_parse
 from app.secrets_scrub import scrub_command_line, scrub_document
+from tests.page_forms import post_form
 from tests.test_parsing import LINE_103, LINE_197, LINE_198, with_field
 
 
@@ -94,9 +95,9 @@ def test_the_first_100_errors_are_reported_and_all_are_counted(client):
     assert refused.status_code == 422
     assert refused.json()["detail"] == "250 of 251 lines are invalid; nothing was stored"
     assert refused.json()["error_count"] == 250 and len(refused.json()["errors"]) == 100
-    page = client.post("/upload", data={"lines": text}, headers={"HX-Request": "true"})
+    page = post_form(client, "/upload", {"lines": text}, headers={"HX-Request": "true"})
     assert page.status_code == 422 and "The first 100 of 250 errors" in page.text and page.text.count("<tr>") == 101
-    page = client.post("/upload", data={"lines": text.replace(LINE_198, LINE_103), "partial": "true"}, headers={"HX-Request": "true"})
+    page = post_form(client, "/upload", {"lines": text.replace(LINE_198, LINE_103), "partial": "true"}, headers={"HX-Request": "true"})
     assert "1 run created, 0 duplicates, 250 invalid lines skipped" in page.text and "The first 100 of 250 errors" in page.text
 
 
