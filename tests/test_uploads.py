@@ -111,6 +111,9 @@ def test_a_tag_with_a_space_is_refused_at_input(client):
     created = client.post("/api/runs", content=named("h"), headers={"Content-Type": "text/csv"}).json()["created"][0]
     patch = client.patch(f"/api/runs/{created}", json={"tags": {"fs": "a b"}})
     assert patch.status_code == 400 and "contains a space" in patch.json()["detail"]
+    form = post_form(client, f"/runs/{created}/tags", {"key": ["fs"], "value": ["my xfs"]}, headers={"HX-Request": "true"})
+    assert form.status_code == 422 and "contains a space" in form.text
+    assert client.get(f"/api/runs/{created}").json()["tags"] == {}
 
 
 def test_upload_page_takes_a_pattern_and_a_report_and_offers_to_compare(client):
