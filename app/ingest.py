@@ -237,7 +237,9 @@ def _name_tags(item: ParsedRun, pattern: NamePattern, tags: dict[str, str]) -> d
         return LineError(item.line_no, "name", exc.detail if isinstance(exc, BadRequest) else str(exc))
     merged = named | tags
     if len(merged) > MAX_TAGS_PER_RUN:
-        return LineError(item.line_no, "name", f"a run has at most {MAX_TAGS_PER_RUN} tags; this line would get {len(merged)}")
+        return LineError(
+            item.line_no, "name", f"a run has at most {MAX_TAGS_PER_RUN} tags; this line would get {len(merged)}"
+        )
     return merged
 
 

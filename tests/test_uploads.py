@@ -35,20 +35,27 @@ def test_name_tags_tag_each_line_and_explicit_tags_win(client):
 
 def test_a_name_that_does_not_fit_is_an_error_of_its_line_and_a_header_line_is_fine(client):
     body = "\n".join([HEADER_198, *named("raid5_chunk64_ext3", "baseline").splitlines()]) + "\n"
-    refused = client.post("/api/runs", content=body, params={"name_tags": PATTERN}, headers={"Content-Type": "text/csv"})
+    refused = client.post(
+        "/api/runs", content=body, params={"name_tags": PATTERN}, headers={"Content-Type": "text/csv"}
+    )
     assert refused.status_code == 422
     [error] = refused.json()["errors"]
     assert error["line"] == 3 and error["field"] == "name"
     assert "'baseline' does not fit the name pattern" in error["error"]
     assert client.get("/api/runs").json()["total"] == 0
     partial = client.post(
-        "/api/runs", content=body, params={"name_tags": PATTERN, "partial": "true"}, headers={"Content-Type": "text/csv"}
+        "/api/runs",
+        content=body,
+        params={"name_tags": PATTERN, "partial": "true"},
+        headers={"Content-Type": "text/csv"},
     )
     assert partial.status_code == 201 and len(partial.json()["created"]) == 1 and partial.json()["error_count"] == 1
 
 
 def test_a_bad_pattern_is_a_400_saying_what_is_wrong(client):
-    answer = client.post("/api/runs", content=named("a"), params={"name_tags": "raid{raid"}, headers={"Content-Type": "text/csv"})
+    answer = client.post(
+        "/api/runs", content=named("a"), params={"name_tags": "raid{raid"}, headers={"Content-Type": "text/csv"}
+    )
     assert answer.status_code == 400 and "is not closed" in answer.json()["detail"]
 
 
@@ -62,8 +69,12 @@ def test_json_and_multipart_uploads_take_name_tags_too(client):
 
 def test_reuploading_with_a_pattern_adds_the_tags_and_says_so(client):
     body = named("raid5_chunk64_ext3", "raid6_chunk64_ext3")
-    first = client.post("/api/runs", content=body, params={"tag": "fs=ext4"}, headers={"Content-Type": "text/csv"}).json()
-    again = client.post("/api/runs", content=body, params={"name_tags": PATTERN}, headers={"Content-Type": "text/csv"}).json()
+    first = client.post(
+        "/api/runs", content=body, params={"tag": "fs=ext4"}, headers={"Content-Type": "text/csv"}
+    ).json()
+    again = client.post(
+        "/api/runs", content=body, params={"name_tags": PATTERN}, headers={"Content-Type": "text/csv"}
+    ).json()
     assert again["created"] == [] and again["duplicates"] == first["created"] and again["tagged"] == first["created"]
     # Added, never replaced: fs keeps the value it had.
     assert tags_of(client, first["created"][0]) == {"fs": "ext4", "raid": "5", "chunk_kib": "64"}
@@ -101,17 +112,23 @@ def test_an_unreadable_report_row_is_named_by_its_line(client):
 
 
 def test_a_tag_with_a_space_is_refused_at_input(client):
-    api = client.post("/api/runs", content=named("h"), params={"tag": "fs=my xfs"}, headers={"Content-Type": "text/csv"})
+    api = client.post(
+        "/api/runs", content=named("h"), params={"tag": "fs=my xfs"}, headers={"Content-Type": "text/csv"}
+    )
     assert api.status_code == 400 and "contains a space" in api.json()["detail"]
     json_upload = client.post("/api/runs", json={"csv": named("h"), "tags": {"fs": "my xfs"}})
     assert json_upload.status_code == 400 and "contains a space" in json_upload.json()["detail"]
-    page = post_form(client, "/upload", {"lines": named("h"), "tags": "fs=xfs raid=5 6"}, headers={"HX-Request": "true"})
+    page = post_form(
+        client, "/upload", {"lines": named("h"), "tags": "fs=xfs raid=5 6"}, headers={"HX-Request": "true"}
+    )
     assert page.status_code == 400 and "is not of the form KEY=VALUE" in page.text
     assert client.get("/api/runs").json()["total"] == 0
     created = client.post("/api/runs", content=named("h"), headers={"Content-Type": "text/csv"}).json()["created"][0]
     patch = client.patch(f"/api/runs/{created}", json={"tags": {"fs": "a b"}})
     assert patch.status_code == 400 and "contains a space" in patch.json()["detail"]
-    form = post_form(client, f"/runs/{created}/tags", {"key": ["fs"], "value": ["my xfs"]}, headers={"HX-Request": "true"})
+    form = post_form(
+        client, f"/runs/{created}/tags", {"key": ["fs"], "value": ["my xfs"]}, headers={"HX-Request": "true"}
+    )
     assert form.status_code == 422 and "contains a space" in form.text
     assert client.get(f"/api/runs/{created}").json()["tags"] == {}
 
@@ -128,7 +145,9 @@ def test_upload_page_takes_a_pattern_and_a_report_and_offers_to_compare(client):
     assert "New tags added to 2 runs already stored" in again.text
     report = (REPORTS / "real-chunk-seeks-procs.txt").read_text().rstrip("\n").rsplit("\n", 1)[0]
     converted = post_form(client, "/upload", {"lines": report}, headers={"HX-Request": "true"})
-    assert converted.status_code == 201 and "Read from the text report" in converted.text and "line 4 →" in converted.text
+    assert (
+        converted.status_code == 201 and "Read from the text report" in converted.text and "line 4 →" in converted.text
+    )
     bad = post_form(client, "/upload", {"lines": named("x"), "name_tags": "{a}{b}"}, headers={"HX-Request": "true"})
     assert bad.status_code == 400 and "needs text between the two placeholders" in bad.text
 
@@ -161,7 +180,9 @@ def test_the_sample_manifest_loads_an_empty_database_once_with_its_tags(tmp_path
     engine = create_engine(f"sqlite:///{tmp_path / 'cli.db'}")
     with engine.connect() as connection:
         rows = connection.execute(
-            text("select r.machine, t.key, t.value from run r join tag t on t.run_id = r.id where r.machine like 'sweep-%'")
+            text(
+                "select r.machine, t.key, t.value from run r join tag t on t.run_id = r.id where r.machine like 'sweep-%'"
+            )
         ).all()
     engine.dispose()
     tags: dict[str, dict[str, str]] = {}
