@@ -41,7 +41,7 @@ class IngestOutcome:
     error_count: int = 0  # all of them
     tagged: list[int] = field(default_factory=list)  # runs already stored that this upload gave new tags
     converted: list[ConvertedOut] = field(default_factory=list)  # runs read from a text report
-    run_ids: dict[bytes, int] = field(default_factory=dict, repr=False)  # line hash -> run id
+    run_ids: dict[bytes, int] = field(default_factory=dict, repr=False)  # line hash -> run id, if keep_run_ids
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +62,7 @@ def ingest_bytes(
     report = _report_items(data, max_line_bytes)
     if report is not None:
         items, converted = report
-        outcome = ingest(session=session, items=items, name_pattern=name_pattern, **options)
+        outcome = ingest(session=session, items=items, name_pattern=name_pattern, keep_run_ids=True, **options)
         outcome.converted = [
             ConvertedOut(run.line, outcome.run_ids[line_hash(run.csv_line)], run.csv_line, run.notes)
             for run in converted
@@ -142,6 +142,7 @@ def ingest(
     tags: dict[str, str] | None = None,
     name_pattern: NamePattern | None = None,
     document: Any = None,
+    keep_run_ids: bool = False,
 ) -> IngestOutcome:
     """Store every ParsedRun (or CheckedLine, where the writer takes them) of `items` under a new upload.
 
@@ -207,7 +208,8 @@ def ingest(
 
     created_ids, existing_ids = writer.finish()
     outcome = IngestOutcome(upload_id=upload.id, errors=errors, error_count=error_count)
-    outcome.run_ids = existing_ids | created_ids
+    if keep_run_ids:  # not for every upload: 100,000 lines would be a second 100,000-entry dict
+        outcome.run_ids = existing_ids | created_ids
     reported: set[bytes] = set()
     for digest in line_hashes:
         if digest in created_ids and digest not in reported:
