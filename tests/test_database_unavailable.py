@@ -17,6 +17,7 @@ from app.main import create_app
 from app.migrate import upgrade
 from tests.conftest import _reset_caches
 from tests.test_concurrency import distinct_lines
+from tests.page_forms import post_form
 from tests.test_parsing import LINE_103, LINE_198
 
 IS_ROOT = os.geteuid() == 0
@@ -73,7 +74,7 @@ def test_a_read_only_database_is_503_until_it_is_writable_again(tmp_path, client
         with client_on(path) as client:
             assert client.get("/api/runs").json()["total"] == 1  # reads still work
             assert_unavailable(post_csv(client, LINE_103))
-            assert_unavailable(client.post("/upload", data={"lines": LINE_103}), page=True)
+            assert_unavailable(post_form(client, "/upload", {"lines": LINE_103}), page=True)
             assert_unavailable(client.patch("/api/runs/1", json={"label": "x"}))
             assert_unavailable(client.delete("/api/runs/1"))
             set_read_only(path, False)
@@ -120,7 +121,7 @@ def test_a_full_disk_is_503_until_there_is_room_again(tmp_path, client_on):
             filler = fill(disk)
             lines = "\n".join(distinct_lines("full-disk", 2000))
             assert_unavailable(post_csv(client, lines))
-            assert_unavailable(client.post("/upload", data={"lines": lines}), page=True)
+            assert_unavailable(post_form(client, "/upload", {"lines": lines}), page=True)
             assert client.get("/api/runs").json()["total"] == 1  # nothing half-stored; reads still work
             filler.unlink()
             response = post_csv(client, lines)
