@@ -24,7 +24,7 @@ migrate: $(VENV)/.installed
 	$(BIN)/bonnieboard migrate
 
 samples: $(VENV)/.installed
-	$(BIN)/bonnieboard ingest --if-empty --tag source=sample_data sample_data/*.csv
+	$(BIN)/bonnieboard ingest --if-empty --tag source=sample_data --manifest sample_data/manifest
 
 runner:
 	$(MAKE) -C runner

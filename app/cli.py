@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import shlex
 import sys
 from importlib.metadata import version
+from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import func, select
@@ -17,8 +19,9 @@ from app.db import get_sessionmaker
 from app.errors import AppError, InvalidUpload
 from app.ingest import ingest_bytes
 from app.migrate import upgrade
+from app.name_tags import NamePattern
 from app.models import run_table
-from app.validation import check_label, parse_tag_params
+from app.validation import check_label, check_name_pattern, parse_tag_params
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,12 +40,19 @@ def main(argv: list[str] | None = None) -> int:
         "(default: $FORWARDED_ALLOW_IPS, else 127.0.0.1)",
     )
 
-    ingest_cmd = commands.add_parser("ingest", help="store bonnie++ CSV files without a server")
-    ingest_cmd.add_argument("files", nargs="+", type=Path, metavar="FILE")
-    ingest_cmd.add_argument("--tag", action="append", default=[], metavar="KEY=VALUE")
-    ingest_cmd.add_argument("--label")
-    ingest_cmd.add_argument("--partial", action="store_true", help="store the valid lines even if some are invalid")
+    ingest_cmd = commands.add_parser(
+        "ingest", help="store bonnie++ CSV files (or text reports) without a server", description=INGEST_HELP
+    )
+    ingest_cmd.add_argument("files", nargs="*", type=Path, metavar="FILE")
+    _add_ingest_options(ingest_cmd)
     ingest_cmd.add_argument("--if-empty", action="store_true", help="do nothing when the database already has runs")
+    ingest_cmd.add_argument(
+        "--manifest",
+        type=Path,
+        metavar="FILE",
+        help="also ingest what each line of FILE says: 'FILE... [--tag KEY=VALUE] [--name-tags PATTERN] [--label L]' "
+        "(files relative to the manifest, globs allowed; '#' starts a comment); the command line's tags apply too",
+    )
 
     commands.add_parser("migrate", help="bring the database to the newest schema")
 
@@ -118,47 +128,127 @@ def _token(args: argparse.Namespace) -> int:
     return 0
 
 
+INGEST_HELP = """Each file is one upload, like one POST /api/runs. A file holding bonnie++'s text report instead of
+CSV lines is turned into the CSV lines bonnie++ would have written. --name-tags PATTERN gives each run the tags
+its machine name carries (sweep-{fs}-{dev}-{mode} turns sweep-xfs-loop-sync into fs=xfs dev=loop mode=sync); a
+--tag wins over a name tag of the same key, and a name that does not fit is an invalid line. A line already stored
+is not stored again, but gets the tags it lacks."""
+
+
+def _add_ingest_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tag", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--name-tags", metavar="PATTERN", help="tags from each machine name, e.g. raid{raid}_{fs}")
+    parser.add_argument("--label")
+    parser.add_argument("--partial", action="store_true", help="store the valid lines even if some are invalid")
+
+
+@dataclass(frozen=True, slots=True)
+class _Batch:
+    """Files ingested with the same options: the command line's, or one manifest line's."""
+
+    files: list[Path]
+    tags: dict[str, str]
+    label: str | None
+    name_pattern: NamePattern | None
+    partial: bool
+
+
+def _batches(args: argparse.Namespace) -> list[_Batch]:
+    """The command line's files, then each manifest line's; AppError or ValueError when an option is wrong."""
+    tags = parse_tag_params(args.tag)
+    batches = [_Batch(args.files, tags, check_label(args.label), check_name_pattern(args.name_tags), args.partial)]
+    if args.manifest is None:
+        return batches
+    line_parser = argparse.ArgumentParser(prog=str(args.manifest), exit_on_error=False, add_help=False)
+    line_parser.add_argument("files", nargs="+")
+    _add_ingest_options(line_parser)
+    base = args.manifest.parent
+    for number, line in enumerate(args.manifest.read_text(encoding="utf-8").splitlines(), 1):
+        words = shlex.split(line, comments=True)
+        if not words:
+            continue
+        try:
+            options = line_parser.parse_args(words)
+        except (argparse.ArgumentError, SystemExit) as exc:
+            raise ValueError(f"{args.manifest}:{number}: {exc}") from None
+        files = []
+        for name in options.files:
+            matches = sorted(base.glob(name)) if any(char in name for char in "*?[") else [base / name]
+            if not matches:
+                raise ValueError(f"{args.manifest}:{number}: no file matches {name!r}")
+            files += matches
+        batches.append(
+            _Batch(
+                files,
+                tags | parse_tag_params(options.tag),
+                check_label(options.label) or batches[0].label,
+                check_name_pattern(options.name_tags) or batches[0].name_pattern,
+                options.partial or args.partial,
+            )
+        )
+    return batches
+
+
 def _ingest(args: argparse.Namespace, max_line_bytes: int) -> int:
     """Each file is one upload, like one POST /api/runs; the messages are the API's."""
     try:
-        tags = parse_tag_params(args.tag)
-        label = check_label(args.label)
-    except AppError as exc:
-        print(f"bonnieboard: {exc.detail}", file=sys.stderr)
+        batches = _batches(args)
+    except (AppError, ValueError, OSError) as exc:
+        print(f"bonnieboard: {exc.detail if isinstance(exc, AppError) else exc}", file=sys.stderr)
+        return 2
+    if not any(batch.files for batch in batches):
+        print("bonnieboard: no FILE and no --manifest: nothing to ingest", file=sys.stderr)
         return 2
     status = 0
     with get_sessionmaker()() as session:
         if args.if_empty and session.scalar(select(func.count()).select_from(run_table)):
             print("database already has runs; nothing loaded")
             return 0
-        for path in args.files:
-            try:
-                data = path.read_bytes()
-            except OSError as exc:
-                print(f"{path}: {exc.strerror}", file=sys.stderr)
-                status = 1
-                continue
-            try:
-                outcome = ingest_bytes(
-                    session=session,
-                    data=data,
-                    max_line_bytes=max_line_bytes,
-                    partial=args.partial,
-                    source="cli",
-                    filename=path.name,
-                    label=label,
-                    tags=tags,
-                )
-                session.commit()
-            except InvalidUpload as exc:
-                session.rollback()
-                print(f"{path}: {exc.detail}", file=sys.stderr)
-                _print_errors(path, exc.errors)
-                status = 1
-                continue
-            print(f"{path}: upload {outcome.upload_id}: {len(outcome.created)} created, {len(outcome.duplicates)} duplicates, {outcome.error_count} invalid")
-            _print_errors(path, outcome.errors)
+        for batch in batches:
+            for path in batch.files:
+                status = max(status, _ingest_file(session, path, batch, max_line_bytes))
     return status
+
+
+def _ingest_file(session, path: Path, batch: _Batch, max_line_bytes: int) -> int:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        print(f"{path}: {exc.strerror}", file=sys.stderr)
+        return 1
+    try:
+        outcome = ingest_bytes(
+            session=session,
+            data=data,
+            max_line_bytes=max_line_bytes,
+            partial=batch.partial,
+            source="cli",
+            filename=path.name,
+            label=batch.label,
+            tags=batch.tags,
+            name_pattern=batch.name_pattern,
+        )
+        session.commit()
+    except InvalidUpload as exc:
+        session.rollback()
+        print(f"{path}: {exc.detail}", file=sys.stderr)
+        _print_errors(path, exc.errors)
+        return 1
+    except AppError as exc:
+        session.rollback()
+        print(f"{path}: {exc.detail}", file=sys.stderr)
+        return 1
+    tagged = f", {len(outcome.tagged)} already stored given new tags" if outcome.tagged else ""
+    print(
+        f"{path}: upload {outcome.upload_id}: {len(outcome.created)} created, {len(outcome.duplicates)} duplicates"
+        f"{tagged}, {outcome.error_count} invalid"
+    )
+    for run in outcome.converted:
+        print(f"{path}:{run.line}: text report -> run {run.run_id}: {run.csv_line}")
+        for note in run.notes:
+            print(f"{path}:{run.line}:   {note}")
+    _print_errors(path, outcome.errors)
+    return 0
 
 
 def _print_errors(path: Path, errors) -> None:

@@ -13,16 +13,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from app.db import begin_write
 from app.errors import BadRequest, InvalidUpload
 from app.models import Tag, Upload
-from app.parsing import CheckedLine, LineError, ParsedRun, iter_parse_bytes
-from app.run_writers import BATCH_ROWS, writer_class
+from app.name_tags import NameMismatchError, NamePattern
+from app.parsing import CheckedLine, LineError, ParsedRun, iter_parse_bytes, parse_line
+from app.report_text import convert_report, looks_like_report
+from app.run_writers import BATCH_ROWS, LOOKUP_CHUNK, writer_class
 from app.schemas import MAX_TAGS_PER_RUN
 from app.secrets_scrub import scrub_document
+from app.validation import check_tag
 
 # Errors reported per upload; the rest are only counted. 32 MiB of one-character lines are 16 million
 # errors: kept, they took gigabytes and made a 76 MB answer per MiB (issue #8).
@@ -36,14 +39,92 @@ class IngestOutcome:
     duplicates: list[int] = field(default_factory=list)
     errors: list[LineError] = field(default_factory=list)  # the first MAX_REPORTED_ERRORS
     error_count: int = 0  # all of them
+    tagged: list[int] = field(default_factory=list)  # runs already stored that this upload gave new tags
+    converted: list[ConvertedOut] = field(default_factory=list)  # runs read from a text report
+    run_ids: dict[bytes, int] = field(default_factory=dict, repr=False)  # line hash -> run id, if keep_run_ids
 
 
-def ingest_bytes(*, session: Session, data: bytes, max_line_bytes: int, **options: Any) -> IngestOutcome:
-    """Parse an upload's bytes and ingest them, leaving to the writer the lines it converts itself."""
-    defer_plain = writer_class(session).defer_plain
+@dataclass(frozen=True, slots=True)
+class ConvertedOut:
+    """A run read from a text report: where it starts, the CSV line stored for it, what was not exact."""
+
+    line: int
+    run_id: int
+    csv_line: str
+    notes: list[str]
+
+
+def ingest_bytes(
+    *, session: Session, data: bytes, max_line_bytes: int, name_pattern: NamePattern | None = None, **options: Any
+) -> IngestOutcome:
+    """Parse an upload's bytes (CSV lines, or bonnie++'s text report) and ingest them, leaving to the
+    writer the lines it converts itself."""
+    report = _report_items(data, max_line_bytes)
+    if report is not None:
+        items, converted = report
+        outcome = ingest(session=session, items=items, name_pattern=name_pattern, keep_run_ids=True, **options)
+        outcome.converted = [
+            ConvertedOut(run.line, outcome.run_ids[line_hash(run.csv_line)], run.csv_line, run.notes)
+            for run in converted
+            if line_hash(run.csv_line) in outcome.run_ids
+        ]
+        return outcome
+    # Name tags need each line's machine name: the writer gets parsed lines only.
+    defer_plain = writer_class(session).defer_plain and name_pattern is None
     return ingest(
-        session=session, items=iter_parse_bytes(data, max_line_bytes=max_line_bytes, defer_plain=defer_plain), **options
+        session=session,
+        items=iter_parse_bytes(data, max_line_bytes=max_line_bytes, defer_plain=defer_plain),
+        name_pattern=name_pattern,
+        **options,
     )
+
+
+# A CSV line has at least 26 commas; a report's row none. A line with this many that does not parse is a
+# CSV line gone wrong, reported as such; other lines around a report (prose, progress messages) are not.
+_CSV_LIKE_COMMAS = 10
+
+
+def _report_items(data: bytes, max_line_bytes: int) -> tuple[list[ParsedRun | LineError], list[Any]] | None:
+    """A pasted text report's runs as parsed lines, or None when the upload is not a report.
+
+    bonnie++ prints the report and then its CSV line; when a paste holds both, the CSV line is stored
+    and the report block of the same run (same machine name and file size) is left out.
+    """
+    if b"Sequential" not in data:  # cheap: a 32 MiB CSV upload is never decoded and scanned twice
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if not looks_like_report(text):
+        return None
+    lines = text.split("\n")
+    items: list[ParsedRun | LineError] = []
+    for item in iter_parse_bytes(data, max_line_bytes=max_line_bytes):
+        if isinstance(item, LineError):
+            if item.line <= len(lines) and lines[item.line - 1].count(",") >= _CSV_LIKE_COMMAS:
+                items.append(item)
+        elif isinstance(item, ParsedRun):
+            items.append(item)
+    csv_runs = [item for item in items if isinstance(item, ParsedRun)]
+    conversion = convert_report(text)
+    items.extend(conversion.errors)
+    converted = []
+    for run in conversion.runs:
+        parsed = parse_line(run.csv_line, run.line, max_line_bytes=max_line_bytes)
+        if parsed is None:
+            continue
+        if isinstance(parsed, ParsedRun) and any(_same_run(csv, parsed, run.name_may_be_cut) for csv in csv_runs):
+            continue
+        items.append(parsed)
+        converted.append(run)
+    items.sort(key=lambda item: item.line if isinstance(item, LineError) else item.line_no)
+    return items, converted
+
+
+def _same_run(csv: ParsedRun, report: ParsedRun, name_may_be_cut: bool) -> bool:
+    same_name = csv.machine == report.machine or (name_may_be_cut and csv.machine.startswith(report.machine))
+    return same_name and csv.file_size_mib == report.file_size_mib
 
 
 def line_hash(raw_line: str) -> bytes:
@@ -59,13 +140,19 @@ def ingest(
     filename: str | None = None,
     label: str | None = None,
     tags: dict[str, str] | None = None,
+    name_pattern: NamePattern | None = None,
     document: Any = None,
+    keep_run_ids: bool = False,
 ) -> IngestOutcome:
     """Store every ParsedRun (or CheckedLine, where the writer takes them) of `items` under a new upload.
 
     Without `partial`, any LineError raises InvalidUpload and nothing must be committed; with it,
     the valid lines are stored and the errors returned. A line already stored (or repeated in this
-    upload) is not stored again: its existing id is listed as a duplicate.
+    upload) is not stored again: its existing id is listed as a duplicate, and the tags it would have
+    got that it lacks are added to it (never replacing a value: `tagged` lists those runs).
+
+    With `name_pattern`, each line's machine name gives tags (explicit `tags` win on a shared key);
+    a name that does not fit is an error of that line, field `name`.
     """
     if tags and len(tags) > MAX_TAGS_PER_RUN:
         raise BadRequest(f"a run has at most {MAX_TAGS_PER_RUN} tags; {len(tags)} were given")
@@ -82,7 +169,15 @@ def ingest(
     run_count = 0
     seen: set[bytes] = set()
     line_hashes: list[bytes] = []  # one per valid line, in order
+    tags = tags or {}
+    tags_of: dict[bytes, dict[str, str]] = {}  # line hash -> its tags, when they differ per line
     for item in items:
+        if name_pattern is not None and isinstance(item, ParsedRun):
+            line_tags = _name_tags(item, name_pattern, tags)
+            if isinstance(line_tags, LineError):
+                item = line_tags
+            else:
+                tags_of[line_hash(item.raw_line)] = line_tags
         if isinstance(item, LineError):
             error_count += 1
             if len(errors) < MAX_REPORTED_ERRORS:
@@ -113,6 +208,8 @@ def ingest(
 
     created_ids, existing_ids = writer.finish()
     outcome = IngestOutcome(upload_id=upload.id, errors=errors, error_count=error_count)
+    if keep_run_ids:  # not for every upload: 100,000 lines would be a second 100,000-entry dict
+        outcome.run_ids = existing_ids | created_ids
     reported: set[bytes] = set()
     for digest in line_hashes:
         if digest in created_ids and digest not in reported:
@@ -121,13 +218,66 @@ def ingest(
             outcome.duplicates.append(created_ids.get(digest) or existing_ids[digest])
         reported.add(digest)
 
-    if tags:
-        # In batches: 100,000 runs with two tags were 200,000 dicts at once.
-        for start in range(0, len(outcome.created), BATCH_ROWS):
-            rows = [
-                {"run_id": run_id, "key": key, "value": value}
-                for run_id in outcome.created[start : start + BATCH_ROWS]
-                for key, value in tags.items()
-            ]
-            session.execute(insert(Tag), rows)
+    if tags or tags_of:
+        created_rows = (
+            {"run_id": run_id, "key": key, "value": value}
+            for digest, run_id in created_ids.items()
+            for key, value in tags_of.get(digest, tags).items()
+        )
+        _insert_tags(session, created_rows)
+        outcome.tagged = _add_tags(session, {existing_ids[d]: tags_of.get(d, tags) for d in existing_ids})
     return outcome
+
+
+def _name_tags(item: ParsedRun, pattern: NamePattern, tags: dict[str, str]) -> dict[str, str] | LineError:
+    """The line's tags: those its machine name gives, then the explicit ones (which win on a shared key)."""
+    try:
+        named = pattern.parse(item.machine)
+        for key, value in named.items():
+            check_tag(key, value)
+    except (NameMismatchError, BadRequest) as exc:
+        return LineError(item.line_no, "name", exc.detail if isinstance(exc, BadRequest) else str(exc))
+    merged = named | tags
+    if len(merged) > MAX_TAGS_PER_RUN:
+        return LineError(
+            item.line_no, "name", f"a run has at most {MAX_TAGS_PER_RUN} tags; this line would get {len(merged)}"
+        )
+    return merged
+
+
+def _insert_tags(session: Session, rows: Iterable[dict[str, Any]]) -> None:
+    # In batches: 100,000 runs with two tags were 200,000 dicts at once.
+    batch: list[dict[str, Any]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= BATCH_ROWS:
+            session.execute(insert(Tag), batch)
+            batch = []
+    if batch:
+        session.execute(insert(Tag), batch)
+
+
+def _add_tags(session: Session, wanted: dict[int, dict[str, str]]) -> list[int]:
+    """Give runs already stored the tags they lack (a key they have keeps its value); the runs changed."""
+    wanted = {run_id: tags for run_id, tags in wanted.items() if tags}
+    run_ids = sorted(wanted)
+    tagged: list[int] = []
+    for start in range(0, len(run_ids), LOOKUP_CHUNK):
+        chunk = run_ids[start : start + LOOKUP_CHUNK]
+        have: dict[int, set[str]] = {run_id: set() for run_id in chunk}
+        for run_id, key in session.execute(select(Tag.run_id, Tag.key).where(Tag.run_id.in_(chunk))):
+            have[run_id].add(key)
+        rows = []
+        for run_id in chunk:
+            new = {key: value for key, value in wanted[run_id].items() if key not in have[run_id]}
+            if not new:
+                continue
+            if len(have[run_id]) + len(new) > MAX_TAGS_PER_RUN:
+                raise BadRequest(
+                    f"run {run_id} is already stored with {len(have[run_id])} tags; {len(new)} more would pass "
+                    f"the limit of {MAX_TAGS_PER_RUN} per run"
+                )
+            tagged.append(run_id)
+            rows += [{"run_id": run_id, "key": key, "value": value} for key, value in new.items()]
+        _insert_tags(session, rows)
+    return tagged

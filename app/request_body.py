@@ -17,7 +17,8 @@ from starlette.requests import Request
 from app.config import get_settings
 from app.errors import AppError, BadRequest, PayloadTooLarge
 from app.schemas import JsonUpload
-from app.validation import check_document, check_filename, check_label, check_tag
+from app.name_tags import NamePattern
+from app.validation import check_document, check_filename, check_label, check_name_pattern, check_tag
 
 FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
 
@@ -45,6 +46,7 @@ class UploadInput:
     document: dict[str, Any] | None = None
     tags: dict[str, str] = field(default_factory=dict)
     label: str | None = None
+    name_pattern: NamePattern | None = None
 
 
 def content_type(request: Request) -> str:
@@ -132,10 +134,12 @@ async def read_upload(request: Request, max_bytes: int) -> UploadInput:
         if not isinstance(upload, UploadFile):
             raise BadRequest("multipart upload has no file in the field 'file'")
         label = form.get("label")
+        name_tags = form.get("name_tags")
         return UploadInput(
             csv=await upload.read(),
             filename=check_filename(upload.filename),
             label=check_label(label) if isinstance(label, str) else None,
+            name_pattern=check_name_pattern(name_tags) if isinstance(name_tags, str) else None,
         )
     body = await read_body(request, max_bytes)
     if kind == "application/json":
@@ -144,7 +148,7 @@ async def read_upload(request: Request, max_bytes: int) -> UploadInput:
             check_document(payload.document)
         except (ValueError, ValidationError, RecursionError) as exc:
             raise BadRequest(
-                f"JSON upload is not of the form {{'csv': ..., 'document': ..., 'tags': ..., 'label': ...}}: {_first_line(exc)}"
+                f"JSON upload is not of the form {{'csv': ..., 'document': ..., 'tags': ..., 'label': ..., 'name_tags': ...}}: {_first_line(exc)}"
             ) from None
         for key, value in payload.tags.items():
             check_tag(key, value)
@@ -153,6 +157,7 @@ async def read_upload(request: Request, max_bytes: int) -> UploadInput:
             document=payload.document,
             tags=payload.tags,
             label=check_label(payload.label),
+            name_pattern=check_name_pattern(payload.name_tags),
         )
     return UploadInput(csv=body)
 

@@ -21,20 +21,24 @@ MAX_LABEL_CHARS = 500
 # Tags one run may have: a PATCH or an upload with more is refused (400).
 MAX_TAGS_PER_RUN = 50
 
+# The characters str.isspace() calls spaces, as a regular expression class written out (JSON Schema's `\s` is
+# ECMAScript's, Python's differs): a tag holds none of them (app.validation.check_tag).
+TAG_SPACES = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+
 # What app.validation's check_tag and check_label accept, for the OpenAPI description. They answer
 # 400 with their own message, so these document the rule rather than have pydantic enforce it (422).
 _NO_NUL = "^[^\\x00]*$"
 TAG_PARAM_SCHEMA = WithJsonSchema({
     "type": "string",
-    "pattern": f"^[^=\\x00]{{1,{MAX_TAG_CHARS}}}=[^\\x00]{{0,{MAX_TAG_CHARS}}}$",
-    "description": f"KEY=VALUE: a key of 1 to {MAX_TAG_CHARS} characters without '=', a value of at most {MAX_TAG_CHARS}; no NUL",
+    "pattern": f"^[^={TAG_SPACES}\\x00]{{1,{MAX_TAG_CHARS}}}=[^{TAG_SPACES}\\x00]{{0,{MAX_TAG_CHARS}}}$",
+    "description": f"KEY=VALUE: a key of 1 to {MAX_TAG_CHARS} characters without '=', a value of at most {MAX_TAG_CHARS}; no space, no NUL",
 })  # fmt: skip
 _LABEL = {"type": "string", "maxLength": MAX_LABEL_CHARS, "pattern": _NO_NUL}
 _TAGS = {
     "type": "object",
     "maxProperties": MAX_TAGS_PER_RUN,
-    "propertyNames": {"minLength": 1, "maxLength": MAX_TAG_CHARS, "pattern": _NO_NUL},
-    "additionalProperties": {"type": "string", "maxLength": MAX_TAG_CHARS, "pattern": _NO_NUL},
+    "propertyNames": {"minLength": 1, "maxLength": MAX_TAG_CHARS, "pattern": f"^[^={TAG_SPACES}\\x00]*$"},
+    "additionalProperties": {"type": "string", "maxLength": MAX_TAG_CHARS, "pattern": f"^[^{TAG_SPACES}\\x00]*$"},
 }
 LABEL_PARAM_SCHEMA = WithJsonSchema(_LABEL)
 
@@ -121,12 +125,25 @@ class LineErrorOut(BaseModel):
     error: str
 
 
+class ConvertedRunOut(BaseModel):
+    line: int = Field(description="the line of the pasted text where this run's report starts")
+    run_id: int
+    csv_line: str = Field(description="the CSV line written from the report, as stored")
+    notes: list[str] = Field(description="what the report did not carry exactly: missing, assumed, rounded")
+
+
 class UploadOut(BaseModel):
     upload_id: int
     created: list[int]
     duplicates: list[int]
     errors: list[LineErrorOut] = Field(description="the first 100 invalid lines (with partial=true)")
     error_count: int = Field(description="how many lines are invalid in all")
+    tagged: list[int] = Field(
+        default_factory=list, description="runs already stored (among duplicates) that this upload gave new tags"
+    )
+    converted: list[ConvertedRunOut] = Field(
+        default_factory=list, description="runs read from a pasted bonnie++ text report, with what was not exact"
+    )
 
 
 class ErrorOut(BaseModel):
@@ -144,6 +161,7 @@ class JsonUpload(BaseModel):
     document: dict[str, Any] | None = None
     tags: Annotated[dict[str, str], WithJsonSchema(_TAGS)] = Field(default_factory=dict)
     label: Annotated[str | None, WithJsonSchema({"anyOf": [_LABEL, {"type": "null"}]})] = None
+    name_tags: str | None = Field(None, description="a name pattern, e.g. raid{raid}_{fs}: each machine name gives tags")
 
 
 class RunPatch(BaseModel):

@@ -4,16 +4,19 @@ Pure (no HTTP, no database): the API, the pages and the CLI give the same answer
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from app.errors import BadRequest
-from app.schemas import MAX_LABEL_CHARS, MAX_TAG_CHARS
+from app.name_tags import NamePattern, NamePatternError, compile_name_pattern
+from app.schemas import MAX_LABEL_CHARS, MAX_TAG_CHARS, TAG_SPACES
 
 # The runner's document nests about six levels; far deeper ones could not be sent back (issue #5).
 MAX_DOCUMENT_DEPTH = 32
 # Each tag filter is a join; hundreds made PostgreSQL plan for 35 s and SQLite run out of
 # expression depth (issue #8).
 MAX_TAG_FILTERS = 20
+TAG_SPACE = re.compile(f"[{TAG_SPACES}]")
 
 
 def parse_tag_params(values: list[str]) -> dict[str, str]:
@@ -42,6 +45,22 @@ def check_tag(key: str, value: str) -> None:
         raise BadRequest("a tag may not contain a NUL character")
     if not is_unicode(key) or not is_unicode(value):
         raise BadRequest("a tag may not contain a lone surrogate (\\ud800-\\udfff): it is not Unicode text")
+    # Tags travel as `tag=KEY=VALUE` in links and as space-separated KEY=VALUE in the page forms: a space
+    # would split one tag in two there (its own filter link answered 400), a '=' in a key would move the split.
+    if TAG_SPACE.search(key + value):
+        raise BadRequest(f"tag {(key + '=' + value)[:80]!r} contains a space; use '-' or '_' instead")
+    if "=" in key:
+        raise BadRequest(f"tag key {key[:40]!r} contains '='; a key may not")
+
+
+def check_name_pattern(pattern: str | None) -> NamePattern | None:
+    """`name_tags=raid{raid}_{fs}` -> the compiled pattern; none for an absent or blank one."""
+    if pattern is None or not pattern.strip():
+        return None
+    try:
+        return compile_name_pattern(pattern.strip())
+    except NamePatternError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def check_filter_text(value: str | None, name: str) -> str | None:

@@ -17,6 +17,7 @@ from app.main import create_app
 from app.migrate import upgrade
 from tests.conftest import _reset_caches
 from tests.test_concurrency import distinct_lines
+from tests.page_forms import post_form
 from tests.test_parsing import LINE_103, LINE_198
 from tests.page_forms import post_form
 

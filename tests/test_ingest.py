@@ -9,6 +9,7 @@ from app.ingest import ingest
 from app.models import Tag, Upload, run_table
 from app.parsing import iter_parse
 from app.secrets_scrub import scrub_command_line, scrub_document
+from tests.page_forms import post_form
 from tests.test_parsing import LINE_103, LINE_197, LINE_198, with_field
 from tests.page_forms import post_form
 
@@ -56,8 +57,22 @@ def test_duplicates_across_uploads_and_within_one(session):
     session.commit()
     assert second.duplicates == [first.created[0], second.created[0]]
     assert count(session, run_table) == 2
-    # The duplicate keeps its own (absent) tags: tags go only to runs the upload created.
-    assert session.scalars(select(Tag.run_id)).all() == second.created
+    # The run stored before gets the upload's tags it lacks (issue 11 item 8), and the answer says so.
+    assert sorted(session.scalars(select(Tag.run_id)).all()) == sorted([first.created[0], *second.created])
+    assert second.tagged == [first.created[0]]
+
+
+def test_a_reupload_adds_tags_and_never_replaces_or_removes_one(session):
+    first = ingest(session=session, items=iter_parse(f"{LINE_198}\n"), source="api", tags={"fs": "xfs", "raid": "5"})
+    session.commit()
+    again = ingest(session=session, items=iter_parse(f"{LINE_198}\n"), source="api", tags={"fs": "ext4", "disk": "sda"})
+    session.commit()
+    tags = dict(session.execute(select(Tag.key, Tag.value).where(Tag.run_id == first.created[0])).all())
+    assert tags == {"fs": "xfs", "raid": "5", "disk": "sda"}
+    assert again.tagged == first.created and again.created == []
+    # Nothing new to add: not listed as tagged.
+    third = ingest(session=session, items=iter_parse(f"{LINE_198}\n"), source="api", tags={"disk": "sda"})
+    assert third.tagged == []
 
 
 def test_writer_after_a_read_in_the_same_session_does_not_hit_a_locked_database(database_url):

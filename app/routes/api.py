@@ -18,7 +18,7 @@ from app.parsing import TESTS
 from app.request_body import read_upload
 from app.schemas import LABEL_PARAM_SCHEMA, TAG_PARAM_SCHEMA, CompareOut, ErrorOut, RunDetailOut, RunList, RunOut, RunPatch, UploadOut
 from app.storing import store_upload
-from app.validation import check_label, check_tag, parse_tag_params
+from app.validation import check_label, check_name_pattern, check_tag, parse_tag_params
 
 router = APIRouter(prefix="/api", tags=["runs"])
 
@@ -29,8 +29,13 @@ UPLOAD_BODY = {
         "required": True,
         "content": {
             "text/csv": {"schema": {"type": "string"}},
+            "text/plain": {"schema": {"type": "string", "description": "CSV lines, or bonnie++'s text report"}},
             "multipart/form-data": {
-                "schema": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}, "required": ["file"]}
+                "schema": {
+                    "type": "object",
+                    "properties": {"file": {"type": "string", "format": "binary"}, "label": {"type": "string"}, "name_tags": {"type": "string"}},
+                    "required": ["file"],
+                }
             },
             "application/json": {"schema": {"$ref": "#/components/schemas/JsonUpload"}},
         },
@@ -55,11 +60,16 @@ async def post_runs(
     tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], Query(description="KEY=VALUE; repeatable")] = [],  # noqa: B006
     label: Annotated[str | None, LABEL_PARAM_SCHEMA] = None,
     partial: bool = False,
+    name_tags: Annotated[
+        str | None, Query(description="a name pattern: each line's machine name gives tags, e.g. raid{raid}_{fs}")
+    ] = None,
 ):
-    """Store bonnie++ CSV lines: raw text, multipart field `file`, or the runner's JSON form."""
+    """Store bonnie++ CSV lines (or bonnie++'s text report, turned into them): raw text, multipart field
+    `file`, or the runner's JSON form."""
     settings = get_settings()
     upload = await read_upload(request, settings.max_upload_bytes)
     tags = parse_tag_params(tag) | upload.tags
+    name_pattern = upload.name_pattern or check_name_pattern(name_tags)
     # Parsing and storing take a while for a big upload: off the event loop, so this worker keeps
     # answering other requests meanwhile (issue #5: GET latency while uploads run).
     return await store_upload(
@@ -71,6 +81,7 @@ async def post_runs(
         filename=upload.filename,
         label=upload.label or check_label(label),
         tags=tags,
+        name_pattern=name_pattern,
         document=upload.document,
     )
 

@@ -17,7 +17,15 @@ from app.parsing import TESTS, TOO_FAST, UNITS
 from app.request_body import FormLimits
 from app.schemas import MAX_TAG_CHARS, RunDetailOut, RunOut
 from app.storing import store_upload
-from app.validation import check_filename, check_filter_text, check_label, check_tag, parse_tag_filters, parse_tag_params
+from app.validation import (
+    check_filename,
+    check_filter_text,
+    check_label,
+    check_name_pattern,
+    check_tag,
+    parse_tag_filters,
+    parse_tag_params,
+)
 from app.templating import is_htmx, render
 
 router = APIRouter(include_in_schema=False)
@@ -266,11 +274,16 @@ async def upload_submit(request: Request, session: SessionDep, page_auth: PageAu
     if not data and isinstance(pasted, str):
         data = pasted.encode("utf-8")
         filename = None
-    tags = parse_tag_params(str(form.get("tags") or "").split())
     partial = form.get("partial") == "true"
-    context = {"outcome": None, "errors": [], "detail": None, "auth": page_auth}
+    typed = {key: str(form.get(key) or "") for key in ("tags", "label", "name_tags")}
+    context = {"outcome": None, "errors": [], "detail": None, "auth": page_auth, "typed": typed}
     status_code = 201
     try:
+        # Checked before the upload is read, with the answer next to the form: a bad tag or pattern is
+        # the person's typing, not the file's.
+        tags = parse_tag_params(typed["tags"].split())
+        name_pattern = check_name_pattern(typed["name_tags"])
+        label = check_label(typed["label"])
         outcome = await store_upload(
             session=session,
             data=data,
@@ -278,13 +291,20 @@ async def upload_submit(request: Request, session: SessionDep, page_auth: PageAu
             partial=partial,
             source="page",
             filename=filename,
-            label=check_label(str(form.get("label") or "")),
+            label=label,
             tags=tags,
+            name_pattern=name_pattern,
         )
-        context.update(outcome=outcome, errors=outcome.errors, error_count=outcome.error_count)
+        run_ids = list(dict.fromkeys(outcome.created + outcome.duplicates))
+        compare = f"/compare?runs={','.join(map(str, run_ids))}" if 0 < len(run_ids) <= MAX_RUNS else None
+        context.update(outcome=outcome, errors=outcome.errors, error_count=outcome.error_count, compare_url=compare)
     except InvalidUpload as exc:
         session.rollback()
         context.update(detail=exc.detail, errors=exc.errors, error_count=exc.error_count)
         status_code = 422
+    except BadRequest as exc:
+        session.rollback()
+        context.update(detail=exc.detail, error_count=0)
+        status_code = 400
     template = "_upload_result.html" if is_htmx(request) else "upload.html"
     return render(request, template, context, status_code=status_code)
