@@ -16,11 +16,19 @@ from app import auth
 from app.errors import BadRequest
 from app.main import create_app
 from app.models import ApiToken, BrowserLogin
-from tests.conftest import set_setting
+from tests.helpers import (
+    LINE_103,
+    LINE_197,
+    LINE_198,
+    create_token,
+    csrf_of,
+    csrf_token,
+    post_csv,
+    post_form,
+    set_setting,
+    sign_in,
+)
 from tests.live_server import BONNIEBOARD, live_server
-from tests.page_forms import csrf_of, csrf_token, post_form
-from tests.test_api import post_csv
-from tests.test_parsing import LINE_103, LINE_197, LINE_198
 
 ENV_TOKEN = "env-token-0123456789"
 
@@ -32,12 +40,6 @@ def bearer(token: str) -> dict[str, str]:
 def stored_state(client) -> list[tuple]:
     """Everything a write could change, as the public API shows it."""
     return [(r["id"], r["label"], r["tags"], r["raw_line"]) for r in client.get("/api/runs", params={"limit": 1000}, headers=bearer(ENV_TOKEN)).json()["items"]]
-
-
-def create_token(session, name: str) -> str:
-    secret = auth.create_token(session=session, name=name)
-    session.commit()
-    return secret
 
 
 def test_without_tokens_everything_is_open(client):
@@ -124,6 +126,7 @@ def run_cli(*args, database_url):
     return subprocess.run([BONNIEBOARD, *args], capture_output=True, text=True, env=env, timeout=60)
 
 
+@pytest.mark.slow
 def test_token_commands_create_list_revoke(client, database_url):
     created = run_cli("token", "create", "build-server", database_url=database_url)
     assert created.returncode == 0, created.stderr
@@ -146,10 +149,6 @@ def test_token_commands_create_list_revoke(client, database_url):
 
 
 # ==== Browser: the token once, a signed HttpOnly session cookie, CSRF on forms that write ====
-
-
-def sign_in(client, token: str, next_url: str = "/upload"):
-    return post_form(client, "/login", {"token": token, "next": next_url}, follow_redirects=False)
 
 
 def test_upload_page_asks_for_the_token_once_and_forms_carry_csrf(client, session):
@@ -227,7 +226,7 @@ def test_private_reads_send_pages_to_sign_in_and_back(client, session, monkeypat
     run_id = post_csv(client, LINE_198, label="secret run").json()["created"][0]
     secret = create_token(session, "dave")
     set_setting(monkeypatch, "PRIVATE_READS", "true")
-    for url in ("/", f"/runs/{run_id}", f"/?machine=vm"):
+    for url in ("/", f"/runs/{run_id}", "/?machine=vm"):
         response = client.get(url, follow_redirects=False)
         assert response.status_code == 303, url
         assert response.headers["location"].startswith("/login?next=%2F"), response.headers["location"]
@@ -241,6 +240,7 @@ def test_private_reads_send_pages_to_sign_in_and_back(client, session, monkeypat
     assert client.get("/static/app.css").status_code == 200
 
 
+@pytest.mark.slow
 def test_revoked_token_stops_at_once_in_every_worker_of_a_real_server(database_url, database_kind):
     created = run_cli("token", "create", "runner", database_url=database_url)
     secret = created.stdout.strip()

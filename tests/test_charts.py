@@ -10,7 +10,7 @@ from app import charts, units
 from app.comparison_request import parse_group
 from app.errors import BadRequest
 from app.parsing import TESTS, Result, parse_line
-from tests.test_parsing import LINE_103, LINE_197, LINE_198
+from tests.helpers import LINE_103, LINE_197, LINE_198
 
 
 def figures(line: str, run_id: int, *, label=None, tags=None) -> charts.RunFigures:

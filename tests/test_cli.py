@@ -5,10 +5,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from sqlalchemy import create_engine, text
 
-from tests.conftest import CORPUS_DIR
-from tests.test_parsing import LINE_103, LINE_198
+from tests.helpers import CORPUS_DIR, LINE_103, LINE_198
+
+pytestmark = pytest.mark.slow  # the console script in a subprocess
 
 BONNIEBOARD = Path(sys.executable).parent / "bonnieboard"
 

@@ -10,11 +10,14 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
+from tests.helpers import distinct_lines, stored_lines
 from tests.live_server import live_server
-from tests.test_parsing import LINE_198, with_field
+
+pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 
 CLIENTS = 8
 LINES_PER_UPLOAD = 1000
@@ -22,20 +25,6 @@ LOAD_TIMEOUT_S = 180
 # Workers per database: SQLite serialises writers anyway (two show that processes contend safely);
 # PostgreSQL is what several workers are for.
 WORKERS = {"sqlite": 2, "postgresql": 4}
-
-
-def distinct_lines(prefix: str, count: int) -> list[str]:
-    """`count` real-looking 1.98 lines, distinct from each other and from any other prefix's."""
-    base = with_field(LINE_198, 2, prefix)
-    return [with_field(base, 4, str(1_000_000_000 + i)) for i in range(count)]
-
-
-def stored_lines(database_url: str) -> Counter:
-    engine = create_engine(database_url, poolclass=NullPool)
-    with engine.connect() as connection:
-        lines = Counter(connection.execute(text("select raw_line from run")).scalars())
-    engine.dispose()
-    return lines
 
 
 def upload_all_at_once(base_url: str, bodies: list[str]) -> tuple[list[httpx.Response], list[int]]:

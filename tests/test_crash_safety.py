@@ -7,11 +7,14 @@ import threading
 import time
 
 import httpx
+import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
+from tests.helpers import distinct_lines, stored_lines
 from tests.live_server import live_server
-from tests.test_concurrency import distinct_lines, stored_lines
+
+pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 
 BIG_UPLOAD_LINES = 60_000  # about 15 MB: a few seconds of ingest, inside the 32 MiB limit
 KILL_AFTER_WRITING_S = 0.1  # the transaction is open and storing rows; the whole upload takes seconds

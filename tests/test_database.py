@@ -14,7 +14,7 @@ from app.db import make_engine
 from app.migrate import alembic_config, upgrade
 from app.models import Base, run_table
 from app.parsing import TESTS
-from tests.conftest import selected_databases
+from tests.helpers import selected_databases
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

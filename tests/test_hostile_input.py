@@ -18,13 +18,17 @@ from app.main import CONTENT_SECURITY_POLICY, create_app
 from app.models import MAX_ID
 from app.parsing import COLUMNS_198, parse_text
 from app.templating import templates
-from tests.conftest import set_setting
+from tests.helpers import (
+    HOSTILE,
+    LINE_103,
+    LINE_198,
+    post_csv,
+    post_form,
+    set_setting,
+    with_field,
+)
 from tests.live_server import live_server
-from tests.page_forms import post_form
-from tests.test_api import post_csv
-from tests.test_parsing import LINE_103, LINE_198, with_field
 
-HOSTILE = "<img src=x onerror=alert(1)>"
 # Cells that each break a line in its own way: huge, negative, non-ASCII digits, control and
 # markup characters, a float where an integer belongs, an overflowing latency.
 HOSTILE_CELLS = [
@@ -202,6 +206,7 @@ def read_response_head(sock: socket.socket, deadline: float) -> bytes:
     return data
 
 
+@pytest.mark.slow
 @pytest.mark.databases("sqlite")
 def test_real_server_answers_413_to_huge_and_endless_bodies(database_url):
     limit = 1 << 20
@@ -278,7 +283,7 @@ def test_pages_escape_hostile_text_and_run_only_our_own_scripts(client):
         "run": client.get(f"/runs/{run_id}").text,
         "upload": client.get("/upload").text,
         "upload-errors": upload_result.text,
-        "login": client.get("/login", params={"next": f'/"><script>alert(1)</script>'}).text,
+        "login": client.get("/login", params={"next": '/"><script>alert(1)</script>'}).text,
         "not-found": client.get(f"/runs/{MAX_ID}").text,
         "docs": client.get("/docs").text,
     }

@@ -4,7 +4,12 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from app.name_tags import MAX_TAG_CHARS, NameMismatchError, NamePatternError, compile_name_pattern
+from app.name_tags import (
+    MAX_TAG_CHARS,
+    NameMismatchError,
+    NamePatternError,
+    compile_name_pattern,
+)
 
 
 @pytest.mark.parametrize(

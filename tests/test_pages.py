@@ -2,11 +2,7 @@
 
 import re
 
-from tests.page_forms import post_form
-from tests.test_api import post_csv
-from tests.test_parsing import LINE_103, LINE_198, with_field
-
-HOSTILE = "<img src=x onerror=alert(1)>"
+from tests.helpers import HOSTILE, LINE_103, LINE_198, post_csv, post_form, with_field
 
 
 def test_front_page_lists_runs_with_key_figures(client):

@@ -2,9 +2,19 @@
 
 import pytest
 
-from app.parsing import TESTS, CheckedLine, LineError, ParsedRun, iter_parse, iter_parse_bytes, parse_bytes, parse_line, parse_text
-from tests.conftest import CORPUS_DIR
+from app.parsing import (
+    TESTS,
+    CheckedLine,
+    LineError,
+    ParsedRun,
+    iter_parse,
+    iter_parse_bytes,
+    parse_bytes,
+    parse_line,
+    parse_text,
+)
 from tests.corpus_expected import EXPECTED
+from tests.helpers import CORPUS_DIR, LINE_103, LINE_197, LINE_198, with_field
 
 
 def shape(run):
@@ -62,17 +72,6 @@ def test_whole_corpus_files_parse_without_errors():
         result = parse_bytes(path.read_bytes())
         assert result.errors == []
         assert len(result.runs) == len([line for line in path.read_text().splitlines() if line.strip()])
-
-
-LINE_198 = "1.98,2.00a,vm,1,1795352513,512M,,8192,5,869,96,420469,81,+++++,+++,1443,98,+++++,+++,+++++,+++,16,,,,,16795,94,+++++,+++,+++++,+++,23036,95,+++++,+++,+++++,+++,18213us,4307us,1098us,10287us,117us,7618us,10730us,5072us,2346us,12162us,214us,6909us"
-LINE_103 = "mindpipe,1G,3002,88,31164,60,13485,29,3035,84,32838,36,56.7,0,16,94,40,+++++,+++,15510,66,204,86,+++++,+++,906,83"
-LINE_197 = "1.97,1.97,wifo3-02,1,1438369124,63G,,1842,89,347029,24,175829,17,3404,89,495890,20,447.9,11,16,,,,,7555,17,+++++,+++,18185,27,7097,12,+++++,+++,11216,21,8735us,16764us,79061us,18280us,32499us,228ms,349ms,127us,12376us,382ms,14us,490ms"
-
-
-def with_field(line, index, value):
-    fields = line.split(",")
-    fields[index] = value
-    return ",".join(fields)
 
 
 # ---- 1.03 forms (§2) ----

@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.parsing import ParsedRun, parse_bytes, parse_text
-from tests.test_parsing import LINE_103, LINE_197, LINE_198
+from tests.helpers import LINE_103, LINE_197, LINE_198
 
 REAL_LINES = [LINE_198, LINE_197, LINE_103]
 CELLS = st.sampled_from(["", "+++++", "+++", "1", "-1", "1.5", "12us", "3ms", "7s", "16", "link", "1.98", "1.96", "x", ",", "\x00", "\r", "ÿ", "9" * 30])

@@ -12,6 +12,8 @@ import subprocess
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
+
 TESTS = (
     "putc", "put_block", "rewrite", "getc", "get_block", "seeks",
     "seq_create", "seq_stat", "seq_del", "ran_create", "ran_stat", "ran_del",

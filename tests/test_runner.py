@@ -23,6 +23,8 @@ import pytest
 
 from tests.live_server import live_server
 
+pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
+
 ROOT = Path(__file__).resolve().parent.parent
 RUNNER_DIR = ROOT / "runner"
 RUNNER = RUNNER_DIR / "bonnieboard-runner"

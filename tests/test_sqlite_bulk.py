@@ -12,7 +12,7 @@ from app.ingest import ingest
 from app.migrate import upgrade
 from app.models import run_table
 from app.parsing import PLAIN_198, iter_parse
-from tests.conftest import CORPUS_DIR
+from tests.helpers import CORPUS_DIR
 
 COMPARED = [c for c in run_table.c if c.name not in ("id", "upload_id", "created_at")]
 
