@@ -48,6 +48,7 @@ def _own_group_dying_with_parent() -> None:
 
 
 PR_SET_PDEATHSIG = 1
+_PRELOADED = "import sys, {}; from app.cli import main; sys.exit(main())"
 
 
 def free_port() -> int:
@@ -57,13 +58,18 @@ def free_port() -> int:
 
 
 @contextmanager
-def live_server(database_url: str, *, workers: int = 1, env: dict[str, str] | None = None) -> Iterator[LiveServer]:
-    """Serve `database_url` until the block ends; the server's output is in server.log()."""
+def live_server(
+    database_url: str, *, workers: int = 1, env: dict[str, str] | None = None, preload: str | None = None
+) -> Iterator[LiveServer]:
+    """Serve `database_url` until the block ends; the server's output is in server.log(). `preload` names
+    a module the server process imports first (a test-only hook; one worker: workers are new processes)."""
     port = free_port()
     log_file = tempfile.NamedTemporaryFile(prefix="bonnieboard-server-", suffix=".log", delete=False)
     environment = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url} | (env or {})
+    assert preload is None or workers == 1, "a preloaded module reaches the serving process only with one worker"
+    command = [str(BONNIEBOARD)] if preload is None else [sys.executable, "-c", _PRELOADED.format(preload)]
     process = subprocess.Popen(
-        [BONNIEBOARD, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
+        [*command, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
         env=environment, stdout=log_file, stderr=subprocess.STDOUT, preexec_fn=_own_group_dying_with_parent,
     )  # fmt: skip
     server = LiveServer(f"http://127.0.0.1:{port}", process, Path(log_file.name))
