@@ -51,6 +51,7 @@ async def request_session(
         return
     # get_session's set_config holds the connection: its cancel stops whatever the read is running.
     dbapi_connection = session.connection().connection.dbapi_connection
+    assert dbapi_connection is not None  # the session's connection was just checked out
 
     async def cancel_when_the_client_leaves() -> None:
         # A GET's body is empty: the next message after it is http.disconnect, when the client leaves.
@@ -202,8 +203,8 @@ TAG_FILTERS_QUERY = Query(
 
 def run_filter(
     machine: str | None = None,
-    tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], TAG_FILTERS_QUERY] = [],  # noqa: B006
-    format: str | None = None,  # noqa: A002 - the contract's name
+    tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], TAG_FILTERS_QUERY] = [],  # noqa: B006 - FastAPI copies a default per request; Query needs the list
+    format: str | None = None,
     upload: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
 ) -> queries.RunFilter:
     return queries.RunFilter(

@@ -24,11 +24,13 @@ MAX_TAGS_PER_RUN = 50
 # What app.validation's check_tag and check_label accept, for the OpenAPI description. They answer
 # 400 with their own message, so these document the rule rather than have pydantic enforce it (422).
 _NO_NUL = "^[^\\x00]*$"
-TAG_PARAM_SCHEMA = WithJsonSchema({
-    "type": "string",
-    "pattern": f"^[^=\\x00]{{1,{MAX_TAG_CHARS}}}=[^\\x00]{{0,{MAX_TAG_CHARS}}}$",
-    "description": f"KEY=VALUE: a key of 1 to {MAX_TAG_CHARS} characters without '=', a value of at most {MAX_TAG_CHARS}; no NUL",
-})  # fmt: skip
+TAG_PARAM_SCHEMA = WithJsonSchema(
+    {
+        "type": "string",
+        "pattern": f"^[^=\\x00]{{1,{MAX_TAG_CHARS}}}=[^\\x00]{{0,{MAX_TAG_CHARS}}}$",
+        "description": f"KEY=VALUE: a key of 1 to {MAX_TAG_CHARS} characters without '=', a value of at most {MAX_TAG_CHARS}; no NUL",
+    }
+)
 _LABEL = {"type": "string", "maxLength": MAX_LABEL_CHARS, "pattern": _NO_NUL}
 _TAGS = {
     "type": "object",
@@ -65,7 +67,9 @@ class FileTestOut(BaseModel):
         """None when the file tests did not run. Fields pair with FILE_TEST_COLUMNS by position: FileTest's order."""
         if run.num_files is None:
             return None
-        return cls(**{field: getattr(run, column) for field, column in zip(cls.model_fields, FILE_TEST_COLUMNS, strict=True)})
+        return cls(
+            **{field: getattr(run, column) for field, column in zip(cls.model_fields, FILE_TEST_COLUMNS, strict=True)}
+        )
 
 
 class RunOut(BaseModel):
@@ -159,7 +163,9 @@ class RunPatch(BaseModel):
 
 
 class HintOut(BaseModel):
-    code: str = Field(description="stable: cpu_bound, cached, too_fast, high_spread, per_char, worst_latency, or the runner's")
+    code: str = Field(
+        description="stable: cpu_bound, cached, too_fast, high_spread, per_char, worst_latency, or the runner's"
+    )
     text: str
 
 

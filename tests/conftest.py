@@ -49,7 +49,11 @@ def pytest_generate_tests(metafunc):
         if marker is not None:
             databases = [name for name in databases if name in marker.args]
         # A test limited to a database that --db leaves out still shows up, as skipped, not silently gone.
-        metafunc.parametrize("database_url", databases or [pytest.param("none", marks=pytest.mark.skip("database not selected by --db"))], indirect=True)
+        metafunc.parametrize(
+            "database_url",
+            databases or [pytest.param("none", marks=pytest.mark.skip("database not selected by --db"))],
+            indirect=True,
+        )
 
 
 @pytest.fixture(scope="session")
@@ -77,13 +81,17 @@ def empty_postgres_database(postgres: PostgresServer, url: str) -> None:
     engine = create_engine(url, poolclass=NullPool)
     with engine.begin() as connection:
         # A server process a test started (and killed) may leave a backend behind holding locks.
-        connection.execute(text(
-            "select pg_terminate_backend(pid) from pg_stat_activity"
-            " where datname = current_database() and pid <> pg_backend_pid()"
-        ))  # fmt: skip
-        tables = connection.scalars(text(
-            "select quote_ident(tablename) from pg_tables where schemaname = 'public' and tablename <> 'alembic_version'"
-        )).all()  # fmt: skip
+        connection.execute(
+            text(
+                "select pg_terminate_backend(pid) from pg_stat_activity"
+                " where datname = current_database() and pid <> pg_backend_pid()"
+            )
+        )
+        tables = connection.scalars(
+            text(
+                "select quote_ident(tablename) from pg_tables where schemaname = 'public' and tablename <> 'alembic_version'"
+            )
+        ).all()
         connection.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE"))
     engine.dispose()
 
@@ -121,5 +129,3 @@ def session(database_url) -> Iterator[Session]:
 def client(database_url) -> Iterator[TestClient]:
     with TestClient(create_app()) as client:
         yield client
-
-

@@ -33,22 +33,35 @@ def check_consistent(database_url: str, database_kind: str) -> int:
             assert connection.exec_driver_sql("PRAGMA foreign_key_check").all() == []
         else:
             deadline = time.monotonic() + 30  # the killed server's backends notice, roll back and go
-            while connection.execute(text(
-                "select count(*) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()"
-            )).scalar() and time.monotonic() < deadline:  # fmt: skip
+            while (
+                connection.execute(
+                    text(
+                        "select count(*) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()"
+                    )
+                ).scalar()
+                and time.monotonic() < deadline
+            ):
                 time.sleep(0.1)
             connection.execute(text("create extension if not exists amcheck"))
-            indexes = connection.execute(text(
-                "select c.oid::regclass::text from pg_index i join pg_class c on c.oid = i.indexrelid"
-                " join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public'"
-            )).scalars().all()  # fmt: skip
+            indexes = (
+                connection.execute(
+                    text(
+                        "select c.oid::regclass::text from pg_index i join pg_class c on c.oid = i.indexrelid"
+                        " join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public'"
+                    )
+                )
+                .scalars()
+                .all()
+            )
             assert indexes
             for index in indexes:
                 connection.execute(text("select bt_index_check(cast(:index as regclass), true)"), {"index": index})
-            orphans = connection.execute(text(
-                "select (select count(*) from run where upload_id not in (select id from upload))"
-                " + (select count(*) from tag where run_id not in (select id from run))"
-            )).scalar()  # fmt: skip
+            orphans = connection.execute(
+                text(
+                    "select (select count(*) from run where upload_id not in (select id from upload))"
+                    " + (select count(*) from tag where run_id not in (select id from run))"
+                )
+            ).scalar()
             assert orphans == 0
         uploads = connection.execute(text("select count(*) from upload")).scalar()
     engine.dispose()

@@ -36,13 +36,26 @@ def test_names_tags_and_labels_are_escaped(client):
 def test_run_page_shows_every_figure_and_the_raw_line(client):
     run_id = post_csv(client, LINE_198, tag="raid=5").json()["created"][0]
     html = client.get(f"/runs/{run_id}").text
-    for text in ("put_block", "ran_del", "+++++ too fast to measure", "18.2 ms", "raid=5", "8192 by 5 processes", LINE_198):
+    for text in (
+        "put_block",
+        "ran_del",
+        "+++++ too fast to measure",
+        "18.2 ms",
+        "raid=5",
+        "8192 by 5 processes",
+        LINE_198,
+    ):
         assert text in html, text
 
 
 def test_upload_page_reports_created_duplicates_and_errors(client):
     assert "<form" in client.get("/upload").text
-    form = {"lines": f"{LINE_198}\n{LINE_198}\nbroken,line\n", "tags": "fs=xfs raid=5", "label": "first", "partial": "true"}
+    form = {
+        "lines": f"{LINE_198}\n{LINE_198}\nbroken,line\n",
+        "tags": "fs=xfs raid=5",
+        "label": "first",
+        "partial": "true",
+    }
     result = post_form(client, "/upload", form, headers={"HX-Request": "true"})
     assert result.status_code == 201
     assert "1 run created, 1 duplicate, 1 invalid line skipped" in result.text

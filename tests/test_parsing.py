@@ -79,7 +79,13 @@ def test_whole_corpus_files_parse_without_errors():
 
 @pytest.mark.parametrize(
     ("size", "mib", "chunk"),
-    [("2G", 2048, None), ("300M", 300, None), ("2G:4k", 2048, 4096), ("2G:1024k", 2048, 1048576), ("300M:512", 300, 512)],
+    [
+        ("2G", 2048, None),
+        ("300M", 300, None),
+        ("2G:4k", 2048, 4096),
+        ("2G:1024k", 2048, 1048576),
+        ("300M:512", 300, 512),
+    ],
 )
 def test_103_size_forms(size, mib, chunk):
     run = parse_line(with_field(LINE_103, 1, size), 1)
@@ -238,14 +244,20 @@ def test_only_one_bom_is_skipped():
 
 def test_plain_line_check_takes_only_ascii_digits():
     assert isinstance(next(iter_parse(LINE_198, defer_plain=True)), CheckedLine)
-    arabic = LINE_198.replace(",1,1795352513,512M,", ",\u0663,1795352513,\u0665\u0661\u0662M,").replace("869", "\u0668\u0666\u0669")
+    arabic = LINE_198.replace(",1,1795352513,512M,", ",\u0663,1795352513,\u0665\u0661\u0662M,").replace(
+        "869", "\u0668\u0666\u0669"
+    )
     (item,) = iter_parse(arabic, defer_plain=True)
     assert isinstance(item, LineError) and item.field == "concurrency"
 
 
 @pytest.mark.parametrize(
     ("index", "cell", "field"),
-    [(5, "\u0665\u0661\u0662M", "file_size"), (19, "\u0662\u0666\u0662.3", "seeks"), (38, "\u0661\u0661us", "putc_latency")],
+    [
+        (5, "\u0665\u0661\u0662M", "file_size"),
+        (19, "\u0662\u0666\u0662.3", "seeks"),
+        (38, "\u0661\u0661us", "putc_latency"),
+    ],
 )
 def test_non_ascii_digits_are_not_numbers(index, cell, field):
     item = parse_line(with_field(LINE_198, index, cell), 1)
@@ -315,7 +327,10 @@ def test_trailing_comma_shifts_the_name_rather_than_being_guessed():
 def test_results_present_for_tests_that_did_not_run_is_an_error():
     line = "1.98,2.00a,vm,1,1795358315,,,,,,,,,,,,,,,,,4,,,,,1090,98,+++++,+++,+++++,+++,1122,98,+++++,+++,+++++,+++,,,,,,,8127us,1405us,3849us,5611us,58us,787us"
     assert parse_line(line, 1).file_size_mib is None
-    assert error_of(with_field(line, 38, "12us")) == ("putc_latency", "putc_latency has a value but file_size is empty, which says the test did not run")
+    assert error_of(with_field(line, 38, "12us")) == (
+        "putc_latency",
+        "putc_latency has a value but file_size is empty, which says the test did not run",
+    )
     assert error_of(with_field(with_field(line, 11, "5"), 12, "1"))[0] == "put_block"
 
 
@@ -344,7 +359,13 @@ def test_long_comment_and_header_lines_are_held_to_the_limit():
 def test_a_47_field_line_with_no_seed_is_the_short_no_io_layout():
     # What the text-report converter writes for a 1.94 `-s 0` report (the report never shows the seed):
     # exactly 47 fields, so no 48-field reading exists (§3.3-3, §8).
-    line = "1.93c,1.94,jr4s,1,," + ",".join([""] * 13) + ",16,,,,," + ",".join(["11262", "48"] * 6) + ",,,,,,,1us,2us,3us,4us,5us,6us"
+    line = (
+        "1.93c,1.94,jr4s,1,,"
+        + ",".join([""] * 13)
+        + ",16,,,,,"
+        + ",".join(["11262", "48"] * 6)
+        + ",,,,,,,1us,2us,3us,4us,5us,6us"
+    )
     assert len(line.split(",")) == 47
     run = parse_line(line, 1)
     assert isinstance(run, ParsedRun), run

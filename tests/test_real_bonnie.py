@@ -6,6 +6,7 @@ bonnie++ is required: if it is missing the tests FAIL (they never skip), so a
 machine that cannot check the parser against the real program is noticed.
 Install it with: apt-get install -y bonnie++
 """
+
 import os
 import shutil
 import subprocess
@@ -15,8 +16,18 @@ import pytest
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 
 TESTS = (
-    "putc", "put_block", "rewrite", "getc", "get_block", "seeks",
-    "seq_create", "seq_stat", "seq_del", "ran_create", "ran_stat", "ran_del",
+    "putc",
+    "put_block",
+    "rewrite",
+    "getc",
+    "get_block",
+    "seeks",
+    "seq_create",
+    "seq_stat",
+    "seq_del",
+    "ran_create",
+    "ran_stat",
+    "ran_del",
 )
 IO_TESTS = TESTS[:6]
 FILE_TESTS = TESTS[6:]
@@ -37,8 +48,7 @@ CONFIGS = {
 def _bonnie():
     path = shutil.which("bonnie++") or ("/usr/sbin/bonnie++" if os.path.exists("/usr/sbin/bonnie++") else None)
     if path is None:
-        pytest.fail("bonnie++ is not installed; these tests need Debian's real bonnie++: "
-                    "apt-get install -y bonnie++")
+        pytest.fail("bonnie++ is not installed; these tests need Debian's real bonnie++: apt-get install -y bonnie++")
     return path
 
 
@@ -72,7 +82,7 @@ def test_real_bonnie_line_parses(config, tmp_path):
 
     results = tuple(run.results)
     assert len(results) == 12
-    by_name = dict(zip(TESTS, results))
+    by_name = dict(zip(TESTS, results, strict=True))
 
     no_io = "-s" in args and args[args.index("-s") + 1] == "0"
     no_files = "-n" in args and args[args.index("-n") + 1] == "0"

@@ -1,6 +1,6 @@
 """/api: JSON endpoints. Thin: read the request, call one service, shape the answer."""
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import orjson
 
@@ -20,7 +20,7 @@ from app.validation import check_label, check_tag, parse_tag_params
 
 router = APIRouter(prefix="/api", tags=["runs"])
 
-ERRORS = {status: {"model": ErrorOut} for status in (400, 401, 403, 404, 408, 413, 422, 503)}
+ERRORS: dict[int | str, dict[str, Any]] = {status: {"model": ErrorOut} for status in (400, 401, 403, 404, 408, 413, 422, 503)}
 
 UPLOAD_BODY = {
     "requestBody": {
