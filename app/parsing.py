@@ -382,19 +382,19 @@ def _parse_9x(fields: list[str], line: str, line_no: int) -> ParsedRun:
     _check_family_ran(file_size_mib is not None, results, "file_size")
     _check_family_ran(file_test is not None, results, "num_files")
     return ParsedRun(
-        line_no,
-        line,
-        fmt,
-        fields[1] or None,
-        machine,
-        concurrency,
-        seed,
-        file_size_mib,
-        io_chunk_bytes,
-        seek_count,
-        seek_procs,
-        file_test,
-        results,
+        line_no=line_no,
+        raw_line=line,
+        format_version=fmt,
+        bonnie_version=fields[1] or None,
+        machine=machine,
+        concurrency=concurrency,
+        seed=seed,
+        file_size_mib=file_size_mib,
+        io_chunk_bytes=io_chunk_bytes,
+        seek_count=seek_count,
+        seek_procs=seek_procs,
+        file_test=file_test,
+        results=results,
     )
 
 
@@ -479,19 +479,19 @@ def _parse_103(fields: list[str], line: str, line_no: int) -> ParsedRun:
     _check_family_ran(file_size_mib is not None, results, "file_size")
     _check_family_ran(file_test is not None, results, "num_files")
     return ParsedRun(
-        line_no,
-        line,
-        FORMAT_103,
-        None,
-        machine,
-        None,
-        None,
-        file_size_mib,
-        io_chunk_bytes,
-        None,
-        None,
-        file_test,
-        results,
+        line_no=line_no,
+        raw_line=line,
+        format_version=FORMAT_103,
+        bonnie_version=None,
+        machine=machine,
+        concurrency=None,
+        seed=None,
+        file_size_mib=file_size_mib,
+        io_chunk_bytes=io_chunk_bytes,
+        seek_count=None,
+        seek_procs=None,
+        file_test=file_test,
+        results=results,
     )
 
 

@@ -13,24 +13,10 @@ import subprocess
 
 import pytest
 
+from app.parsing import FILE_TESTS, IO_TESTS, TESTS
+
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 
-TESTS = (
-    "putc",
-    "put_block",
-    "rewrite",
-    "getc",
-    "get_block",
-    "seeks",
-    "seq_create",
-    "seq_stat",
-    "seq_del",
-    "ran_create",
-    "ran_stat",
-    "ran_del",
-)
-IO_TESTS = TESTS[:6]
-FILE_TESTS = TESTS[6:]
 
 # name -> (extra bonnie++ arguments, machine name expected or None for the host's nodename)
 # -s 32M with -r 16 keeps every I/O run to a few seconds; -q sends the text

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from app.parsing import COLUMNS_198, TESTS
 from tests.live_server import live_server
 
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
@@ -30,72 +31,6 @@ RUNNER_DIR = ROOT / "runner"
 RUNNER = RUNNER_DIR / "bonnieboard-runner"
 README = RUNNER_DIR / "README.md"
 
-CSV_COLUMNS = [
-    "format_version",
-    "bonnie_version",
-    "name",
-    "concurrency",
-    "seed",
-    "file_size",
-    "io_chunk_size",
-    "seek_count",
-    "seek_proc_count",
-    "putc",
-    "putc_cpu",
-    "put_block",
-    "put_block_cpu",
-    "rewrite",
-    "rewrite_cpu",
-    "getc",
-    "getc_cpu",
-    "get_block",
-    "get_block_cpu",
-    "seeks",
-    "seeks_cpu",
-    "num_files",
-    "max_size",
-    "min_size",
-    "num_dirs",
-    "file_chunk_size",
-    "seq_create",
-    "seq_create_cpu",
-    "seq_stat",
-    "seq_stat_cpu",
-    "seq_del",
-    "seq_del_cpu",
-    "ran_create",
-    "ran_create_cpu",
-    "ran_stat",
-    "ran_stat_cpu",
-    "ran_del",
-    "ran_del_cpu",
-    "putc_latency",
-    "put_block_latency",
-    "rewrite_latency",
-    "getc_latency",
-    "get_block_latency",
-    "seeks_latency",
-    "seq_create_latency",
-    "seq_stat_latency",
-    "seq_del_latency",
-    "ran_create_latency",
-    "ran_stat_latency",
-    "ran_del_latency",
-]
-TESTS = (
-    "putc",
-    "put_block",
-    "rewrite",
-    "getc",
-    "get_block",
-    "seeks",
-    "seq_create",
-    "seq_stat",
-    "seq_del",
-    "ran_create",
-    "ran_stat",
-    "ran_del",
-)
 
 # The documented keys of the JSON document (runner/README.md), checked both ways below.
 DOC_KEYS = {"schema", "runner", "command_line", "started_at", "finished_at", "parameters", "system", "runs", "warnings"}
@@ -181,6 +116,10 @@ def require_tool(name: str, package: str) -> str:
     if not path:
         pytest.fail(f"{name} is missing: run `apt-get install -y {package}`")
     return path
+
+
+# The quickest real run: no I/O tests, one file test (1024 files), no RAM size to check -s against.
+FILES_ONLY = ("-s", "0", "-n", "1", "-r", "0")
 
 
 def run(args, **kw) -> subprocess.CompletedProcess:
@@ -308,14 +247,11 @@ def test_project_parser_reads_the_line(tiny):
             assert res.value is not None and res.cpu_pct is not None
 
 
-def test_header_lines_up_with_the_parser_columns():
-    from app.parsing import COLUMNS_198, parse_text
+def test_the_parser_skips_the_runners_header_line():
+    # The runner's -x header names COLUMNS_198 (checked against the runner's output below).
+    from app.parsing import parse_text
 
-    assert len(CSV_COLUMNS) == len(COLUMNS_198) == 50
-    # same names in the same places (bonnie++'s own header has no names for fields 7 and 8)
-    assert list(COLUMNS_198) == CSV_COLUMNS
-    # and the parser skips the header line
-    result = parse_text(",".join(CSV_COLUMNS) + "\n")
+    result = parse_text(",".join(COLUMNS_198) + "\n")
     assert result.runs == [] and result.errors == []
 
 
@@ -356,7 +292,7 @@ def test_json_document_has_the_documented_keys(tiny):
 
 def test_readme_documents_columns_keys_and_exit_codes():
     text = README.read_text()
-    for column in set(CSV_COLUMNS):
+    for column in set(COLUMNS_198):
         assert re.search(rf"\b{column}\b", text), f"column {column} missing from runner/README.md"
     for key in (
         DOC_KEYS
@@ -490,12 +426,7 @@ def test_posts_to_a_real_server_and_spools_when_it_is_down(runner, tmp_path):
                 runner,
                 "-d",
                 scratch,
-                "-s",
-                "0",
-                "-n",
-                "1",
-                "-r",
-                "0",
+                *FILES_ONLY,
                 "-x",
                 "2",
                 "-m",
@@ -512,7 +443,7 @@ def test_posts_to_a_real_server_and_spools_when_it_is_down(runner, tmp_path):
         )
         assert proc.returncode == 0, proc.stderr
         lines = proc.stdout.splitlines()
-        assert lines[0].split(",") == CSV_COLUMNS  # -x N: a header naming all 50 columns
+        assert lines[0].split(",") == list(COLUMNS_198)  # -x N: a header naming all 50 columns
         assert len(lines) == 3 and all(len(line.split(",")) == 50 for line in lines[1:])
         listed = _get_json(f"{board}/api/runs?tag=suite=pytest")
         assert listed["total"] == 2, listed
@@ -525,24 +456,7 @@ def test_posts_to_a_real_server_and_spools_when_it_is_down(runner, tmp_path):
         assert detail["document"]["schema"] == "bonnieboard-runner/1"
     spool = tmp_path / "spool.json"
     proc = run(
-        [
-            runner,
-            "-d",
-            tmp_path / "s",
-            "-s",
-            "0",
-            "-n",
-            "1",
-            "-r",
-            "0",
-            "-q",
-            "--post",
-            board,
-            "--spool",
-            spool,
-            "--tag",
-            "suite=pytest",
-        ]
+        [runner, "-d", tmp_path / "s", *FILES_ONLY, "-q", "--post", board, "--spool", spool, "--tag", "suite=pytest"]
     )
     assert proc.returncode == 4, proc.stderr
     body = json.loads(spool.read_text())
@@ -560,12 +474,7 @@ def test_token_opens_a_protected_board_and_a_missing_one_spools(runner, tmp_path
                 runner,
                 "-d",
                 scratch,
-                "-s",
-                "0",
-                "-n",
-                "1",
-                "-r",
-                "0",
+                *FILES_ONLY,
                 "-q",
                 "-m",
                 "no-token",
@@ -582,12 +491,7 @@ def test_token_opens_a_protected_board_and_a_missing_one_spools(runner, tmp_path
                 runner,
                 "-d",
                 scratch,
-                "-s",
-                "0",
-                "-n",
-                "1",
-                "-r",
-                "0",
+                *FILES_ONLY,
                 "-q",
                 "-m",
                 "with-token",
@@ -620,12 +524,7 @@ def test_the_token_is_written_nowhere(runner, tmp_path):
                 runner,
                 "-d",
                 scratch,
-                "-s",
-                "0",
-                "-n",
-                "1",
-                "-r",
-                "0",
+                *FILES_ONLY,
                 "-q",
                 "-m",
                 "argv-token",
@@ -639,51 +538,18 @@ def test_the_token_is_written_nowhere(runner, tmp_path):
         )
         assert posted.returncode == 0, posted.stderr
         inline = run(
-            [
-                runner,
-                "-d",
-                scratch,
-                "-s",
-                "0",
-                "-n",
-                "1",
-                "-r",
-                "0",
-                "-q",
-                "-m",
-                "inline-token",
-                "--post",
-                server.url,
-                f"--token={secret}",
-            ]
+            [runner, "-d", scratch, *FILES_ONLY, "-q", "-m", "inline-token", "--post", server.url, f"--token={secret}"]
         )
         assert inline.returncode == 0, inline.stderr
         from_env = run(
-            [runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "-m", "env-token", "--post", server.url],
+            [runner, "-d", scratch, *FILES_ONLY, "-q", "-m", "env-token", "--post", server.url],
             env=os.environ | {"BONNIEBOARD_TOKEN": secret},
         )
         assert from_env.returncode == 0, from_env.stderr
         token_file = tmp_path / "token"
         token_file.write_text(secret + "\n")
         token_file.chmod(0o644)
-        refused = run(
-            [
-                runner,
-                "-d",
-                scratch,
-                "-s",
-                "0",
-                "-n",
-                "1",
-                "-r",
-                "0",
-                "-q",
-                "--post",
-                server.url,
-                "--token-file",
-                token_file,
-            ]
-        )
+        refused = run([runner, "-d", scratch, *FILES_ONLY, "-q", "--post", server.url, "--token-file", token_file])
         assert refused.returncode == 1 and "chmod 600" in refused.stderr, refused.stderr
         token_file.chmod(0o600)
         from_file = run(
@@ -691,12 +557,7 @@ def test_the_token_is_written_nowhere(runner, tmp_path):
                 runner,
                 "-d",
                 scratch,
-                "-s",
-                "0",
-                "-n",
-                "1",
-                "-r",
-                "0",
+                *FILES_ONLY,
                 "-q",
                 "-m",
                 "file-token",
@@ -723,32 +584,13 @@ def test_the_token_is_written_nowhere(runner, tmp_path):
         _assert_secret_absent(secret, json_file=doc_path.read_text(), stderr=posted.stderr + from_env.stderr)
     # the server is gone: the post fails, the body is spooled privately, the resend line names the variable
     spool = tmp_path / "spool.json"
-    failed = run(
-        [
-            runner,
-            "-d",
-            scratch,
-            "-s",
-            "0",
-            "-n",
-            "1",
-            "-r",
-            "0",
-            "-q",
-            "--post",
-            server.url,
-            "--token",
-            secret,
-            "--spool",
-            spool,
-        ]
-    )
+    failed = run([runner, "-d", scratch, *FILES_ONLY, "-q", "--post", server.url, "--token", secret, "--spool", spool])
     assert failed.returncode == 4, failed.stderr
     assert spool.stat().st_mode & 0o777 == 0o600
     _assert_secret_absent(secret, spool=spool.read_text(), stderr=failed.stderr)
     assert '-H "Authorization: Bearer $BONNIEBOARD_TOKEN"' in failed.stderr
     default_spool = run(
-        [runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "--post", server.url],
+        [runner, "-d", scratch, *FILES_ONLY, "-q", "--post", server.url],
         cwd=tmp_path,
         env=os.environ | {"BONNIEBOARD_TOKEN": secret},
     )
@@ -769,7 +611,7 @@ def test_huge_sizes_are_usage_errors(runner, tmp_path, size):
 
 @pytest.mark.parametrize("name", ["two\nlines", "a,b", "tab\there", "\ufeffbom", "x" * 201])
 def test_machine_names_the_board_would_misread_are_refused(runner, tmp_path, name):
-    proc = run([runner, "-d", tmp_path, "-s", "0", "-n", "1", "-r", "0", "-m", name], timeout=30)
+    proc = run([runner, "-d", tmp_path, *FILES_ONLY, "-m", name], timeout=30)
     assert proc.returncode == 1, proc.stderr
     assert "-m: the machine name" in proc.stderr
     assert proc.stdout == "" and list(tmp_path.iterdir()) == []
@@ -782,14 +624,14 @@ def test_unwritable_outputs_are_reported_before_the_tests(runner, tmp_path):
     scratch.mkdir()
     missing = tmp_path / "no-such-dir"
     for extra in (["--json", missing / "doc.json"], ["--post", "http://127.0.0.1:9", "--spool", missing / "sp.json"]):
-        proc = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", *extra], timeout=30)
+        proc = run([runner, "-d", scratch, *FILES_ONLY, *extra], timeout=30)
         assert proc.returncode == 2, proc.stderr
         assert str(extra[-1]) in proc.stderr and "Create files" not in proc.stderr
         assert proc.stdout == "" and list(scratch.iterdir()) == []
     taken = tmp_path / "taken.json"
     taken.write_text("an earlier spool\n")
     proc = run(
-        [runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "--post", "http://127.0.0.1:9", "--spool", taken],
+        [runner, "-d", scratch, *FILES_ONLY, "--post", "http://127.0.0.1:9", "--spool", taken],
         timeout=30,
     )
     assert proc.returncode == 2 and "never overwrites" in proc.stderr, proc.stderr
@@ -801,12 +643,7 @@ def test_unwritable_outputs_are_reported_before_the_tests(runner, tmp_path):
             runner,
             "-d",
             scratch,
-            "-s",
-            "0",
-            "-n",
-            "1",
-            "-r",
-            "0",
+            *FILES_ONLY,
             "--json",
             doc,
             "--post",
@@ -827,10 +664,10 @@ def _own_user() -> str:
 
 def test_a_bonnie_command_line_runs_with_the_binary_name_changed(runner, tmp_path):
     """Issue 12.7: `bonnie++ -u root -d DIR ...` works as `bonnieboard-runner -u root -d DIR ...`."""
-    proc = run([runner, "-u", _own_user(), "-d", tmp_path, "-s", "0", "-n", "1", "-r", "0", "-q", "-z", "7"])
+    proc = run([runner, "-u", _own_user(), "-d", tmp_path, *FILES_ONLY, "-q", "-z", "7"])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1].startswith("1.98,bonnieboard-")
-    bad = run([runner, "-u", "no-such-user-xyz", "-d", tmp_path, "-s", "0", "-n", "1", "-r", "0"])
+    bad = run([runner, "-u", "no-such-user-xyz", "-d", tmp_path, *FILES_ONLY])
     assert bad.returncode == 1 and "can't find user no-such-user-xyz" in bad.stderr
 
 
@@ -845,7 +682,7 @@ def test_semaphores_synchronise_runners_and_bonnie(runner, tmp_path):
         for d in dirs:
             d.mkdir()
             d.chmod(0o777)
-        common = ["-s", "0", "-n", "1", "-r", "0", "-q", "-y", "s"]
+        common = [*FILES_ONLY, "-q", "-y", "s"]
         started = [
             subprocess.Popen(
                 [str(runner), "-d", str(dirs[0]), *common], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -864,7 +701,7 @@ def test_semaphores_synchronise_runners_and_bonnie(runner, tmp_path):
     finally:
         removed = run([runner, "-p", "-1"], timeout=30)
     assert removed.returncode == 0 and "Semaphore removed." in removed.stdout, removed.stderr
-    alone = run([runner, "-d", tmp_path, "-s", "0", "-n", "1", "-r", "0", "-y", "s"], timeout=30)
+    alone = run([runner, "-d", tmp_path, *FILES_ONLY, "-y", "s"], timeout=30)
     assert alone.returncode == 2 and "-p N first" in alone.stderr
 
 
@@ -894,12 +731,7 @@ def test_random_file_gives_bonnies_file_names(runner, tmp_path):
                 *cmd,
                 "-d",
                 scratch,
-                "-s",
-                "0",
-                "-n",
-                "1",
-                "-r",
-                "0",
+                *FILES_ONLY,
                 "-q",
                 "-Z",
                 random_file,
