@@ -122,6 +122,11 @@ def require_tool(name: str, package: str) -> str:
 FILES_ONLY = ("-s", "0", "-n", "1", "-r", "0")
 
 
+def run_quick(runner, directory, *args, **kw) -> subprocess.CompletedProcess:
+    """The quickest real run (FILES_ONLY, -q) in `directory`, with more arguments."""
+    return run([runner, "-d", directory, *FILES_ONLY, "-q", *args], **kw)
+
+
 def run(args, **kw) -> subprocess.CompletedProcess:
     kw.setdefault("capture_output", True)
     kw.setdefault("text", True)
@@ -469,38 +474,12 @@ def test_token_opens_a_protected_board_and_a_missing_one_spools(runner, tmp_path
     scratch = tmp_path / "s"
     scratch.mkdir()
     with live_server(f"sqlite:///{tmp_path / 'board.db'}", env={"BONNIEBOARD_API_TOKEN": "s3cret-token"}) as server:
-        refused = run(
-            [
-                runner,
-                "-d",
-                scratch,
-                *FILES_ONLY,
-                "-q",
-                "-m",
-                "no-token",
-                "--post",
-                server.url,
-                "--spool",
-                tmp_path / "refused.json",
-            ]
+        refused = run_quick(
+            runner, scratch, "-m", "no-token", "--post", server.url, "--spool", tmp_path / "refused.json"
         )
         assert refused.returncode == 4, refused.stderr
         assert (tmp_path / "refused.json").exists()
-        posted = run(
-            [
-                runner,
-                "-d",
-                scratch,
-                *FILES_ONLY,
-                "-q",
-                "-m",
-                "with-token",
-                "--post",
-                server.url,
-                "--token",
-                "s3cret-token",
-            ]
-        )
+        posted = run_quick(runner, scratch, "-m", "with-token", "--post", server.url, "--token", "s3cret-token")
         assert posted.returncode == 0, posted.stderr
         listed = _get_json(f"{server.url}/api/runs")
         assert [item["machine"] for item in listed["items"]] == ["with-token"]
@@ -519,22 +498,8 @@ def test_the_token_is_written_nowhere(runner, tmp_path):
     scratch.mkdir()
     doc_path = tmp_path / "doc.json"
     with live_server(f"sqlite:///{tmp_path / 'board.db'}", env={"BONNIEBOARD_API_TOKEN": secret}) as server:
-        posted = run(
-            [
-                runner,
-                "-d",
-                scratch,
-                *FILES_ONLY,
-                "-q",
-                "-m",
-                "argv-token",
-                "--post",
-                server.url,
-                "--token",
-                secret,
-                "--json",
-                doc_path,
-            ]
+        posted = run_quick(
+            runner, scratch, "-m", "argv-token", "--post", server.url, "--token", secret, "--json", doc_path
         )
         assert posted.returncode == 0, posted.stderr
         inline = run(
@@ -549,24 +514,10 @@ def test_the_token_is_written_nowhere(runner, tmp_path):
         token_file = tmp_path / "token"
         token_file.write_text(secret + "\n")
         token_file.chmod(0o644)
-        refused = run([runner, "-d", scratch, *FILES_ONLY, "-q", "--post", server.url, "--token-file", token_file])
+        refused = run_quick(runner, scratch, "--post", server.url, "--token-file", token_file)
         assert refused.returncode == 1 and "chmod 600" in refused.stderr, refused.stderr
         token_file.chmod(0o600)
-        from_file = run(
-            [
-                runner,
-                "-d",
-                scratch,
-                *FILES_ONLY,
-                "-q",
-                "-m",
-                "file-token",
-                "--post",
-                server.url,
-                "--token-file",
-                token_file,
-            ]
-        )
+        from_file = run_quick(runner, scratch, "-m", "file-token", "--post", server.url, "--token-file", token_file)
         assert from_file.returncode == 0, from_file.stderr
         listed = _get_json(f"{server.url}/api/runs")
         assert sorted(item["machine"] for item in listed["items"]) == sorted(
@@ -584,7 +535,7 @@ def test_the_token_is_written_nowhere(runner, tmp_path):
         _assert_secret_absent(secret, json_file=doc_path.read_text(), stderr=posted.stderr + from_env.stderr)
     # the server is gone: the post fails, the body is spooled privately, the resend line names the variable
     spool = tmp_path / "spool.json"
-    failed = run([runner, "-d", scratch, *FILES_ONLY, "-q", "--post", server.url, "--token", secret, "--spool", spool])
+    failed = run_quick(runner, scratch, "--post", server.url, "--token", secret, "--spool", spool)
     assert failed.returncode == 4, failed.stderr
     assert spool.stat().st_mode & 0o777 == 0o600
     _assert_secret_absent(secret, spool=spool.read_text(), stderr=failed.stderr)
