@@ -3,7 +3,6 @@
 from typing import Annotated, Any
 
 import orjson
-
 from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import WithJsonSchema
 
@@ -14,7 +13,17 @@ from app.deps import FilterDep, SessionDep
 from app.figures import figures_of
 from app.models import MAX_ID
 from app.request_body import read_upload
-from app.schemas import LABEL_PARAM_SCHEMA, TAG_PARAM_SCHEMA, CompareOut, ErrorOut, RunDetailOut, RunList, RunOut, RunPatch, UploadOut
+from app.schemas import (
+    LABEL_PARAM_SCHEMA,
+    TAG_PARAM_SCHEMA,
+    CompareOut,
+    ErrorOut,
+    RunDetailOut,
+    RunList,
+    RunOut,
+    RunPatch,
+    UploadOut,
+)
 from app.storing import store_upload
 from app.validation import check_label, check_tag, parse_tag_params
 

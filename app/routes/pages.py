@@ -10,15 +10,22 @@ from app import charts, queries
 from app.comparison_request import ABSOLUTE, MAX_RUNS, parse_run_ids, permalink, read_request, settle
 from app.config import get_settings
 from app.deps import PageAuthDep, SessionDep, csrf_form
-from app.figures import figures_of
 from app.errors import BadRequest, InvalidUpload
+from app.figures import figures_of
 from app.models import MAX_ID
 from app.parsing import TESTS, TOO_FAST, UNITS
 from app.request_body import FormLimits
 from app.schemas import MAX_TAG_CHARS, RunDetailOut, RunOut
 from app.storing import store_upload
-from app.validation import check_filename, check_filter_text, check_label, check_tag, parse_tag_filters, parse_tag_params
 from app.templating import is_htmx, render
+from app.validation import (
+    check_filename,
+    check_filter_text,
+    check_label,
+    check_tag,
+    parse_tag_filters,
+    parse_tag_params,
+)
 
 router = APIRouter(include_in_schema=False)
 
@@ -43,7 +50,7 @@ def runs_page(
     session: SessionDep,
     machine: str | None = None,
     tag: Annotated[list[str], Query()] = [],  # noqa: B006
-    format: str | None = None,  # noqa: A002
+    format: str | None = None,
     page: Annotated[int, Query(ge=1, le=MAX_ID)] = 1,
 ):
     # The filter form's one text box holds "raid=5 fs=xfs"; links repeat tag= instead.
