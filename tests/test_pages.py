@@ -2,6 +2,8 @@
 
 import re
 
+import pytest
+
 from tests.helpers import HOSTILE, LINE_103, LINE_198, post_csv, post_form, with_field
 
 
@@ -78,6 +80,7 @@ def test_unknown_page_is_an_html_404(client):
     assert "text/html" in response.headers["content-type"] and "run 12345 does not exist" in response.text
 
 
+@pytest.mark.slow  # 6,000 lines (1 MiB) through the form: seconds on PostgreSQL, not milliseconds
 def test_pasting_more_than_a_megabyte_of_lines_works(client):
     lines = "\n".join(with_field(LINE_198, 2, f"host{i}") for i in range(6000))
     assert len(lines) > 1024 * 1024
