@@ -110,7 +110,9 @@ def patterns_with_values(draw):
     names = draw(st.lists(keys, min_size=count, max_size=count, unique=True))
     literals = [draw(texts)] + [draw(texts.filter(bool)) for _ in range(count - 1)] + [draw(texts)]
     chosen = [draw(values) for _ in range(count)]
-    pattern = _escape(literals[0]) + "".join(f"{{{key}}}{_escape(lit)}" for key, lit in zip(names, literals[1:], strict=True))
+    pattern = _escape(literals[0]) + "".join(
+        f"{{{key}}}{_escape(lit)}" for key, lit in zip(names, literals[1:], strict=True)
+    )
     return pattern, literals, names, chosen
 
 
