@@ -11,14 +11,21 @@ PORT ?= 8000
 RUN_DEBS := gcc make libcurl4-openssl-dev
 TEST_DEBS := $(RUN_DEBS) bonnie++ strace chromium postgresql sqlite3 e2fsprogs btrfs-progs
 
-.PHONY: run test serve migrate runner samples debs-run debs-test clean
+.PHONY: run test lint serve migrate runner samples debs-run debs-test clean
 
 run: debs-run $(VENV)/.installed runner migrate samples
 	$(BIN)/bonnieboard serve --host $(HOST) --port $(PORT)
 
-test: debs-test $(VENV)/.installed-test runner
+test: debs-test $(VENV)/.installed-test runner lint
 	$(MAKE) -C runner test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Format, lint and types (configured in pyproject.toml); `make test` runs it first.
+LINT_PATHS := app tests bench migrations
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff format --check $(LINT_PATHS)
+	$(BIN)/ruff check $(LINT_PATHS)
+	$(BIN)/mypy
 
 migrate: $(VENV)/.installed
 	$(BIN)/bonnieboard migrate

@@ -22,9 +22,16 @@ RESULT_COLUMNS: tuple[str, ...] = tuple(result_column(test, part) for test in TE
 
 # The columns of a line's own facts: ParsedRun's attributes of the same names.
 RUN_LINE_COLUMNS: tuple[str, ...] = (
-    "machine", "format_version", "bonnie_version", "concurrency", "seed", "file_size_mib", "io_chunk_bytes",
-    "seek_count", "seek_procs",
-)  # fmt: skip
+    "machine",
+    "format_version",
+    "bonnie_version",
+    "concurrency",
+    "seed",
+    "file_size_mib",
+    "io_chunk_bytes",
+    "seek_count",
+    "seek_procs",
+)
 
 # The file test's columns, in FileTest's order: num_files, max_size, min_size, num_dirs, link.
 FILE_TEST_COLUMNS: tuple[str, ...] = ("num_files", *(f"file_{part}" for part in FileTest._fields[1:]))

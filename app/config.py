@@ -14,7 +14,8 @@ class Settings(BaseSettings):
         description="Any SQLAlchemy URL; PostgreSQL as postgresql+psycopg://user:pass@host/db.",
     )
     api_token: str | None = Field(
-        None, description="When set, every API write needs 'Authorization: Bearer <token>' with this or a created token."
+        None,
+        description="When set, every API write needs 'Authorization: Bearer <token>' with this or a created token.",
     )
     private_reads: bool = Field(False, description="When true, reading runs needs a token too.")
     max_line_bytes: int = Field(4096, gt=0, description="Longer lines are rejected as errors of their own.")

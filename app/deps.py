@@ -53,6 +53,7 @@ async def request_session(
         return
     # get_session's set_config holds the connection: its cancel stops whatever the read is running.
     dbapi_connection = session.connection().connection.dbapi_connection
+    assert dbapi_connection is not None  # the session's connection was just checked out
 
     async def cancel_when_the_client_leaves() -> None:
         # A GET's body is empty: the next message after it is http.disconnect, when the client leaves.
@@ -207,8 +208,8 @@ RUN_IDS_FILTER_PATTERN = "^[ ,]*(?:[0-9]{1,10}(?:[ ,]+[0-9]{1,10})*[ ,]*)?$"
 
 def run_filter(
     machine: str | None = None,
-    tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], TAG_FILTERS_QUERY] = [],  # noqa: B006
-    format: str | None = None,  # noqa: A002 - the contract's name
+    tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], TAG_FILTERS_QUERY] = [],  # noqa: B006 - FastAPI copies a default per request; Query needs the list
+    format: str | None = None,
     upload: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
     runs: Annotated[
         str | None,

@@ -3,6 +3,7 @@
 
 import gc
 import logging
+from typing import Any
 from urllib.parse import quote
 
 from fastapi import Depends, FastAPI, Request
@@ -82,7 +83,9 @@ class SessionCookies:
             if message["type"] == "http.response.start" and cookie is not None:
                 headers = list(message.get("headers", []))
                 if not any(name.lower() == b"set-cookie" for name, _ in headers):
-                    headers.append(auth.session_cookie_header(cookie, get_settings(), https=scope.get("scheme") == "https"))
+                    headers.append(
+                        auth.session_cookie_header(cookie, get_settings(), https=scope.get("scheme") == "https")
+                    )
                 message["headers"] = headers
             await send(message)
 
@@ -93,9 +96,11 @@ def _wants_json(request: Request) -> bool:
     return request.url.path.startswith("/api") or request.url.path == "/openapi.json"
 
 
-def _error_response(request: Request, status: int, detail: str, errors: list | None = None, error_count: int | None = None):
+def _error_response(
+    request: Request, status: int, detail: str, errors: list | None = None, error_count: int | None = None
+):
     if _wants_json(request):
-        body = {"detail": detail}
+        body: dict[str, Any] = {"detail": detail}
         if errors is not None:
             body["errors"] = errors
             body["error_count"] = error_count
@@ -160,9 +165,12 @@ async def _http_error(request: Request, exc: StarletteHTTPException):
 
 def _allowed_methods(request: Request) -> list[str]:
     return [
-        method for method in ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
-        if any(route.matches({**request.scope, "method": method})[0] == Match.FULL for route in request.app.router.routes)
-    ]  # fmt: skip
+        method
+        for method in ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
+        if any(
+            route.matches({**request.scope, "method": method})[0] == Match.FULL for route in request.app.router.routes
+        )
+    ]
 
 
 async def _validation_error(request: Request, exc: RequestValidationError):
@@ -202,18 +210,20 @@ def create_app() -> FastAPI:
         version="0.1.0",
         docs_url=None,  # FastAPI's own pages load Swagger UI and ReDoc from a CDN
         redoc_url=None,
+        exception_handlers={
+            AppError: _app_error,
+            DBAPIError: _database_error,
+            Exception: _server_error,
+            StarletteHTTPException: _http_error,
+            RequestValidationError: _validation_error,
+        },
     )
-    app.openapi = _openapi(app)
+    app.openapi = _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented way to extend the schema
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.add_api_route("/docs", _swagger_ui, methods=["GET"], include_in_schema=False, response_class=HTMLResponse)
     app.include_router(api.router, dependencies=[Depends(deps.api_access)])
     app.include_router(pages.router, dependencies=[Depends(deps.page_access)])
     app.include_router(login.router)
-    app.add_exception_handler(AppError, _app_error)
-    app.add_exception_handler(DBAPIError, _database_error)
-    app.add_exception_handler(Exception, _server_error)
-    app.add_exception_handler(StarletteHTTPException, _http_error)
-    app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_middleware(SessionCookies)
     app.add_middleware(SecurityHeaders)
     return app

@@ -14,14 +14,24 @@ every other column is counted from the end of the line (§1.4).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 TESTS = (
-    "putc", "put_block", "rewrite", "getc", "get_block", "seeks",
-    "seq_create", "seq_stat", "seq_del", "ran_create", "ran_stat", "ran_del",
-)  # fmt: skip
+    "putc",
+    "put_block",
+    "rewrite",
+    "getc",
+    "get_block",
+    "seeks",
+    "seq_create",
+    "seq_stat",
+    "seq_del",
+    "ran_create",
+    "ran_stat",
+    "ran_del",
+)
 IO_TESTS = TESTS[:6]
 FILE_TESTS = TESTS[6:]
 UNITS = dict.fromkeys(TESTS[:5], "KiB/s") | {"seeks": "seeks/s"} | dict.fromkeys(FILE_TESTS, "files/s")
@@ -31,19 +41,28 @@ OK, TOO_FAST, NOT_RUN = "ok", "too_fast", "not_run"
 # The 50 columns of format 1.98, named as bonnie++'s header names them, with the two columns its
 # header forgot (§3.2) called seek_count and seek_proc_count. Errors name fields by these names.
 COLUMNS_198 = (
-    ("format_version", "bonnie_version", "name", "concurrency", "seed", "file_size", "io_chunk_size",
-     "seek_count", "seek_proc_count")
+    (
+        "format_version",
+        "bonnie_version",
+        "name",
+        "concurrency",
+        "seed",
+        "file_size",
+        "io_chunk_size",
+        "seek_count",
+        "seek_proc_count",
+    )
     + tuple(name for test in IO_TESTS for name in (test, f"{test}_cpu"))
     + ("num_files", "max_size", "min_size", "num_dirs", "file_chunk_size")
     + tuple(name for test in FILE_TESTS for name in (test, f"{test}_cpu"))
     + tuple(f"{test}_latency" for test in TESTS)
-)  # fmt: skip
+)
 COLUMNS_103 = (
     ("name", "file_size")
     + tuple(name for test in IO_TESTS for name in (test, f"{test}_cpu"))
     + ("num_files",)
     + tuple(name for test in FILE_TESTS for name in (test, f"{test}_cpu"))
-)  # fmt: skip
+)
 
 FORMAT_103 = "1.03"
 # Fields a line of each 1.9x format has (§3.1, §3.2).
@@ -174,10 +193,14 @@ def parse_bytes(data: bytes, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) ->
     return _collect(iter_parse_bytes(data, max_line_bytes=max_line_bytes))
 
 
-def _collect(items: Iterator[ParsedRun | LineError]) -> ParseResult:
+def _collect(items: Iterator[ParsedRun | CheckedLine | LineError]) -> ParseResult:
+    # iter_parse yields CheckedLine only when asked to (defer_plain); parse_text and parse_bytes never ask.
     result = ParseResult([], [])
     for item in items:
-        (result.runs if isinstance(item, ParsedRun) else result.errors).append(item)
+        if isinstance(item, ParsedRun):
+            result.runs.append(item)
+        elif isinstance(item, LineError):
+            result.errors.append(item)
     return result
 
 
@@ -207,7 +230,9 @@ def iter_parse_bytes(
 _BOM_BYTES = b"\xef\xbb\xbf"
 
 
-def _decode_and_parse(raw: bytes, line_no: int, max_line_bytes: int, defer_plain: bool) -> ParsedRun | CheckedLine | LineError | None:
+def _decode_and_parse(
+    raw: bytes, line_no: int, max_line_bytes: int, defer_plain: bool
+) -> ParsedRun | CheckedLine | LineError | None:
     size = len(raw) - raw.endswith(b"\r")
     if size > max_line_bytes:  # not decoded at all: a single 32 MiB line costs no 32 MiB string
         return LineError(line_no, None, f"line is {size} bytes long; the limit is {max_line_bytes}")
@@ -243,7 +268,9 @@ def iter_parse(
 BOM = "\ufeff"
 
 
-def _check_or_parse(line: str, line_no: int, max_line_bytes: int, defer_plain: bool) -> ParsedRun | CheckedLine | LineError | None:
+def _check_or_parse(
+    line: str, line_no: int, max_line_bytes: int, defer_plain: bool
+) -> ParsedRun | CheckedLine | LineError | None:
     if defer_plain:
         plain = line.removesuffix("\r")
         if len(plain) <= max_line_bytes // 4 and PLAIN_198.fullmatch(plain):
@@ -251,7 +278,9 @@ def _check_or_parse(line: str, line_no: int, max_line_bytes: int, defer_plain: b
     return parse_line(line, line_no, max_line_bytes=max_line_bytes)
 
 
-def parse_line(line: str, line_no: int, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> ParsedRun | LineError | None:
+def parse_line(
+    line: str, line_no: int, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> ParsedRun | LineError | None:
     """One physical line (its "\\n" removed) -> ParsedRun, LineError, or None when it is skipped."""
     line = line.removesuffix("\r")
     # len() counts characters; only a line that might be over the limit pays for encoding.
@@ -264,7 +293,11 @@ def parse_line(line: str, line_no: int, *, max_line_bytes: int = DEFAULT_MAX_LIN
         return LineError(line_no, None, "line contains a NUL byte")
     if BOM in line:
         # Never part of a machine name (issue #8): an editor's byte order mark belongs before the first line only.
-        return LineError(line_no, None, "line contains a byte order mark (U+FEFF), which is allowed only at the very start of the upload")
+        return LineError(
+            line_no,
+            None,
+            "line contains a byte order mark (U+FEFF), which is allowed only at the very start of the upload",
+        )
     fields = line.split(",")
     if len(fields) < len(COLUMNS_103):
         # Too short for any format: said without raising, as a junk upload brings millions (issue #8).
@@ -282,7 +315,10 @@ def _parse_fields(fields: list[str], line: str, line_no: int) -> ParsedRun:
         return _parse_103(fields, line, line_no)
     if count >= _FEWEST_9X_FIELDS:  # §7.3
         if first not in FIELD_COUNTS_9X:
-            raise _FieldError("format_version", f"unsupported CSV format {first!r}: bonnieboard reads 1.03, 1.93c, 1.96, 1.97 and 1.98")
+            raise _FieldError(
+                "format_version",
+                f"unsupported CSV format {first!r}: bonnieboard reads 1.03, 1.93c, 1.96, 1.97 and 1.98",
+            )
         return _parse_9x(fields, line, line_no)
     # Too short for the 1.9x family: a 1.03 line whose name looks like a version and holds commas,
     # or else a cut-short 1.9x line, which is the more useful thing to say.
@@ -313,7 +349,7 @@ def _parse_9x(fields: list[str], line: str, line_no: int) -> ParsedRun:
     if fmt in SHORT_NO_IO_FORMATS and _is_short_no_io_line(fields):
         # §3.3-3: 13 empty fields instead of 14 after the seed; put the missing one back.
         name_end = count - (expected - 4)
-        fields = fields[:name_end + 2] + [""] + fields[name_end + 2:]
+        fields = fields[: name_end + 2] + [""] + fields[name_end + 2 :]
         count += 1
     if count < expected:
         raise _FieldError(None, f"too few fields: a format {fmt} line has {expected}, this one has {count}")
@@ -333,22 +369,33 @@ def _parse_9x(fields: list[str], line: str, line_no: int) -> ParsedRun:
         seek_count = _parse_optional_uint(tail[at], "seek_count")
         seek_procs = None if tail[at + 1] == "" else _parse_count(tail[at + 1], "seek_proc_count")
         at += 2
-    io_cells = tail[at:at + 12]
+    io_cells = tail[at : at + 12]
     at += 12
-    file_cells = tail[at:at + 5]
+    file_cells = tail[at : at + 5]
     at += 5
-    file_results_cells = tail[at:at + 12]
+    file_results_cells = tail[at : at + 12]
     at += 12
-    latency_cells = tail[at:at + 12]
+    latency_cells = tail[at : at + 12]
 
     file_test = _parse_file_test_9x(file_cells)
     results = _parse_results(io_cells + file_results_cells, latency_cells)
     _check_family_ran(file_size_mib is not None, results, "file_size")
     _check_family_ran(file_test is not None, results, "num_files")
     return ParsedRun(
-        line_no, line, fmt, fields[1] or None, machine, concurrency, seed, file_size_mib, io_chunk_bytes,
-        seek_count, seek_procs, file_test, results,
-    )  # fmt: skip
+        line_no=line_no,
+        raw_line=line,
+        format_version=fmt,
+        bonnie_version=fields[1] or None,
+        machine=machine,
+        concurrency=concurrency,
+        seed=seed,
+        file_size_mib=file_size_mib,
+        io_chunk_bytes=io_chunk_bytes,
+        seek_count=seek_count,
+        seek_procs=seek_procs,
+        file_test=file_test,
+        results=results,
+    )
 
 
 def _is_short_no_io_line(fields: list[str]) -> bool:
@@ -367,7 +414,7 @@ def _is_short_no_io_line(fields: list[str]) -> bool:
     # With exactly 47 fields (no comma in the name) no 48-field reading exists, so an empty seed (a line
     # rebuilt from a text report, which never shows the seed: §8) is still the short layout.
     seed_known = fields[seed_at] != "" or count == _SHORT_NO_IO_FIELDS
-    return seed_known and fields[num_files_at] != "" and all(cell == "" for cell in fields[seed_at + 1:num_files_at])
+    return seed_known and fields[num_files_at] != "" and all(cell == "" for cell in fields[seed_at + 1 : num_files_at])
 
 
 _SHORT_NO_IO_FIELDS = 47
@@ -407,7 +454,10 @@ def _parse_file_test_9x(cells: list[str]) -> FileTest | None:
     min_size = None if min_cell == "" else _parse_uint(min_cell, "min_size")
     if always_empty != "":
         # §3.3-1: bonnie++ never fills this column; a value here means the columns are not bonnie++'s.
-        raise _FieldError("num_dirs", f"num_dirs holds {_show(always_empty)}, but bonnie++ always leaves it empty (num_dirs is written one column later)")
+        raise _FieldError(
+            "num_dirs",
+            f"num_dirs holds {_show(always_empty)}, but bonnie++ always leaves it empty (num_dirs is written one column later)",
+        )
     num_dirs = None if dirs_cell == "" else _parse_uint(dirs_cell, "file_chunk_size")
     return FileTest(num_files, max_size, min_size, num_dirs, link)
 
@@ -429,9 +479,20 @@ def _parse_103(fields: list[str], line: str, line_no: int) -> ParsedRun:
     _check_family_ran(file_size_mib is not None, results, "file_size")
     _check_family_ran(file_test is not None, results, "num_files")
     return ParsedRun(
-        line_no, line, FORMAT_103, None, machine, None, None, file_size_mib, io_chunk_bytes,
-        None, None, file_test, results,
-    )  # fmt: skip
+        line_no=line_no,
+        raw_line=line,
+        format_version=FORMAT_103,
+        bonnie_version=None,
+        machine=machine,
+        concurrency=None,
+        seed=None,
+        file_size_mib=file_size_mib,
+        io_chunk_bytes=io_chunk_bytes,
+        seek_count=None,
+        seek_procs=None,
+        file_test=file_test,
+        results=results,
+    )
 
 
 def _parse_size_103(cell: str) -> tuple[int | None, int | None]:
@@ -452,7 +513,9 @@ def _parse_file_test_103(cell: str) -> FileTest | None:
         return None
     match = _FILES_103_RE.fullmatch(cell)
     if match is None:
-        raise _FieldError("num_files", f"num_files {_show(cell)} is not a file-test spec like 16, 16:100000:16, 4:link or 64/8")
+        raise _FieldError(
+            "num_files", f"num_files {_show(cell)} is not a file-test spec like 16, 16:100000:16, 4:link or 64/8"
+        )
     num_files, link, max_size, min_size, num_dirs = match.groups()
     return FileTest(
         int(num_files),
@@ -466,18 +529,25 @@ def _parse_file_test_103(cell: str) -> FileTest | None:
 # ==== Results (§1.1-§1.3) ====
 
 
-def _parse_results(cells: list[str], latency_cells: list[str] | None) -> tuple[Result, ...]:
+def _parse_results(cells: list[str], latency_cells: Sequence[str] | None) -> tuple[Result, ...]:
     """The 24 value/%CPU cells of the twelve tests (and their 12 latencies) -> twelve Results.
 
     The hot path of ingest (100,000 lines = 1.2 million results). When every cell is short ASCII,
     which one pass over the cells tells, each cell needs only isdigit() and int(); anything else
     goes to the careful per-cell functions, which name the field at fault.
     """
-    latency_cells = latency_cells or _NO_LATENCIES
-    plain = max(map(len, cells)) <= _MAX_DIGITS and max(map(len, latency_cells)) <= _MAX_DIGITS and "".join(cells).isascii() and "".join(latency_cells).isascii() and max(map(len, cells[1::2])) <= _MAX_COUNT_DIGITS
-    results = []
+    if not latency_cells:
+        latency_cells = _NO_LATENCIES
+    plain = (
+        max(map(len, cells)) <= _MAX_DIGITS
+        and max(map(len, latency_cells)) <= _MAX_DIGITS
+        and "".join(cells).isascii()
+        and "".join(latency_cells).isascii()
+        and max(map(len, cells[1::2])) <= _MAX_COUNT_DIGITS
+    )
+    results: list[Result] = []
     append = results.append
-    for test, value_cell, cpu_cell, latency_cell in zip(TESTS, cells[0::2], cells[1::2], latency_cells):
+    for test, value_cell, cpu_cell, latency_cell in zip(TESTS, cells[0::2], cells[1::2], latency_cells, strict=True):
         if not latency_cell:
             latency_us = None
         elif plain and latency_cell[-2:] == "us" and latency_cell[:-2].isdigit():
@@ -485,7 +555,11 @@ def _parse_results(cells: list[str], latency_cells: list[str] | None) -> tuple[R
         else:
             latency_us = _parse_latency(latency_cell, test)
         if plain and value_cell.isdigit() and cpu_cell.isdigit():
-            append(_new_result(Result, (OK, int(value_cell) if test != "seeks" else float(value_cell), int(cpu_cell), latency_us)))
+            append(
+                _new_result(
+                    Result, (OK, int(value_cell) if test != "seeks" else float(value_cell), int(cpu_cell), latency_us)
+                )
+            )
         elif value_cell == "+++++" and cpu_cell == "+++":
             append(_new_result(Result, (TOO_FAST, None, None, latency_us)))
         elif not value_cell and not cpu_cell:
@@ -505,7 +579,9 @@ _NO_LATENCIES = ("",) * len(TESTS)
 def _parse_unusual_result(test: str, value_cell: str, cpu_cell: str, latency_us: int | None) -> Result:
     """A decimal seeks rate, or a malformed pair: the precise error names the field at fault."""
     if value_cell == "+++++":
-        raise _FieldError(f"{test}_cpu", f"{test} is +++++ (too fast to measure) but {test}_cpu is {_show(cpu_cell)}, not +++")
+        raise _FieldError(
+            f"{test}_cpu", f"{test} is +++++ (too fast to measure) but {test}_cpu is {_show(cpu_cell)}, not +++"
+        )
     if not value_cell:
         raise _FieldError(test, f"{test} is empty but {test}_cpu is {_show(cpu_cell)}")
     if cpu_cell == "+++":
@@ -525,7 +601,10 @@ def _check_family_ran(ran: bool, results: tuple[Result, ...], size_field: str) -
         if result.status != NOT_RUN:
             raise _FieldError(test, f"{test} has a result but {size_field} is empty, which says the test did not run")
         if result.latency_us is not None:
-            raise _FieldError(f"{test}_latency", f"{test}_latency has a value but {size_field} is empty, which says the test did not run")
+            raise _FieldError(
+                f"{test}_latency",
+                f"{test}_latency has a value but {size_field} is empty, which says the test did not run",
+            )
 
 
 def _parse_uint(cell: str, field: str) -> int:

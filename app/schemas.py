@@ -69,7 +69,9 @@ class FileTestOut(BaseModel):
         """None when the file tests did not run. Fields pair with FILE_TEST_COLUMNS by position: FileTest's order."""
         if run.num_files is None:
             return None
-        return cls(**{field: getattr(run, column) for field, column in zip(cls.model_fields, FILE_TEST_COLUMNS, strict=True)})
+        return cls(
+            **{field: getattr(run, column) for field, column in zip(cls.model_fields, FILE_TEST_COLUMNS, strict=True)}
+        )
 
 
 class RunOut(BaseModel):
@@ -177,7 +179,9 @@ class RunPatch(BaseModel):
 
 
 class HintOut(BaseModel):
-    code: str = Field(description="stable: cpu_bound, cached, too_fast, high_spread, per_char, worst_latency, or the runner's")
+    code: str = Field(
+        description="stable: cpu_bound, cached, too_fast, high_spread, per_char, worst_latency, or the runner's"
+    )
     text: str
 
 

@@ -69,9 +69,11 @@ COLUMN_SQL = {
 
 # One INSERT per line with the conversion in its VALUES: the cells are numbered parameters
 # (?4 is c0, ... ?53 is c49), each used as often as the rules need, bound once.
-_PARAMS = {"id": "?1", "line_hash": "?2", "raw_line": "?3"} | {
-    cell: f"?{4 + index}" for index, cell in enumerate(_CELLS)
-} | {"upload_id": "?54", "created_at": "?55", "label": "?56", "document": "?57"}
+_PARAMS = (
+    {"id": "?1", "line_hash": "?2", "raw_line": "?3"}
+    | {cell: f"?{4 + index}" for index, cell in enumerate(_CELLS)}
+    | {"upload_id": "?54", "created_at": "?55", "label": "?56", "document": "?57"}
+)
 _CELL_NAME = re.compile(r"\b(c\d+|id|line_hash|raw_line)\b|:(\w+)")
 
 

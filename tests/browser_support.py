@@ -27,9 +27,13 @@ def chromium_path() -> str:
 
 # Without the background-networking flags Chromium keeps trying hosts these machines cannot reach.
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]  # fmt: skip
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @contextmanager
@@ -39,10 +43,14 @@ def running_server(database_path: Path) -> Iterator[str]:
         yield server.url
 
 
-def upload(base_url: str, lines: list[str], *, tags: dict[str, str] | None = None, label: str | None = None) -> list[int]:
+def upload(
+    base_url: str, lines: list[str], *, tags: dict[str, str] | None = None, label: str | None = None
+) -> list[int]:
     params = [("tag", f"{k}={v}") for k, v in (tags or {}).items()]
     if label:
         params.append(("label", label))
-    response = httpx.post(f"{base_url}/api/runs", params=params, content="\n".join(lines) + "\n", headers={"Content-Type": "text/csv"})
+    response = httpx.post(
+        f"{base_url}/api/runs", params=params, content="\n".join(lines) + "\n", headers={"Content-Type": "text/csv"}
+    )
     response.raise_for_status()
     return response.json()["created"]

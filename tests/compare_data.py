@@ -3,8 +3,7 @@
 import json
 import re
 
-from tests.test_api import CONTRACT_LINE
-from tests.test_parsing import with_field
+from tests.helpers import CONTRACT_LINE, with_field
 
 # Two configurations x 3 runs (fields of the contract's 1.98 line: 2 machine, 11 put_block KiB/s, 15 getc KiB/s):
 # put_block 20 % faster with 1 % spread; getc 1 % faster with 5 % spread.

@@ -11,7 +11,6 @@ with `postgres.create_database`.
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -19,15 +18,12 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
-from app import config as app_config
 from app import db
 from app.main import create_app
 from app.migrate import upgrade
+from tests.helpers import DATABASES, reset_caches, selected_databases
 from tests.postgres import PostgresMissing, PostgresServer, postgres_server
 
-DATA_DIR = Path(__file__).parent / "data"
-CORPUS_DIR = DATA_DIR / "corpus"
-DATABASES = ("sqlite", "postgresql")
 SETTINGS_RESET = ("API_TOKEN", "PRIVATE_READS", "MAX_LINE_BYTES", "MAX_UPLOAD_BYTES", "SECRET_KEY")
 
 
@@ -38,14 +34,6 @@ def pytest_addoption(parser):
         help="databases the database tests run on: sqlite, postgresql, or both comma-separated "
         "(default: $BONNIEBOARD_TEST_DB, else sqlite,postgresql)",
     )
-
-
-def selected_databases(config) -> list[str]:
-    names = [name.strip() for name in config.getoption("--db").split(",") if name.strip()]
-    unknown = set(names) - set(DATABASES)
-    if unknown or not names:
-        raise pytest.UsageError(f"--db takes {' and/or '.join(DATABASES)}, not {config.getoption('--db')!r}")
-    return names
 
 
 def pytest_configure(config):
@@ -61,15 +49,11 @@ def pytest_generate_tests(metafunc):
         if marker is not None:
             databases = [name for name in databases if name in marker.args]
         # A test limited to a database that --db leaves out still shows up, as skipped, not silently gone.
-        metafunc.parametrize("database_url", databases or [pytest.param("none", marks=pytest.mark.skip("database not selected by --db"))], indirect=True)
-
-
-def _reset_caches() -> None:
-    app_config.get_settings.cache_clear()
-    if db.get_engine.cache_info().currsize:
-        db.get_engine().dispose()
-    db.get_engine.cache_clear()
-    db.get_sessionmaker.cache_clear()
+        metafunc.parametrize(
+            "database_url",
+            databases or [pytest.param("none", marks=pytest.mark.skip("database not selected by --db"))],
+            indirect=True,
+        )
 
 
 @pytest.fixture(scope="session")
@@ -97,13 +81,17 @@ def empty_postgres_database(postgres: PostgresServer, url: str) -> None:
     engine = create_engine(url, poolclass=NullPool)
     with engine.begin() as connection:
         # A server process a test started (and killed) may leave a backend behind holding locks.
-        connection.execute(text(
-            "select pg_terminate_backend(pid) from pg_stat_activity"
-            " where datname = current_database() and pid <> pg_backend_pid()"
-        ))  # fmt: skip
-        tables = connection.scalars(text(
-            "select quote_ident(tablename) from pg_tables where schemaname = 'public' and tablename <> 'alembic_version'"
-        )).all()  # fmt: skip
+        connection.execute(
+            text(
+                "select pg_terminate_backend(pid) from pg_stat_activity"
+                " where datname = current_database() and pid <> pg_backend_pid()"
+            )
+        )
+        tables = connection.scalars(
+            text(
+                "select quote_ident(tablename) from pg_tables where schemaname = 'public' and tablename <> 'alembic_version'"
+            )
+        ).all()
         connection.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE"))
     engine.dispose()
 
@@ -121,9 +109,9 @@ def database_url(request, tmp_path, monkeypatch) -> Iterator[str]:
     monkeypatch.setenv("BONNIEBOARD_DATABASE_URL", url)
     for setting in SETTINGS_RESET:
         monkeypatch.delenv(f"BONNIEBOARD_{setting}", raising=False)
-    _reset_caches()
+    reset_caches()
     yield url
-    _reset_caches()
+    reset_caches()
 
 
 @pytest.fixture
@@ -141,9 +129,3 @@ def session(database_url) -> Iterator[Session]:
 def client(database_url) -> Iterator[TestClient]:
     with TestClient(create_app()) as client:
         yield client
-
-
-def set_setting(monkeypatch, name: str, value: str) -> None:
-    """Change one BONNIEBOARD_ setting for the rest of a test."""
-    monkeypatch.setenv(f"BONNIEBOARD_{name}", value)
-    app_config.get_settings.cache_clear()

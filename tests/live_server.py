@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,10 +33,8 @@ class LiveServer:
 
     def kill(self) -> None:
         """SIGKILL the server and its workers at once, as a power cut or the OOM killer would."""
-        try:
+        with suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         self.process.wait(timeout=30)
 
 
@@ -48,6 +46,7 @@ def _own_group_dying_with_parent() -> None:
 
 
 PR_SET_PDEATHSIG = 1
+_PRELOADED = "import sys, {}; from app.cli import main; sys.exit(main())"
 
 
 def free_port() -> int:
@@ -57,28 +56,34 @@ def free_port() -> int:
 
 
 @contextmanager
-def live_server(database_url: str, *, workers: int = 1, env: dict[str, str] | None = None) -> Iterator[LiveServer]:
-    """Serve `database_url` until the block ends; the server's output is in server.log()."""
+def live_server(
+    database_url: str, *, workers: int = 1, env: dict[str, str] | None = None, preload: str | None = None
+) -> Iterator[LiveServer]:
+    """Serve `database_url` until the block ends; the server's output is in server.log(). `preload` names
+    a module the server process imports first (a test-only hook; one worker: workers are new processes)."""
     port = free_port()
-    log_file = tempfile.NamedTemporaryFile(prefix="bonnieboard-server-", suffix=".log", delete=False)
     environment = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url} | (env or {})
-    process = subprocess.Popen(
-        [BONNIEBOARD, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
-        env=environment, stdout=log_file, stderr=subprocess.STDOUT, preexec_fn=_own_group_dying_with_parent,
-    )  # fmt: skip
-    server = LiveServer(f"http://127.0.0.1:{port}", process, Path(log_file.name))
-    try:
-        _wait_until_serving(server, workers)
-        yield server
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                server.kill()
-        log_file.close()
-        os.unlink(log_file.name)
+    assert preload is None or workers == 1, "a preloaded module reaches the serving process only with one worker"
+    command = [str(BONNIEBOARD)] if preload is None else [sys.executable, "-c", _PRELOADED.format(preload)]
+    with tempfile.NamedTemporaryFile(prefix="bonnieboard-server-", suffix=".log") as log_file:
+        process = subprocess.Popen(
+            [*command, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
+            env=environment,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_own_group_dying_with_parent,
+        )
+        server = LiveServer(f"http://127.0.0.1:{port}", process, Path(log_file.name))
+        try:
+            _wait_until_serving(server, workers)
+            yield server
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+                try:
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    server.kill()
 
 
 def _wait_until_serving(server: LiveServer, workers: int) -> None:

@@ -75,7 +75,9 @@ def postgres_bin() -> Path:
         if bindir:
             candidates.append(Path(bindir))
     versions = Path("/usr/lib/postgresql").glob("*/bin")
-    candidates += sorted(versions, key=lambda p: [int(x) if x.isdigit() else 0 for x in p.parent.name.split(".")], reverse=True)
+    candidates += sorted(
+        versions, key=lambda p: [int(x) if x.isdigit() else 0 for x in p.parent.name.split(".")], reverse=True
+    )
     if shutil.which("initdb"):
         candidates.append(Path(shutil.which("initdb")).parent)
     for directory in candidates:
@@ -114,19 +116,49 @@ def throwaway_cluster() -> Iterator[str]:
         "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
     )
     try:
-        run(str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "--encoding=UTF8",
-            "--locale=C", "--no-sync")  # fmt: skip
-        run(str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "-t", str(START_TIMEOUT_S), "start")
+        run(
+            str(bin_dir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--encoding=UTF8",
+            "--locale=C",
+            "--no-sync",
+        )
+        run(
+            str(bin_dir / "pg_ctl"),
+            "-D",
+            str(data),
+            "-l",
+            str(log),
+            "-o",
+            options,
+            "-w",
+            "-t",
+            str(START_TIMEOUT_S),
+            "start",
+        )
     except subprocess.CalledProcessError as exc:
-        output = (exc.stderr or b"").decode(errors="replace") + (log.read_text(errors="replace") if log.exists() else "")
+        output = (exc.stderr or b"").decode(errors="replace") + (
+            log.read_text(errors="replace") if log.exists() else ""
+        )
         shutil.rmtree(directory, ignore_errors=True)
         raise RuntimeError(f"could not start a throwaway PostgreSQL in {directory}:\n{output}") from None
     # Should this process be killed before it stops the cluster (a timeout, SIGKILL), a watcher does it.
     stop = " ".join([*as_user, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"])
     subprocess.Popen(
-        ["sh", "-c", f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; {stop} >/dev/null 2>&1; rm -rf {directory}"],
-        start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            "sh",
+            "-c",
+            f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; {stop} >/dev/null 2>&1; rm -rf {directory}",
+        ],
+        start_new_session=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
     finally:

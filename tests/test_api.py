@@ -5,15 +5,17 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.conftest import CORPUS_DIR, set_setting
 from tests.corpus_expected import EXPECTED
-from tests.test_parsing import LINE_103, LINE_197, LINE_198, with_field
-
-CONTRACT_LINE = "1.98,2.00a,raid5_chunk64_ext3,1,1795352513,512M,,8192,5,869,96,420469,81,+++++,+++,1443,98,+++++,+++,+++++,+++,16,,,,,16795,94,+++++,+++,+++++,+++,23036,95,+++++,+++,+++++,+++,18213us,4307us,1098us,10287us,117us,7618us,10730us,5072us,2346us,12162us,214us,6909us"
-
-
-def post_csv(client, text, **params):
-    return client.post("/api/runs", content=text.encode() if isinstance(text, str) else text, params=params, headers={"Content-Type": "text/csv"})
+from tests.helpers import (
+    CONTRACT_LINE,
+    CORPUS_DIR,
+    LINE_103,
+    LINE_197,
+    LINE_198,
+    post_csv,
+    set_setting,
+    with_field,
+)
 
 
 def test_contract_example_round_trip(client):

@@ -13,7 +13,9 @@ from hypothesis import HealthCheck, settings
 from schemathesis.checks import positive_data_acceptance
 
 from app.main import create_app
-from tests.conftest import CORPUS_DIR, set_setting
+from tests.helpers import CORPUS_DIR, set_setting
+
+pytestmark = pytest.mark.slow  # schemathesis generates hundreds of requests
 
 TOKEN = "schemathesis-token-0123456789"
 EXAMPLES_PER_OPERATION = 60

@@ -16,11 +16,19 @@ from app import auth
 from app.errors import BadRequest
 from app.main import create_app
 from app.models import ApiToken, BrowserLogin
-from tests.conftest import set_setting
+from tests.helpers import (
+    LINE_103,
+    LINE_197,
+    LINE_198,
+    create_token,
+    csrf_of,
+    csrf_token,
+    post_csv,
+    post_form,
+    set_setting,
+    sign_in,
+)
 from tests.live_server import BONNIEBOARD, live_server
-from tests.page_forms import csrf_of, csrf_token, post_form
-from tests.test_api import post_csv
-from tests.test_parsing import LINE_103, LINE_197, LINE_198
 
 ENV_TOKEN = "env-token-0123456789"
 
@@ -31,13 +39,10 @@ def bearer(token: str) -> dict[str, str]:
 
 def stored_state(client) -> list[tuple]:
     """Everything a write could change, as the public API shows it."""
-    return [(r["id"], r["label"], r["tags"], r["raw_line"]) for r in client.get("/api/runs", params={"limit": 1000}, headers=bearer(ENV_TOKEN)).json()["items"]]
-
-
-def create_token(session, name: str) -> str:
-    secret = auth.create_token(session=session, name=name)
-    session.commit()
-    return secret
+    return [
+        (r["id"], r["label"], r["tags"], r["raw_line"])
+        for r in client.get("/api/runs", params={"limit": 1000}, headers=bearer(ENV_TOKEN)).json()["items"]
+    ]
 
 
 def test_without_tokens_everything_is_open(client):
@@ -62,7 +67,12 @@ def test_env_token_guards_every_write_and_a_refusal_changes_nothing(client, monk
     ]
     for method, url, kwargs in writes:
         headers = kwargs.pop("headers", {})
-        for auth_headers, status in (({}, 401), (bearer("wrong"), 403), ({"Authorization": f"Basic {ENV_TOKEN}"}, 401), (bearer(ENV_TOKEN + "x"), 403)):
+        for auth_headers, status in (
+            ({}, 401),
+            (bearer("wrong"), 403),
+            ({"Authorization": f"Basic {ENV_TOKEN}"}, 401),
+            (bearer(ENV_TOKEN + "x"), 403),
+        ):
             response = client.request(method, url, headers=headers | auth_headers, **kwargs)
             assert response.status_code == status, (method, url, auth_headers, response.text)
             assert isinstance(response.json()["detail"], str)
@@ -124,6 +134,7 @@ def run_cli(*args, database_url):
     return subprocess.run([BONNIEBOARD, *args], capture_output=True, text=True, env=env, timeout=60)
 
 
+@pytest.mark.slow
 def test_token_commands_create_list_revoke(client, database_url):
     created = run_cli("token", "create", "build-server", database_url=database_url)
     assert created.returncode == 0, created.stderr
@@ -139,17 +150,17 @@ def test_token_commands_create_list_revoke(client, database_url):
     revoked = run_cli("token", "revoke", "build-server", database_url=database_url)
     assert revoked.returncode == 0 and "revoked" in revoked.stdout
     assert client.post("/api/runs", content=LINE_103, headers=bearer(secret)).status_code == 403
-    assert re.search(r"^build-server\tcreated .* UTC\trevoked \S+ \S+ UTC$", run_cli("token", "list", database_url=database_url).stdout, re.M)
+    assert re.search(
+        r"^build-server\tcreated .* UTC\trevoked \S+ \S+ UTC$",
+        run_cli("token", "list", database_url=database_url).stdout,
+        re.M,
+    )
     again = run_cli("token", "create", "build-server", database_url=database_url)  # a revoked name is free again
     assert again.returncode == 0 and again.stdout.strip() != secret
     assert client.post("/api/runs", content=LINE_103, headers=bearer(again.stdout.strip())).status_code == 201
 
 
 # ==== Browser: the token once, a signed HttpOnly session cookie, CSRF on forms that write ====
-
-
-def sign_in(client, token: str, next_url: str = "/upload"):
-    return post_form(client, "/login", {"token": token, "next": next_url}, follow_redirects=False)
 
 
 def test_upload_page_asks_for_the_token_once_and_forms_carry_csrf(client, session):
@@ -241,6 +252,7 @@ def test_private_reads_send_pages_to_sign_in_and_back(client, session, monkeypat
     assert client.get("/static/app.css").status_code == 200
 
 
+@pytest.mark.slow
 def test_revoked_token_stops_at_once_in_every_worker_of_a_real_server(database_url, database_kind):
     created = run_cli("token", "create", "runner", database_url=database_url)
     secret = created.stdout.strip()
@@ -250,7 +262,10 @@ def test_revoked_token_stops_at_once_in_every_worker_of_a_real_server(database_u
         assert http.post("/api/runs", content=LINE_103).status_code == 401
         assert run_cli("token", "revoke", "runner", database_url=database_url).returncode == 0
         # New connections spread over the workers; not one of them may still take the token.
-        statuses = {httpx.post(f"{server.url}/api/runs", content=LINE_197, headers=bearer(secret)).status_code for _ in range(12)}
+        statuses = {
+            httpx.post(f"{server.url}/api/runs", content=LINE_197, headers=bearer(secret)).status_code
+            for _ in range(12)
+        }
         assert statuses == {403}
         assert http.get("/api/runs").json()["total"] == 1
 
@@ -267,7 +282,9 @@ def test_every_form_that_writes_carries_the_csrf_token(client, session):
                 posting_forms += 1
                 assert f'name="csrf_token" value="{csrf}"' in form, (url, form[:300])
     assert posting_forms >= 3  # upload, sign out, the run page's tags
-    saved = client.post(f"/runs/{run_id}/tags", data={"csrf_token": csrf, "label": "via form", "key": "fs", "value": "xfs"})
+    saved = client.post(
+        f"/runs/{run_id}/tags", data={"csrf_token": csrf, "label": "via form", "key": "fs", "value": "xfs"}
+    )
     assert saved.status_code == 200 and client.get(f"/api/runs/{run_id}").json()["label"] == "via form"
     refused = client.post(f"/runs/{run_id}/tags", data={"label": "forged", "key": "", "value": ""})
     assert refused.status_code == 403 and client.get(f"/api/runs/{run_id}").json()["label"] == "via form"
@@ -330,7 +347,9 @@ def test_forms_need_the_csrf_token_on_an_open_board_too(client):
     csrf = csrf_token(client)
     assert client.post("/upload", data={"lines": LINE_197, "csrf_token": "forged"}).status_code == 403
     assert client.post(f"/runs/{run_id}/tags", data={"label": "x", "key": "", "value": ""}).status_code == 403
-    assert client.get("/api/runs").json()["total"] == 1 and client.get(f"/api/runs/{run_id}").json()["label"] == "before"
+    assert (
+        client.get("/api/runs").json()["total"] == 1 and client.get(f"/api/runs/{run_id}").json()["label"] == "before"
+    )
     assert client.post("/upload", data={"lines": LINE_197}, headers={"X-CSRF-Token": csrf}).status_code == 201
     # Another browser's token is no good: each session cookie has its own.
     with TestClient(create_app()) as other:
@@ -362,7 +381,12 @@ def test_run_tag_form_with_many_tags_works(client, session, monkeypatch, tokens)
     page = client.get(f"/runs/{run_id}").text
     rows = re.findall(r'<input name="key" value="([^"]*)"', page)
     assert len(rows) == len(tags) + 2  # every tag, and two empty rows for new ones
-    form = {"csrf_token": csrf_of(page), "label": "many", "key": [*tags, "disk", ""], "value": [*tags.values(), "nvme", ""]}
+    form = {
+        "csrf_token": csrf_of(page),
+        "label": "many",
+        "key": [*tags, "disk", ""],
+        "value": [*tags.values(), "nvme", ""],
+    }
     saved = client.post(f"/runs/{run_id}/tags", data=form, headers={"HX-Request": "true"})
     assert saved.status_code == 200, saved.text[:300]
     assert client.get(f"/api/runs/{run_id}").json()["tags"] == tags | {"disk": "nvme"}

@@ -14,10 +14,10 @@ from playwright.sync_api import Page, expect, sync_playwright
 from app.charts import CHART_KEYS
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, ROOT, running_server, upload
 from tests.compare_data import SWEEP, sweep_csv, sweep_line
-from tests.conftest import CORPUS_DIR
-from tests.test_parsing import with_field
+from tests.helpers import CORPUS_DIR, HOSTILE, with_field
 
-HOSTILE = "<img src=x onerror=alert(1)>"
+pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
+
 HOSTILE_TAG = "<script>alert(2)</script>"
 OUTPUT_DIR = ROOT / "test-output"
 

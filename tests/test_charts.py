@@ -10,7 +10,7 @@ from app import charts, units
 from app.comparison_request import parse_group
 from app.errors import BadRequest
 from app.parsing import TESTS, Result, parse_line
-from tests.test_parsing import LINE_103, LINE_197, LINE_198
+from tests.helpers import LINE_103, LINE_197, LINE_198
 
 
 def figures(line: str, run_id: int, *, label=None, tags=None) -> charts.RunFigures:
@@ -269,7 +269,7 @@ def test_heat_table_shades_only_cells_whose_verdict_is_better_or_worse():
 def test_the_single_run_shortcut_gives_the_same_answer_as_the_general_path(monkeypatch):
     """Every corpus line alone (group=none), absolute and relative, with each baseline: the answer
     with the shortcut for one-run configurations equals the one computed the general way."""
-    from tests.conftest import CORPUS_DIR
+    from tests.helpers import CORPUS_DIR
 
     lines = [line for path in sorted(CORPUS_DIR.glob("*.csv")) for line in path.read_text().splitlines() if line and not line.startswith("#")]
     runs = []

@@ -5,17 +5,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from sqlalchemy import create_engine, text
 
-from tests.conftest import CORPUS_DIR
-from tests.test_parsing import LINE_103, LINE_198
+from tests.helpers import BONNIEBOARD, CORPUS_DIR, LINE_103, LINE_198, run_cli
 
-BONNIEBOARD = Path(sys.executable).parent / "bonnieboard"
+pytestmark = pytest.mark.slow  # the console script in a subprocess
 
-
-def run_cli(tmp_path, *args):
-    env = os.environ | {"BONNIEBOARD_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}"}
-    return subprocess.run([BONNIEBOARD, *map(str, args)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
 
 
 def count_runs(tmp_path):

@@ -3,12 +3,18 @@
 from dataclasses import fields
 
 from app import sqlite_bulk
-from app.columns import FILE_TEST_COLUMNS, RESULT_COLUMNS, RESULT_PARTS, RUN_LINE_COLUMNS, result_column
+from app.columns import (
+    FILE_TEST_COLUMNS,
+    RESULT_COLUMNS,
+    RESULT_PARTS,
+    RUN_LINE_COLUMNS,
+    result_column,
+)
 from app.models import run_table
 from app.parsing import TESTS, ParsedRun, Result, parse_line
 from app.run_writers import ROW_COLUMNS, run_values
 from app.schemas import FileTestOut, ResultOut, RunOut
-from tests.test_parsing import LINE_198
+from tests.helpers import LINE_198
 
 
 def test_result_columns_are_tests_times_result_parts_in_order():

@@ -4,9 +4,14 @@ errors as JSON with a string detail."""
 import pytest
 
 from tests.compare_data import SWEEP, embedded_data, sweep_csv
-from tests.conftest import CORPUS_DIR
-from tests.test_api import CONTRACT_LINE, post_csv
-from tests.test_parsing import LINE_103, LINE_197, with_field
+from tests.helpers import (
+    CONTRACT_LINE,
+    CORPUS_DIR,
+    LINE_103,
+    LINE_197,
+    post_csv,
+    with_field,
+)
 
 
 @pytest.fixture

@@ -7,12 +7,19 @@ import re
 import pytest
 
 from tests.compare_data import SWEEP, embedded_data, sweep_csv, sweep_line
-from tests.conftest import DATA_DIR
-from tests.page_forms import post_form
-from tests.test_api import CONTRACT_LINE, post_csv
-from tests.test_auth import create_token, csrf_of, sign_in
-from tests.test_pages import HOSTILE
-from tests.test_parsing import LINE_103, LINE_197, with_field
+from tests.helpers import (
+    CONTRACT_LINE,
+    DATA_DIR,
+    HOSTILE,
+    LINE_103,
+    LINE_197,
+    create_token,
+    csrf_of,
+    post_csv,
+    post_form,
+    sign_in,
+    with_field,
+)
 
 HTMX = {"HX-Request": "true", "HX-Request-Type": "partial"}
 

@@ -2,7 +2,15 @@
 
 import pytest
 
-from app.comparison_request import ComparisonRequest, parse_group, parse_id_filter, parse_run_ids, permalink, read_request, settle
+from app.comparison_request import (
+    ComparisonRequest,
+    parse_group,
+    parse_id_filter,
+    parse_run_ids,
+    permalink,
+    read_request,
+    settle,
+)
 from app.errors import BadRequest
 from app.grouping import DEFAULT, UNGROUPED
 

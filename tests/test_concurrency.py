@@ -10,11 +10,14 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
+from tests.helpers import distinct_lines, stored_lines
 from tests.live_server import live_server
-from tests.test_parsing import LINE_198, with_field
+
+pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 
 CLIENTS = 8
 LINES_PER_UPLOAD = 1000
@@ -22,20 +25,6 @@ LOAD_TIMEOUT_S = 180
 # Workers per database: SQLite serialises writers anyway (two show that processes contend safely);
 # PostgreSQL is what several workers are for.
 WORKERS = {"sqlite": 2, "postgresql": 4}
-
-
-def distinct_lines(prefix: str, count: int) -> list[str]:
-    """`count` real-looking 1.98 lines, distinct from each other and from any other prefix's."""
-    base = with_field(LINE_198, 2, prefix)
-    return [with_field(base, 4, str(1_000_000_000 + i)) for i in range(count)]
-
-
-def stored_lines(database_url: str) -> Counter:
-    engine = create_engine(database_url, poolclass=NullPool)
-    with engine.connect() as connection:
-        lines = Counter(connection.execute(text("select raw_line from run")).scalars())
-    engine.dispose()
-    return lines
 
 
 def upload_all_at_once(base_url: str, bodies: list[str]) -> tuple[list[httpx.Response], list[int]]:
@@ -80,7 +69,9 @@ def test_concurrent_uploads_store_each_distinct_line_once(database_url, database
         log = server.log()
     elapsed = time.monotonic() - began
 
-    assert [r.status_code for r in responses] == [201] * len(bodies), [r.text[:300] for r in responses if r.status_code != 201]
+    assert [r.status_code for r in responses] == [201] * len(bodies), [
+        r.text[:300] for r in responses if r.status_code != 201
+    ]
     assert "database is locked" not in log and "Traceback" not in log, log[-3000:]
     assert read_statuses and set(read_statuses) == {200}
     outcomes = [r.json() for r in responses]
@@ -111,7 +102,10 @@ def test_concurrent_edits_and_deletes_of_one_run_never_fail(database_url, databa
     (deadlocks, stale rows, foreign-key errors). Each request now answers 200, 204 or 404."""
     lines = distinct_lines("edit-race", ROUNDS)
     statuses: Counter = Counter()
-    with live_server(database_url, workers=WORKERS[database_kind]) as server, httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as http:
+    with (
+        live_server(database_url, workers=WORKERS[database_kind]) as server,
+        httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as http,
+    ):
         for round_no, line in enumerate(lines):
             run_id = http.post("/api/runs", content=line, params={"tag": "round=0"}).json()["created"][0]
             start = threading.Barrier(EDITORS + 1)
@@ -119,10 +113,16 @@ def test_concurrent_edits_and_deletes_of_one_run_never_fail(database_url, databa
             def edit(n: int, run_id: int = run_id, start: threading.Barrier = start) -> int:
                 with httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as own:
                     start.wait()
-                    body = {"tags": {f"k{i}": str(n) for i in range(n + 1)}} if n % 2 else {"label": f"editor {n}", "tags": {"x": str(n)}}
+                    body = (
+                        {"tags": {f"k{i}": str(n) for i in range(n + 1)}}
+                        if n % 2
+                        else {"label": f"editor {n}", "tags": {"x": str(n)}}
+                    )
                     return own.patch(f"/api/runs/{run_id}", json=body).status_code
 
-            def remove(run_id: int = run_id, start: threading.Barrier = start, delay_s: float = 0.002 * (round_no % 5)) -> int:
+            def remove(
+                run_id: int = run_id, start: threading.Barrier = start, delay_s: float = 0.002 * (round_no % 5)
+            ) -> int:
                 with httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as own:
                     start.wait()
                     time.sleep(delay_s)  # the delete lands before, among or after the edits
@@ -150,7 +150,10 @@ def stored_tag_rows(database_url: str) -> list:
 def test_deleting_a_run_while_an_upload_names_it_as_a_duplicate_never_fails(database_url, database_kind):
     """Issue #8: an upload looked up the ids of its duplicates after inserting; a run deleted in between
     made it a 500. The upload answers 201 naming either the run it found or the run it created."""
-    with live_server(database_url, workers=WORKERS[database_kind]) as server, httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as http:
+    with (
+        live_server(database_url, workers=WORKERS[database_kind]) as server,
+        httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as http,
+    ):
         for round_no in range(ROUNDS // 2):
             (old_line,) = distinct_lines(f"dup-race-{round_no}-old", 1)
             old_id = http.post("/api/runs", content=old_line).json()["created"][0]
@@ -163,7 +166,9 @@ def test_deleting_a_run_while_an_upload_names_it_as_a_duplicate_never_fails(data
                     start.wait()
                     return own.post("/api/runs", content=body)
 
-            def remove(old_id: int = old_id, start: threading.Barrier = start, delay_s: float = 0.05 * (round_no % 4)) -> int:
+            def remove(
+                old_id: int = old_id, start: threading.Barrier = start, delay_s: float = 0.05 * (round_no % 4)
+            ) -> int:
                 with httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as own:
                     start.wait()
                     time.sleep(delay_s)
@@ -216,7 +221,10 @@ def test_a_burst_of_uploads_leaves_the_worker_answering(database_url):
                 start.wait()
                 return http.post("/api/runs", content=body).status_code
 
-        with ThreadPoolExecutor(BURST_UPLOADS) as pool, httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as http:
+        with (
+            ThreadPoolExecutor(BURST_UPLOADS) as pool,
+            httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as http,
+        ):
             idle_s = health_latencies_s(http, until=lambda: False, count=100)
             futures = [pool.submit(upload, body) for body in bodies]
             start.wait()

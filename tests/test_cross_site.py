@@ -15,8 +15,10 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from tests.browser_support import CHROMIUM_ARGS, chromium_path
+from tests.helpers import LINE_103, LINE_197, LINE_198
 from tests.live_server import live_server
-from tests.test_parsing import LINE_103, LINE_197, LINE_198
+
+pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 
 
 @pytest.fixture(scope="module")

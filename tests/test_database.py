@@ -14,7 +14,7 @@ from app.db import make_engine
 from app.migrate import alembic_config, upgrade
 from app.models import Base, run_table
 from app.parsing import TESTS
-from tests.conftest import selected_databases
+from tests.helpers import selected_databases
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -34,7 +34,11 @@ def schema_state(url: str) -> tuple[str | None, set[str], list]:
     engine = make_engine(url)
     with engine.connect() as connection:
         context = MigrationContext.configure(connection)
-        state = context.get_current_revision(), set(inspect(connection).get_table_names()), compare_metadata(context, Base.metadata)
+        state = (
+            context.get_current_revision(),
+            set(inspect(connection).get_table_names()),
+            compare_metadata(context, Base.metadata),
+        )
     engine.dispose()
     return state
 
@@ -55,7 +59,10 @@ def test_migrations_upgrade_to_head_with_no_drift_and_0002_goes_down_and_up(empt
 
 TOKEN = "s3cr3t-t0ken-value"
 COMMAND_LINES = [
-    (["bonnieboard-runner", "-d", "/tmp/x", "--token", TOKEN, "--post", "http://b"], ["bonnieboard-runner", "-d", "/tmp/x", "--token", "***", "--post", "http://b"]),
+    (
+        ["bonnieboard-runner", "-d", "/tmp/x", "--token", TOKEN, "--post", "http://b"],
+        ["bonnieboard-runner", "-d", "/tmp/x", "--token", "***", "--post", "http://b"],
+    ),
     (["r", f"--token={TOKEN}"], ["r", "--token=***"]),
     (["r", "--tok", TOKEN, "--to", TOKEN, f"--toke={TOKEN}"], ["r", "--tok", "***", "--to", "***", "--toke=***"]),
     (f"bonnieboard-runner --token {TOKEN} -m host", "bonnieboard-runner --token *** -m host"),
@@ -70,18 +77,29 @@ def test_migration_0004_scrubs_tokens_from_stored_runner_documents(empty_databas
     config = alembic_config(empty_database)
     command.upgrade(config, "0002")
     engine = make_engine(empty_database)
-    documents = [{"schema": "bonnieboard-runner/1", "command_line": before, "system": {"hostname": "h"}} for before, _ in COMMAND_LINES]
+    documents = [
+        {"schema": "bonnieboard-runner/1", "command_line": before, "system": {"hostname": "h"}}
+        for before, _ in COMMAND_LINES
+    ]
     documents.append({"command_line": None})
     with engine.begin() as connection:
         connection.execute(text("insert into upload (id, created_at, source) values (1, '2026-01-01 00:00:00', 'api')"))
         run = table("run", *[column(c.name) for c in run_table.c if c.name != "document"], column("document", JSON))
         rows = [
             {c.name: None for c in run_table.c}
-            | {"id": n + 1, "upload_id": 1, "created_at": "2026-01-01 00:00:00", "line_hash": bytes([n]) * 16, "raw_line": f"line {n}",
-               "machine": "m", "format_version": "1.98", "document": document}
+            | {
+                "id": n + 1,
+                "upload_id": 1,
+                "created_at": "2026-01-01 00:00:00",
+                "line_hash": bytes([n]) * 16,
+                "raw_line": f"line {n}",
+                "machine": "m",
+                "format_version": "1.98",
+                "document": document,
+            }
             | {f"{test}_status": "not_run" for test in TESTS}
             for n, document in enumerate([*documents, None])
-        ]  # fmt: skip
+        ]
         connection.execute(run.insert(), rows)
     engine.dispose()
 

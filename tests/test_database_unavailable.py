@@ -15,11 +15,7 @@ from fastapi.testclient import TestClient
 
 from app.main import create_app
 from app.migrate import upgrade
-from tests.conftest import _reset_caches
-from tests.test_concurrency import distinct_lines
-from tests.page_forms import post_form
-from tests.test_parsing import LINE_103, LINE_198
-from tests.page_forms import post_form
+from tests.helpers import LINE_103, LINE_198, distinct_lines, post_csv, post_form, reset_caches
 
 IS_ROOT = os.geteuid() == 0
 
@@ -33,12 +29,12 @@ def client_on(monkeypatch) -> Iterator:
         monkeypatch.setenv("BONNIEBOARD_DATABASE_URL", f"sqlite:///{path}")
         for setting in ("API_TOKEN", "PRIVATE_READS"):
             monkeypatch.delenv(f"BONNIEBOARD_{setting}", raising=False)
-        _reset_caches()
+        reset_caches()
         try:
             with TestClient(create_app()) as client:
                 yield client
         finally:
-            _reset_caches()
+            reset_caches()
 
     return open_client
 
@@ -51,10 +47,6 @@ def assert_unavailable(response, *, page: bool = False) -> None:
         assert "text/html" in response.headers["content-type"] and "Error 503" in response.text
     else:
         assert isinstance(response.json()["detail"], str) and "try again later" in response.json()["detail"]
-
-
-def post_csv(client: TestClient, text: str):
-    return client.post("/api/runs", content=text, headers={"Content-Type": "text/csv"})
 
 
 def set_read_only(path: Path, read_only: bool) -> None:
@@ -133,11 +125,11 @@ def test_an_unreachable_postgresql_is_503(monkeypatch):
     # Port 1 on loopback: nothing listens, the connection is refused at once.
     monkeypatch.setenv("BONNIEBOARD_DATABASE_URL", "postgresql+psycopg://bonnieboard@127.0.0.1:1/bonnieboard")
     monkeypatch.delenv("BONNIEBOARD_API_TOKEN", raising=False)
-    _reset_caches()
+    reset_caches()
     try:
         with TestClient(create_app()) as client:
             assert_unavailable(client.get("/api/runs"))
             assert_unavailable(post_csv(client, LINE_198))
             assert_unavailable(client.get("/"), page=True)
     finally:
-        _reset_caches()
+        reset_caches()

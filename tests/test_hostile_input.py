@@ -18,19 +18,42 @@ from app.main import CONTENT_SECURITY_POLICY, create_app
 from app.models import MAX_ID
 from app.parsing import COLUMNS_198, parse_text
 from app.templating import templates
-from tests.conftest import set_setting
+from tests.helpers import (
+    HOSTILE,
+    LINE_103,
+    LINE_198,
+    post_csv,
+    post_form,
+    set_setting,
+    with_field,
+)
 from tests.live_server import live_server
-from tests.page_forms import post_form
-from tests.test_api import post_csv
-from tests.test_parsing import LINE_103, LINE_198, with_field
 
-HOSTILE = "<img src=x onerror=alert(1)>"
 # Cells that each break a line in its own way: huge, negative, non-ASCII digits, control and
 # markup characters, a float where an integer belongs, an overflowing latency.
 HOSTILE_CELLS = [
-    "9" * 15, "9" * 16, "9" * 400, "-1", "-" + "9" * 30, "1e308", "NaN", "²", "١٢", "0x10", " 7", "7 ",
-    "+++++", "+++", "999999999999s", "99999999999ms", "1.5", "\x7f", "\u202e", HOSTILE, "'; DROP TABLE run; --",
-]  # fmt: skip
+    "9" * 15,
+    "9" * 16,
+    "9" * 400,
+    "-1",
+    "-" + "9" * 30,
+    "1e308",
+    "NaN",
+    "²",
+    "١٢",
+    "0x10",
+    " 7",
+    "7 ",
+    "+++++",
+    "+++",
+    "999999999999s",
+    "99999999999ms",
+    "1.5",
+    "\x7f",
+    "\u202e",
+    HOSTILE,
+    "'; DROP TABLE run; --",
+]
 
 
 def assert_not_server_error(response: httpx.Response) -> None:
@@ -79,7 +102,7 @@ def test_broken_bytes_are_per_line_errors(client, body):
     errors = response.json()["errors"]
     assert errors and all(isinstance(e["line"], int) and e["error"] for e in errors)
     page = post_form(client, "/upload", {"partial": "true"}, files={"file": ("x.csv", body)})
-    assert page.status_code in (201, 422) and "<table class=\"errors\">" in page.text
+    assert page.status_code in (201, 422) and '<table class="errors">' in page.text
 
 
 @pytest.mark.parametrize(
@@ -87,7 +110,9 @@ def test_broken_bytes_are_per_line_errors(client, body):
     [
         pytest.param("[" * 100_000 + "]" * 100_000, id="deep-array"),
         pytest.param('{"csv": "x", "document": ' + '{"a": ' * 5000 + "1" + "}" * 5000 + "}", id="deep-document"),
-        pytest.param('{"csv": "LINE", "document": ' + '{"a": ' * 40 + "1" + "}" * 40 + "}", id="document-over-32-levels"),
+        pytest.param(
+            '{"csv": "LINE", "document": ' + '{"a": ' * 40 + "1" + "}" * 40 + "}", id="document-over-32-levels"
+        ),
         pytest.param('{"csv": "LINE", "document": {"x": NaN}}', id="nan"),
         pytest.param('{"csv": "LINE", "document": {"x": Infinity}}', id="infinity"),
         pytest.param('{"csv": "LINE", "document": {"x": "\\ud800"}}', id="lone-surrogate-in-document"),
@@ -101,14 +126,21 @@ def test_broken_bytes_are_per_line_errors(client, body):
     ],
 )
 def test_hostile_json_uploads_are_400_and_store_nothing(client, raw):
-    response = client.post("/api/runs", content=raw.replace("LINE", LINE_198).encode(), headers={"Content-Type": "application/json"})
+    response = client.post(
+        "/api/runs", content=raw.replace("LINE", LINE_198).encode(), headers={"Content-Type": "application/json"}
+    )
     assert response.status_code == 400, response.text[:300]
     assert isinstance(response.json()["detail"], str)
     assert client.get("/api/runs").json()["total"] == 0
 
 
 def test_a_document_the_runner_could_send_is_kept(client):
-    document = {"runs": [{"tests": {"putc": {"syscalls": {"write": 2**53}}}}], "name": "ü\u202e<b>", "big": 10**30, "x": 1e308}
+    document = {
+        "runs": [{"tests": {"putc": {"syscalls": {"write": 2**53}}}}],
+        "name": "ü\u202e<b>",
+        "big": 10**30,
+        "x": 1e308,
+    }
     response = client.post("/api/runs", json={"csv": LINE_198, "document": document})
     assert response.status_code == 201
     assert client.get(f"/api/runs/{response.json()['created'][0]}").json()["document"] == document
@@ -116,8 +148,16 @@ def test_a_document_the_runner_could_send_is_kept(client):
 
 def test_hostile_edits_are_400_and_change_nothing(client):
     run_id = post_csv(client, LINE_198, label="keep", tag="a=1").json()["created"][0]
-    for raw in ('{"label": "\\ud800"}', '{"tags": {"\\ud800": "x"}}', '{"label": "\\u0000"}', '{"tags": {"": "x"}}', '{"label": "' + "x" * 501 + '"}'):
-        response = client.patch(f"/api/runs/{run_id}", content=raw.encode(), headers={"Content-Type": "application/json"})
+    for raw in (
+        '{"label": "\\ud800"}',
+        '{"tags": {"\\ud800": "x"}}',
+        '{"label": "\\u0000"}',
+        '{"tags": {"": "x"}}',
+        '{"label": "' + "x" * 501 + '"}',
+    ):
+        response = client.patch(
+            f"/api/runs/{run_id}", content=raw.encode(), headers={"Content-Type": "application/json"}
+        )
         assert response.status_code == 400, (raw, response.text)
     deep = client.patch(f"/api/runs/{run_id}", content=b"[" * 100_000, headers={"Content-Type": "application/json"})
     assert 400 <= deep.status_code < 500
@@ -129,13 +169,25 @@ def test_hostile_edits_are_400_and_change_nothing(client):
 def test_out_of_range_ids_and_offsets_are_4xx(client, value):
     post_csv(client, LINE_198)
     for method, url in (
-        ("GET", f"/api/runs/{value}"), ("PATCH", f"/api/runs/{value}"), ("DELETE", f"/api/runs/{value}"),
-        ("GET", f"/api/runs?upload={value}"), ("GET", f"/api/runs?offset={value}"), ("GET", f"/api/runs?limit={value}"),
-        ("GET", f"/api/runs/export.csv?upload={value}"), ("GET", f"/runs/{value}"), ("GET", f"/?page={value}"),
-        ("GET", f"/api/compare?runs=1,{value}"), ("GET", f"/compare?runs=1,{value}"), ("POST", f"/runs/{value}/tags"),
-    ):  # fmt: skip
+        ("GET", f"/api/runs/{value}"),
+        ("PATCH", f"/api/runs/{value}"),
+        ("DELETE", f"/api/runs/{value}"),
+        ("GET", f"/api/runs?upload={value}"),
+        ("GET", f"/api/runs?offset={value}"),
+        ("GET", f"/api/runs?limit={value}"),
+        ("GET", f"/api/runs/export.csv?upload={value}"),
+        ("GET", f"/runs/{value}"),
+        ("GET", f"/?page={value}"),
+        ("GET", f"/api/compare?runs=1,{value}"),
+        ("GET", f"/compare?runs=1,{value}"),
+        ("POST", f"/runs/{value}/tags"),
+    ):
         response = client.request(method, url, json={"label": "x"} if method == "PATCH" else None)
-        assert 400 <= response.status_code < 500 or (response.status_code == 200 and value == "0"), (method, url, response.status_code)
+        assert 400 <= response.status_code < 500 or (response.status_code == 200 and value == "0"), (
+            method,
+            url,
+            response.status_code,
+        )
 
 
 # ==== Size limits: 413 without reading the body whole ====
@@ -160,10 +212,19 @@ def call_asgi(app, path: str, headers: list[tuple[bytes, bytes]], chunks):
             status = message["status"]
 
     scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": headers,
-        "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
-    }  # fmt: skip
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 80),
+    }
     asyncio.run(app(scope, receive, send))
     return status, taken
 
@@ -187,7 +248,9 @@ def test_oversized_uploads_get_413_without_being_read_whole(database_url, monkey
     assert (status, taken) == (413, 0)
     # An endless chunked body (no length): refused as soon as the limit is passed. The form is parsed
     # as it arrives, so the page gets a well-formed start of a file part that never ends.
-    part = b'--xx\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\n' if path == "/upload" else b""
+    part = (
+        b'--xx\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\n' if path == "/upload" else b""
+    )
     status, taken = call_asgi(app, path, [content_type, (b"transfer-encoding", b"chunked")], endless(chunk, part))
     assert status == 413 and (1 << 20) < taken <= (1 << 20) + len(chunk) + len(part)
 
@@ -202,6 +265,7 @@ def read_response_head(sock: socket.socket, deadline: float) -> bytes:
     return data
 
 
+@pytest.mark.slow
 @pytest.mark.databases("sqlite")
 def test_real_server_answers_413_to_huge_and_endless_bodies(database_url):
     limit = 1 << 20
@@ -209,13 +273,17 @@ def test_real_server_answers_413_to_huge_and_endless_bodies(database_url):
         host, port = server.url.removeprefix("http://").split(":")
         # Headers that promise a terabyte, and no body at all: the answer comes anyway.
         with socket.create_connection((host, int(port)), timeout=10) as sock:
-            sock.sendall(b"POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Type: text/csv\r\nContent-Length: 1099511627776\r\n\r\n")
+            sock.sendall(
+                b"POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Type: text/csv\r\nContent-Length: 1099511627776\r\n\r\n"
+            )
             head = read_response_head(sock, time.monotonic() + 10)
         assert head.startswith(b"HTTP/1.1 413"), head[:200]
         # An endless chunked body: the answer must come while we are still sending.
         with socket.create_connection((host, int(port)), timeout=10) as sock:
             part = b'--xx\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\n'
-            sock.sendall(b"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=xx\r\nTransfer-Encoding: chunked\r\n\r\n")
+            sock.sendall(
+                b"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=xx\r\nTransfer-Encoding: chunked\r\n\r\n"
+            )
             sock.sendall(b"%x\r\n%s\r\n" % (len(part), part))
             chunk = b"10000\r\n" + b"x" * 65536 + b"\r\n"
             sent, head = 0, b""
@@ -289,7 +357,10 @@ def test_pages_escape_hostile_text_and_run_only_our_own_scripts(client):
         audit = ScriptAudit()
         audit.feed(html)
         assert audit.problems == [], (name, audit.problems)
-    assert "&lt;img src=x onerror=alert(1)&gt;" in pages["run"] and "&lt;img src=x onerror=alert(1)&gt;" in pages["upload-errors"]
+    assert (
+        "&lt;img src=x onerror=alert(1)&gt;" in pages["run"]
+        and "&lt;img src=x onerror=alert(1)&gt;" in pages["upload-errors"]
+    )
 
 
 @pytest.mark.databases("sqlite")
@@ -321,7 +392,9 @@ def test_every_response_carries_the_security_headers(client, monkeypatch):
         assert headers["referrer-policy"] == "same-origin", name
         assert headers["x-frame-options"] == "DENY", name
     policy = dict(part.strip().split(" ", 1) for part in CONTENT_SECURITY_POLICY.split(";"))
-    assert policy["script-src"] == "'self'" and policy["frame-ancestors"] == "'none'" and policy["object-src"] == "'none'"
+    assert (
+        policy["script-src"] == "'self'" and policy["frame-ancestors"] == "'none'" and policy["object-src"] == "'none'"
+    )
     assert "unsafe" not in CONTENT_SECURITY_POLICY and "*" not in CONTENT_SECURITY_POLICY
 
 
@@ -332,4 +405,7 @@ def test_docs_are_served_from_vendored_files(client):
     for source in sources:
         if ours(source):
             assert client.get(source).status_code == 200, source
-    assert json.loads(client.get("/openapi.json").text)["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+    assert (
+        json.loads(client.get("/openapi.json").text)["components"]["securitySchemes"]["HTTPBearer"]["scheme"]
+        == "bearer"
+    )

@@ -9,9 +9,7 @@ from app.ingest import ingest
 from app.models import Tag, Upload, run_table
 from app.parsing import iter_parse
 from app.secrets_scrub import scrub_command_line, scrub_document
-from tests.page_forms import post_form
-from tests.test_parsing import LINE_103, LINE_197, LINE_198, with_field
-from tests.page_forms import post_form
+from tests.helpers import LINE_103, LINE_197, LINE_198, post_form, with_field
 
 
 def count(session, table):

@@ -4,8 +4,10 @@
 import httpx
 import pytest
 
+from tests.helpers import distinct_lines
 from tests.live_server import live_server
-from tests.test_concurrency import distinct_lines
+
+pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 
 MAX_PEAK_RSS_BYTES = 300 * 1024 * 1024
 UPLOAD_BYTES = 32 * 1024 * 1024  # the default BONNIEBOARD_MAX_UPLOAD_BYTES

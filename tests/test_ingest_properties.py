@@ -11,8 +11,7 @@ from app.errors import InvalidUpload
 from app.ingest import ingest
 from app.models import Tag, Upload, run_table
 from app.parsing import ParsedRun, iter_parse_bytes
-from tests.test_concurrency import distinct_lines
-from tests.test_parsing import LINE_103, LINE_197, with_field
+from tests.helpers import LINE_103, LINE_197, distinct_lines, with_field
 
 VALID = [*distinct_lines("prop", 6), LINE_103, LINE_197]
 INVALID = [with_field(LINE_197, 13, "x"), "garbage", "1.98,2.00a,short", LINE_103.replace("3002", "-1")]

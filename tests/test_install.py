@@ -17,6 +17,8 @@ import pytest
 
 from tests.live_server import free_port
 
+pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
+
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("pyproject.toml", "README.md", "app", "templates", "static", "migrations")
 
@@ -42,7 +44,6 @@ def build_wheel(folder: Path) -> Path:
     return wheel
 
 
-@pytest.mark.slow
 def test_the_wheel_installs_migrates_and_serves_from_anywhere(tmp_path):
     wheel = build_wheel(tmp_path)
     names = set(zipfile.ZipFile(wheel).namelist())

@@ -11,10 +11,8 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
 from app.validation import MAX_TAG_FILTERS
-from tests.conftest import set_setting
+from tests.helpers import LINE_103, LINE_198, post_csv, set_setting
 from tests.live_server import live_server
-from tests.test_api import post_csv
-from tests.test_parsing import LINE_103, LINE_198
 
 
 @pytest.mark.parametrize("count", [MAX_TAG_FILTERS + 1, 256, 991])
@@ -95,6 +93,7 @@ def _closed_within(sock: socket.socket, seconds: float, trickle: bytes = b"") ->
     return False, received
 
 
+@pytest.mark.slow
 @pytest.mark.databases("sqlite")
 def test_slow_headers_and_bodies_do_not_hold_a_connection(database_url):
     env = {"BONNIEBOARD_HEADER_TIMEOUT_S": "1", "BONNIEBOARD_BODY_TIMEOUT_S": "1"}
@@ -127,6 +126,7 @@ def test_slow_headers_and_bodies_do_not_hold_a_connection(database_url):
             assert _closed_within(sock, 6)[1].startswith(b"HTTP/1.1 200")
 
 
+@pytest.mark.slow
 @pytest.mark.databases("postgresql")
 def test_a_postgresql_read_stops_when_its_client_leaves(database_url):
     """The read timeout is long; the read is stuck behind a lock; the client hangs up: the query goes."""

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from tests.compare_data import sweep_line
-from tests.test_api import post_csv
+from tests.helpers import post_csv
 
 # A 2 x 2 sweep (raid x fs), each cell 2 runs: put_block and getc in KiB/s.
 SWEEP_2X2 = {

@@ -4,7 +4,12 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from app.name_tags import MAX_TAG_CHARS, NameMismatchError, NamePatternError, compile_name_pattern
+from app.name_tags import (
+    MAX_TAG_CHARS,
+    NameMismatchError,
+    NamePatternError,
+    compile_name_pattern,
+)
 
 
 @pytest.mark.parametrize(
@@ -105,7 +110,9 @@ def patterns_with_values(draw):
     names = draw(st.lists(keys, min_size=count, max_size=count, unique=True))
     literals = [draw(texts)] + [draw(texts.filter(bool)) for _ in range(count - 1)] + [draw(texts)]
     chosen = [draw(values) for _ in range(count)]
-    pattern = _escape(literals[0]) + "".join(f"{{{key}}}{_escape(lit)}" for key, lit in zip(names, literals[1:]))
+    pattern = _escape(literals[0]) + "".join(
+        f"{{{key}}}{_escape(lit)}" for key, lit in zip(names, literals[1:], strict=True)
+    )
     return pattern, literals, names, chosen
 
 
@@ -113,14 +120,14 @@ def patterns_with_values(draw):
 def test_format_then_parse_gives_the_values_back(case):
     """When no value holds (the start of) the literal that follows it, parsing the formatted name is exact."""
     pattern, literals, names, chosen = case
-    for value, follower in zip(chosen, literals[1:]):
+    for value, follower in zip(chosen, literals[1:], strict=True):
         if follower:
             # The follower's first occurrence in value+follower must be where the value ends.
             assume((value + follower).find(follower) == len(value))
     compiled = compile_name_pattern(pattern)
     assert compiled.keys == tuple(names)
-    name = compiled.format(dict(zip(names, chosen)))
-    assert compiled.parse(name) == dict(zip(names, chosen))
+    name = compiled.format(dict(zip(names, chosen, strict=True)))
+    assert compiled.parse(name) == dict(zip(names, chosen, strict=True))
 
 
 @given(patterns_with_values(), st.text(max_size=30))

@@ -2,11 +2,9 @@
 
 import re
 
-from tests.page_forms import post_form
-from tests.test_api import post_csv
-from tests.test_parsing import LINE_103, LINE_198, with_field
+import pytest
 
-HOSTILE = "<img src=x onerror=alert(1)>"
+from tests.helpers import HOSTILE, LINE_103, LINE_198, post_csv, post_form, with_field
 
 
 def test_front_page_lists_runs_with_key_figures(client):
@@ -40,13 +38,26 @@ def test_names_tags_and_labels_are_escaped(client):
 def test_run_page_shows_every_figure_and_the_raw_line(client):
     run_id = post_csv(client, LINE_198, tag="raid=5").json()["created"][0]
     html = client.get(f"/runs/{run_id}").text
-    for text in ("put_block", "ran_del", "+++++ too fast to measure", "18.2 ms", "raid=5", "8192 by 5 processes", LINE_198):
+    for text in (
+        "put_block",
+        "ran_del",
+        "+++++ too fast to measure",
+        "18.2 ms",
+        "raid=5",
+        "8192 by 5 processes",
+        LINE_198,
+    ):
         assert text in html, text
 
 
 def test_upload_page_reports_created_duplicates_and_errors(client):
     assert "<form" in client.get("/upload").text
-    form = {"lines": f"{LINE_198}\n{LINE_198}\nbroken,line\n", "tags": "fs=xfs raid=5", "label": "first", "partial": "true"}
+    form = {
+        "lines": f"{LINE_198}\n{LINE_198}\nbroken,line\n",
+        "tags": "fs=xfs raid=5",
+        "label": "first",
+        "partial": "true",
+    }
     result = post_form(client, "/upload", form, headers={"HX-Request": "true"})
     assert result.status_code == 201
     assert "1 run created, 1 duplicate, 1 invalid line skipped" in result.text
@@ -69,6 +80,7 @@ def test_unknown_page_is_an_html_404(client):
     assert "text/html" in response.headers["content-type"] and "run 12345 does not exist" in response.text
 
 
+@pytest.mark.slow  # 6,000 lines (1 MiB) through the form: seconds on PostgreSQL, not milliseconds
 def test_pasting_more_than_a_megabyte_of_lines_works(client):
     lines = "\n".join(with_field(LINE_198, 2, f"host{i}") for i in range(6000))
     assert len(lines) > 1024 * 1024

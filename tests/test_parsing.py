@@ -2,9 +2,19 @@
 
 import pytest
 
-from app.parsing import TESTS, CheckedLine, LineError, ParsedRun, iter_parse, iter_parse_bytes, parse_bytes, parse_line, parse_text
-from tests.conftest import CORPUS_DIR
+from app.parsing import (
+    TESTS,
+    CheckedLine,
+    LineError,
+    ParsedRun,
+    iter_parse,
+    iter_parse_bytes,
+    parse_bytes,
+    parse_line,
+    parse_text,
+)
 from tests.corpus_expected import EXPECTED
+from tests.helpers import CORPUS_DIR, LINE_103, LINE_197, LINE_198, with_field
 
 
 def shape(run):
@@ -64,23 +74,18 @@ def test_whole_corpus_files_parse_without_errors():
         assert len(result.runs) == len([line for line in path.read_text().splitlines() if line.strip()])
 
 
-LINE_198 = "1.98,2.00a,vm,1,1795352513,512M,,8192,5,869,96,420469,81,+++++,+++,1443,98,+++++,+++,+++++,+++,16,,,,,16795,94,+++++,+++,+++++,+++,23036,95,+++++,+++,+++++,+++,18213us,4307us,1098us,10287us,117us,7618us,10730us,5072us,2346us,12162us,214us,6909us"
-LINE_103 = "mindpipe,1G,3002,88,31164,60,13485,29,3035,84,32838,36,56.7,0,16,94,40,+++++,+++,15510,66,204,86,+++++,+++,906,83"
-LINE_197 = "1.97,1.97,wifo3-02,1,1438369124,63G,,1842,89,347029,24,175829,17,3404,89,495890,20,447.9,11,16,,,,,7555,17,+++++,+++,18185,27,7097,12,+++++,+++,11216,21,8735us,16764us,79061us,18280us,32499us,228ms,349ms,127us,12376us,382ms,14us,490ms"
-
-
-def with_field(line, index, value):
-    fields = line.split(",")
-    fields[index] = value
-    return ",".join(fields)
-
-
 # ---- 1.03 forms (§2) ----
 
 
 @pytest.mark.parametrize(
     ("size", "mib", "chunk"),
-    [("2G", 2048, None), ("300M", 300, None), ("2G:4k", 2048, 4096), ("2G:1024k", 2048, 1048576), ("300M:512", 300, 512)],
+    [
+        ("2G", 2048, None),
+        ("300M", 300, None),
+        ("2G:4k", 2048, 4096),
+        ("2G:1024k", 2048, 1048576),
+        ("300M:512", 300, 512),
+    ],
 )
 def test_103_size_forms(size, mib, chunk):
     run = parse_line(with_field(LINE_103, 1, size), 1)
@@ -239,14 +244,20 @@ def test_only_one_bom_is_skipped():
 
 def test_plain_line_check_takes_only_ascii_digits():
     assert isinstance(next(iter_parse(LINE_198, defer_plain=True)), CheckedLine)
-    arabic = LINE_198.replace(",1,1795352513,512M,", ",\u0663,1795352513,\u0665\u0661\u0662M,").replace("869", "\u0668\u0666\u0669")
+    arabic = LINE_198.replace(",1,1795352513,512M,", ",\u0663,1795352513,\u0665\u0661\u0662M,").replace(
+        "869", "\u0668\u0666\u0669"
+    )
     (item,) = iter_parse(arabic, defer_plain=True)
     assert isinstance(item, LineError) and item.field == "concurrency"
 
 
 @pytest.mark.parametrize(
     ("index", "cell", "field"),
-    [(5, "\u0665\u0661\u0662M", "file_size"), (19, "\u0662\u0666\u0662.3", "seeks"), (38, "\u0661\u0661us", "putc_latency")],
+    [
+        (5, "\u0665\u0661\u0662M", "file_size"),
+        (19, "\u0662\u0666\u0662.3", "seeks"),
+        (38, "\u0661\u0661us", "putc_latency"),
+    ],
 )
 def test_non_ascii_digits_are_not_numbers(index, cell, field):
     item = parse_line(with_field(LINE_198, index, cell), 1)
@@ -316,7 +327,10 @@ def test_trailing_comma_shifts_the_name_rather_than_being_guessed():
 def test_results_present_for_tests_that_did_not_run_is_an_error():
     line = "1.98,2.00a,vm,1,1795358315,,,,,,,,,,,,,,,,,4,,,,,1090,98,+++++,+++,+++++,+++,1122,98,+++++,+++,+++++,+++,,,,,,,8127us,1405us,3849us,5611us,58us,787us"
     assert parse_line(line, 1).file_size_mib is None
-    assert error_of(with_field(line, 38, "12us")) == ("putc_latency", "putc_latency has a value but file_size is empty, which says the test did not run")
+    assert error_of(with_field(line, 38, "12us")) == (
+        "putc_latency",
+        "putc_latency has a value but file_size is empty, which says the test did not run",
+    )
     assert error_of(with_field(with_field(line, 11, "5"), 12, "1"))[0] == "put_block"
 
 
@@ -345,7 +359,13 @@ def test_long_comment_and_header_lines_are_held_to_the_limit():
 def test_a_47_field_line_with_no_seed_is_the_short_no_io_layout():
     # What the text-report converter writes for a 1.94 `-s 0` report (the report never shows the seed):
     # exactly 47 fields, so no 48-field reading exists (§3.3-3, §8).
-    line = "1.93c,1.94,jr4s,1,," + ",".join([""] * 13) + ",16,,,,," + ",".join(["11262", "48"] * 6) + ",,,,,,,1us,2us,3us,4us,5us,6us"
+    line = (
+        "1.93c,1.94,jr4s,1,,"
+        + ",".join([""] * 13)
+        + ",16,,,,,"
+        + ",".join(["11262", "48"] * 6)
+        + ",,,,,,,1us,2us,3us,4us,5us,6us"
+    )
     assert len(line.split(",")) == 47
     run = parse_line(line, 1)
     assert isinstance(run, ParsedRun), run

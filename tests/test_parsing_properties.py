@@ -4,10 +4,32 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.parsing import ParsedRun, parse_bytes, parse_text
-from tests.test_parsing import LINE_103, LINE_197, LINE_198
+from tests.helpers import LINE_103, LINE_197, LINE_198
 
 REAL_LINES = [LINE_198, LINE_197, LINE_103]
-CELLS = st.sampled_from(["", "+++++", "+++", "1", "-1", "1.5", "12us", "3ms", "7s", "16", "link", "1.98", "1.96", "x", ",", "\x00", "\r", "ÿ", "9" * 30])
+CELLS = st.sampled_from(
+    [
+        "",
+        "+++++",
+        "+++",
+        "1",
+        "-1",
+        "1.5",
+        "12us",
+        "3ms",
+        "7s",
+        "16",
+        "link",
+        "1.98",
+        "1.96",
+        "x",
+        ",",
+        "\x00",
+        "\r",
+        "ÿ",
+        "9" * 30,
+    ]
+)
 
 
 def check(result, text_lines):
@@ -17,7 +39,9 @@ def check(result, text_lines):
         assert 1 <= run.line_no <= text_lines
     for error in result.errors:
         assert 1 <= error.line <= text_lines and error.error
-    assert len({r.line_no for r in result.runs} | {e.line for e in result.errors}) == len(result.runs) + len(result.errors)
+    assert len({r.line_no for r in result.runs} | {e.line for e in result.errors}) == len(result.runs) + len(
+        result.errors
+    )
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)

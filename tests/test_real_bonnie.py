@@ -6,18 +6,17 @@ bonnie++ is required: if it is missing the tests FAIL (they never skip), so a
 machine that cannot check the parser against the real program is noticed.
 Install it with: apt-get install -y bonnie++
 """
+
 import os
 import shutil
 import subprocess
 
 import pytest
 
-TESTS = (
-    "putc", "put_block", "rewrite", "getc", "get_block", "seeks",
-    "seq_create", "seq_stat", "seq_del", "ran_create", "ran_stat", "ran_del",
-)
-IO_TESTS = TESTS[:6]
-FILE_TESTS = TESTS[6:]
+from app.parsing import FILE_TESTS, IO_TESTS, TESTS
+
+pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
+
 
 # name -> (extra bonnie++ arguments, machine name expected or None for the host's nodename)
 # -s 32M with -r 16 keeps every I/O run to a few seconds; -q sends the text
@@ -35,8 +34,7 @@ CONFIGS = {
 def _bonnie():
     path = shutil.which("bonnie++") or ("/usr/sbin/bonnie++" if os.path.exists("/usr/sbin/bonnie++") else None)
     if path is None:
-        pytest.fail("bonnie++ is not installed; these tests need Debian's real bonnie++: "
-                    "apt-get install -y bonnie++")
+        pytest.fail("bonnie++ is not installed; these tests need Debian's real bonnie++: apt-get install -y bonnie++")
     return path
 
 
@@ -70,7 +68,7 @@ def test_real_bonnie_line_parses(config, tmp_path):
 
     results = tuple(run.results)
     assert len(results) == 12
-    by_name = dict(zip(TESTS, results))
+    by_name = dict(zip(TESTS, results, strict=True))
 
     no_io = "-s" in args and args[args.index("-s") + 1] == "0"
     no_files = "-n" in args and args[args.index("-n") + 1] == "0"

@@ -5,7 +5,7 @@ import json
 
 from markupsafe import escape
 
-from tests.conftest import DATA_DIR
+from tests.helpers import DATA_DIR
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 

@@ -21,50 +21,110 @@ from pathlib import Path
 
 import pytest
 
+from app.parsing import COLUMNS_198, TESTS
 from tests.live_server import live_server
+
+pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNNER_DIR = ROOT / "runner"
 RUNNER = RUNNER_DIR / "bonnieboard-runner"
 README = RUNNER_DIR / "README.md"
 
-CSV_COLUMNS = (
-    "format_version,bonnie_version,name,concurrency,seed,file_size,io_chunk_size,seek_count,seek_proc_count,"
-    "putc,putc_cpu,put_block,put_block_cpu,rewrite,rewrite_cpu,getc,getc_cpu,get_block,get_block_cpu,"
-    "seeks,seeks_cpu,num_files,max_size,min_size,num_dirs,file_chunk_size,seq_create,seq_create_cpu,"
-    "seq_stat,seq_stat_cpu,seq_del,seq_del_cpu,ran_create,ran_create_cpu,ran_stat,ran_stat_cpu,ran_del,"
-    "ran_del_cpu,putc_latency,put_block_latency,rewrite_latency,getc_latency,get_block_latency,"
-    "seeks_latency,seq_create_latency,seq_stat_latency,seq_del_latency,ran_create_latency,"
-    "ran_stat_latency,ran_del_latency"
-).split(",")
-TESTS = ("putc", "put_block", "rewrite", "getc", "get_block", "seeks",
-         "seq_create", "seq_stat", "seq_del", "ran_create", "ran_stat", "ran_del")
 
 # The documented keys of the JSON document (runner/README.md), checked both ways below.
-DOC_KEYS = {"schema", "runner", "command_line", "started_at", "finished_at", "parameters", "system",
-            "runs", "warnings"}
+DOC_KEYS = {"schema", "runner", "command_line", "started_at", "finished_at", "parameters", "system", "runs", "warnings"}
 SYSTEM_KEYS = {"hostname", "kernel", "os", "cpu", "ram_bytes", "filesystem", "block_device"}
-FILESYSTEM_KEYS = {"dir", "total_bytes", "free_bytes", "type", "device", "mount_point", "mount_root",
-                   "mount_source", "mount_options", "super_options"}
-TEST_KEYS = {"status", "unit", "value", "cpu_pct", "rate_measured", "wall_s", "user_s", "sys_s", "cpu_s",
-             "latency_us", "latency_text", "ops", "bytes_read", "bytes_written", "bytes_moved",
-             "avg_io_bytes", "syscalls", "limiter"}
+FILESYSTEM_KEYS = {
+    "dir",
+    "total_bytes",
+    "free_bytes",
+    "type",
+    "device",
+    "mount_point",
+    "mount_root",
+    "mount_source",
+    "mount_options",
+    "super_options",
+}
+TEST_KEYS = {
+    "status",
+    "unit",
+    "value",
+    "cpu_pct",
+    "rate_measured",
+    "wall_s",
+    "user_s",
+    "sys_s",
+    "cpu_s",
+    "latency_us",
+    "latency_text",
+    "ops",
+    "bytes_read",
+    "bytes_written",
+    "bytes_moved",
+    "avg_io_bytes",
+    "syscalls",
+    "limiter",
+}
 LIMITER_KEYS = {"code", "text", "evidence"}
-EVIDENCE_KEYS = {"cpu_of_wall_pct", "device_util_pct", "device_reads", "device_writes", "device_read_bytes",
-                 "device_write_bytes", "device_avg_request_bytes", "steal_pct", "cpu_pressure_pct", "io_pressure_pct",
-                 "block_in", "block_out", "voluntary_switches", "involuntary_switches", "sync_s", "file_vs_ram",
-                 "suggestion"}
+EVIDENCE_KEYS = {
+    "cpu_of_wall_pct",
+    "device_util_pct",
+    "device_reads",
+    "device_writes",
+    "device_read_bytes",
+    "device_write_bytes",
+    "device_avg_request_bytes",
+    "steal_pct",
+    "cpu_pressure_pct",
+    "io_pressure_pct",
+    "block_in",
+    "block_out",
+    "voluntary_switches",
+    "involuntary_switches",
+    "sync_s",
+    "file_vs_ram",
+    "suggestion",
+}
 LIMITER_CODES = {"cpu_bound", "device_bound", "cached", "too_short", "noisy", "unknown"}
-SYSCALL_KEYS = {"read", "write", "lseek", "open", "open_creat", "close", "fsync", "stat", "unlink", "mkdir",
-                "rmdir", "getdents", "link", "symlink", "sync", "pipe_read", "pipe_write"}
+SYSCALL_KEYS = {
+    "read",
+    "write",
+    "lseek",
+    "open",
+    "open_creat",
+    "close",
+    "fsync",
+    "stat",
+    "unlink",
+    "mkdir",
+    "rmdir",
+    "getdents",
+    "link",
+    "symlink",
+    "sync",
+    "pipe_read",
+    "pipe_write",
+}
 
 
 def require_tool(name: str, package: str) -> str:
     path = shutil.which(name) or next(
-        (p for p in (f"/usr/sbin/{name}", f"/usr/bin/{name}", f"/sbin/{name}") if os.access(p, os.X_OK)), None)
+        (p for p in (f"/usr/sbin/{name}", f"/usr/bin/{name}", f"/sbin/{name}") if os.access(p, os.X_OK)), None
+    )
     if not path:
         pytest.fail(f"{name} is missing: run `apt-get install -y {package}`")
     return path
+
+
+# The quickest real run: no I/O tests, one file test (1024 files), no RAM size to check -s against.
+FILES_ONLY = ("-s", "0", "-n", "1", "-r", "0")
+
+
+def run_quick(runner, directory, *args, **kw) -> subprocess.CompletedProcess:
+    """The quickest real run (FILES_ONLY, -q) in `directory`, with more arguments."""
+    return run([runner, "-d", directory, *FILES_ONLY, "-q", *args], **kw)
 
 
 def run(args, **kw) -> subprocess.CompletedProcess:
@@ -110,12 +170,36 @@ def tiny(runner, tmp_path_factory):
     scratch = tmp / "scratch"
     scratch.mkdir()
     doc_path = tmp / "doc.json"
-    proc = run([runner, "-d", scratch, "-s", "16", "-r", "0", "-n", "1:2k:1k:2", "-f1", "-z", "42",
-                "-m", "pytest-runner", "-q", "--json", doc_path])
+    proc = run(
+        [
+            runner,
+            "-d",
+            scratch,
+            "-s",
+            "16",
+            "-r",
+            "0",
+            "-n",
+            "1:2k:1k:2",
+            "-f1",
+            "-z",
+            "42",
+            "-m",
+            "pytest-runner",
+            "-q",
+            "--json",
+            doc_path,
+        ]
+    )
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stdout.splitlines() if line]
-    return {"line": lines[-1], "stdout": proc.stdout, "stderr": proc.stderr,
-            "doc": json.loads(doc_path.read_text()), "scratch": scratch}
+    return {
+        "line": lines[-1],
+        "stdout": proc.stdout,
+        "stderr": proc.stderr,
+        "doc": json.loads(doc_path.read_text()),
+        "scratch": scratch,
+    }
 
 
 def test_tiny_run_writes_one_50_field_line_and_cleans_up(tiny):
@@ -168,14 +252,11 @@ def test_project_parser_reads_the_line(tiny):
             assert res.value is not None and res.cpu_pct is not None
 
 
-def test_header_lines_up_with_the_parser_columns():
-    from app.parsing import COLUMNS_198, parse_text
+def test_the_parser_skips_the_runners_header_line():
+    # The runner's -x header names COLUMNS_198 (checked against the runner's output below).
+    from app.parsing import parse_text
 
-    assert len(CSV_COLUMNS) == len(COLUMNS_198) == 50
-    # same names in the same places (bonnie++'s own header has no names for fields 7 and 8)
-    assert CSV_COLUMNS == list(COLUMNS_198)
-    # and the parser skips the header line
-    result = parse_text(",".join(CSV_COLUMNS) + "\n")
+    result = parse_text(",".join(COLUMNS_198) + "\n")
     assert result.runs == [] and result.errors == []
 
 
@@ -216,9 +297,18 @@ def test_json_document_has_the_documented_keys(tiny):
 
 def test_readme_documents_columns_keys_and_exit_codes():
     text = README.read_text()
-    for column in set(CSV_COLUMNS):
+    for column in set(COLUMNS_198):
         assert re.search(rf"\b{column}\b", text), f"column {column} missing from runner/README.md"
-    for key in DOC_KEYS | SYSTEM_KEYS | FILESYSTEM_KEYS | TEST_KEYS | SYSCALL_KEYS | LIMITER_KEYS | EVIDENCE_KEYS | LIMITER_CODES:
+    for key in (
+        DOC_KEYS
+        | SYSTEM_KEYS
+        | FILESYSTEM_KEYS
+        | TEST_KEYS
+        | SYSCALL_KEYS
+        | LIMITER_KEYS
+        | EVIDENCE_KEYS
+        | LIMITER_CODES
+    ):
         assert f"`{key}`" in text, f"JSON key {key} missing from runner/README.md"
     for code in ("1", "2", "3", "4"):
         assert re.search(rf"^\|\s*{code}\s*\|", text, re.M), f"exit code {code} not documented"
@@ -236,8 +326,27 @@ def test_stdio_char_mode_reproduces_the_setbuffer_experiment(runner, tmp_path):
     scratch = tmp_path / "s"
     scratch.mkdir()
     doc_path = tmp_path / "doc.json"
-    proc = run([runner, "-d", scratch, "-s", "4", "-r", "0", "-n", "0", "-f2", "-q",
-                "--char-mode", "stdio", "--stdio-buffer", "4096", "--json", doc_path])
+    proc = run(
+        [
+            runner,
+            "-d",
+            scratch,
+            "-s",
+            "4",
+            "-r",
+            "0",
+            "-n",
+            "0",
+            "-f2",
+            "-q",
+            "--char-mode",
+            "stdio",
+            "--stdio-buffer",
+            "4096",
+            "--json",
+            doc_path,
+        ]
+    )
     assert proc.returncode == 0, proc.stderr
     tests = json.loads(doc_path.read_text())["runs"][0]["tests"]
     assert tests["putc"]["syscalls"]["write"] == 2 * 1048576 // 4096
@@ -288,8 +397,11 @@ def test_system_calls_match_bonnie(runner, tmp_path):
         tolerance = max(0.02 * want[call], 50)
         assert abs(got[call] - want[call]) <= tolerance, (call, got[call], want[call])
     # every file the runner creates is opened without following symlinks
-    created = [line for line in (tmp_path / "runner.trace").read_text().splitlines()
-               if "O_CREAT" in line and "resumed>" not in line]
+    created = [
+        line
+        for line in (tmp_path / "runner.trace").read_text().splitlines()
+        if "O_CREAT" in line and "resumed>" not in line
+    ]
     assert created and all("O_NOFOLLOW" in line for line in created)
     # the same seed gives bonnie++'s file names, in bonnie++'s order (after its 8192 seek tickets)
     assert _created_names(tmp_path / "runner.trace") == _created_names(tmp_path / "bonnie.trace")
@@ -314,11 +426,29 @@ def test_posts_to_a_real_server_and_spools_when_it_is_down(runner, tmp_path):
         board = server.url
         scratch = tmp_path / "s"
         scratch.mkdir()
-        proc = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-x", "2", "-m", "posted",
-                    "--post", board, "--tag", "suite=pytest", "--tag", "fs=test", "--label", "runner e2e"])
+        proc = run(
+            [
+                runner,
+                "-d",
+                scratch,
+                *FILES_ONLY,
+                "-x",
+                "2",
+                "-m",
+                "posted",
+                "--post",
+                board,
+                "--tag",
+                "suite=pytest",
+                "--tag",
+                "fs=test",
+                "--label",
+                "runner e2e",
+            ]
+        )
         assert proc.returncode == 0, proc.stderr
         lines = proc.stdout.splitlines()
-        assert lines[0].split(",") == CSV_COLUMNS  # -x N: a header naming all 50 columns
+        assert lines[0].split(",") == list(COLUMNS_198)  # -x N: a header naming all 50 columns
         assert len(lines) == 3 and all(len(line.split(",")) == 50 for line in lines[1:])
         listed = _get_json(f"{board}/api/runs?tag=suite=pytest")
         assert listed["total"] == 2, listed
@@ -330,8 +460,9 @@ def test_posts_to_a_real_server_and_spools_when_it_is_down(runner, tmp_path):
         assert detail["document"]["system"]["hostname"]
         assert detail["document"]["schema"] == "bonnieboard-runner/1"
     spool = tmp_path / "spool.json"
-    proc = run([runner, "-d", tmp_path / "s", "-s", "0", "-n", "1", "-r", "0", "-q",
-                "--post", board, "--spool", spool, "--tag", "suite=pytest"])
+    proc = run(
+        [runner, "-d", tmp_path / "s", *FILES_ONLY, "-q", "--post", board, "--spool", spool, "--tag", "suite=pytest"]
+    )
     assert proc.returncode == 4, proc.stderr
     body = json.loads(spool.read_text())
     assert body["csv"].startswith("1.98,bonnieboard-") and body["tags"] == {"suite": "pytest"}
@@ -343,12 +474,12 @@ def test_token_opens_a_protected_board_and_a_missing_one_spools(runner, tmp_path
     scratch = tmp_path / "s"
     scratch.mkdir()
     with live_server(f"sqlite:///{tmp_path / 'board.db'}", env={"BONNIEBOARD_API_TOKEN": "s3cret-token"}) as server:
-        refused = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "-m", "no-token",
-                       "--post", server.url, "--spool", tmp_path / "refused.json"])
+        refused = run_quick(
+            runner, scratch, "-m", "no-token", "--post", server.url, "--spool", tmp_path / "refused.json"
+        )
         assert refused.returncode == 4, refused.stderr
         assert (tmp_path / "refused.json").exists()
-        posted = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "-m", "with-token",
-                      "--post", server.url, "--token", "s3cret-token"])
+        posted = run_quick(runner, scratch, "-m", "with-token", "--post", server.url, "--token", "s3cret-token")
         assert posted.returncode == 0, posted.stderr
         listed = _get_json(f"{server.url}/api/runs")
         assert [item["machine"] for item in listed["items"]] == ["with-token"]
@@ -367,28 +498,31 @@ def test_the_token_is_written_nowhere(runner, tmp_path):
     scratch.mkdir()
     doc_path = tmp_path / "doc.json"
     with live_server(f"sqlite:///{tmp_path / 'board.db'}", env={"BONNIEBOARD_API_TOKEN": secret}) as server:
-        posted = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "-m", "argv-token",
-                      "--post", server.url, "--token", secret, "--json", doc_path])
+        posted = run_quick(
+            runner, scratch, "-m", "argv-token", "--post", server.url, "--token", secret, "--json", doc_path
+        )
         assert posted.returncode == 0, posted.stderr
-        inline = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "-m", "inline-token",
-                      "--post", server.url, f"--token={secret}"])
+        inline = run(
+            [runner, "-d", scratch, *FILES_ONLY, "-q", "-m", "inline-token", "--post", server.url, f"--token={secret}"]
+        )
         assert inline.returncode == 0, inline.stderr
-        from_env = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "-m", "env-token",
-                        "--post", server.url], env=os.environ | {"BONNIEBOARD_TOKEN": secret})
+        from_env = run(
+            [runner, "-d", scratch, *FILES_ONLY, "-q", "-m", "env-token", "--post", server.url],
+            env=os.environ | {"BONNIEBOARD_TOKEN": secret},
+        )
         assert from_env.returncode == 0, from_env.stderr
         token_file = tmp_path / "token"
         token_file.write_text(secret + "\n")
         token_file.chmod(0o644)
-        refused = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "--post", server.url,
-                       "--token-file", token_file])
+        refused = run_quick(runner, scratch, "--post", server.url, "--token-file", token_file)
         assert refused.returncode == 1 and "chmod 600" in refused.stderr, refused.stderr
         token_file.chmod(0o600)
-        from_file = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "-m", "file-token",
-                         "--post", server.url, "--token-file", token_file])
+        from_file = run_quick(runner, scratch, "-m", "file-token", "--post", server.url, "--token-file", token_file)
         assert from_file.returncode == 0, from_file.stderr
         listed = _get_json(f"{server.url}/api/runs")
         assert sorted(item["machine"] for item in listed["items"]) == sorted(
-            ["argv-token", "inline-token", "env-token", "file-token"])
+            ["argv-token", "inline-token", "env-token", "file-token"]
+        )
         for item in listed["items"]:
             detail = urllib.request.urlopen(f"{server.url}/api/runs/{item['id']}", timeout=10).read().decode()
             page = urllib.request.urlopen(f"{server.url}/runs/{item['id']}", timeout=10).read().decode()
@@ -401,14 +535,16 @@ def test_the_token_is_written_nowhere(runner, tmp_path):
         _assert_secret_absent(secret, json_file=doc_path.read_text(), stderr=posted.stderr + from_env.stderr)
     # the server is gone: the post fails, the body is spooled privately, the resend line names the variable
     spool = tmp_path / "spool.json"
-    failed = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "--post", server.url,
-                  "--token", secret, "--spool", spool])
+    failed = run_quick(runner, scratch, "--post", server.url, "--token", secret, "--spool", spool)
     assert failed.returncode == 4, failed.stderr
     assert spool.stat().st_mode & 0o777 == 0o600
     _assert_secret_absent(secret, spool=spool.read_text(), stderr=failed.stderr)
     assert '-H "Authorization: Bearer $BONNIEBOARD_TOKEN"' in failed.stderr
-    default_spool = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "-q", "--post", server.url],
-                        cwd=tmp_path, env=os.environ | {"BONNIEBOARD_TOKEN": secret})
+    default_spool = run(
+        [runner, "-d", scratch, *FILES_ONLY, "-q", "--post", server.url],
+        cwd=tmp_path,
+        env=os.environ | {"BONNIEBOARD_TOKEN": secret},
+    )
     assert default_spool.returncode == 4, default_spool.stderr
     (made,) = tmp_path.glob("bonnieboard-spool-*.json")
     assert made.stat().st_mode & 0o777 == 0o600
@@ -426,7 +562,7 @@ def test_huge_sizes_are_usage_errors(runner, tmp_path, size):
 
 @pytest.mark.parametrize("name", ["two\nlines", "a,b", "tab\there", "\ufeffbom", "x" * 201])
 def test_machine_names_the_board_would_misread_are_refused(runner, tmp_path, name):
-    proc = run([runner, "-d", tmp_path, "-s", "0", "-n", "1", "-r", "0", "-m", name], timeout=30)
+    proc = run([runner, "-d", tmp_path, *FILES_ONLY, "-m", name], timeout=30)
     assert proc.returncode == 1, proc.stderr
     assert "-m: the machine name" in proc.stderr
     assert proc.stdout == "" and list(tmp_path.iterdir()) == []
@@ -439,20 +575,36 @@ def test_unwritable_outputs_are_reported_before_the_tests(runner, tmp_path):
     scratch.mkdir()
     missing = tmp_path / "no-such-dir"
     for extra in (["--json", missing / "doc.json"], ["--post", "http://127.0.0.1:9", "--spool", missing / "sp.json"]):
-        proc = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", *extra], timeout=30)
+        proc = run([runner, "-d", scratch, *FILES_ONLY, *extra], timeout=30)
         assert proc.returncode == 2, proc.stderr
         assert str(extra[-1]) in proc.stderr and "Create files" not in proc.stderr
         assert proc.stdout == "" and list(scratch.iterdir()) == []
     taken = tmp_path / "taken.json"
     taken.write_text("an earlier spool\n")
-    proc = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "--post", "http://127.0.0.1:9",
-                "--spool", taken], timeout=30)
+    proc = run(
+        [runner, "-d", scratch, *FILES_ONLY, "--post", "http://127.0.0.1:9", "--spool", taken],
+        timeout=30,
+    )
     assert proc.returncode == 2 and "never overwrites" in proc.stderr, proc.stderr
     assert taken.read_text() == "an earlier spool\n"
     # opened early, written late: a run whose post fails still leaves its document in the --json file
     doc = tmp_path / "doc.json"
-    proc = run([runner, "-d", scratch, "-s", "0", "-n", "1", "-r", "0", "--json", doc, "--post",
-                "http://127.0.0.1:9", "--spool", tmp_path / "ok-spool.json", "-q"], timeout=60)
+    proc = run(
+        [
+            runner,
+            "-d",
+            scratch,
+            *FILES_ONLY,
+            "--json",
+            doc,
+            "--post",
+            "http://127.0.0.1:9",
+            "--spool",
+            tmp_path / "ok-spool.json",
+            "-q",
+        ],
+        timeout=60,
+    )
     assert proc.returncode == 4 and json.loads(doc.read_text())["schema"] == "bonnieboard-runner/1"
 
 
@@ -463,10 +615,10 @@ def _own_user() -> str:
 
 def test_a_bonnie_command_line_runs_with_the_binary_name_changed(runner, tmp_path):
     """Issue 12.7: `bonnie++ -u root -d DIR ...` works as `bonnieboard-runner -u root -d DIR ...`."""
-    proc = run([runner, "-u", _own_user(), "-d", tmp_path, "-s", "0", "-n", "1", "-r", "0", "-q", "-z", "7"])
+    proc = run([runner, "-u", _own_user(), "-d", tmp_path, *FILES_ONLY, "-q", "-z", "7"])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1].startswith("1.98,bonnieboard-")
-    bad = run([runner, "-u", "no-such-user-xyz", "-d", tmp_path, "-s", "0", "-n", "1", "-r", "0"])
+    bad = run([runner, "-u", "no-such-user-xyz", "-d", tmp_path, *FILES_ONLY])
     assert bad.returncode == 1 and "can't find user no-such-user-xyz" in bad.stderr
 
 
@@ -481,19 +633,26 @@ def test_semaphores_synchronise_runners_and_bonnie(runner, tmp_path):
         for d in dirs:
             d.mkdir()
             d.chmod(0o777)
-        common = ["-s", "0", "-n", "1", "-r", "0", "-q", "-y", "s"]
+        common = [*FILES_ONLY, "-q", "-y", "s"]
         started = [
-            subprocess.Popen([str(runner), "-d", str(dirs[0]), *common], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
-            subprocess.Popen([*bonnie_command(bonnie), "-d", str(dirs[1]), *common], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
-        ]  # fmt: skip
+            subprocess.Popen(
+                [str(runner), "-d", str(dirs[0]), *common], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            ),
+            subprocess.Popen(
+                [*bonnie_command(bonnie), "-d", str(dirs[1]), *common],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            ),
+        ]
         outputs = [p.communicate(timeout=120) for p in started]
-        for p, (out, err) in zip(started, outputs):
+        for p, (_out, err) in zip(started, outputs, strict=True):
             assert p.returncode == 0, err
         assert outputs[0][0].splitlines()[-1].startswith("1.98,bonnieboard-")
     finally:
         removed = run([runner, "-p", "-1"], timeout=30)
     assert removed.returncode == 0 and "Semaphore removed." in removed.stdout, removed.stderr
-    alone = run([runner, "-d", tmp_path, "-s", "0", "-n", "1", "-r", "0", "-y", "s"], timeout=30)
+    alone = run([runner, "-d", tmp_path, *FILES_ONLY, "-y", "s"], timeout=30)
     assert alone.returncode == 2 and "-p N first" in alone.stderr
 
 
@@ -511,8 +670,24 @@ def test_random_file_gives_bonnies_file_names(runner, tmp_path):
         scratch.mkdir()
         scratch.chmod(0o777)
         trace = tmp_path / f"{who}.trace"
-        proc = run([strace, "-f", "-qq", "-o", trace, "-e", "trace=open,openat,creat", *cmd, "-d", scratch,
-                    "-s", "0", "-n", "1", "-r", "0", "-q", "-Z", random_file])
+        proc = run(
+            [
+                strace,
+                "-f",
+                "-qq",
+                "-o",
+                trace,
+                "-e",
+                "trace=open,openat,creat",
+                *cmd,
+                "-d",
+                scratch,
+                *FILES_ONLY,
+                "-q",
+                "-Z",
+                random_file,
+            ]
+        )
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.splitlines()[-1].split(",")[4] == str(random_file)
         names[who] = _created_names(trace)
@@ -564,8 +739,10 @@ def test_sequential_latency_counts_the_first_directory_read(runner, tmp_path):
     scratch = tmp_path / "s"
     scratch.mkdir()
     doc_path = tmp_path / "doc.json"
-    proc = run([runner, "-d", scratch, "-s", "0", "-n", "1:0:0:2", "-r", "0", "-q", "--json", doc_path],
-               env=os.environ | {"LD_PRELOAD": str(shim)})
+    proc = run(
+        [runner, "-d", scratch, "-s", "0", "-n", "1:0:0:2", "-r", "0", "-q", "--json", doc_path],
+        env=os.environ | {"LD_PRELOAD": str(shim)},
+    )
     assert proc.returncode == 0, proc.stderr
     tests = json.loads(doc_path.read_text())["runs"][0]["tests"]
     for name in ("seq_stat", "seq_del"):
@@ -591,7 +768,7 @@ def test_a_tiny_run_on_tmpfs_is_cached_and_per_char_is_cpu_bound(runner, tmp_pat
     for name in ("rewrite", "get_block", "seeks", "seq_stat", "ran_stat"):
         assert codes[name] == "cached", (name, codes)
     assert tests["get_block"]["limiter"]["evidence"]["device_util_pct"] is None  # no device under a tmpfs
-    notes = proc.stderr[proc.stderr.index("Notes"):]
+    notes = proc.stderr[proc.stderr.index("Notes") :]
     assert re.search(r"^  putc\s+cpu_bound\s+CPU time was", notes, re.MULTILINE), notes
 
 

@@ -12,7 +12,7 @@ from app.ingest import ingest
 from app.migrate import upgrade
 from app.models import run_table
 from app.parsing import PLAIN_198, iter_parse
-from tests.conftest import CORPUS_DIR
+from tests.helpers import CORPUS_DIR
 
 COMPARED = [c for c in run_table.c if c.name not in ("id", "upload_id", "created_at")]
 
@@ -61,25 +61,37 @@ DIGITS = st.integers(0, 10**15 - 1).map(str)
 COUNT = st.integers(0, 10**9 - 1).map(str)
 PAIR = st.one_of(st.tuples(DIGITS, COUNT).map(",".join), st.just("+++++,+++"), st.just(","))
 SEEKS = st.one_of(
-    st.tuples(st.integers(0, 10**15 - 1), st.integers(0, 999999), st.integers(1, 6)).map(lambda t: f"{t[0]}.{str(t[1]).zfill(6)[: t[2]]}"),
+    st.tuples(st.integers(0, 10**15 - 1), st.integers(0, 999999), st.integers(1, 6)).map(
+        lambda t: f"{t[0]}.{str(t[1]).zfill(6)[: t[2]]}"
+    ),
     DIGITS,
 )
 SEEKS_PAIR = st.one_of(st.tuples(SEEKS, COUNT).map(",".join), st.just("+++++,+++"), st.just(","))
-LATENCY = st.one_of(st.just(""), st.tuples(st.integers(0, 10**12 - 1), st.sampled_from(["us", "ms", "s"])).map(lambda t: f"{t[0]}{t[1]}"))
+LATENCY = st.one_of(
+    st.just(""),
+    st.tuples(st.integers(0, 10**12 - 1), st.sampled_from(["us", "ms", "s"])).map(lambda t: f"{t[0]}{t[1]}"),
+)
 OPTIONAL = st.one_of(st.just(""), DIGITS)
 
 
 @st.composite
 def plain_198_lines(draw):
     io = [
-        draw(st.integers(0, 10**12 - 1).map(str)) + draw(st.sampled_from("MG")), "",
-        draw(OPTIONAL), draw(st.one_of(st.just(""), COUNT)),
-        *(draw(PAIR) for _ in range(5)), draw(SEEKS_PAIR),
-    ]  # fmt: skip
+        draw(st.integers(0, 10**12 - 1).map(str)) + draw(st.sampled_from("MG")),
+        "",
+        draw(OPTIONAL),
+        draw(st.one_of(st.just(""), COUNT)),
+        *(draw(PAIR) for _ in range(5)),
+        draw(SEEKS_PAIR),
+    ]
     files = [
-        draw(DIGITS), draw(st.one_of(st.just(""), DIGITS, st.sampled_from(["link", "symlink"]))), draw(OPTIONAL), "", draw(OPTIONAL),
+        draw(DIGITS),
+        draw(st.one_of(st.just(""), DIGITS, st.sampled_from(["link", "symlink"]))),
+        draw(OPTIONAL),
+        "",
+        draw(OPTIONAL),
         *(draw(PAIR) for _ in range(6)),
-    ]  # fmt: skip
+    ]
     io_latencies = [draw(LATENCY) for _ in range(6)]
     file_latencies = [draw(LATENCY) for _ in range(6)]
     not_run = draw(st.sampled_from(["none", "io", "files"]))  # -s 0 or -n 0
@@ -91,7 +103,9 @@ def plain_198_lines(draw):
     return ",".join(head + io + files + io_latencies + file_latencies)
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(plain_198_lines())
 def test_any_plain_line_stores_the_same_either_way(two_databases, line):
     assert PLAIN_198.fullmatch(line), line
@@ -121,7 +135,9 @@ def plain_lines_with_unicode(draw):
     return "".join(chars)
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(plain_lines_with_unicode())
 def test_unicode_in_place_of_digits_has_the_same_outcome_either_way(two_databases, line):
     """Issue #8: the plain-line check once took "٣" for a digit, and SQLite stored it as 0."""

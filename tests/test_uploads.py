@@ -3,9 +3,7 @@ report turned into its CSV line, tags with a space refused at input, and "compar
 
 from pathlib import Path
 
-from tests.page_forms import post_form
-from tests.test_cli import run_cli
-from tests.test_parsing import LINE_198, with_field
+from tests.helpers import LINE_198, post_form, run_cli, with_field
 
 REPORTS = Path(__file__).resolve().parent / "data" / "reports"
 SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"

@@ -1,9 +1,8 @@
 """/api: JSON endpoints. Thin: read the request, call one service, shape the answer."""
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import orjson
-
 from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import WithJsonSchema
 
@@ -16,13 +15,23 @@ from app.figures import figures_of
 from app.models import MAX_ID
 from app.parsing import TESTS
 from app.request_body import read_upload
-from app.schemas import LABEL_PARAM_SCHEMA, TAG_PARAM_SCHEMA, CompareOut, ErrorOut, RunDetailOut, RunList, RunOut, RunPatch, UploadOut
+from app.schemas import (
+    LABEL_PARAM_SCHEMA,
+    TAG_PARAM_SCHEMA,
+    CompareOut,
+    ErrorOut,
+    RunDetailOut,
+    RunList,
+    RunOut,
+    RunPatch,
+    UploadOut,
+)
 from app.storing import store_upload
 from app.validation import check_label, check_name_pattern, check_tag, parse_tag_params
 
 router = APIRouter(prefix="/api", tags=["runs"])
 
-ERRORS = {status: {"model": ErrorOut} for status in (400, 401, 403, 404, 408, 413, 422, 503)}
+ERRORS: dict[int | str, dict[str, Any]] = {status: {"model": ErrorOut} for status in (400, 401, 403, 404, 408, 413, 422, 503)}
 
 UPLOAD_BODY = {
     "requestBody": {

@@ -21,7 +21,7 @@ LoginFormDep = Annotated[FormData, Depends(csrf_form(FormLimits(max_bytes=8192, 
 
 
 @router.get("/login", response_class=HTMLResponse)
-def login_page(request: Request, page: PageAuthDep, next: str = "/upload"):  # noqa: A002 - the query's name
+def login_page(request: Request, page: PageAuthDep, next: str = "/upload"):
     return render(request, "login.html", {"next": auth.safe_next(next), "error": None, "auth": page})
 
 

@@ -1,10 +1,10 @@
 """HTML pages. Each renders a whole page, or only its partial when htmx asks (HX-Request)."""
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
-from starlette.datastructures import FormData
+from starlette.datastructures import FormData, UploadFile
 
 from app import charts, matrix, queries
 from app.comparison_request import ABSOLUTE, MAX_RUNS, parse_run_ids, permalink, read_request, settle
@@ -51,7 +51,7 @@ def runs_page(
     session: SessionDep,
     machine: str | None = None,
     tag: Annotated[list[str], Query()] = [],  # noqa: B006
-    format: str | None = None,  # noqa: A002
+    format: str | None = None,
     page: Annotated[int, Query(ge=1, le=MAX_ID)] = 1,
     runs: str = "",
     run: Annotated[list[str], Query()] = [],  # noqa: B006
@@ -131,7 +131,7 @@ def compare_page(
         return RedirectResponse(url, status_code=303)
 
     recent = queries.recent_runs(session=session, limit=RECENT_RUNS, exclude=list(settled.run_ids))
-    context = {"url": url, "mode": settled.mode, "group": settled.grouping.spelling, "notice": notice, "recent": recent}
+    context: dict[str, Any] = {"url": url, "mode": settled.mode, "group": settled.grouping.spelling, "notice": notice, "recent": recent}
     if figures:
         data = charts.compare(figures, mode=settled.mode, baseline=settled.baseline, grouping=settled.grouping)
         context.update(
@@ -268,15 +268,15 @@ def upload_page(request: Request, page_auth: PageAuthDep):
 async def upload_submit(request: Request, session: SessionDep, page_auth: PageAuthDep, form: UploadFormDep):
     settings = get_settings()
     upload = form.get("file")
-    data = await upload.read() if hasattr(upload, "read") else b""
-    filename = check_filename(getattr(upload, "filename", None))
+    data = await upload.read() if isinstance(upload, UploadFile) else b""
+    filename = check_filename(upload.filename if isinstance(upload, UploadFile) else None)
     pasted = form.get("lines") or ""
     if not data and isinstance(pasted, str):
         data = pasted.encode("utf-8")
         filename = None
     partial = form.get("partial") == "true"
     typed = {key: str(form.get(key) or "") for key in ("tags", "label", "name_tags")}
-    context = {"outcome": None, "errors": [], "detail": None, "auth": page_auth, "typed": typed}
+    context: dict[str, Any] = {"outcome": None, "errors": [], "detail": None, "auth": page_auth, "typed": typed}
     status_code = 201
     try:
         # Checked before the upload is read, with the answer next to the form: a bad tag or pattern is
