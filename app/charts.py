@@ -57,11 +57,19 @@ CHARTS = (
 CHART_KEYS = tuple(spec.key for spec in CHARTS)
 
 TEST_TITLES = {
-    "putc": "per-char write", "put_block": "block write", "rewrite": "rewrite",
-    "getc": "per-char read", "get_block": "block read", "seeks": "random seeks",
-    "seq_create": "seq. create", "seq_stat": "seq. stat", "seq_del": "seq. delete",
-    "ran_create": "random create", "ran_stat": "random stat", "ran_del": "random delete",
-}  # fmt: skip
+    "putc": "per-char write",
+    "put_block": "block write",
+    "rewrite": "rewrite",
+    "getc": "per-char read",
+    "get_block": "block read",
+    "seeks": "random seeks",
+    "seq_create": "seq. create",
+    "seq_stat": "seq. stat",
+    "seq_del": "seq. delete",
+    "ran_create": "random create",
+    "ran_stat": "random stat",
+    "ran_del": "random delete",
+}
 
 # Why a cell has no value; the page says these in tooltips and under each chart.
 STATUS_TEXT = {
@@ -168,21 +176,33 @@ def compare(
     for spec in CHARTS:
         indexes = TEST_INDEXES[spec.key]
         series = all_series[spec.key]
-        charts.append({
-            "key": spec.key,
-            "unit": "%" if relative else spec.unit,
-            "higher_is_better": spec.higher_is_better,
-            "tests": list(spec.tests),
-            "series": series,
-            "configurations": [
-                {"configuration": config.id, "tests": [
-                    _cell(spec, index, config, facts[config.id], samples[config.id][index], None if config is base_config else base_samples[index])
-                    for index in indexes
-                ]}
-                for config in configurations
-            ],
-            "hints": [WORST_LATENCY] if spec.measure == LATENCY else [],
-        })  # fmt: skip
+        charts.append(
+            {
+                "key": spec.key,
+                "unit": "%" if relative else spec.unit,
+                "higher_is_better": spec.higher_is_better,
+                "tests": list(spec.tests),
+                "series": series,
+                "configurations": [
+                    {
+                        "configuration": config.id,
+                        "tests": [
+                            _cell(
+                                spec,
+                                index,
+                                config,
+                                facts[config.id],
+                                samples[config.id][index],
+                                None if config is base_config else base_samples[index],
+                            )
+                            for index in indexes
+                        ],
+                    }
+                    for config in configurations
+                ],
+                "hints": [WORST_LATENCY] if spec.measure == LATENCY else [],
+            }
+        )
     data = {
         "mode": mode,
         "baseline": baseline,
@@ -262,7 +282,9 @@ def _single_sample(result: Result) -> Sample:
     latency = _one(latency_us)
     if status == OK:
         return Sample({VALUE: _one(value), CPU: _one(cpu_pct), LATENCY: latency}, 1, 0, 0)
-    return Sample({VALUE: _NOTHING, CPU: _NOTHING, LATENCY: latency}, 1, int(status == TOO_FAST), int(status != TOO_FAST))
+    return Sample(
+        {VALUE: _NOTHING, CPU: _NOTHING, LATENCY: latency}, 1, int(status == TOO_FAST), int(status != TOO_FAST)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,7 +391,9 @@ def _round3(x: float) -> float:
     return x + 0.0 if type(x) is int or x.is_integer() else round(x, 3) + 0.0
 
 
-def _single_cell(spec: ChartSpec, index: int, facts: ConfigFacts, sample: Sample, base: Sample | None) -> dict[str, Any]:
+def _single_cell(
+    spec: ChartSpec, index: int, facts: ConfigFacts, sample: Sample, base: Sample | None
+) -> dict[str, Any]:
     """_cell() for a configuration of one run, the common case of an ungrouped comparison: no spread,
     no interval, a verdict that can only be unknown — the same answer with a fraction of the work."""
     measure = spec.measure
@@ -392,19 +416,48 @@ def _single_cell(spec: ChartSpec, index: int, facts: ConfigFacts, sample: Sample
     if measure == VALUE:
         cpu_pct = sample.stats[CPU][0].mean
         if n_too_fast or (cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT) or facts.ram_mib or test in PER_CHAR_TESTS:
-            hints = result_hints(test, measures_rate=True, n_runs=1, n_too_fast=n_too_fast, cv_pct=None, cpu_pct=cpu_pct,
-                                 file_size_mib=facts.file_size_mib, ram_mib=facts.ram_mib,
-                                 format_versions=facts.format_versions, evidence=None)  # fmt: skip
+            hints = result_hints(
+                test,
+                measures_rate=True,
+                n_runs=1,
+                n_too_fast=n_too_fast,
+                cv_pct=None,
+                cpu_pct=cpu_pct,
+                file_size_mib=facts.file_size_mib,
+                ram_mib=facts.ram_mib,
+                format_versions=facts.format_versions,
+                evidence=None,
+            )
     elif n_too_fast:
-        hints = result_hints(test, measures_rate=False, n_runs=1, n_too_fast=n_too_fast, cv_pct=None, cpu_pct=None,
-                             file_size_mib=facts.file_size_mib, ram_mib=facts.ram_mib,
-                             format_versions=facts.format_versions, evidence=None)  # fmt: skip
+        hints = result_hints(
+            test,
+            measures_rate=False,
+            n_runs=1,
+            n_too_fast=n_too_fast,
+            cv_pct=None,
+            cpu_pct=None,
+            file_size_mib=facts.file_size_mib,
+            ram_mib=facts.ram_mib,
+            format_versions=facts.format_versions,
+            evidence=None,
+        )
     value = None if mean is None else _round3(mean)
     return {
-        "test": test, "status": status, "n": described.n, "n_too_fast": n_too_fast, "n_not_run": n_not_run,
-        "mean": value, "median": value, "sd": None, "cv_pct": None, "ci95": None,
-        "ratio": ratio, "ratio_ci95": None, "verdict": verdict, "hints": hints,
-    }  # fmt: skip
+        "test": test,
+        "status": status,
+        "n": described.n,
+        "n_too_fast": n_too_fast,
+        "n_not_run": n_not_run,
+        "mean": value,
+        "median": value,
+        "sd": None,
+        "cv_pct": None,
+        "ci95": None,
+        "ratio": ratio,
+        "ratio_ci95": None,
+        "verdict": verdict,
+        "hints": hints,
+    }
 
 
 def _evidence(config: Configuration, test: str) -> list[dict[str, str]] | None:
@@ -494,9 +547,11 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
     charts = []
     for spec, chart in zip(CHARTS, data["charts"], strict=True):
         values = [
-            v for entry in chart["configurations"] for cell in entry["tests"]
+            v
+            for entry in chart["configurations"]
+            for cell in entry["tests"]
             for v in (cell["mean"], *(cell["ci95"] or ()))
-        ]  # fmt: skip
+        ]
         kind = RELATIVE_KIND[spec.measure] if relative else None
         log = spec.measure == LATENCY  # absolute latency spans decades; relative, so do its ratios
         if kind == RATIO:
@@ -513,23 +568,25 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
             axis_title = f"{'latency' if log else spec.title}, {unit}" + (" (log scale)" if log else "")
             if spec.measure == CPU:
                 axis_title = "%CPU"
-        charts.append({
-            "key": spec.key,
-            "title": spec.title,
-            "measure": spec.measure,
-            "relative_kind": kind,
-            "source": ", ".join(sources),
-            "better": ("higher" if spec.higher_is_better else "lower") + " is better",
-            "axis_title": axis_title,
-            "scale": "logarithmic" if log else "linear",
-            "display_unit": unit,
-            "divisor": divisor,
-            "steps": None if relative else UNIT_STEPS.get(spec.unit),
-            "test_titles": [TEST_TITLES[test] for test in spec.tests],
-            "hints": [TOO_FAST_HINT[test] for test in spec.tests],
-            "notes": chart_notes(chart, config_names, base_id if relative else None),
-            "hint_list": hint_list(chart, config_names),
-        })  # fmt: skip
+        charts.append(
+            {
+                "key": spec.key,
+                "title": spec.title,
+                "measure": spec.measure,
+                "relative_kind": kind,
+                "source": ", ".join(sources),
+                "better": ("higher" if spec.higher_is_better else "lower") + " is better",
+                "axis_title": axis_title,
+                "scale": "logarithmic" if log else "linear",
+                "display_unit": unit,
+                "divisor": divisor,
+                "steps": None if relative else UNIT_STEPS.get(spec.unit),
+                "test_titles": [TEST_TITLES[test] for test in spec.tests],
+                "hints": [TOO_FAST_HINT[test] for test in spec.tests],
+                "notes": chart_notes(chart, config_names, base_id if relative else None),
+                "hint_list": hint_list(chart, config_names),
+            }
+        )
     return {
         "names": {str(run_id): name for run_id, name in names.items()},
         "configuration_names": {str(cid): name for cid, name in config_names.items()},
@@ -581,12 +638,14 @@ def chart_notes(chart: dict[str, Any], names: dict[int, str], base_id: int | Non
         if status == TOO_FAST:
             hints = dict.fromkeys(TOO_FAST_HINT[test] for tests in by_config.values() for test in tests)
             explanation = f"{TOO_FAST_EXPLANATION} {' or '.join(hints).capitalize()} would measure it."
-        notes.append({
-            "status": status,
-            "text": STATUS_TEXT.get(status, status),
-            "explanation": explanation,
-            "where": [f"{names[cid]}: {', '.join(tests)}" for cid, tests in by_config.items()],
-        })  # fmt: skip
+        notes.append(
+            {
+                "status": status,
+                "text": STATUS_TEXT.get(status, status),
+                "explanation": explanation,
+                "where": [f"{names[cid]}: {', '.join(tests)}" for cid, tests in by_config.items()],
+            }
+        )
     return notes
 
 
@@ -651,9 +710,14 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
     base_id = data["baseline_configuration"]
     # test -> (chart, index in it) for each measure
     where = {
-        measure: {test: (by_key[spec.key], spec.tests.index(test)) for spec in CHARTS if spec.measure == measure for test in spec.tests}
+        measure: {
+            test: (by_key[spec.key], spec.tests.index(test))
+            for spec in CHARTS
+            if spec.measure == measure
+            for test in spec.tests
+        }
         for measure in (VALUE, CPU, LATENCY)
-    }  # fmt: skip
+    }
     has_latency = any(cell["n"] for entry in by_key["latency"]["configurations"] for cell in entry["tests"])
     measures = (VALUE, CPU, LATENCY) if has_latency else (VALUE, CPU)
     columns = []
@@ -669,14 +733,16 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
                 if cell["ratio"] is not None and config_id != base_id:
                     relative = f"{_difference(measure, cell, cells[base_id])} {VERDICT_MARK[cell['verdict']]}"
                 too_fast = cell["status"] == TOO_FAST and measure != LATENCY
-                by_config[config_id].append({
-                    "measure": measure,
-                    "text": TOO_FAST_TEXT if too_fast else format_in(cell["mean"], unit, divisor),
-                    "relative": relative,
-                    "verdict": cell["verdict"],
-                    "status": cell["status"],
-                    "n": cell["n"],
-                })  # fmt: skip
+                by_config[config_id].append(
+                    {
+                        "measure": measure,
+                        "text": TOO_FAST_TEXT if too_fast else format_in(cell["mean"], unit, divisor),
+                        "relative": relative,
+                        "verdict": cell["verdict"],
+                        "status": cell["status"],
+                        "n": cell["n"],
+                    }
+                )
     rows = [
         {
             "configuration": config["id"],

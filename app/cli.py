@@ -7,8 +7,8 @@ import os
 import secrets
 import shlex
 import sys
-from importlib.metadata import version
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 
 from sqlalchemy import func, select
@@ -19,8 +19,8 @@ from app.db import get_sessionmaker
 from app.errors import AppError, InvalidUpload
 from app.ingest import ingest_bytes
 from app.migrate import upgrade
-from app.name_tags import NamePattern
 from app.models import run_table
+from app.name_tags import NamePattern
 from app.validation import check_label, check_name_pattern, parse_tag_params
 
 

@@ -54,23 +54,56 @@ def seek_cpu_source(run: RunFigures) -> str | None:
 
 # code, what differs, how to read a value, why it matters
 _CHECKS: list[tuple[str, str, Callable[[RunFigures], Any], str]] = [
-    ("file_size_differs", "file size (-s)", lambda r: f"{r.setup.file_size_mib} MiB" if r.setup.file_size_mib else None,
-     "a file that fits in RAM is read from the cache"),
-    ("chunk_size_differs", "chunk size", lambda r: f"{r.setup.io_chunk_bytes} bytes" if r.setup.io_chunk_bytes else None,
-     "block tests move data in chunks of this size"),
-    ("file_test_differs", "file-test spec (-n)", lambda r: file_test_text(r.setup.file_test) or None,
-     "the file tests create, stat and delete different numbers and sizes of files"),
+    (
+        "file_size_differs",
+        "file size (-s)",
+        lambda r: f"{r.setup.file_size_mib} MiB" if r.setup.file_size_mib else None,
+        "a file that fits in RAM is read from the cache",
+    ),
+    (
+        "chunk_size_differs",
+        "chunk size",
+        lambda r: f"{r.setup.io_chunk_bytes} bytes" if r.setup.io_chunk_bytes else None,
+        "block tests move data in chunks of this size",
+    ),
+    (
+        "file_test_differs",
+        "file-test spec (-n)",
+        lambda r: file_test_text(r.setup.file_test) or None,
+        "the file tests create, stat and delete different numbers and sizes of files",
+    ),
     ("seeks_differs", "seeks", lambda r: seeks_text(r) or None, "the seek test does different work"),
-    ("concurrency_differs", "concurrency (-c)", lambda r: r.setup.concurrency, "several copies share the disk and the CPU"),
-    ("family_differs", "bonnie++ family", family,
-     ("1.0x per-char tests go through stdio putc()/getc() and use 3 seekers; 1.9x and later make one-byte system "
-      "calls and use 5: per-char and seek figures measure different things")),
-    ("seek_cpu_differs", "seek %CPU source", seek_cpu_source,
-     ("bonnie++ 1.9x and later report each seeker thread's %CPU as the whole process's; bonnieboard-runner "
-      "reports the seekers' own (runner/README.md): compare seek figures, not their %CPU")),
-    ("ram_differs", "RAM", lambda r: f"{r.setup.ram_mib} MiB" if r.setup.ram_mib else None,
-     "how much of the file the page cache can hold differs"),
-]  # fmt: skip
+    (
+        "concurrency_differs",
+        "concurrency (-c)",
+        lambda r: r.setup.concurrency,
+        "several copies share the disk and the CPU",
+    ),
+    (
+        "family_differs",
+        "bonnie++ family",
+        family,
+        (
+            "1.0x per-char tests go through stdio putc()/getc() and use 3 seekers; 1.9x and later make one-byte system "
+            "calls and use 5: per-char and seek figures measure different things"
+        ),
+    ),
+    (
+        "seek_cpu_differs",
+        "seek %CPU source",
+        seek_cpu_source,
+        (
+            "bonnie++ 1.9x and later report each seeker thread's %CPU as the whole process's; bonnieboard-runner "
+            "reports the seekers' own (runner/README.md): compare seek figures, not their %CPU"
+        ),
+    ),
+    (
+        "ram_differs",
+        "RAM",
+        lambda r: f"{r.setup.ram_mib} MiB" if r.setup.ram_mib else None,
+        "how much of the file the page cache can hold differs",
+    ),
+]
 
 
 def _ids(run_ids: list[int]) -> str:

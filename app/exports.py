@@ -11,9 +11,28 @@ from typing import Any
 from app.charts import CHARTS
 
 COLUMNS = (
-    "chart", "unit", "test", "configuration", "name", "runs", "baseline", "status", "n", "n_too_fast", "n_not_run",
-    "mean", "median", "sd", "cv_pct", "ci95_low", "ci95_high", "ratio", "ratio_ci95_low", "ratio_ci95_high", "verdict",
-)  # fmt: skip
+    "chart",
+    "unit",
+    "test",
+    "configuration",
+    "name",
+    "runs",
+    "baseline",
+    "status",
+    "n",
+    "n_too_fast",
+    "n_not_run",
+    "mean",
+    "median",
+    "sd",
+    "cv_pct",
+    "ci95_low",
+    "ci95_high",
+    "ratio",
+    "ratio_ci95_low",
+    "ratio_ci95_high",
+    "verdict",
+)
 
 
 def _pair(value: list[float] | None) -> tuple[Any, Any]:
@@ -31,13 +50,24 @@ def compare_csv(data: dict[str, Any]) -> str:
         for entry in chart["configurations"]:
             config = configurations[entry["configuration"]]
             for cell in entry["tests"]:
-                writer.writerow([
-                    chart["key"], units[chart["key"]], cell["test"], config["id"], config["name"],
-                    " ".join(map(str, config["runs"])), int(config["id"] == data["baseline_configuration"]),
-                    cell["status"], cell["n"], cell["n_too_fast"], cell["n_not_run"],
-                    *("" if cell[k] is None else cell[k] for k in ("mean", "median", "sd", "cv_pct")),
-                    *_pair(cell["ci95"]),
-                    "" if cell["ratio"] is None else cell["ratio"], *_pair(cell["ratio_ci95"]),
-                    cell["verdict"] or "",
-                ])  # fmt: skip
+                writer.writerow(
+                    [
+                        chart["key"],
+                        units[chart["key"]],
+                        cell["test"],
+                        config["id"],
+                        config["name"],
+                        " ".join(map(str, config["runs"])),
+                        int(config["id"] == data["baseline_configuration"]),
+                        cell["status"],
+                        cell["n"],
+                        cell["n_too_fast"],
+                        cell["n_not_run"],
+                        *("" if cell[k] is None else cell[k] for k in ("mean", "median", "sd", "cv_pct")),
+                        *_pair(cell["ci95"]),
+                        "" if cell["ratio"] is None else cell["ratio"],
+                        *_pair(cell["ratio_ci95"]),
+                        cell["verdict"] or "",
+                    ]
+                )
     return out.getvalue()

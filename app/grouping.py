@@ -51,8 +51,16 @@ class Configuration:
 
 def params_key(run: RunFigures) -> tuple[object, ...]:
     setup = run.setup
-    return (run.machine, run.format_version, setup.file_size_mib, setup.io_chunk_bytes, setup.file_test,
-            setup.seek_count, setup.seek_procs, setup.concurrency)  # fmt: skip
+    return (
+        run.machine,
+        run.format_version,
+        setup.file_size_mib,
+        setup.io_chunk_bytes,
+        setup.file_test,
+        setup.seek_count,
+        setup.seek_procs,
+        setup.concurrency,
+    )
 
 
 def group_runs(runs: Sequence[RunFigures], grouping: Grouping) -> list[Configuration]:

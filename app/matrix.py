@@ -117,7 +117,7 @@ def build(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
     base_cells = cells[base_id]
     matrix_rows = []
     for row_value in row_values:
-        row_cells = []
+        row_cells: list[dict[str, Any] | None] = []
         for col_value in col_values:
             config = by_position.get((row_value, col_value))
             if config is None:
@@ -128,21 +128,41 @@ def build(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
             families = []
             for key, (title, tests) in FAMILIES.items():
                 measured = [t for t in tests if own[t]["mean"] and base_cells[t]["mean"]]
-                families.append({
-                    "family": key,
-                    "title": title,
-                    "tests": measured,
-                    "geomean": _round(_geomean([own[t]["mean"] for t in measured])),
-                    "ratio_geomean": _round(_geomean([own[t]["mean"] / base_cells[t]["mean"] for t in measured])),
-                })  # fmt: skip
-            row_cells.append({
-                "configuration": config["id"],
-                "name": config["name"],
-                "runs": config["runs"],
-                "baseline": config["id"] == base_id,
-                **{k: cell[k] for k in ("status", "n", "n_too_fast", "n_not_run", "mean", "median", "sd", "cv_pct", "ci95", "ratio", "ratio_ci95", "verdict")},
-                "families": families,
-            })  # fmt: skip
+                families.append(
+                    {
+                        "family": key,
+                        "title": title,
+                        "tests": measured,
+                        "geomean": _round(_geomean([own[t]["mean"] for t in measured])),
+                        "ratio_geomean": _round(_geomean([own[t]["mean"] / base_cells[t]["mean"] for t in measured])),
+                    }
+                )
+            row_cells.append(
+                {
+                    "configuration": config["id"],
+                    "name": config["name"],
+                    "runs": config["runs"],
+                    "baseline": config["id"] == base_id,
+                    **{
+                        k: cell[k]
+                        for k in (
+                            "status",
+                            "n",
+                            "n_too_fast",
+                            "n_not_run",
+                            "mean",
+                            "median",
+                            "sd",
+                            "cv_pct",
+                            "ci95",
+                            "ratio",
+                            "ratio_ci95",
+                            "verdict",
+                        )
+                    },
+                    "families": families,
+                }
+            )
         matrix_rows.append({"value": row_value, "cells": row_cells})
     return {
         "rows_key": request.rows,
@@ -189,9 +209,13 @@ def display(built: dict[str, Any]) -> dict[str, Any]:
             texts[cell["configuration"]] = {
                 "mean": "+++++" if cell["status"] == "too_fast" else format_in(cell["mean"], unit, divisor),
                 "ci": f"{format_in(ci[0], unit, divisor)} to {format_in(ci[1], unit, divisor)}" if ci else "",
-                "relative": "" if cell["baseline"] or cell["ratio"] is None else f"{percent(cell['ratio'])} {charts.VERDICT_MARK[cell['verdict']]}",
+                "relative": ""
+                if cell["baseline"] or cell["ratio"] is None
+                else f"{percent(cell['ratio'])} {charts.VERDICT_MARK[cell['verdict']]}",
                 "families": " · ".join(
-                    f"{f['title'].split(' (')[0]} ×{f['ratio_geomean']:.2f}" for f in cell["families"] if f["ratio_geomean"] is not None
+                    f"{f['title'].split(' (')[0]} ×{f['ratio_geomean']:.2f}"
+                    for f in cell["families"]
+                    if f["ratio_geomean"] is not None
                 ),
-            }  # fmt: skip
+            }
     return {"unit": unit, "divisor": divisor, "texts": texts, "test_title": charts.TEST_TITLES[built["test"]]}

@@ -38,9 +38,7 @@ def _filtered(statement: Select, run_filter: RunFilter) -> Select:
     if run_filter.run_ids is not None:
         statement = statement.where(run_table.c.id.in_(run_filter.run_ids))
     for key, value in run_filter.tags.items():
-        statement = statement.where(
-            exists().where(Tag.run_id == run_table.c.id, Tag.key == key, Tag.value == value)
-        )
+        statement = statement.where(exists().where(Tag.run_id == run_table.c.id, Tag.key == key, Tag.value == value))
     return statement
 
 
@@ -125,7 +123,9 @@ COMPARE_COLUMNS = (
 
 # Built once: making a 53-column select costs more than SQLite takes to run it.
 _COMPARE_SELECT = select(*COMPARE_COLUMNS).where(run_table.c.id.in_(bindparam("run_ids", expanding=True)))
-_COMPARE_TAGS = select(Tag.run_id, Tag.key, Tag.value).where(Tag.run_id.in_(bindparam("run_ids", expanding=True))).order_by(Tag.key)
+_COMPARE_TAGS = (
+    select(Tag.run_id, Tag.key, Tag.value).where(Tag.run_id.in_(bindparam("run_ids", expanding=True))).order_by(Tag.key)
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +135,9 @@ class ComparedRuns:
     missing: list[int]  # ids asked for that do not exist
 
 
-def runs_to_compare(*, session: Session, run_ids: list[int], missing_ok: bool = False, with_tags: bool = True) -> ComparedRuns:
+def runs_to_compare(
+    *, session: Session, run_ids: list[int], missing_ok: bool = False, with_tags: bool = True
+) -> ComparedRuns:
     """The runs asked for, as rows of COMPARE_COLUMNS, and their tags (all empty without with_tags);
     without missing_ok, NotFound names the first missing id."""
     found = {row.id: row for row in session.execute(_COMPARE_SELECT, {"run_ids": run_ids})} if run_ids else {}
@@ -151,7 +153,9 @@ def runs_to_compare(*, session: Session, run_ids: list[int], missing_ok: bool = 
 
 def recent_runs(*, session: Session, limit: int, exclude: list[int]) -> list[Any]:
     """The newest runs' (id, machine, label), leaving out `exclude`."""
-    statement = select(run_table.c.id, run_table.c.machine, run_table.c.label).order_by(run_table.c.id.desc()).limit(limit)
+    statement = (
+        select(run_table.c.id, run_table.c.machine, run_table.c.label).order_by(run_table.c.id.desc()).limit(limit)
+    )
     if exclude:
         statement = statement.where(run_table.c.id.not_in(exclude))
     return list(session.execute(statement))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,8 +16,8 @@ from starlette.requests import Request
 
 from app.config import get_settings
 from app.errors import AppError, BadRequest, PayloadTooLarge
-from app.schemas import JsonUpload
 from app.name_tags import NamePattern
+from app.schemas import JsonUpload
 from app.validation import check_document, check_filename, check_label, check_name_pattern, check_tag
 
 FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
@@ -53,7 +53,7 @@ def content_type(request: Request) -> str:
     return request.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
-async def body_chunks(request: Request, max_bytes: int) -> AsyncIterator[bytes]:
+async def body_chunks(request: Request, max_bytes: int) -> AsyncGenerator[bytes, None]:
     """The body as it arrives: 413 as soon as it is known to exceed max_bytes, 408 when the whole
     body has not arrived within BONNIEBOARD_BODY_TIMEOUT_S (a slow client holds no worker forever)."""
     declared = request.headers.get("content-length")

@@ -50,9 +50,16 @@ LOOKUP_CHUNK = 900
 
 # The run columns a writer fills, in the order run_values() gives them.
 ROW_COLUMNS: tuple[str, ...] = (
-    "upload_id", "created_at", "line_hash", "raw_line", *RUN_LINE_COLUMNS, *FILE_TEST_COLUMNS, "label", "document",
+    "upload_id",
+    "created_at",
+    "line_hash",
+    "raw_line",
+    *RUN_LINE_COLUMNS,
+    *FILE_TEST_COLUMNS,
+    "label",
+    "document",
     *RESULT_COLUMNS,
-)  # fmt: skip
+)
 _line_values = attrgetter(*RUN_LINE_COLUMNS)  # ParsedRun's attributes are named as the columns
 _NO_FILE_TEST = (None,) * len(FILE_TEST_COLUMNS)
 
@@ -61,9 +68,14 @@ def run_values(run: ParsedRun, digest: bytes, head: tuple, tail: tuple) -> tuple
     """One row for ROW_COLUMNS: head = (upload_id, created_at), tail = (label, document)."""
     # A Result's fields are app.columns.RESULT_PARTS, in that order; results come in TESTS order.
     return (
-        *head, digest, run.raw_line, *_line_values(run), *(run.file_test or _NO_FILE_TEST), *tail,
+        *head,
+        digest,
+        run.raw_line,
+        *_line_values(run),
+        *(run.file_test or _NO_FILE_TEST),
+        *tail,
         *chain.from_iterable(run.results),
-    )  # fmt: skip
+    )
 
 
 class RunWriter(Protocol):
@@ -91,12 +103,8 @@ class SqliteWriter:
         self.upload_id = upload_id
         dialect = session.get_bind().dialect
         # These rows bypass SQLAlchemy's types, so store what they would have stored.
-        created_at_text = run_table.c.created_at.type.dialect_impl(dialect).bind_processor(dialect)(created_at)
-        document_text = (
-            None
-            if document is None
-            else run_table.c.document.type.dialect_impl(dialect).bind_processor(dialect)(document)
-        )
+        created_at_text = _bind(run_table.c.created_at, dialect, created_at)
+        document_text = None if document is None else _bind(run_table.c.document, dialect, document)
         self.head, self.tail = (upload_id, created_at_text), (label, document_text)
         self.upload = (*self.head, *self.tail)  # upload_id, created_at, label, document: sqlite_bulk.row()'s
         self.next_id = _next_sqlite_run_id(session)
@@ -132,7 +140,9 @@ class SqliteWriter:
         return created, existing
 
     def _flush(self) -> None:
-        cursor = self.session.connection().connection.driver_connection.cursor()
+        driver_connection = self.session.connection().connection.driver_connection
+        assert driver_connection is not None  # a checked-out connection always has one
+        cursor = driver_connection.cursor()
         try:
             if self.parsed:
                 cursor.executemany(_SQLITE_INSERT, self.parsed)
@@ -221,3 +231,9 @@ class PostgresWriter:
         for digest, run_id, upload_id in self.session.execute(_PG_INSERT, self.rows):
             (self.created if upload_id == self.upload_id else self.existing)[digest] = run_id
         self.rows.clear()
+
+
+def _bind(column: Any, dialect: Any, value: Any) -> Any:
+    """`value` as SQLAlchemy would bind it for `column` (DateTime and JSON have bind processors here)."""
+    process = column.type.dialect_impl(dialect).bind_processor(dialect)
+    return value if process is None else process(value)

@@ -28,11 +28,13 @@ TAG_SPACES = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u
 # What app.validation's check_tag and check_label accept, for the OpenAPI description. They answer
 # 400 with their own message, so these document the rule rather than have pydantic enforce it (422).
 _NO_NUL = "^[^\\x00]*$"
-TAG_PARAM_SCHEMA = WithJsonSchema({
-    "type": "string",
-    "pattern": f"^[^={TAG_SPACES}\\x00]{{1,{MAX_TAG_CHARS}}}=[^{TAG_SPACES}\\x00]{{0,{MAX_TAG_CHARS}}}$",
-    "description": f"KEY=VALUE: a key of 1 to {MAX_TAG_CHARS} characters without '=', a value of at most {MAX_TAG_CHARS}; no space, no NUL",
-})  # fmt: skip
+TAG_PARAM_SCHEMA = WithJsonSchema(
+    {
+        "type": "string",
+        "pattern": f"^[^={TAG_SPACES}\\x00]{{1,{MAX_TAG_CHARS}}}=[^{TAG_SPACES}\\x00]{{0,{MAX_TAG_CHARS}}}$",
+        "description": f"KEY=VALUE: a key of 1 to {MAX_TAG_CHARS} characters without '=', a value of at most {MAX_TAG_CHARS}; no space, no NUL",
+    }
+)
 _LABEL = {"type": "string", "maxLength": MAX_LABEL_CHARS, "pattern": _NO_NUL}
 _TAGS = {
     "type": "object",
@@ -163,7 +165,9 @@ class JsonUpload(BaseModel):
     document: dict[str, Any] | None = None
     tags: Annotated[dict[str, str], WithJsonSchema(_TAGS)] = Field(default_factory=dict)
     label: Annotated[str | None, WithJsonSchema({"anyOf": [_LABEL, {"type": "null"}]})] = None
-    name_tags: str | None = Field(None, description="a name pattern, e.g. raid{raid}_{fs}: each machine name gives tags")
+    name_tags: str | None = Field(
+        None, description="a name pattern, e.g. raid{raid}_{fs}: each machine name gives tags"
+    )
 
 
 class RunPatch(BaseModel):

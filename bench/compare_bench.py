@@ -61,7 +61,12 @@ def load_runs(workdir: Path, count: int, env: dict[str, str]) -> None:
             for _ in range(min(per_file, count - written)):
                 out.write(with_machine(lines[written % len(lines)], f"host{written}") + "\n")
                 written += 1
-        subprocess.run([BONNIEBOARD, "ingest", "--tag", f"fs={fs}", "--tag", f"raid={raid}", path], env=env, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [BONNIEBOARD, "ingest", "--tag", f"fs={fs}", "--tag", f"raid={raid}", path],
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
 
 
 def free_port() -> int:
@@ -72,7 +77,9 @@ def free_port() -> int:
 
 def wrk_median_ms(url: str, duration_s: int) -> tuple[float, float]:
     """wrk's median latency (ms) and requests/s for `url`, one connection."""
-    result = subprocess.run(["wrk", "-t1", "-c1", f"-d{duration_s}s", "--latency", url], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        ["wrk", "-t1", "-c1", f"-d{duration_s}s", "--latency", url], capture_output=True, text=True, check=True
+    )
     median = re.search(r"^\s+50%\s+([\d.]+)(us|ms|s)\s*$", result.stdout, re.M)
     rate = re.search(r"^Requests/sec:\s+([\d.]+)", result.stdout, re.M)
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", result.stdout)
@@ -84,7 +91,9 @@ def wrk_median_ms(url: str, duration_s: int) -> tuple[float, float]:
 def page_assets(base_url: str, page_path: str) -> list[tuple[str, int, int]]:
     """(path, bytes as served, gzipped bytes) of every script and stylesheet the page loads."""
     html = httpx.get(base_url + page_path).text
-    paths = re.findall(r'<script[^>]+src="([^"]+)"', html) + re.findall(r'<link[^>]+rel="stylesheet"[^>]+href="([^"]+)"', html)
+    paths = re.findall(r'<script[^>]+src="([^"]+)"', html) + re.findall(
+        r'<link[^>]+rel="stylesheet"[^>]+href="([^"]+)"', html
+    )
     assets = []
     for path in paths:
         body = httpx.get(path if path.startswith("http") else base_url + path).content
@@ -111,7 +120,9 @@ def main() -> int:
         load_runs(workdir, args.runs, env)
         print(f"loaded {args.runs} runs in {time.perf_counter() - start:.1f} s")
         port = free_port()
-        server = subprocess.Popen([BONNIEBOARD, "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        server = subprocess.Popen(
+            [BONNIEBOARD, "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         base_url = f"http://127.0.0.1:{port}"
         try:
             for _ in range(300):
@@ -126,8 +137,11 @@ def main() -> int:
             step = args.runs // args.compare
             ids = [1 + ((i * 7919) % args.compare) * step for i in range(args.compare)]
             query = f"runs={','.join(map(str, ids))}&baseline={ids[0]}&mode=relative"
-            urls = {"GET /api/health": "/api/health", f"GET /api/compare ({args.compare} runs, relative)": f"/api/compare?{query}",
-                    f"GET /compare page ({args.compare} runs, relative)": f"/compare?{query}"}  # fmt: skip
+            urls = {
+                "GET /api/health": "/api/health",
+                f"GET /api/compare ({args.compare} runs, relative)": f"/api/compare?{query}",
+                f"GET /compare page ({args.compare} runs, relative)": f"/compare?{query}",
+            }
             if args.grouped:
                 # Other runs than the 50 (one step further on), tagged cfg=0..9 in turn: 10 configurations.
                 grouped = [1 + (i * step + step // 2) % args.runs for i in range(args.grouped)]
@@ -135,7 +149,9 @@ def main() -> int:
                     tags = httpx.get(f"{base_url}/api/runs/{run_id}").json()["tags"] | {"cfg": str(i % 10)}
                     httpx.patch(f"{base_url}/api/runs/{run_id}", json={"tags": tags}).raise_for_status()
                 grouped_query = f"runs={','.join(map(str, grouped))}&baseline={grouped[0]}&mode=relative&group=cfg"
-                urls[f"GET /api/compare ({args.grouped} runs in 10 configurations, group=cfg, relative)"] = f"/api/compare?{grouped_query}"
+                urls[f"GET /api/compare ({args.grouped} runs in 10 configurations, group=cfg, relative)"] = (
+                    f"/api/compare?{grouped_query}"
+                )
             for path in urls.values():
                 response = httpx.get(base_url + path)
                 assert response.status_code == 200, (path, response.status_code)
@@ -159,7 +175,9 @@ def main() -> int:
     for name in urls:
         median = statistics.median(medians[name])
         rounds = ", ".join(f"{m:.2f}" for m in medians[name])
-        print(f"| {name} | {sizes[name]:,} | {median:.2f} ({rounds}) | {median / trivial:.1f}x | {statistics.median(rates[name]):.0f} |")
+        print(
+            f"| {name} | {sizes[name]:,} | {median:.2f} ({rounds}) | {median / trivial:.1f}x | {statistics.median(rates[name]):.0f} |"
+        )
     print("\n| compare page asset | bytes | gzipped |")
     print("|---|---|---|")
     for path, size, zipped in assets:

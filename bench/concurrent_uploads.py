@@ -29,9 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.migrate import upgrade  # noqa: E402
+from tests.helpers import distinct_lines  # noqa: E402
 from tests.live_server import live_server  # noqa: E402
 from tests.postgres import postgres_server  # noqa: E402
-from tests.test_concurrency import distinct_lines  # noqa: E402
 
 IDLE_READS = 200
 
@@ -45,7 +45,7 @@ def measure(base_url: str, clients: int, uploads_per_client: int, lines: int) ->
     bodies = [
         ["\n".join(distinct_lines(f"bench-{client}-{upload}", lines)) + "\n" for upload in range(uploads_per_client)]
         for client in range(clients)
-    ]  # fmt: skip
+    ]
     with httpx.Client(base_url=base_url, timeout=60) as http:
         idle = []
         for _ in range(IDLE_READS):
@@ -108,13 +108,21 @@ def run_one(database: str, args: argparse.Namespace) -> dict:
             url = f"sqlite:///{folder}/bench.db"
             upgrade(url)
             with live_server(url, workers=workers) as server:
-                return {"database": database, "workers": workers, **measure(server.url, args.clients, args.uploads_per_client, args.lines)}
+                return {
+                    "database": database,
+                    "workers": workers,
+                    **measure(server.url, args.clients, args.uploads_per_client, args.lines),
+                }
     with postgres_server(os.environ.get("BONNIEBOARD_TEST_POSTGRES_URL")) as postgres:
         url = postgres.create_database(f"bench_{os.getpid()}")
         upgrade(url)
         try:
             with live_server(url, workers=workers) as server:
-                return {"database": database, "workers": workers, **measure(server.url, args.clients, args.uploads_per_client, args.lines)}
+                return {
+                    "database": database,
+                    "workers": workers,
+                    **measure(server.url, args.clients, args.uploads_per_client, args.lines),
+                }
         finally:
             postgres.drop_database(f"bench_{os.getpid()}")
 
@@ -128,16 +136,24 @@ def main() -> None:
     parser.add_argument("--sqlite-workers", type=int, default=2)
     parser.add_argument("--postgres-workers", type=int, default=4)
     args = parser.parse_args()
-    print(f"{args.clients} clients x {args.uploads_per_client} uploads of {args.lines} distinct lines each; "
-          f"GET /api/runs?limit=50 back to back meanwhile; {os.cpu_count()} CPUs", flush=True)  # fmt: skip
-    print("| database | workers | clients | uploads | uploads/s | lines/s | upload p50 / p99 ms "
-          "| GET /api/runs p50 / p99 ms during uploads (n) | idle GET p50 / p99 ms |")  # fmt: skip
+    print(
+        f"{args.clients} clients x {args.uploads_per_client} uploads of {args.lines} distinct lines each; "
+        f"GET /api/runs?limit=50 back to back meanwhile; {os.cpu_count()} CPUs",
+        flush=True,
+    )
+    print(
+        "| database | workers | clients | uploads | uploads/s | lines/s | upload p50 / p99 ms "
+        "| GET /api/runs p50 / p99 ms during uploads (n) | idle GET p50 / p99 ms |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for database in args.db.split(","):
         r = run_one(database, args)
-        print(f"| {database} | {r['workers']} | {args.clients} | {r['uploads']} | {r['uploads_per_s']:.1f} | {r['lines_per_s']:,.0f} "
-              f"| {r['upload_p50_ms']:.0f} / {r['upload_p99_ms']:.0f} | {r['read_p50_ms']:.0f} / {r['read_p99_ms']:.0f} ({r['reads']}) "
-              f"| {r['idle_read_p50_ms']:.1f} / {r['idle_read_p99_ms']:.1f} |", flush=True)  # fmt: skip
+        print(
+            f"| {database} | {r['workers']} | {args.clients} | {r['uploads']} | {r['uploads_per_s']:.1f} | {r['lines_per_s']:,.0f} "
+            f"| {r['upload_p50_ms']:.0f} / {r['upload_p99_ms']:.0f} | {r['read_p50_ms']:.0f} / {r['read_p99_ms']:.0f} ({r['reads']}) "
+            f"| {r['idle_read_p50_ms']:.1f} / {r['idle_read_p99_ms']:.1f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

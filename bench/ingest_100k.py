@@ -58,11 +58,16 @@ def peak_rss_mib(pid: int) -> float:
 def time_server(data_file: Path, workdir: Path) -> tuple[float, float]:
     db = workdir / f"server-{time.monotonic_ns()}.db"
     port = free_port()
-    env = os.environ | {"BONNIEBOARD_DATABASE_URL": f"sqlite:///{db}", "BONNIEBOARD_MAX_UPLOAD_BYTES": str(256 * 1024 * 1024)}
+    env = os.environ | {
+        "BONNIEBOARD_DATABASE_URL": f"sqlite:///{db}",
+        "BONNIEBOARD_MAX_UPLOAD_BYTES": str(256 * 1024 * 1024),
+    }
     server = subprocess.Popen(
         [ROOT / ".venv/bin/bonnieboard", "serve", "--port", str(port)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         for _ in range(200):

@@ -30,18 +30,75 @@ def test_contract_example_round_trip(client):
     run = client.get(f"/api/runs/{body['created'][0]}").json()
     assert run["upload_id"] == body["upload_id"]
     assert run["created_at"].endswith("Z") or run["created_at"].endswith("+00:00")
-    assert {k: run[k] for k in ("machine", "format_version", "bonnie_version", "concurrency", "seed", "file_size_mib", "io_chunk_bytes", "seek_count", "seek_procs", "label", "tags", "raw_line", "document")} == {
-        "machine": "raid5_chunk64_ext3", "format_version": "1.98", "bonnie_version": "2.00a", "concurrency": 1,
-        "seed": "1795352513", "file_size_mib": 512, "io_chunk_bytes": None, "seek_count": 8192, "seek_procs": 5,
-        "label": "ext3 on RAID-5", "tags": {"raid": "5", "chunk_kib": "64", "fs": "ext3"}, "raw_line": CONTRACT_LINE,
+    assert {
+        k: run[k]
+        for k in (
+            "machine",
+            "format_version",
+            "bonnie_version",
+            "concurrency",
+            "seed",
+            "file_size_mib",
+            "io_chunk_bytes",
+            "seek_count",
+            "seek_procs",
+            "label",
+            "tags",
+            "raw_line",
+            "document",
+        )
+    } == {
+        "machine": "raid5_chunk64_ext3",
+        "format_version": "1.98",
+        "bonnie_version": "2.00a",
+        "concurrency": 1,
+        "seed": "1795352513",
+        "file_size_mib": 512,
+        "io_chunk_bytes": None,
+        "seek_count": 8192,
+        "seek_procs": 5,
+        "label": "ext3 on RAID-5",
+        "tags": {"raid": "5", "chunk_kib": "64", "fs": "ext3"},
+        "raw_line": CONTRACT_LINE,
         "document": None,
-    }  # fmt: skip
+    }
     assert run["file_test"] == {"num_files": 16, "max_size": None, "min_size": None, "num_dirs": None, "link": None}
-    assert list(run["results"]) == ["putc", "put_block", "rewrite", "getc", "get_block", "seeks", "seq_create", "seq_stat", "seq_del", "ran_create", "ran_stat", "ran_del"]
+    assert list(run["results"]) == [
+        "putc",
+        "put_block",
+        "rewrite",
+        "getc",
+        "get_block",
+        "seeks",
+        "seq_create",
+        "seq_stat",
+        "seq_del",
+        "ran_create",
+        "ran_stat",
+        "ran_del",
+    ]
     assert run["results"]["putc"] == {"status": "ok", "value": 869, "unit": "KiB/s", "cpu_pct": 96, "latency_us": 18213}
-    assert run["results"]["rewrite"] == {"status": "too_fast", "value": None, "unit": "KiB/s", "cpu_pct": None, "latency_us": 1098}
-    assert run["results"]["seeks"] == {"status": "too_fast", "value": None, "unit": "seeks/s", "cpu_pct": None, "latency_us": 7618}
-    assert run["results"]["seq_create"] == {"status": "ok", "value": 16795, "unit": "files/s", "cpu_pct": 94, "latency_us": 10730}
+    assert run["results"]["rewrite"] == {
+        "status": "too_fast",
+        "value": None,
+        "unit": "KiB/s",
+        "cpu_pct": None,
+        "latency_us": 1098,
+    }
+    assert run["results"]["seeks"] == {
+        "status": "too_fast",
+        "value": None,
+        "unit": "seeks/s",
+        "cpu_pct": None,
+        "latency_us": 7618,
+    }
+    assert run["results"]["seq_create"] == {
+        "status": "ok",
+        "value": 16795,
+        "unit": "files/s",
+        "cpu_pct": 94,
+        "latency_us": 10730,
+    }
 
 
 @pytest.mark.parametrize("name", sorted({key[0] for key in EXPECTED}))
@@ -130,7 +187,9 @@ def test_json_upload_stores_the_document_and_merges_tags(client):
     assert "document" not in listed
 
 
-@pytest.mark.parametrize("body", ['{"csv": 5}', "{not json", '{"csv": "x", "extra": 1}', '{"csv": "x", "tags": {"a": 1}}'])
+@pytest.mark.parametrize(
+    "body", ['{"csv": 5}', "{not json", '{"csv": "x", "extra": 1}', '{"csv": "x", "tags": {"a": 1}}']
+)
 def test_malformed_json_upload_is_a_clear_400(client, body):
     response = client.post("/api/runs", content=body, headers={"Content-Type": "application/json"})
     assert response.status_code == 400

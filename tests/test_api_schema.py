@@ -20,7 +20,12 @@ pytestmark = pytest.mark.slow  # schemathesis generates hundreds of requests
 TOKEN = "schemathesis-token-0123456789"
 EXAMPLES_PER_OPERATION = 60
 # (the matrix's two keys must differ and some runs must have both; a comparison's CSV is as its JSON)
-CROSS_FIELD_RULES = {("POST", "/api/runs"), ("GET", "/api/compare"), ("GET", "/api/compare.csv"), ("GET", "/api/matrix")}
+CROSS_FIELD_RULES = {
+    ("POST", "/api/runs"),
+    ("GET", "/api/compare"),
+    ("GET", "/api/compare.csv"),
+    ("GET", "/api/matrix"),
+}
 
 schema = schemathesis.openapi.from_asgi("/openapi.json", create_app())
 

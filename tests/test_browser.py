@@ -49,10 +49,25 @@ def site(tmp_path_factory):
     folder = tmp_path_factory.mktemp("browser")
     with running_server(folder / "bonnieboard.db") as base_url:
         ids = {
-            "ext4": upload(base_url, [corpus_line("bonnie200-sample.csv", "1.98,2.00a,vm,1,1795352513,")], tags={"fs": "ext4", "raid": "5"}, label="ext4 on RAID-5")[0],
-            "xfs": upload(base_url, [corpus_line("public-sample.csv", "1.97,1.97,wifo3-02,1,1438369124,")], tags={"fs": "xfs", "raid": "5"})[0],
-            "btrfs": upload(base_url, [corpus_line("public-sample.csv", "1.96,1.96,host1,")], tags={"fs": "btrfs", "raid": "5"})[0],
-            "hostile": upload(base_url, [with_machine(corpus_line("bonnie200-sample.csv", "1.98,2.00a,vm,1,1795352069,"), HOSTILE)], tags={"fs": HOSTILE_TAG, "raid": "6"})[0],
+            "ext4": upload(
+                base_url,
+                [corpus_line("bonnie200-sample.csv", "1.98,2.00a,vm,1,1795352513,")],
+                tags={"fs": "ext4", "raid": "5"},
+                label="ext4 on RAID-5",
+            )[0],
+            "xfs": upload(
+                base_url,
+                [corpus_line("public-sample.csv", "1.97,1.97,wifo3-02,1,1438369124,")],
+                tags={"fs": "xfs", "raid": "5"},
+            )[0],
+            "btrfs": upload(
+                base_url, [corpus_line("public-sample.csv", "1.96,1.96,host1,")], tags={"fs": "btrfs", "raid": "5"}
+            )[0],
+            "hostile": upload(
+                base_url,
+                [with_machine(corpus_line("bonnie200-sample.csv", "1.98,2.00a,vm,1,1795352069,"), HOSTILE)],
+                tags={"fs": HOSTILE_TAG, "raid": "6"},
+            )[0],
             "old": upload(base_url, [corpus_line("public-sample.csv", "mindpipe,")])[0],
         }
         yield base_url, ids
@@ -80,7 +95,14 @@ def page(browser, site):
 
     page.on("dialog", on_dialog)
     page.on("pageerror", lambda error: page.errors.append(str(error)))
-    page.on("console", lambda message: message.type == "error" and "favicon" not in (message.location or {}).get("url", "") and page.errors.append(message.text))
+    page.on(
+        "console",
+        lambda message: (
+            message.type == "error"
+            and "favicon" not in (message.location or {}).get("url", "")
+            and page.errors.append(message.text)
+        ),
+    )
     yield page
     context.close()
     assert page.dialogs == [], "a dialog opened: something ran that should have been text"
@@ -96,7 +118,9 @@ def api_compare(site, query: str) -> dict:
 
 
 def read_charts(page: Page) -> dict:
-    page.wait_for_function("() => document.querySelectorAll('canvas[data-chart]').length && [...document.querySelectorAll('canvas[data-chart]')].every(c => Chart.getChart(c))")
+    page.wait_for_function(
+        "() => document.querySelectorAll('canvas[data-chart]').length && [...document.querySelectorAll('canvas[data-chart]')].every(c => Chart.getChart(c))"
+    )
     return page.evaluate(READ_CHARTS)
 
 
@@ -128,10 +152,18 @@ def expected_datasets(api: dict, chart: dict) -> list[tuple]:
                 errors.append(cell["ratio_ci95"])
             elif relative and chart["key"] == "cpu":  # percentage points
                 data.append(pytest.approx(cell["mean"] - base["mean"], abs=0.051))
-                errors.append(None if cell["ratio_ci95"] is None else pytest.approx([(r - 1) * base["mean"] for r in cell["ratio_ci95"]], abs=0.051))
+                errors.append(
+                    None
+                    if cell["ratio_ci95"] is None
+                    else pytest.approx([(r - 1) * base["mean"] for r in cell["ratio_ci95"]], abs=0.051)
+                )
             elif relative:
                 data.append(pytest.approx((cell["ratio"] - 1) * 100, abs=0.051))
-                errors.append(None if cell["ratio_ci95"] is None else pytest.approx([(r - 1) * 100 for r in cell["ratio_ci95"]], abs=0.051))
+                errors.append(
+                    None
+                    if cell["ratio_ci95"] is None
+                    else pytest.approx([(r - 1) * 100 for r in cell["ratio_ci95"]], abs=0.051)
+                )
             else:
                 data.append(cell["mean"])
                 errors.append(cell["ci95"])
@@ -145,7 +177,9 @@ def assert_charts_hold_the_api_numbers(charts: dict, api: dict) -> None:
     for chart in api["charts"]:
         drawn = charts[chart["key"]]
         assert drawn["labels"] == chart["tests"], chart["key"]
-        assert [(d["configuration"], d["data"], d["status"], d["errors"], d["verdicts"]) for d in drawn["datasets"]] == expected_datasets(api, chart), chart["key"]
+        assert [
+            (d["configuration"], d["data"], d["status"], d["errors"], d["verdicts"]) for d in drawn["datasets"]
+        ] == expected_datasets(api, chart), chart["key"]
 
 
 def test_every_chart_family_draws_the_datasets_the_api_returns(page, site):
@@ -157,9 +191,12 @@ def test_every_chart_family_draws_the_datasets_the_api_returns(page, site):
     assert charts["latency"]["scale"] == "logarithmic" and charts["block_io"]["scale"] == "linear"
     # legends: label or machine, plus the tags that differ between the runs
     assert [d["label"] for d in charts["block_io"]["datasets"]] == [
-        "ext4 on RAID-5 · fs=ext4 raid=5", "wifo3-02 · fs=xfs raid=5", "host1 · fs=btrfs raid=5",
-        f"{HOSTILE} · fs={HOSTILE_TAG} raid=6", "mindpipe",
-    ]  # fmt: skip
+        "ext4 on RAID-5 · fs=ext4 raid=5",
+        "wifo3-02 · fs=xfs raid=5",
+        "host1 · fs=btrfs raid=5",
+        f"{HOSTILE} · fs={HOSTILE_TAG} raid=6",
+        "mindpipe",
+    ]
     # some values are really there (not all null)
     assert charts["block_io"]["datasets"][1]["data"] == [1842, 347029, 175829, 3404, 495890]
     assert "bonnie++ 2.00a (CSV 1.98)" in page.locator("#figure-block_io .source").inner_text()
@@ -189,9 +226,13 @@ def test_switching_to_relative_through_the_page_changes_the_url_and_a_cold_load_
     relative = read_charts(page)
     assert_charts_hold_the_api_numbers(relative, api_compare(site, f"runs={runs}&mode=relative"))
     assert relative["latency"]["scale"] == "logarithmic"  # a log-ratio axis: ×0.5 and ×2 equally far from ×1
-    ticks = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=latency]')).scales.y.ticks.map(t => t.value)")
+    ticks = page.evaluate(
+        "() => Chart.getChart(document.querySelector('canvas[data-chart=latency]')).scales.y.ticks.map(t => t.value)"
+    )
     assert 1 in ticks and set(ticks) <= {0.01, 0.1, 0.5, 1, 2, 10, 100}
-    labels = page.evaluate("() => { const s = Chart.getChart(document.querySelector('canvas[data-chart=latency]')).scales.y; return s.ticks.map((t, i) => s.options.ticks.callback(t.value, i, s.ticks)); }")
+    labels = page.evaluate(
+        "() => { const s = Chart.getChart(document.querySelector('canvas[data-chart=latency]')).scales.y; return s.ticks.map((t, i) => s.options.ticks.callback(t.value, i, s.ticks)); }"
+    )
     assert "×1" in labels
     OUTPUT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=OUTPUT_DIR / "compare-relative.png", full_page=True)
@@ -208,11 +249,17 @@ def test_switching_to_relative_through_the_page_changes_the_url_and_a_cold_load_
     page.get_by_role("combobox", name="Baseline").select_option(str(site[1]["xfs"]))
     page.wait_for_url(re.compile(rf"baseline={site[1]['xfs']}&"))
     # one configuration per run here (each has its own machine), numbered in the order asked: xfs is the second
-    page.wait_for_function("() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]'))?.data.datasets.every(d => d.bbConfiguration !== 2)")
-    assert_charts_hold_the_api_numbers(read_charts(page), api_compare(site, f"runs={runs}&mode=relative&baseline={site[1]['xfs']}"))
+    page.wait_for_function(
+        "() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]'))?.data.datasets.every(d => d.bbConfiguration !== 2)"
+    )
+    assert_charts_hold_the_api_numbers(
+        read_charts(page), api_compare(site, f"runs={runs}&mode=relative&baseline={site[1]['xfs']}")
+    )
     page.go_back()
     page.wait_for_url(url)
-    page.wait_for_function("() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]'))?.data.datasets.every(d => d.bbConfiguration !== 1)")
+    page.wait_for_function(
+        "() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]'))?.data.datasets.every(d => d.bbConfiguration !== 1)"
+    )
     assert read_charts(page) == relative
 
 
@@ -248,7 +295,9 @@ def test_too_fast_result_has_its_mark_and_explanation_and_no_zero_value(page, si
     # at the top of the chart (faster than measurable), never a bar from zero
     area = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).chartArea")
     assert mark["kind"] == "top" and mark["y"] == area["top"]
-    legend = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).legend.legendItems.map(i => i.text)")
+    legend = page.evaluate(
+        "() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).legend.legendItems.map(i => i.text)"
+    )
     assert "+++++ too fast to measure (marked at the top)" in legend
     # %CPU too: an empty labelled slot, no value
     cpu = charts["cpu"]["datasets"][0]
@@ -256,13 +305,17 @@ def test_too_fast_result_has_its_mark_and_explanation_and_no_zero_value(page, si
     cpu_marks = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=cpu]')).$bbMarks")
     assert {(m["kind"], m["test"]) for m in cpu_marks if m["run"] == 1} >= {("slot", "rewrite")}
     # the bar element at that place has no height: only the mark is drawn there
-    drawn_bar = page.evaluate(f"() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).getDatasetMeta(0).data[{rewrite}].height > 0")
+    drawn_bar = page.evaluate(
+        f"() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).getDatasetMeta(0).data[{rewrite}].height > 0"
+    )
     assert drawn_bar is False
 
     page.locator("canvas[data-chart=block_io]").scroll_into_view_if_needed()
     box = page.locator("canvas[data-chart=block_io]").bounding_box()
     page.mouse.move(box["x"] + mark["x"] + mark["width"] / 2, box["y"] + mark["y"] + mark["height"] / 2)
-    page.wait_for_function("() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).tooltip.opacity > 0")
+    page.wait_for_function(
+        "() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).tooltip.opacity > 0"
+    )
     tooltip = page.evaluate("""() => { const t = Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).tooltip;
         return {title: t.title, body: t.body.flatMap(b => b.lines), footer: t.footer}; }""")
     assert tooltip["title"] == ["rewrite"]
@@ -284,8 +337,12 @@ def test_too_fast_result_has_its_mark_and_explanation_and_no_zero_value(page, si
 def test_hostile_names_show_as_text_everywhere(page, site):
     hostile = site[1]["hostile"]
     base_url = site[0]
-    for path in ("/", f"/runs/{hostile}", f"/compare?runs={runs_param(site, 'hostile', 'ext4')}",
-                 f"/compare?runs={runs_param(site, 'ext4', 'hostile')}&mode=relative"):  # fmt: skip
+    for path in (
+        "/",
+        f"/runs/{hostile}",
+        f"/compare?runs={runs_param(site, 'hostile', 'ext4')}",
+        f"/compare?runs={runs_param(site, 'ext4', 'hostile')}&mode=relative",
+    ):
         page.goto(base_url + path)
         assert HOSTILE in page.locator("main").inner_text(), path
         assert page.locator("img").count() == 0, path
@@ -297,8 +354,12 @@ def test_hostile_names_show_as_text_everywhere(page, site):
     page.locator("canvas[data-chart=metadata]").scroll_into_view_if_needed()
     box = page.locator("canvas[data-chart=metadata]").bounding_box()
     page.mouse.move(box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.5)
-    page.wait_for_function("() => Chart.getChart(document.querySelector('canvas[data-chart=metadata]')).tooltip.opacity > 0")
-    body = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=metadata]')).tooltip.body.flatMap(b => b.lines)")
+    page.wait_for_function(
+        "() => Chart.getChart(document.querySelector('canvas[data-chart=metadata]')).tooltip.opacity > 0"
+    )
+    body = page.evaluate(
+        "() => Chart.getChart(document.querySelector('canvas[data-chart=metadata]')).tooltip.body.flatMap(b => b.lines)"
+    )
     assert body and body[0].startswith(f"{HOSTILE} · fs={HOSTILE_TAG} raid=6: ")
     expect(page.locator(".run-chips")).to_contain_text(HOSTILE)
     expect(page.locator(".heat-value")).to_contain_text(HOSTILE_TAG)
@@ -420,7 +481,10 @@ def test_configurations_show_error_bars_verdict_marks_and_shade_only_significant
     table = page.locator(".heat-table tbody")
     significant = table.locator("td[data-verdict=better], td[data-verdict=worse]")
     assert significant.count() == table.locator("td.heat-better, td.heat-worse").count() > 0
-    assert table.locator("td[data-verdict=within_noise].heat-better, td[data-verdict=within_noise].heat-worse").count() == 0
+    assert (
+        table.locator("td[data-verdict=within_noise].heat-better, td[data-verdict=within_noise].heat-worse").count()
+        == 0
+    )
     expect(page.locator("#summary")).to_contain_text("fs=xfs vs fs=ext4: block write +20.0 % (95 % CI")
     expect(page.locator("#figure-block_io .chart-hints")).to_contain_text("CPU-bound")
     OUTPUT_DIR.mkdir(exist_ok=True)
@@ -433,15 +497,25 @@ def test_configurations_show_error_bars_verdict_marks_and_shade_only_significant
     assert [d["data"][put_block] for d in absolute["block_io"]["datasets"]] == [100000, 120000]
     assert absolute["block_io"]["datasets"][0]["errors"][put_block] == pytest.approx([97515.9, 102484.1], abs=0.1)
     # same colours as in relative mode; the baseline's mean is a reference line
-    colours = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).data.datasets.map(d => d.bbColor)")
+    colours = page.evaluate(
+        "() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).data.datasets.map(d => d.bbColor)"
+    )
     assert colours[1] == run_1
-    lines = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).$bbReferenceLines")
+    lines = page.evaluate(
+        "() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).$bbReferenceLines"
+    )
     assert {(line["index"], line["value"]) for line in lines} >= {(put_block, 100000)}
 
 
 def test_warnings_show_on_the_page(page, sweep_site):
     base_url, runs = sweep_site
-    other = upload(base_url, [with_field(corpus_line("bonnie200-sample.csv", "1.98,2.00a,vm,1,1795352513,"), 5, "1G"), corpus_line("public-sample.csv", "mindpipe,")])
+    other = upload(
+        base_url,
+        [
+            with_field(corpus_line("bonnie200-sample.csv", "1.98,2.00a,vm,1,1795352513,"), 5, "1G"),
+            corpus_line("public-sample.csv", "mindpipe,"),
+        ],
+    )
     page.goto(f"{base_url}/compare?runs={runs},{other[0]},{other[1]}")
     warnings = page.locator(".warnings")
     expect(warnings.locator("[data-code=file_size_differs]")).to_contain_text("1024 MiB")
@@ -459,9 +533,13 @@ def test_twelve_configurations_keep_a_legend_on_a_phone_and_26_have_distinct_fil
         page.goto(f"{base_url}/compare?runs={','.join(map(str, ids[:12]))}&group=none")
         read_charts(page)
         for key in CHART_KEYS:
-            legend = page.evaluate(f"() => Chart.getChart(document.querySelector('canvas[data-chart={key}]')).legend.legendItems.filter(i => i.datasetIndex !== undefined).length")
+            legend = page.evaluate(
+                f"() => Chart.getChart(document.querySelector('canvas[data-chart={key}]')).legend.legendItems.filter(i => i.datasetIndex !== undefined).length"
+            )
             assert legend == 12, key
-        colours = page.evaluate("() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).data.datasets.map(d => d.bbColor)")
+        colours = page.evaluate(
+            "() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).data.datasets.map(d => d.bbColor)"
+        )
         assert len(set(colours)) == 12
         OUTPUT_DIR.mkdir(exist_ok=True)
         page.locator("#figure-block_io").screenshot(path=OUTPUT_DIR / "compare-12-runs-phone-block_io.png")
@@ -484,8 +562,11 @@ def test_twelve_configurations_keep_a_legend_on_a_phone_and_26_have_distinct_fil
 
 def test_outliers_are_clipped_with_a_labelled_off_scale_marker(page, sweep_site):
     base_url, _ = sweep_site
-    lines = [sweep_line("outlier-base", 100_000, 1000), sweep_line("outlier-near", 110_000, 1000),
-             with_field(sweep_line("outlier-far", 10_000_000, 1000), 39, "4307000us")]  # fmt: skip
+    lines = [
+        sweep_line("outlier-base", 100_000, 1000),
+        sweep_line("outlier-near", 110_000, 1000),
+        with_field(sweep_line("outlier-far", 10_000_000, 1000), 39, "4307000us"),
+    ]
     ids = upload(base_url, lines)
     try:
         page.goto(f"{base_url}/compare?runs={','.join(map(str, ids))}&group=none&mode=relative")
@@ -525,12 +606,17 @@ def test_every_chart_and_the_matrix_at_desktop_and_phone_size(browser, sweep_sit
                 if width == 1366:  # the rates table fits: no sideways scrolling at 1366 px
                     assert page.evaluate("document.querySelector('.heat-value').scrollWidth") <= 1366
             page.goto(f"{base_url}/matrix?rows=fs&cols=dev&test=put_block&runs={runs}")
-            page.wait_for_function("() => [...document.querySelectorAll('canvas[data-matrix-row]')].every(c => Chart.getChart(c))")
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('canvas[data-matrix-row]')].every(c => Chart.getChart(c))"
+            )
             api = httpx.get(f"{base_url}/api/matrix?rows=fs&cols=dev&test=put_block&runs={runs}").json()
-            drawn = page.evaluate("() => [...document.querySelectorAll('canvas[data-matrix-row]')].map(c => Chart.getChart(c).data.datasets.map(d => d.data[0]))")
+            drawn = page.evaluate(
+                "() => [...document.querySelectorAll('canvas[data-matrix-row]')].map(c => Chart.getChart(c).data.datasets.map(d => d.data[0]))"
+            )
             assert drawn == [[cell["mean"] if cell else None for cell in row["cells"]] for row in api["rows"]]
-            assert [float(m) for m in page.locator(".matrix-cell").evaluate_all("cells => cells.map(c => c.dataset.mean)")] == [
-                cell["mean"] for row in api["rows"] for cell in row["cells"] if cell]  # fmt: skip
+            assert [
+                float(m) for m in page.locator(".matrix-cell").evaluate_all("cells => cells.map(c => c.dataset.mean)")
+            ] == [cell["mean"] for row in api["rows"] for cell in row["cells"] if cell]
             page.screenshot(path=OUTPUT_DIR / f"matrix-{width}.png", full_page=True)
         finally:
             page.close()
@@ -551,7 +637,9 @@ def test_exports_are_one_click_and_hold_the_api_numbers(page, sweep_site):
     csv_link = page.get_by_role("link", name="CSV", exact=True).get_attribute("href")
     assert csv_link == f"/api/compare.csv?runs={runs}&group=fs"
     assert httpx.get(base_url + csv_link).text.count("\n") == 1 + sum(
-        len(c["configurations"]) * len(c["tests"]) for c in httpx.get(f"{base_url}/api/compare?runs={runs}&group=fs").json()["charts"])  # fmt: skip
+        len(c["configurations"]) * len(c["tests"])
+        for c in httpx.get(f"{base_url}/api/compare?runs={runs}&group=fs").json()["charts"]
+    )
     lines = httpx.get(base_url + page.get_by_role("link", name="bonnie.csv").get_attribute("href")).text.splitlines()
     assert lines == [sweep_line(f"{fs}-box", *row) for fs in SWEEP for row in SWEEP[fs]]
 

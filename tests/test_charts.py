@@ -16,9 +16,14 @@ from tests.helpers import LINE_103, LINE_197, LINE_198
 def figures(line: str, run_id: int, *, label=None, tags=None) -> charts.RunFigures:
     parsed = parse_line(line, 1)
     return charts.RunFigures(
-        id=run_id, machine=parsed.machine, label=label, tags=tags or {},
-        format_version=parsed.format_version, bonnie_version=parsed.bonnie_version, results=parsed.results,
-    )  # fmt: skip
+        id=run_id,
+        machine=parsed.machine,
+        label=label,
+        tags=tags or {},
+        format_version=parsed.format_version,
+        bonnie_version=parsed.bonnie_version,
+        results=parsed.results,
+    )
 
 
 def synthetic(run_id: int, tags: dict[str, str] | None = None, **values) -> charts.RunFigures:
@@ -44,9 +49,10 @@ def test_absolute_values_are_the_lines_figures_in_stored_units():
     assert data["runs"] == [{"id": 1, "label": "vm"}, {"id": 2, "label": "wifo3-02"}, {"id": 3, "label": "mindpipe"}]
     assert [c["key"] for c in data["charts"]] == ["block_io", "seeks", "metadata", "metadata_stat", "latency", "cpu"]
     assert series(data, "block_io", 1) == {
-        "run": 1, "values": [869, 420469, None, 1443, None],
+        "run": 1,
+        "values": [869, 420469, None, 1443, None],
         "status": ["ok", "ok", "too_fast", "ok", "too_fast"],
-    }  # fmt: skip
+    }
     assert series(data, "block_io", 2)["values"] == [1842, 347029, 175829, 3404, 495890]
     assert series(data, "seeks", 2) == {"run": 2, "values": [447.9], "status": ["ok"]}
     assert series(data, "seeks", 1) == {"run": 1, "values": [None], "status": ["too_fast"]}
@@ -61,7 +67,20 @@ def test_latency_chart_has_every_latency_even_of_too_fast_tests_and_says_when_a_
     latency = chart(data, "latency")
     assert latency["tests"] == list(TESTS) and latency["unit"] == "µs" and latency["higher_is_better"] is False
     # rewrite was +++++ in the 1.98 line, but its latency (1098us) was measured.
-    assert series(data, "latency", 1)["values"] == [18213, 4307, 1098, 10287, 117, 7618, 10730, 5072, 2346, 12162, 214, 6909]
+    assert series(data, "latency", 1)["values"] == [
+        18213,
+        4307,
+        1098,
+        10287,
+        117,
+        7618,
+        10730,
+        5072,
+        2346,
+        12162,
+        214,
+        6909,
+    ]
     assert series(data, "latency", 1)["status"] == ["ok"] * 12
     assert series(data, "latency", 2)["values"][5:8] == [228_000, 349_000, 127]  # 228ms, 349ms, 127us
     assert series(data, "latency", 3) == {"run": 3, "values": [None] * 12, "status": ["no_latency"] * 12}
@@ -79,9 +98,13 @@ def test_cpu_chart_is_the_tests_own_status():
 def test_units_and_direction_per_chart():
     absolute = charts.compare([V198, V197])
     assert {c["key"]: (c["unit"], c["higher_is_better"]) for c in absolute["charts"]} == {
-        "block_io": ("KiB/s", True), "seeks": ("seeks/s", True), "metadata": ("files/s", True),
-        "metadata_stat": ("files/s", True), "latency": ("µs", False), "cpu": ("%CPU", False),
-    }  # fmt: skip
+        "block_io": ("KiB/s", True),
+        "seeks": ("seeks/s", True),
+        "metadata": ("files/s", True),
+        "metadata_stat": ("files/s", True),
+        "latency": ("µs", False),
+        "cpu": ("%CPU", False),
+    }
     relative = charts.compare([V198, V197], mode="relative")
     assert {c["unit"] for c in relative["charts"]} == {"%"}
     assert [c["higher_is_better"] for c in relative["charts"]] == [True, True, True, True, False, False]
@@ -93,9 +116,10 @@ def test_relative_values_rounded_to_one_decimal_and_the_baseline_has_no_series()
     assert [s["run"] for s in chart(data, "block_io")["series"]] == [2, 3]
     # 1842/869 - 1 = 111.97 %, 347029/420469 - 1 = -17.47 %, 3404/1443 - 1 = 135.90 %
     assert series(data, "block_io", 2) == {
-        "run": 2, "values": [112.0, -17.5, None, 135.9, None],
+        "run": 2,
+        "values": [112.0, -17.5, None, 135.9, None],
         "status": ["ok", "ok", "baseline_too_fast", "ok", "baseline_too_fast"],
-    }  # fmt: skip
+    }
     # mindpipe: 3002/869 - 1 = 245.45 %, 31164/420469 - 1 = -92.59 %
     assert series(data, "block_io", 3)["values"][:2] == [245.5, -92.6]
     # latency 8735us vs 18213us = -52.04 %; 16764us vs 4307us = +289.23 %
@@ -115,13 +139,22 @@ def test_relative_nulls_say_why():
 
 
 def test_not_run_on_either_side():
-    no_char = figures("1.98,2.00a,vm,1,1795352069,512M,,8192,5,,,564124,74,955896,61,,,+++++,+++,+++++,+++,16,,,,,3411,97,+++++,+++,+++++,+++,2189,99,+++++,+++,+++++,+++,,5996us,9384us,,1514us,5243us,8781us,703us,7380us,10912us,144us,5710us", 4)
+    no_char = figures(
+        "1.98,2.00a,vm,1,1795352069,512M,,8192,5,,,564124,74,955896,61,,,+++++,+++,+++++,+++,16,,,,,3411,97,+++++,+++,+++++,+++,2189,99,+++++,+++,+++++,+++,,5996us,9384us,,1514us,5243us,8781us,703us,7380us,10912us,144us,5710us",
+        4,
+    )
     data = charts.compare([V197, no_char], mode="relative")
     assert series(data, "block_io", 4)["status"] == ["not_run", "ok", "ok", "not_run", "too_fast"]
     assert series(data, "block_io", 4)["values"][1:3] == [62.6, 443.7]  # 564124/347029, 955896/175829
     assert series(data, "latency", 4)["status"][0] == "no_latency"  # -f: no latency for putc either
     reverse = charts.compare([no_char, V197], mode="relative")
-    assert series(reverse, "block_io", 2)["status"] == ["baseline_not_run", "ok", "ok", "baseline_not_run", "baseline_too_fast"]
+    assert series(reverse, "block_io", 2)["status"] == [
+        "baseline_not_run",
+        "ok",
+        "ok",
+        "baseline_not_run",
+        "baseline_too_fast",
+    ]
 
 
 def test_baseline_zero_and_negative_zero():
@@ -155,7 +188,11 @@ def test_legend_names_add_the_tags_that_differ_and_disambiguate():
         figures(LINE_198, 2, tags={"raid": "5", "fs": "xfs", "host": "lab"}),
         figures(LINE_198, 3, tags={"raid": "6", "host": "lab"}),
     ]
-    assert charts.legend_names(runs) == {1: "ext3 on RAID-5 · fs=ext3 raid=5", 2: "vm · fs=xfs raid=5", 3: "vm · raid=6"}
+    assert charts.legend_names(runs) == {
+        1: "ext3 on RAID-5 · fs=ext3 raid=5",
+        2: "vm · fs=xfs raid=5",
+        3: "vm · raid=6",
+    }
     same = [figures(LINE_198, 7), figures(LINE_198, 8)]
     assert charts.legend_names(same) == {7: "vm #7", 8: "vm #8"}
     nameless = charts.RunFigures(9, "", None, {}, "1.03", None, V103.results)
@@ -180,29 +217,51 @@ def test_view_titles_say_where_the_numbers_come_from_and_notes_say_why_bars_are_
     assert (block["display_unit"], block["divisor"], block["scale"]) == ("MiB/s", 1024, "linear")
     assert block["axis_title"] == "Block I/O, MiB/s"
     assert block["better"] == "higher is better"
-    assert block["notes"] == [{
-        "status": "too_fast", "text": "+++++ too fast to measure", "where": ["vm: rewrite, get_block"],
-        "explanation": "bonnie++ prints +++++ when a test took under 0.5 s: too fast to measure, not zero. "
-                       "A larger -s (file size) would measure it.",
-    }]  # fmt: skip
+    assert block["notes"] == [
+        {
+            "status": "too_fast",
+            "text": "+++++ too fast to measure",
+            "where": ["vm: rewrite, get_block"],
+            "explanation": "bonnie++ prints +++++ when a test took under 0.5 s: too fast to measure, not zero. "
+            "A larger -s (file size) would measure it.",
+        }
+    ]
     assert block["hints"][0] == "a larger -s (file size)"
     latency = view["charts"][4]
     assert latency["scale"] == "logarithmic" and latency["better"] == "lower is better"
-    assert latency["notes"] == [{"status": "no_latency", "text": "no latency in this line", "explanation": None, "where": ["mindpipe: " + ", ".join(TESTS)]}]
+    assert latency["notes"] == [
+        {
+            "status": "no_latency",
+            "text": "no latency in this line",
+            "explanation": None,
+            "where": ["mindpipe: " + ", ".join(TESTS)],
+        }
+    ]
     cpu_notes = view["charts"][5]["notes"]
-    assert cpu_notes[0]["where"] == ["vm: rewrite, get_block, seeks, seq_stat, seq_del, ran_stat, ran_del", "wifo3-02: seq_stat, ran_stat", "mindpipe: seq_stat, ran_stat"]
-    assert cpu_notes[0]["explanation"].endswith("not zero. A larger -s (file size) or a larger -n (number of files) would measure it.")
+    assert cpu_notes[0]["where"] == [
+        "vm: rewrite, get_block, seeks, seq_stat, seq_del, ran_stat, ran_del",
+        "wifo3-02: seq_stat, ran_stat",
+        "mindpipe: seq_stat, ran_stat",
+    ]
+    assert cpu_notes[0]["explanation"].endswith(
+        "not zero. A larger -s (file size) or a larger -n (number of files) would measure it."
+    )
     assert view["charts"][3]["hints"] == ["a larger -n (number of files)"] * 2
     assert view["names"] == {"1": "vm", "2": "wifo3-02", "3": "mindpipe"}
 
     relative = charts.compare(runs, mode="relative", baseline=2)
     rview = charts.compare_view(runs, relative)
     # relative: rates as a %, latency as a ratio on a log axis, %CPU in percentage points
-    assert [(c["relative_kind"], c["scale"]) for c in rview["charts"]] == [("percent", "linear")] * 4 + [("ratio", "logarithmic"), ("points", "linear")]
+    assert [(c["relative_kind"], c["scale"]) for c in rview["charts"]] == [("percent", "linear")] * 4 + [
+        ("ratio", "logarithmic"),
+        ("points", "linear"),
+    ]
     assert rview["charts"][0]["axis_title"] == "% vs baseline"
     assert rview["charts"][4]["axis_title"] == "× baseline latency (log)"
     assert view["charts"][0]["relative_kind"] is None
-    assert [(n["status"], n["where"]) for n in rview["charts"][0]["notes"]] == [("too_fast", ["vm: rewrite, get_block"])]
+    assert [(n["status"], n["where"]) for n in rview["charts"][0]["notes"]] == [
+        ("too_fast", ["vm: rewrite, get_block"])
+    ]
 
 
 def heat_cells(table, configuration, test):
@@ -210,7 +269,7 @@ def heat_cells(table, configuration, test):
     row = next(r for r in table["rows"] if r["configuration"] == configuration)
     width = len(table["measures"])
     at = TESTS.index(test) * width
-    return row["cells"][at:at + width]
+    return row["cells"][at : at + width]
 
 
 def test_heat_table_is_data_one_row_per_configuration_and_never_shades_single_runs():
@@ -218,14 +277,20 @@ def test_heat_table_is_data_one_row_per_configuration_and_never_shades_single_ru
     table = charts.heat_table(data)
     assert table["has_latency"] is True and table["measures"] == ["value", "cpu", "latency"]
     assert [(r["configuration"], r["name"], r["runs"], r["baseline"]) for r in table["rows"]] == [
-        (1, "vm", [1], True), (2, "wifo3-02", [2], False), (3, "mindpipe", [3], False),
-    ]  # fmt: skip
+        (1, "vm", [1], True),
+        (2, "wifo3-02", [2], False),
+        (3, "mindpipe", [3], False),
+    ]
     put_block = [heat_cells(table, i, "put_block") for i in (1, 2, 3)]
     # one unit per column, in its header: MiB/s for every put_block rate, ms for every latency
     assert [c[0]["text"] for c in put_block] == ["410.6", "338.9", "30.4"]
     assert [(c[1]["text"], c[2]["text"]) for c in put_block] == [("81", "4.3"), ("24", "16.8"), ("60", "")]
-    columns = table["columns"][TESTS.index("put_block") * 3:][:3]
-    assert [(c["test"], c["measure"], c["unit"]) for c in columns] == [("put_block", "value", "MiB/s"), ("put_block", "cpu", "%"), ("put_block", "latency", "ms")]
+    columns = table["columns"][TESTS.index("put_block") * 3 :][:3]
+    assert [(c["test"], c["measure"], c["unit"]) for c in columns] == [
+        ("put_block", "value", "MiB/s"),
+        ("put_block", "cpu", "%"),
+        ("put_block", "latency", "ms"),
+    ]
     assert [s["measure"] for s in table["sections"]] == ["value", "cpu", "latency"]
     assert [table["columns"][i]["test"] for i in table["sections"][0]["indexes"]] == list(TESTS)
     # the relative figures say what the relative charts say: %, points of %CPU, × for latency
@@ -241,9 +306,16 @@ def test_heat_table_is_data_one_row_per_configuration_and_never_shades_single_ru
 
 
 def test_heat_table_without_latencies_and_not_run_cells():
-    no_char = figures("1.98,2.00a,vm,1,1795352069,512M,,8192,5,,,564124,74,955896,61,,,+++++,+++,+++++,+++,16,,,,,3411,97,+++++,+++,+++++,+++,2189,99,+++++,+++,+++++,+++,,5996us,9384us,,1514us,5243us,8781us,703us,7380us,10912us,144us,5710us", 4)
+    no_char = figures(
+        "1.98,2.00a,vm,1,1795352069,512M,,8192,5,,,564124,74,955896,61,,,+++++,+++,+++++,+++,16,,,,,3411,97,+++++,+++,+++++,+++,2189,99,+++++,+++,+++++,+++,,5996us,9384us,,1514us,5243us,8781us,703us,7380us,10912us,144us,5710us",
+        4,
+    )
     table = charts.heat_table(charts.compare([V103, no_char]))
-    assert [(c["text"], c["status"]) for c in heat_cells(table, 2, "putc")] == [("", "not_run"), ("", "not_run"), ("", "no_latency")]
+    assert [(c["text"], c["status"]) for c in heat_cells(table, 2, "putc")] == [
+        ("", "not_run"),
+        ("", "not_run"),
+        ("", "no_latency"),
+    ]
     only_103 = charts.heat_table(charts.compare([V103]))
     assert only_103["has_latency"] is False and len(only_103["rows"][0]["cells"]) == 24
 
@@ -251,8 +323,14 @@ def test_heat_table_without_latencies_and_not_run_cells():
 def test_heat_table_shades_only_cells_whose_verdict_is_better_or_worse():
     """Two configurations x 3 runs: put_block 20 % faster with 1 % spread (better), getc 1 % faster
     with 5 % spread (within noise), and %CPU lower (better: lower is better)."""
-    base = [synthetic(i, {"cfg": "a"}, put_block=v, getc=g, put_block_cpu=c) for i, v, g, c in ((1, 100_000, 1000, 50), (2, 101_000, 1050, 51), (3, 99_000, 950, 49))]
-    fast = [synthetic(i, {"cfg": "b"}, put_block=v, getc=g, put_block_cpu=c) for i, v, g, c in ((4, 120_000, 1010, 40), (5, 121_200, 1060, 41), (6, 118_800, 960, 39))]
+    base = [
+        synthetic(i, {"cfg": "a"}, put_block=v, getc=g, put_block_cpu=c)
+        for i, v, g, c in ((1, 100_000, 1000, 50), (2, 101_000, 1050, 51), (3, 99_000, 950, 49))
+    ]
+    fast = [
+        synthetic(i, {"cfg": "b"}, put_block=v, getc=g, put_block_cpu=c)
+        for i, v, g, c in ((4, 120_000, 1010, 40), (5, 121_200, 1060, 41), (6, 118_800, 960, 39))
+    ]
     runs = [*base, *fast]
     assert len(charts.compare(runs)["configurations"]) == 6  # by machine and parameters: each machine differs
     data = charts.compare(runs, grouping=parse_group("cfg"))
@@ -260,8 +338,15 @@ def test_heat_table_shades_only_cells_whose_verdict_is_better_or_worse():
     put_block = heat_cells(table, 2, "put_block")
     assert put_block[0]["verdict"] == "better" and put_block[0]["relative"] == "+20.0 % ▲"
     assert put_block[1]["verdict"] == "better"  # 40 vs 50 %CPU: lower is better
-    assert heat_cells(table, 2, "getc")[0]["verdict"] == "within_noise" and heat_cells(table, 2, "getc")[0]["relative"] == "+1.0 % ~"
-    coloured = {(TESTS[i // 3], i % 3) for i, cell in enumerate(table["rows"][1]["cells"]) if cell["verdict"] in ("better", "worse")}
+    assert (
+        heat_cells(table, 2, "getc")[0]["verdict"] == "within_noise"
+        and heat_cells(table, 2, "getc")[0]["relative"] == "+1.0 % ~"
+    )
+    coloured = {
+        (TESTS[i // 3], i % 3)
+        for i, cell in enumerate(table["rows"][1]["cells"])
+        if cell["verdict"] in ("better", "worse")
+    }
     assert coloured == {("put_block", 0), ("put_block", 1)}
     assert all(cell["verdict"] is None for cell in table["rows"][0]["cells"])  # the baseline itself
 
@@ -271,7 +356,12 @@ def test_the_single_run_shortcut_gives_the_same_answer_as_the_general_path(monke
     with the shortcut for one-run configurations equals the one computed the general way."""
     from tests.helpers import CORPUS_DIR
 
-    lines = [line for path in sorted(CORPUS_DIR.glob("*.csv")) for line in path.read_text().splitlines() if line and not line.startswith("#")]
+    lines = [
+        line
+        for path in sorted(CORPUS_DIR.glob("*.csv"))
+        for line in path.read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
     runs = []
     for line in lines:
         try:

@@ -1,17 +1,11 @@
 """The `bonnieboard` command, run as a user runs it: the installed console script in a subprocess."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.helpers import BONNIEBOARD, CORPUS_DIR, LINE_103, LINE_198, run_cli
+from tests.helpers import CORPUS_DIR, LINE_103, LINE_198, run_cli
 
 pytestmark = pytest.mark.slow  # the console script in a subprocess
-
 
 
 def count_runs(tmp_path):

@@ -29,10 +29,32 @@ def test_absolute_is_the_contracts_shape(client, three_runs):
     assert response.status_code == 200 and response.headers["content-type"] == "application/json"
     body = response.json()
     # the contract's keys, and issue #10's additions
-    assert set(body) == {"mode", "baseline", "runs", "charts", "group", "configurations", "baseline_configuration", "warnings", "setup", "summary"}
+    assert set(body) == {
+        "mode",
+        "baseline",
+        "runs",
+        "charts",
+        "group",
+        "configurations",
+        "baseline_configuration",
+        "warnings",
+        "setup",
+        "summary",
+    }
     assert body["mode"] == "absolute" and body["baseline"] is None
-    assert body["runs"] == [{"id": a, "label": "ext3 on RAID-5"}, {"id": b, "label": "wifo3-02"}, {"id": c, "label": "mindpipe"}]
-    assert [chart["key"] for chart in body["charts"]] == ["block_io", "seeks", "metadata", "metadata_stat", "latency", "cpu"]
+    assert body["runs"] == [
+        {"id": a, "label": "ext3 on RAID-5"},
+        {"id": b, "label": "wifo3-02"},
+        {"id": c, "label": "mindpipe"},
+    ]
+    assert [chart["key"] for chart in body["charts"]] == [
+        "block_io",
+        "seeks",
+        "metadata",
+        "metadata_stat",
+        "latency",
+        "cpu",
+    ]
     for chart in body["charts"]:
         assert set(chart) == {"key", "unit", "higher_is_better", "tests", "series", "configurations", "hints"}
         assert [s["run"] for s in chart["series"]] == [a, b, c]
@@ -42,7 +64,11 @@ def test_absolute_is_the_contracts_shape(client, three_runs):
             assert all((v is None) == (st != "ok") for v, st in zip(s["values"], s["status"], strict=True))
     block = body["charts"][0]
     assert block["tests"] == ["putc", "put_block", "rewrite", "getc", "get_block"] and block["unit"] == "KiB/s"
-    assert block["series"][0] == {"run": a, "values": [869, 420469, None, 1443, None], "status": ["ok", "ok", "too_fast", "ok", "too_fast"]}
+    assert block["series"][0] == {
+        "run": a,
+        "values": [869, 420469, None, 1443, None],
+        "status": ["ok", "ok", "too_fast", "ok", "too_fast"],
+    }
     assert body["charts"][1]["series"][1]["values"] == [447.9]
     latency = body["charts"][4]
     assert latency["unit"] == "µs" and latency["higher_is_better"] is False
@@ -59,9 +85,10 @@ def test_relative_defaults_to_the_first_run_and_rounds(client, three_runs):
     assert block["unit"] == "%" and [s["run"] for s in block["series"]] == [b, c]
     # wifo3-02 vs the contract line: 1842/869, 347029/420469, 3404/1443
     assert block["series"][0] == {
-        "run": b, "values": [112.0, -17.5, None, 135.9, None],
+        "run": b,
+        "values": [112.0, -17.5, None, 135.9, None],
         "status": ["ok", "ok", "baseline_too_fast", "ok", "baseline_too_fast"],
-    }  # fmt: skip
+    }
     assert body["charts"][4]["series"][1]["status"] == ["no_latency"] * 12
 
 
@@ -122,17 +149,42 @@ def test_compare_is_in_the_openapi_description(client):
     spec = client.get("/openapi.json").json()
     operation = spec["paths"]["/api/compare"]["get"]
     assert {p["name"] for p in operation["parameters"]} == {"runs", "run", "baseline", "mode", "group"}
-    assert operation["responses"]["200"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/CompareOut"}
+    assert operation["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/CompareOut"
+    }
     cell = spec["components"]["schemas"]["CellStatsOut"]["properties"]
-    for name in ("n", "n_too_fast", "n_not_run", "mean", "median", "sd", "cv_pct", "ci95", "ratio", "ratio_ci95", "verdict", "hints"):
+    for name in (
+        "n",
+        "n_too_fast",
+        "n_not_run",
+        "mean",
+        "median",
+        "sd",
+        "cv_pct",
+        "ci95",
+        "ratio",
+        "ratio_ci95",
+        "verdict",
+        "hints",
+    ):
         assert name in cell, name
-    assert set(spec["components"]["schemas"]["CompareOut"]["properties"]) >= {"group", "configurations", "warnings", "summary", "setup"}
+    assert set(spec["components"]["schemas"]["CompareOut"]["properties"]) >= {
+        "group",
+        "configurations",
+        "warnings",
+        "summary",
+        "setup",
+    }
 
 
 def test_the_page_and_the_api_accept_the_same_urls(client, three_runs):
     """One reading of the query (app/comparison_request.py): the runs list's run=&run=, runs=, group=."""
     a, b, c = three_runs
-    for query in (f"run={a}&run={b}&mode=relative", f"runs={a},{b}&group=fs,raid&baseline={b}", f"runs={a} {b},{c}&group=none"):
+    for query in (
+        f"run={a}&run={b}&mode=relative",
+        f"runs={a},{b}&group=fs,raid&baseline={b}",
+        f"runs={a} {b},{c}&group=none",
+    ):
         api = client.get(f"/api/compare?{query}")
         assert api.status_code == 200, (query, api.text)
         page = client.get(f"/compare?{query}")  # redirected to the permalink
@@ -147,6 +199,7 @@ def test_the_1_03_line_alone(client):
 
 
 # ==== Configurations, statistics and verdicts (issue #10) ====
+
 
 @pytest.fixture
 def sweep(client):
@@ -167,8 +220,9 @@ def test_a_20_percent_difference_with_low_spread_is_better(client, sweep):
     body = client.get("/api/compare", params={"runs": runs}).json()  # default: group=params
     assert body["group"] == "params" and body["baseline_configuration"] == 1
     assert [(c["id"], c["name"], c["runs"]) for c in body["configurations"]] == [
-        (1, "ext4-box · fs=ext4", sweep["ext4"]), (2, "xfs-box · fs=xfs", sweep["xfs"]),
-    ]  # fmt: skip
+        (1, "ext4-box · fs=ext4", sweep["ext4"]),
+        (2, "xfs-box · fs=xfs", sweep["xfs"]),
+    ]
     base, xfs = cell(body, "block_io", 1, "put_block"), cell(body, "block_io", 2, "put_block")
     # 100000, 101000, 99000: mean 100000, SD 1000, CV 1 %, CI 100000 ± 4.3027 * 1000 / sqrt(3) = ± 2484.1
     assert (base["n"], base["mean"], base["median"], base["sd"], base["cv_pct"]) == (3, 100000.0, 100000.0, 1000.0, 1.0)
@@ -178,31 +232,50 @@ def test_a_20_percent_difference_with_low_spread_is_better(client, sweep):
     low, high = xfs["ratio_ci95"]
     assert low < 1.2 < high and low > 1.15 and high < 1.25
     getc = cell(body, "block_io", 2, "getc")
-    assert getc["ratio"] == 1.01 and getc["verdict"] == "within_noise" and getc["ratio_ci95"][0] < 1 < getc["ratio_ci95"][1]
+    assert (
+        getc["ratio"] == 1.01
+        and getc["verdict"] == "within_noise"
+        and getc["ratio_ci95"][0] < 1 < getc["ratio_ci95"][1]
+    )
     assert getc["cv_pct"] == 4.95 and cell(body, "block_io", 1, "getc")["cv_pct"] == 5.0
     # rewrite is +++++ in every run: counted, never averaged
     rewrite = cell(body, "block_io", 2, "rewrite")
-    assert (rewrite["n"], rewrite["n_too_fast"], rewrite["mean"], rewrite["status"], rewrite["verdict"]) == (0, 3, None, "too_fast", "unknown")
+    assert (rewrite["n"], rewrite["n_too_fast"], rewrite["mean"], rewrite["status"], rewrite["verdict"]) == (
+        0,
+        3,
+        None,
+        "too_fast",
+        "unknown",
+    )
     assert {h["code"] for h in rewrite["hints"]} == {"too_fast"} and "all runs +++++" in rewrite["hints"][0]["text"]
     assert "block write +20.0 % (95 % CI +" in body["summary"] and "better)" in body["summary"]
     # getc is within noise, and CPU-bound on both sides (98 %CPU in the line): said so instead
-    assert "per-char write, per-char read, seq. create and random create unchanged and CPU-bound in both (98 % CPU): they measure the CPU, not the disk" in body["summary"]
+    assert (
+        "per-char write, per-char read, seq. create and random create unchanged and CPU-bound in both (98 % CPU): they measure the CPU, not the disk"
+        in body["summary"]
+    )
     assert "seq. stat and random stat +++++ in both: raise -s and -n." in body["summary"]
 
 
 def test_group_by_tags_and_ungrouped(client, sweep):
     runs = ",".join(map(str, sweep["ext4"] + sweep["xfs"]))
     by_raid = client.get("/api/compare", params={"runs": runs, "group": "raid"}).json()
-    assert by_raid["group"] == "raid" and [(c["name"], len(c["runs"])) for c in by_raid["configurations"]] == [("raid=5", 6)]
+    assert by_raid["group"] == "raid" and [(c["name"], len(c["runs"])) for c in by_raid["configurations"]] == [
+        ("raid=5", 6)
+    ]
     assert by_raid["summary"] == "One configuration (6 runs): nothing to compare it with."
     # 6 runs, CV 9.8 %: a spread warning
     assert [w["code"] for w in by_raid["warnings"]] == ["high_spread"]
-    by_fs = client.get("/api/compare", params={"runs": runs, "group": "fs,raid", "baseline": sweep["xfs"][1], "mode": "relative"}).json()
+    by_fs = client.get(
+        "/api/compare", params={"runs": runs, "group": "fs,raid", "baseline": sweep["xfs"][1], "mode": "relative"}
+    ).json()
     assert [c["name"] for c in by_fs["configurations"]] == ["fs=ext4 raid=5", "fs=xfs raid=5"]
     assert by_fs["baseline_configuration"] == 2 and cell(by_fs, "block_io", 1, "put_block")["verdict"] == "worse"
     alone = client.get("/api/compare", params={"runs": runs, "group": "none"}).json()
     assert len(alone["configurations"]) == 6 and cell(alone, "block_io", 4, "put_block")["verdict"] == "unknown"
-    assert alone["summary"].startswith("Single runs cannot tell a difference from noise: repeat them, e.g. bonnie++ -x 5.")
+    assert alone["summary"].startswith(
+        "Single runs cannot tell a difference from noise: repeat them, e.g. bonnie++ -x 5."
+    )
 
 
 def test_warnings_name_what_differs(client):
@@ -223,18 +296,31 @@ def test_ram_from_a_tag_makes_the_cached_hint(client):
     body = client.get("/api/compare", params={"runs": str(run_id)}).json()
     assert body["setup"][0]["ram_mib"] == 4096
     hints = cell(body, "block_io", 1, "put_block")["hints"]
-    assert {"code": "cached", "text": "probably cached: the file size (512 MiB) is under twice the RAM (4096 MiB); use -s 8192M or more"} in hints
+    assert {
+        "code": "cached",
+        "text": "probably cached: the file size (512 MiB) is under twice the RAM (4096 MiB); use -s 8192M or more",
+    } in hints
 
 
 def test_the_runners_limiter_evidence_comes_before_the_line_only_guess(client):
     """The runner's limiter for this line (document["runs"][i]["tests"][test]["limiter"], the entry whose csv is
     the line: issue #12) replaces the guess with the same code; another repeat's evidence is not this line's."""
-    limiter = {"code": "cpu_bound", "text": "runner: bonnie++ was on CPU 99 % of the test, 85 % in user mode", "evidence": {"user_pct": 85}}
+    limiter = {
+        "code": "cpu_bound",
+        "text": "runner: bonnie++ was on CPU 99 % of the test, 85 % in user mode",
+        "evidence": {"user_pct": 85},
+    }
     other = {"code": "device_bound", "text": "another repeat's evidence", "evidence": {}}
-    document = {"runs": [
-        {"index": 0, "csv": "1.98,other line", "tests": {"putc": {"limiter": other}}},
-        {"index": 1, "csv": CONTRACT_LINE, "tests": {"putc": {"limiter": limiter}, "seeks": {"limiter": "not an object"}}},
-    ]}
+    document = {
+        "runs": [
+            {"index": 0, "csv": "1.98,other line", "tests": {"putc": {"limiter": other}}},
+            {
+                "index": 1,
+                "csv": CONTRACT_LINE,
+                "tests": {"putc": {"limiter": limiter}, "seeks": {"limiter": "not an object"}},
+            },
+        ]
+    }
     run_id = client.post("/api/runs", json={"csv": CONTRACT_LINE, "document": document}).json()["created"][0]
     body = client.get("/api/compare", params={"runs": str(run_id)}).json()
     hints = cell(body, "block_io", 1, "putc")["hints"]

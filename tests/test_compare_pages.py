@@ -59,7 +59,11 @@ def test_the_permalink_is_the_page_and_draws_the_apis_numbers(client, ids):
     assert "chart-4.6.1.umd.min.js" in page.text and "charts.js" in page.text
     data = embedded_data(page.text)
     assert data["compare"] == client.get(f"/api{url}").json()
-    assert data["view"]["names"] == {str(a): "ext3 on RAID-5 · fs=ext3", str(b): "wifo3-02 · fs=xfs", str(c): "mindpipe"}
+    assert data["view"]["names"] == {
+        str(a): "ext3 on RAID-5 · fs=ext3",
+        str(b): "wifo3-02 · fs=xfs",
+        str(c): "mindpipe",
+    }
     for key in ("block_io", "seeks", "metadata", "metadata_stat", "latency", "cpu"):
         assert f'data-chart="{key}"' in page.text
     assert "+++++ too fast to measure" in page.text and "under 0.5 s" in page.text
@@ -75,7 +79,10 @@ def test_htmx_gets_the_partial_and_the_url_to_push(client, ids):
     removed = client.get(f"/compare?runs={a},{b}&remove={b}", headers=HTMX)
     assert removed.headers["hx-push-url"] == f"/compare?runs={a}"
     # Back after a pushed URL: htmx asks for the whole page to restore <body>
-    restore = client.get(f"/compare?runs={a}", headers={"HX-Request": "true", "HX-History-Restore-Request": "true", "HX-Request-Type": "full"})
+    restore = client.get(
+        f"/compare?runs={a}",
+        headers={"HX-Request": "true", "HX-History-Restore-Request": "true", "HX-Request-Type": "full"},
+    )
     assert "<html" in restore.text and "hx-push-url" not in restore.headers
 
 
@@ -97,7 +104,9 @@ def test_nothing_to_compare_is_a_page_that_says_how(client):
 
 def test_names_are_escaped_in_the_page_and_its_json(client):
     tag_value = HOSTILE.replace(" ", "/")  # a tag holds no space (issue 11 item 7)
-    run_id = post_csv(client, with_field(CONTRACT_LINE, 2, HOSTILE), tag=f"x={tag_value}", label=f"</script>{HOSTILE}").json()["created"][0]
+    run_id = post_csv(
+        client, with_field(CONTRACT_LINE, 2, HOSTILE), tag=f"x={tag_value}", label=f"</script>{HOSTILE}"
+    ).json()["created"][0]
     other = post_csv(client, LINE_197).json()["created"][0]
     html = client.get(f"/compare?runs={run_id},{other}").text
     assert HOSTILE not in html and "</script><img" not in html
@@ -129,7 +138,11 @@ def test_run_page_tag_form_replaces_label_and_tags(client):
     partial = post_form(client, f"/runs/{run_id}/tags", {"label": "", "key": ["a"], "value": ["1"]}, headers=HTMX)
     assert partial.status_code == 200 and "Saved." in partial.text and "<html" not in partial.text
     assert client.get(f"/api/runs/{run_id}").json()["label"] is None
-    for bad, words in (({"key": ["a", "a"], "value": ["1", "2"]}, "given twice"), ({"key": [""], "value": ["x"]}, "has no key"), ({"key": ["k" * 201], "value": ["x"]}, "a tag needs")):
+    for bad, words in (
+        ({"key": ["a", "a"], "value": ["1", "2"]}, "given twice"),
+        ({"key": [""], "value": ["x"]}, "has no key"),
+        ({"key": ["k" * 201], "value": ["x"]}, "a tag needs"),
+    ):
         refused = post_form(client, f"/runs/{run_id}/tags", bad, headers=HTMX)
         assert refused.status_code == 422 and words in refused.text
     assert client.get(f"/api/runs/{run_id}").json()["tags"] == {"a": "1"}
@@ -145,7 +158,12 @@ def test_run_tag_form_needs_a_signed_in_session_and_its_csrf_token_once_tokens_a
     sign_in(client, secret, f"/runs/{run_id}")
     csrf = csrf_of(client.get(f"/runs/{run_id}").text)
     assert client.post(f"/runs/{run_id}/tags", data={"key": ["a"], "value": ["1"]}).status_code == 403
-    assert client.post(f"/runs/{run_id}/tags", data={"key": ["a"], "value": ["1"], "csrf_token": csrf}, headers=HTMX).status_code == 200
+    assert (
+        client.post(
+            f"/runs/{run_id}/tags", data={"key": ["a"], "value": ["1"], "csrf_token": csrf}, headers=HTMX
+        ).status_code
+        == 200
+    )
     assert client.get(f"/api/runs/{run_id}").json()["tags"] == {"a": "1"}
 
 
@@ -155,8 +173,18 @@ def test_run_page_shows_the_runners_document(client):
     run_id = client.post("/api/runs", json={"csv": line, "document": document}).json()["created"][0]
     html = client.get(f"/runs/{run_id}").text
     assert "What the runner recorded" in html
-    for text in ("Warnings", "is less than twice the RAM", "Per test (this line)", "rate_measured", "wall_s",
-                 "open_creat 1024", "Debian GNU/Linux", "mount_options", "bonnieboard-runner/1", "-n 1"):  # fmt: skip
+    for text in (
+        "Warnings",
+        "is less than twice the RAM",
+        "Per test (this line)",
+        "rate_measured",
+        "wall_s",
+        "open_creat 1024",
+        "Debian GNU/Linux",
+        "mount_options",
+        "bonnieboard-runner/1",
+        "-n 1",
+    ):
         assert text in html, text
     assert f"{document['system']['ram_bytes'] / 2**30:.1f} GiB" in html
     assert "What the runner recorded" not in client.get(f"/runs/{post_csv(client, LINE_103).json()['created'][0]}").text
@@ -177,7 +205,9 @@ def test_group_is_in_the_permalink_and_the_page_shows_summary_warnings_setup_and
     ids = []
     for fs in SWEEP:
         ids += post_csv(client, sweep_csv(fs), tag=[f"fs={fs}"]).json()["created"]
-    ids.append(post_csv(client, with_field(sweep_line("xfs-box", 130_000, 1000), 5, "1G"), tag=["fs=big"]).json()["created"][0])
+    ids.append(
+        post_csv(client, with_field(sweep_line("xfs-box", 130_000, 1000), 5, "1G"), tag=["fs=big"]).json()["created"][0]
+    )
     runs = ",".join(map(str, ids))
     redirect = client.get(f"/compare?runs={runs}&group=+fs%2C&mode=absolute", follow_redirects=False)
     assert redirect.headers["location"] == f"/compare?runs={runs}&group=fs"
@@ -185,7 +215,9 @@ def test_group_is_in_the_permalink_and_the_page_shows_summary_warnings_setup_and
     data = embedded_data(html)
     assert data["compare"] == client.get(f"/api/compare?runs={runs}&group=fs").json()
     assert data["view"]["configuration_names"] == {"1": "fs=ext4", "2": "fs=xfs", "3": "fs=big"}
-    assert '<p id="summary">Single runs cannot tell' in html and 'fs=xfs vs fs=ext4: block write +20.0 % (95 % CI' in html
+    assert (
+        '<p id="summary">Single runs cannot tell' in html and "fs=xfs vs fs=ext4: block write +20.0 % (95 % CI" in html
+    )
     assert 'data-code="file_size_differs"' in html and "512 MiB" in html and "1024 MiB" in html
     assert 'class="setup-table"' in html and f'<a href="/runs/{ids[-1]}">#{ids[-1]}</a>' in html
     # Only put_block of fs=xfs (better) is shaded; fs=big is a single run: unknown, plain.
@@ -208,7 +240,9 @@ def test_runs_list_keeps_the_ticked_runs_in_order_and_sorts_by_upload_or_name(cl
     assert re.findall(r'<a href="/runs/(\d+)">', oldest) == [str(first), str(second), str(third)]
     # a filter that hides a ticked run keeps it ticked (the hidden list), and paging links carry it
     filtered = client.get(f"/?runs={third},{first}&tag=fs=xfs", headers=HTMX).text
-    assert f'name="runs" value="{third},{first}"' in filtered and re.findall(r'<a href="/runs/(\d+)">', filtered) == [str(second)]
+    assert f'name="runs" value="{third},{first}"' in filtered and re.findall(r'<a href="/runs/(\d+)">', filtered) == [
+        str(second)
+    ]
     # what "Compare selected" sends: runs= in the order ticked, then the boxes' run=; the first is the baseline
     compare = client.get(f"/compare?runs={third},{first}&run={first}&run={third}", follow_redirects=False)
     assert compare.headers["location"] == f"/compare?runs={third},{first}"

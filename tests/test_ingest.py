@@ -18,9 +18,14 @@ def count(session, table):
 
 def test_stores_runs_tags_label_and_document(session):
     outcome = ingest(
-        session=session, items=iter_parse(f"{LINE_198}\n{LINE_103}\n"), source="cli",
-        filename="b.csv", label="lab", tags={"fs": "xfs"}, document={"system": {"ram_bytes": 1}},
-    )  # fmt: skip
+        session=session,
+        items=iter_parse(f"{LINE_198}\n{LINE_103}\n"),
+        source="cli",
+        filename="b.csv",
+        label="lab",
+        tags={"fs": "xfs"},
+        document={"system": {"ram_bytes": 1}},
+    )
     session.commit()
     assert len(outcome.created) == 2 and outcome.duplicates == [] and outcome.errors == []
     rows = session.execute(select(run_table).order_by(run_table.c.id)).mappings().all()
@@ -51,7 +56,9 @@ def test_partial_keeps_valid_lines_and_reports_the_rest(session):
 def test_duplicates_across_uploads_and_within_one(session):
     first = ingest(session=session, items=iter_parse(f"{LINE_198}\n"), source="api")
     session.commit()
-    second = ingest(session=session, items=iter_parse(f"{LINE_103}\n{LINE_198}\n{LINE_103}\n"), source="api", tags={"a": "b"})
+    second = ingest(
+        session=session, items=iter_parse(f"{LINE_103}\n{LINE_198}\n{LINE_103}\n"), source="api", tags={"a": "b"}
+    )
     session.commit()
     assert second.duplicates == [first.created[0], second.created[0]]
     assert count(session, run_table) == 2
@@ -88,7 +95,9 @@ def test_writer_after_a_read_in_the_same_session_does_not_hit_a_locked_database(
 def test_the_first_100_errors_are_reported_and_all_are_counted(client):
     """Issue #8: the API, its 422 and the upload page list 100 errors and say how many there are."""
     text = f"{LINE_198}\n" + "junk\n" * 250
-    partial = client.post("/api/runs", content=text, params={"partial": "true"}, headers={"Content-Type": "text/csv"}).json()
+    partial = client.post(
+        "/api/runs", content=text, params={"partial": "true"}, headers={"Content-Type": "text/csv"}
+    ).json()
     assert partial["error_count"] == 250 and [e["line"] for e in partial["errors"]] == list(range(2, 102))
     refused = client.post("/api/runs", content=text, headers={"Content-Type": "text/csv"})
     assert refused.status_code == 422
@@ -96,8 +105,16 @@ def test_the_first_100_errors_are_reported_and_all_are_counted(client):
     assert refused.json()["error_count"] == 250 and len(refused.json()["errors"]) == 100
     page = post_form(client, "/upload", {"lines": text}, headers={"HX-Request": "true"})
     assert page.status_code == 422 and "The first 100 of 250 errors" in page.text and page.text.count("<tr>") == 101
-    page = post_form(client, "/upload", {"lines": text.replace(LINE_198, LINE_103), "partial": "true"}, headers={"HX-Request": "true"})
-    assert "1 run created, 0 duplicates, 250 invalid lines skipped" in page.text and "The first 100 of 250 errors" in page.text
+    page = post_form(
+        client,
+        "/upload",
+        {"lines": text.replace(LINE_198, LINE_103), "partial": "true"},
+        headers={"HX-Request": "true"},
+    )
+    assert (
+        "1 run created, 0 duplicates, 250 invalid lines skipped" in page.text
+        and "The first 100 of 250 errors" in page.text
+    )
 
 
 def test_a_run_has_at_most_50_tags(client):
@@ -123,7 +140,10 @@ def test_edits_and_deletes_of_a_missing_run_are_404(client):
 def test_a_token_in_a_posted_runner_document_is_not_stored(client):
     """Issue #8: runners before the fix post their argv, --token SECRET included."""
     secret = "tok-9f8e7d6c5b4a"
-    document = {"schema": "bonnieboard-runner/1", "command_line": ["bonnieboard-runner", "-d", "/tmp", "--token", secret, f"--token={secret}"]}
+    document = {
+        "schema": "bonnieboard-runner/1",
+        "command_line": ["bonnieboard-runner", "-d", "/tmp", "--token", secret, f"--token={secret}"],
+    }
     run_id = client.post("/api/runs", json={"csv": LINE_198, "document": document}).json()["created"][0]
     stored = client.get(f"/api/runs/{run_id}").json()["document"]
     assert stored["command_line"] == ["bonnieboard-runner", "-d", "/tmp", "--token", "***", "--token=***"]

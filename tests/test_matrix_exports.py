@@ -41,7 +41,12 @@ def test_matrix_cells_are_the_configurations_means_of_the_compare_api(client, sw
         for cell in row["cells"]:
             expected = means[cell["configuration"]]
             assert (cell["mean"], cell["n"], cell["ci95"], cell["ratio"], cell["verdict"]) == (
-                expected["mean"], expected["n"], expected["ci95"], expected["ratio"], expected["verdict"])  # fmt: skip
+                expected["mean"],
+                expected["n"],
+                expected["ci95"],
+                expected["ratio"],
+                expected["verdict"],
+            )
     cells = {
         (row["value"], col): cell
         for row in matrix["rows"]

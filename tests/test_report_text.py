@@ -209,9 +209,18 @@ def test_looks_like_report():
 
 @pytest.mark.parametrize(
     ("version", "fmt"),
-    [("1.03e", "1.03"), ("1.02b", "1.03"), ("1.94", "1.93c"), ("1.96", "1.96"), ("1.97", "1.97"), ("2.00a", "1.98"),
-     ("bonnieboard-0.1.0", "1.98"), ("1.92b", None), ("@version@", None)],
-)  # fmt: skip
+    [
+        ("1.03e", "1.03"),
+        ("1.02b", "1.03"),
+        ("1.94", "1.93c"),
+        ("1.96", "1.96"),
+        ("1.97", "1.97"),
+        ("2.00a", "1.98"),
+        ("bonnieboard-0.1.0", "1.98"),
+        ("1.92b", None),
+        ("@version@", None),
+    ],
+)
 def test_csv_format_of(version, fmt):
     assert csv_format_of(version) == fmt
 

@@ -44,6 +44,8 @@ def test_a_hostile_limiter_is_text(client):
     first = next(test for test, facts in tests.items() if facts.get("limiter"))
     tests[first]["limiter"]["text"] = HOSTILE
     tests[first]["limiter"]["code"] = HOSTILE
-    run_id = client.post("/api/runs", json={"csv": document["runs"][0]["csv"], "document": document}).json()["created"][0]
+    run_id = client.post("/api/runs", json={"csv": document["runs"][0]["csv"], "document": document}).json()["created"][
+        0
+    ]
     page = client.get(f"/runs/{run_id}").text
     assert HOSTILE not in page and "&lt;img src=x onerror=alert(1)&gt;" in page

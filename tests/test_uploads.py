@@ -22,9 +22,11 @@ def tags_of(client, run_id: int) -> dict[str, str]:
 def test_name_tags_tag_each_line_and_explicit_tags_win(client):
     body = named("raid5_chunk64_ext3", "raid6_chunk128_xfs")
     answer = client.post(
-        "/api/runs", content=body, params={"name_tags": PATTERN, "tag": ["fs=btrfs", "site=lab"]},
+        "/api/runs",
+        content=body,
+        params={"name_tags": PATTERN, "tag": ["fs=btrfs", "site=lab"]},
         headers={"Content-Type": "text/csv"},
-    )  # fmt: skip
+    )
     assert answer.status_code == 201, answer.text
     first, second = answer.json()["created"]
     assert tags_of(client, first) == {"raid": "5", "chunk_kib": "64", "fs": "btrfs", "site": "lab"}
@@ -188,5 +190,10 @@ def test_the_sample_manifest_loads_an_empty_database_once_with_its_tags(tmp_path
         tags.setdefault(machine, {})[key] = value
     assert len(tags) == 6
     assert tags["sweep-xfs-loop-sync"] == {
-        "fs": "xfs", "dev": "loop", "mode": "sync", "sweep": "media-sync", "ram_mib": "24105", "source": "sample_data"
-    }  # fmt: skip
+        "fs": "xfs",
+        "dev": "loop",
+        "mode": "sync",
+        "sweep": "media-sync",
+        "ram_mib": "24105",
+        "source": "sample_data",
+    }

@@ -31,7 +31,9 @@ from app.validation import check_label, check_name_pattern, check_tag, parse_tag
 
 router = APIRouter(prefix="/api", tags=["runs"])
 
-ERRORS: dict[int | str, dict[str, Any]] = {status: {"model": ErrorOut} for status in (400, 401, 403, 404, 408, 413, 422, 503)}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorOut} for status in (400, 401, 403, 404, 408, 413, 422, 503)
+}
 
 UPLOAD_BODY = {
     "requestBody": {
@@ -42,7 +44,11 @@ UPLOAD_BODY = {
             "multipart/form-data": {
                 "schema": {
                     "type": "object",
-                    "properties": {"file": {"type": "string", "format": "binary"}, "label": {"type": "string"}, "name_tags": {"type": "string"}},
+                    "properties": {
+                        "file": {"type": "string", "format": "binary"},
+                        "label": {"type": "string"},
+                        "name_tags": {"type": "string"},
+                    },
                     "required": ["file"],
                 }
             },
@@ -66,7 +72,7 @@ GROUP_SCHEMA = WithJsonSchema({"type": "string", "default": "params", "examples"
 async def post_runs(
     request: Request,
     session: SessionDep,
-    tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], Query(description="KEY=VALUE; repeatable")] = [],  # noqa: B006
+    tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], Query(description="KEY=VALUE; repeatable")] = [],  # noqa: B006 - FastAPI copies the default per request
     label: Annotated[str | None, LABEL_PARAM_SCHEMA] = None,
     partial: bool = False,
     name_tags: Annotated[
@@ -141,11 +147,17 @@ def delete_run(run_id: RunId, session: SessionDep):
 @router.get("/compare", response_model=CompareOut, responses=ERRORS)
 def get_compare(
     session: SessionDep,
-    runs: Annotated[str | None, RUN_IDS_SCHEMA, Query(description="run ids separated by commas, e.g. 1,2,3 (at most 100)")] = None,
-    run: Annotated[list[str], Query(description="a run id; repeatable, as the runs list's checkboxes send it")] = [],  # noqa: B006
-    baseline: Annotated[str | None, BASELINE_SCHEMA, Query(description="one of the runs; its configuration is the baseline")] = None,
+    runs: Annotated[
+        str | None, RUN_IDS_SCHEMA, Query(description="run ids separated by commas, e.g. 1,2,3 (at most 100)")
+    ] = None,
+    run: Annotated[list[str], Query(description="a run id; repeatable, as the runs list's checkboxes send it")] = [],  # noqa: B006 - FastAPI copies the default per request
+    baseline: Annotated[
+        str | None, BASELINE_SCHEMA, Query(description="one of the runs; its configuration is the baseline")
+    ] = None,
     mode: Annotated[str | None, MODE_SCHEMA] = None,
-    group: Annotated[str | None, GROUP_SCHEMA, Query(description="params (default), none, or tag keys: fs,raid")] = None,
+    group: Annotated[
+        str | None, GROUP_SCHEMA, Query(description="params (default), none, or tag keys: fs,raid")
+    ] = None,
 ):
     """The numbers behind the comparison charts; the /compare page draws exactly these. Runs form
     configurations (`group`); per chart, test and configuration: N, mean, median, SD, CV %, 95 % CI,
@@ -162,11 +174,17 @@ def get_compare(
 @router.get("/compare.csv", response_class=Response, responses=ERRORS)
 def get_compare_csv(
     session: SessionDep,
-    runs: Annotated[str | None, RUN_IDS_SCHEMA, Query(description="run ids separated by commas, e.g. 1,2,3 (at most 100)")] = None,
-    run: Annotated[list[str], Query(description="a run id; repeatable")] = [],  # noqa: B006
-    baseline: Annotated[str | None, BASELINE_SCHEMA, Query(description="one of the runs; its configuration is the baseline")] = None,
+    runs: Annotated[
+        str | None, RUN_IDS_SCHEMA, Query(description="run ids separated by commas, e.g. 1,2,3 (at most 100)")
+    ] = None,
+    run: Annotated[list[str], Query(description="a run id; repeatable")] = [],  # noqa: B006 - FastAPI copies the default per request
+    baseline: Annotated[
+        str | None, BASELINE_SCHEMA, Query(description="one of the runs; its configuration is the baseline")
+    ] = None,
     mode: Annotated[str | None, MODE_SCHEMA] = None,
-    group: Annotated[str | None, GROUP_SCHEMA, Query(description="params (default), none, or tag keys: fs,raid")] = None,
+    group: Annotated[
+        str | None, GROUP_SCHEMA, Query(description="params (default), none, or tag keys: fs,raid")
+    ] = None,
 ):
     """The numbers of GET /api/compare (same query) as CSV: one row per chart, test and configuration."""
     request = read_request(runs=[runs or "", *run], mode=mode, baseline=baseline, group=group)
@@ -185,8 +203,14 @@ def get_matrix(
     session: SessionDep,
     rows: Annotated[str, TAG_KEY_SCHEMA, Query(description="the tag key whose values are the rows, e.g. raid")],
     cols: Annotated[str, TAG_KEY_SCHEMA, Query(description="the tag key whose values are the columns, e.g. fs")],
-    test: Annotated[str, WithJsonSchema({"type": "string", "enum": list(TESTS)}), Query(description="the bonnie++ test of the cells")] = matrix.DEFAULT_TEST,
-    runs: Annotated[str | None, RUN_IDS_SCHEMA, Query(description="run ids; default: the newest 100 runs with both tags")] = None,
+    test: Annotated[
+        str,
+        WithJsonSchema({"type": "string", "enum": list(TESTS)}),
+        Query(description="the bonnie++ test of the cells"),
+    ] = matrix.DEFAULT_TEST,
+    runs: Annotated[
+        str | None, RUN_IDS_SCHEMA, Query(description="run ids; default: the newest 100 runs with both tags")
+    ] = None,
     baseline: Annotated[str | None, BASELINE_SCHEMA, Query(description="a run; its cell is the baseline")] = None,
 ):
     """Configurations pivoted by two tag keys: per cell the mean of `test` with N, 95 % CI and the

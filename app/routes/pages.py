@@ -10,13 +10,14 @@ from app import charts, matrix, queries
 from app.comparison_request import ABSOLUTE, MAX_RUNS, parse_run_ids, permalink, read_request, settle
 from app.config import get_settings
 from app.deps import PageAuthDep, SessionDep, csrf_form
-from app.figures import figures_of, limiters_of, line_facts
 from app.errors import BadRequest, InvalidUpload
+from app.figures import figures_of, limiters_of, line_facts
 from app.models import MAX_ID
 from app.parsing import TESTS, TOO_FAST, UNITS
 from app.request_body import FormLimits
 from app.schemas import MAX_TAG_CHARS, RunDetailOut, RunOut
 from app.storing import store_upload
+from app.templating import is_htmx, render
 from app.validation import (
     check_filename,
     check_filter_text,
@@ -26,7 +27,6 @@ from app.validation import (
     parse_tag_filters,
     parse_tag_params,
 )
-from app.templating import is_htmx, render
 
 router = APIRouter(include_in_schema=False)
 
@@ -50,11 +50,11 @@ def runs_page(
     request: Request,
     session: SessionDep,
     machine: str | None = None,
-    tag: Annotated[list[str], Query()] = [],  # noqa: B006
+    tag: Annotated[list[str], Query()] = [],  # noqa: B006 - FastAPI copies the default per request
     format: str | None = None,
     page: Annotated[int, Query(ge=1, le=MAX_ID)] = 1,
     runs: str = "",
-    run: Annotated[list[str], Query()] = [],  # noqa: B006
+    run: Annotated[list[str], Query()] = [],  # noqa: B006 - FastAPI copies the default per request
     sort: str = "newest",
 ):
     # The filter form's one text box holds "raid=5 fs=xfs"; links repeat tag= instead.
@@ -75,7 +75,13 @@ def runs_page(
     except BadRequest as exc:
         tags, filter_error = {}, exc.detail
     run_filter = queries.RunFilter(machine=machine or None, tags=tags, format_version=format or None)
-    total, found = (0, []) if filter_error else queries.list_runs(session=session, run_filter=run_filter, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE, order=sort)
+    total, found = (
+        (0, [])
+        if filter_error
+        else queries.list_runs(
+            session=session, run_filter=run_filter, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE, order=sort
+        )
+    )
     context = {
         "chosen": chosen,
         "sort": sort,
@@ -90,7 +96,12 @@ def runs_page(
         "units": UNITS,
         "too_fast": TOO_FAST,
     }
-    return render(request, "_runs_table.html" if wants_partial(request) else "runs.html", context, status_code=400 if filter_error else 200)
+    return render(
+        request,
+        "_runs_table.html" if wants_partial(request) else "runs.html",
+        context,
+        status_code=400 if filter_error else 200,
+    )
 
 
 @router.get("/compare", response_class=HTMLResponse)
@@ -98,7 +109,7 @@ def compare_page(
     request: Request,
     session: SessionDep,
     runs: str = "",
-    run: Annotated[list[str], Query(description="a run id; repeated, as the runs list's checkboxes send it")] = [],  # noqa: B006
+    run: Annotated[list[str], Query(description="a run id; repeated, as the runs list's checkboxes send it")] = [],  # noqa: B006 - FastAPI copies the default per request
     add: str = "",
     remove: str = "",
     baseline: str = "",
@@ -131,7 +142,13 @@ def compare_page(
         return RedirectResponse(url, status_code=303)
 
     recent = queries.recent_runs(session=session, limit=RECENT_RUNS, exclude=list(settled.run_ids))
-    context: dict[str, Any] = {"url": url, "mode": settled.mode, "group": settled.grouping.spelling, "notice": notice, "recent": recent}
+    context: dict[str, Any] = {
+        "url": url,
+        "mode": settled.mode,
+        "group": settled.grouping.spelling,
+        "notice": notice,
+        "recent": recent,
+    }
     if figures:
         data = charts.compare(figures, mode=settled.mode, baseline=settled.baseline, grouping=settled.grouping)
         context.update(
@@ -183,8 +200,12 @@ def matrix_page(
             if not figures:
                 raise BadRequest(f"no runs have both tags {asked.rows} and {asked.cols}")
             built = matrix.build(figures, asked)
-            context.update(m=built, url=matrix.permalink(asked), api_url=matrix.permalink(asked, "/api/matrix"),
-                           shown=matrix.display(built))
+            context.update(
+                m=built,
+                url=matrix.permalink(asked),
+                api_url=matrix.permalink(asked, "/api/matrix"),
+                shown=matrix.display(built),
+            )
         except BadRequest as exc:
             context["error"] = exc.detail
     return render(request, "matrix.html", context, status_code=400 if context["error"] else 200)
@@ -195,7 +216,9 @@ RECENT_RUNS = 30
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-def run_page(run_id: Annotated[int, Path(ge=1, le=MAX_ID)], request: Request, session: SessionDep, page_auth: PageAuthDep):
+def run_page(
+    run_id: Annotated[int, Path(ge=1, le=MAX_ID)], request: Request, session: SessionDep, page_auth: PageAuthDep
+):
     run = queries.get_run(session=session, run_id=run_id)
     return render(request, "run_detail.html", _run_context(RunDetailOut.from_run(run), page_auth))
 
@@ -206,8 +229,14 @@ def _run_context(run: RunDetailOut, page_auth, **extra) -> dict:
     # The runner's evidence of what limited each test of this line (issue #12), beside its result.
     limiters = limiters_of(this_line.get("tests")) if this_line else {}
     context = {
-        "run": run, "tests": TESTS, "auth": page_auth, "document_run": this_line, "limiters": limiters,
-        "form": None, "message": None, "error": None,
+        "run": run,
+        "tests": TESTS,
+        "auth": page_auth,
+        "document_run": this_line,
+        "limiters": limiters,
+        "form": None,
+        "message": None,
+        "error": None,
     }
     return context | extra
 
@@ -223,7 +252,11 @@ UploadFormDep = Annotated[FormData, Depends(csrf_form(UPLOAD_FORM))]
 
 @router.post("/runs/{run_id}/tags", response_class=HTMLResponse)
 async def run_tags_submit(
-    run_id: Annotated[int, Path(ge=1, le=MAX_ID)], request: Request, session: SessionDep, page_auth: PageAuthDep, form: TagFormDep
+    run_id: Annotated[int, Path(ge=1, le=MAX_ID)],
+    request: Request,
+    session: SessionDep,
+    page_auth: PageAuthDep,
+    form: TagFormDep,
 ):
     """Replace a run's label and tag set from the run page's form (like PATCH /api/runs/{id})."""
     keys, values = form.getlist("key"), form.getlist("value")
@@ -254,7 +287,10 @@ async def run_tags_submit(
         context = _run_context(RunDetailOut.from_run(run), page_auth, message="Saved.")
         return render(request, "_run_tags.html", context)
     run_data = RunDetailOut.from_run(queries.get_run(session=session, run_id=run_id))
-    typed = {"label": label, "rows": [(str(k), str(v)) for k, v in zip(keys, values, strict=False) if str(k).strip() or str(v).strip()]}
+    typed = {
+        "label": label,
+        "rows": [(str(k), str(v)) for k, v in zip(keys, values, strict=False) if str(k).strip() or str(v).strip()],
+    }
     context = _run_context(run_data, page_auth, form=typed, error=error)
     return render(request, "_run_tags.html" if wants_partial(request) else "run_detail.html", context, status_code=422)
 
