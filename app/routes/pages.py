@@ -45,6 +45,7 @@ def runs_page(
     tag: Annotated[list[str], Query()] = [],  # noqa: B006
     format: str | None = None,  # noqa: A002
     page: Annotated[int, Query(ge=1, le=MAX_ID)] = 1,
+    before: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
 ):
     # The filter form's one text box holds "raid=5 fs=xfs"; links repeat tag= instead.
     tag_terms = [term for value in tag for term in value.split()]
@@ -56,11 +57,22 @@ def runs_page(
     except BadRequest as exc:
         tags, filter_error = {}, exc.detail
     run_filter = queries.RunFilter(machine=machine or None, tags=tags, format_version=format or None)
-    total, runs = (0, []) if filter_error else queries.list_runs(session=session, run_filter=run_filter, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+    # "older" links carry a keyset cursor (before=the last id shown): page 20,000 costs what page 1 does.
+    # page= still works (offset paging), and so do both together.
+    listed = (
+        queries.RunPage([], 0, False)
+        if filter_error
+        else queries.list_runs(session=session, run_filter=run_filter, limit=PAGE_SIZE + 1, offset=(page - 1) * PAGE_SIZE, before=before)
+    )
+    runs, total = listed.runs[:PAGE_SIZE], listed.total
     context = {
         "runs": [RunOut.from_run(run) for run in runs],
         "total": total,
+        "total_is_estimate": listed.total_is_estimate,
+        "filtered": run_filter != queries.RunFilter(),
         "page": page,
+        "before": before,
+        "older_before": runs[-1].id if len(listed.runs) > PAGE_SIZE else None,
         "pages": max(1, -(-total // PAGE_SIZE)),
         "filter": {"machine": machine or "", "tag": " ".join(tag_terms), "format": format or ""},
         "filter_error": filter_error,
