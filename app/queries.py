@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import Select, bindparam, delete, func, insert, select, text, update
+from sqlalchemy import ColumnElement, Select, bindparam, delete, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from app.columns import RESULT_COLUMNS
@@ -55,36 +55,56 @@ class RunPage:
     total_is_estimate: bool
 
 
+def _matching_ids(run_filter: RunFilter) -> tuple[Select, ColumnElement[int]]:
+    """The ids of matching runs, and the column they come from. With tags, the first tag's index rows
+    drive the query (they are in run id order), so newest-first needs neither a sort nor a scan of runs."""
+    if not run_filter.tags:
+        return _filtered(select(run_table.c.id), run_filter), run_table.c.id
+    (key, value), *more = run_filter.tags.items()
+    first = tag_table.alias()
+    run_id = first.c.run_id
+    statement = select(run_id).where(first.c.key == key, first.c.value == value)
+    for key, value in more:
+        tag = tag_table.alias()
+        statement = statement.join(tag, (tag.c.run_id == run_id) & (tag.c.key == key) & (tag.c.value == value))
+    if replace(run_filter, tags={}) != RunFilter():
+        statement = _filtered(statement.join(run_table, run_table.c.id == run_id), replace(run_filter, tags={}))
+    return statement, run_id
+
+
 def list_runs(
     *, session: Session, run_filter: RunFilter, limit: int, offset: int = 0, before: int | None = None
 ) -> RunPage:
     """Matching runs, newest first: those with ids below `before` (a keyset cursor: as fast deep down as at
     the top), after skipping `offset` of them; and how many match in all, counted up to COUNT_LIMIT."""
-    ids = _filtered(select(run_table.c.id), run_filter).order_by(run_table.c.id.desc())
+    ids, run_id = _matching_ids(run_filter)
+    newest_first = ids.order_by(run_id.desc())
     if before is not None:
-        ids = ids.where(run_table.c.id < before)
-    # Ids first, then their rows: skipping `offset` rows reads only the index, not the wide rows.
-    page_ids = list(session.scalars(ids.limit(limit).offset(offset)))
+        newest_first = newest_first.where(run_id < before)
+    # Ids first, then their rows: skipping `offset` rows reads only an index, not the wide rows.
+    page_ids = list(session.scalars(newest_first.limit(limit).offset(offset)))
     found = {run.id: run for run in session.scalars(select(Run).where(Run.id.in_(page_ids)))} if page_ids else {}
-    counted = session.scalar(
-        select(func.count()).select_from(_filtered(select(run_table.c.id), run_filter).limit(COUNT_LIMIT + 1).subquery())
-    )
-    total, is_estimate = counted or 0, False
-    if total > COUNT_LIMIT:
-        total, is_estimate = COUNT_LIMIT, True
-        if run_filter == RunFilter():
-            total = max(total, _estimated_run_count(session))
-    return RunPage([found[run_id] for run_id in page_ids if run_id in found], total, is_estimate)
+    total, is_estimate = _count(session, run_filter, ids)
+    return RunPage([found[i] for i in page_ids if i in found], total, is_estimate)
+
+
+def _count(session: Session, run_filter: RunFilter, ids: Select) -> tuple[int, bool]:
+    """(how many runs match, whether that is an estimate)."""
+    if run_filter == RunFilter():
+        estimate = _estimated_run_count(session)
+        if estimate > COUNT_LIMIT:
+            return estimate, True
+        return session.scalar(select(func.count()).select_from(run_table)) or 0, False
+    counted = session.scalar(select(func.count()).select_from(ids.limit(COUNT_LIMIT + 1).subquery())) or 0
+    return (COUNT_LIMIT, True) if counted > COUNT_LIMIT else (counted, False)
 
 
 def _estimated_run_count(session: Session) -> int:
-    """The number of runs as the database estimates it, without counting: PostgreSQL's planner statistics
-    (kept by autovacuum), or on SQLite the span of ids (deleted runs leave gaps, so it can be high)."""
-    if session.get_bind().dialect.name == "postgresql":
-        estimate = session.scalar(text("SELECT reltuples::bigint FROM pg_class WHERE oid = 'run'::regclass"))
-    else:
-        estimate = session.scalar(select(func.max(run_table.c.id) - func.min(run_table.c.id) + 1))
-    return int(estimate or 0)
+    """The number of runs without counting them: PostgreSQL's planner statistics (kept by autovacuum).
+    SQLite's count(*) of a million runs reads its smallest index in ~10 ms: exact there."""
+    if session.get_bind().dialect.name != "postgresql":
+        return 0
+    return int(session.scalar(text("SELECT reltuples::bigint FROM pg_class WHERE oid = 'run'::regclass")) or 0)
 
 
 def get_run(*, session: Session, run_id: int) -> Run:
