@@ -30,16 +30,31 @@ from sqlalchemy import create_engine, text
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.columns import RESULT_COLUMNS  # noqa: E402
-from app.migrate import upgrade  # noqa: E402
-from tests.live_server import BONNIEBOARD, live_server  # noqa: E402
-from tests.postgres import postgres_server  # noqa: E402
+from app.columns import RESULT_COLUMNS
+from app.migrate import upgrade
+from tests.live_server import BONNIEBOARD, live_server
+from tests.postgres import postgres_server
 
 CORPUS = sorted((ROOT / "tests" / "data" / "corpus").glob("*.csv"))
-COPIED = (
-    "created_at raw_line format_version bonnie_version concurrency seed file_size_mib io_chunk_bytes seek_count "
-    "seek_procs num_files file_max_size file_min_size file_num_dirs file_link label document"
-).split() + list(RESULT_COLUMNS)
+COPIED = [
+    "created_at",
+    "raw_line",
+    "format_version",
+    "bonnie_version",
+    "concurrency",
+    "seed",
+    "file_size_mib",
+    "io_chunk_bytes",
+    "seek_count",
+    "seek_procs",
+    "num_files",
+    "file_max_size",
+    "file_min_size",
+    "file_num_dirs",
+    "file_link",
+    "label",
+    "document",
+] + list(RESULT_COLUMNS)
 MACHINES = 1000
 UPLOADS = 100
 
@@ -48,7 +63,12 @@ def load(database_url: str, runs: int) -> None:
     """Fill an empty database with `runs` runs (see the module's docstring)."""
     upgrade(database_url)
     env = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url}
-    subprocess.run([BONNIEBOARD, "ingest", "--partial", *map(str, CORPUS)], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [BONNIEBOARD, "ingest", "--partial", *map(str, CORPUS)],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     engine = create_engine(database_url)
     columns = ", ".join(COPIED)
     seed_columns = ", ".join(f"s.{c}" for c in COPIED)
@@ -70,7 +90,9 @@ def load(database_url: str, runs: int) -> None:
             if postgres
             else "(WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < :n - 1) SELECT i FROM c) AS g"
         )
-        line_hash = "decode(md5(g.i::text || 'bench'), 'hex')" if postgres else "randomblob(16)"
+        line_hash = (
+            "decode(md5(g.i::text || 'bench'), 'hex')" if postgres else "randomblob(16)"
+        )
         connection.execute(
             text(
                 f"INSERT INTO run (upload_id, line_hash, machine, {columns}) "
@@ -93,9 +115,15 @@ def load(database_url: str, runs: int) -> None:
             )
         )
         if not postgres:
-            connection.execute(text("INSERT INTO tag (run_id, key, value) SELECT id, 'rare', 'yes' FROM run WHERE id % 1000 = 0"))
+            connection.execute(
+                text(
+                    "INSERT INTO tag (run_id, key, value) SELECT id, 'rare', 'yes' FROM run WHERE id % 1000 = 0"
+                )
+            )
     with engine.connect() as connection:
-        connection.execution_options(isolation_level="AUTOCOMMIT").execute(text("VACUUM ANALYZE" if postgres else "ANALYZE"))
+        connection.execution_options(isolation_level="AUTOCOMMIT").execute(
+            text("VACUUM ANALYZE" if postgres else "ANALYZE")
+        )
     engine.dispose()
 
 
@@ -136,7 +164,12 @@ def measure_export(url: str, pid: int) -> dict[str, float]:
     total = time.perf_counter() - started
     done.set()
     sampler.join()
-    return {"first_byte_ms": (first_byte or 0) * 1000, "total_s": total, "bytes": size, "rss_over_idle_mib": (peak[0] - idle_kib) / 1024}
+    return {
+        "first_byte_ms": (first_byte or 0) * 1000,
+        "total_s": total,
+        "bytes": size,
+        "rss_over_idle_mib": (peak[0] - idle_kib) / 1024,
+    }
 
 
 def urls(client: httpx.Client) -> dict[str, str]:
@@ -162,13 +195,21 @@ def urls(client: httpx.Client) -> dict[str, str]:
     }
 
 
-def bench(database: str, database_url: str, runs: int, requests: int, workers: int) -> None:
+def bench(
+    database: str, database_url: str, runs: int, requests: int, workers: int
+) -> None:
     started = time.perf_counter()
     load(database_url, runs)
-    print(f"## {database}: {runs:,} runs loaded in {time.perf_counter() - started:.0f} s", flush=True)
+    print(
+        f"## {database}: {runs:,} runs loaded in {time.perf_counter() - started:.0f} s",
+        flush=True,
+    )
     started = time.perf_counter()
     with live_server(database_url, workers=workers) as server:
-        print(f"startup (process start to /api/health answering): {time.perf_counter() - started:.2f} s", flush=True)
+        print(
+            f"startup (process start to /api/health answering): {time.perf_counter() - started:.2f} s",
+            flush=True,
+        )
         with httpx.Client(base_url=server.url, timeout=600) as client:
             targets = urls(client)
             timings: dict[str, list[float]] = {name: [] for name in targets}
@@ -184,7 +225,9 @@ def bench(database: str, database_url: str, runs: int, requests: int, workers: i
         print("| URL | status | median ms | ratio to /api/health |\n|---|---|---|---|")
         for name, values in timings.items():
             median = statistics.median(values)
-            print(f"| {name} | {statuses[name]} | {median:.2f} | {median / health:.1f}x |")
+            print(
+                f"| {name} | {statuses[name]} | {median:.2f} | {median / health:.1f}x |"
+            )
         exports = [measure_export(server.url, server.process.pid) for _ in range(2)]
         for export in exports:
             print(
@@ -195,7 +238,9 @@ def bench(database: str, database_url: str, runs: int, requests: int, workers: i
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--db", default="sqlite,postgresql")
     parser.add_argument("--runs", type=int, default=1_000_000)
     parser.add_argument("--requests", type=int, default=30)
@@ -203,10 +248,20 @@ def main() -> int:
     args = parser.parse_args()
     for database in args.db.split(","):
         if database == "sqlite":
-            with tempfile.TemporaryDirectory(prefix="bonnieboard-million-") as directory:
-                bench(database, f"sqlite:///{directory}/runs.db", args.runs, args.requests, args.workers)
+            with tempfile.TemporaryDirectory(
+                prefix="bonnieboard-million-"
+            ) as directory:
+                bench(
+                    database,
+                    f"sqlite:///{directory}/runs.db",
+                    args.runs,
+                    args.requests,
+                    args.workers,
+                )
         else:
-            with postgres_server(os.environ.get("BONNIEBOARD_TEST_POSTGRES_URL")) as server:
+            with postgres_server(
+                os.environ.get("BONNIEBOARD_TEST_POSTGRES_URL")
+            ) as server:
                 url = server.create_database("bonnieboard_million")
                 try:
                     bench(database, url, args.runs, args.requests, args.workers)

@@ -22,8 +22,8 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.million_runs import load  # noqa: E402
-from tests.live_server import live_server  # noqa: E402
+from bench.million_runs import load
+from tests.live_server import live_server
 
 LOAD_CLIENTS = 4
 
@@ -39,11 +39,13 @@ def timed(client: httpx.Client, path: str, requests: int) -> list[float]:
 
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--runs", type=int, default=1000)
     args = parser.parse_args()
@@ -56,12 +58,15 @@ def main() -> int:
                 for loaded in (False, True):
                     stop = threading.Event()
 
-                    def hammer() -> None:
+                    def hammer(stop: threading.Event = stop) -> None:
                         with httpx.Client(base_url=server.url) as client:
                             while not stop.is_set():
                                 client.get("/api/runs")
 
-                    threads = [threading.Thread(target=hammer) for _ in range(LOAD_CLIENTS if loaded else 0)]
+                    threads = [
+                        threading.Thread(target=hammer)
+                        for _ in range(LOAD_CLIENTS if loaded else 0)
+                    ]
                     for thread in threads:
                         thread.start()
                     with httpx.Client(base_url=server.url) as client:
@@ -69,7 +74,10 @@ def main() -> int:
                             timed(client, path, 10)  # warm up
                             values = timed(client, path, args.requests)
                             load_text = f"{LOAD_CLIENTS} clients" if loaded else "idle"
-                            print(f"| {workers} | {load_text} | {path} | {statistics.median(values):.2f} | {percentile(values, 0.99):.2f} |", flush=True)
+                            print(
+                                f"| {workers} | {load_text} | {path} | {statistics.median(values):.2f} | {percentile(values, 0.99):.2f} |",
+                                flush=True,
+                            )
                     stop.set()
                     for thread in threads:
                         thread.join()

@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import select, text
 
 from app import queries
-from app.routes import pages
 from app.models import run_table
+from app.routes import pages
 from tests.conftest import CORPUS_DIR
 from tests.test_api import post_csv
 
@@ -29,29 +29,51 @@ def stored(client) -> list[int]:
     files = sorted(CORPUS_DIR.glob("*.csv"))
     tags = [["fs=xfs", "raid=5"], ["fs=ext4"], ["fs=xfs"], []]
     for path, tag in zip(files, tags, strict=False):
-        assert post_csv(client, path.read_bytes(), tag=tag, partial="true").status_code == 201
-    ids = [run["id"] for run in client.get("/api/runs", params={"limit": 1000}).json()["items"]]
+        assert (
+            post_csv(client, path.read_bytes(), tag=tag, partial="true").status_code
+            == 201
+        )
+    ids = [
+        run["id"]
+        for run in client.get("/api/runs", params={"limit": 1000}).json()["items"]
+    ]
     for run_id in ids[3::7]:
         assert client.delete(f"/api/runs/{run_id}").status_code == 204
     return ids
 
 
 def params_of(run_filter: dict, **more) -> list[tuple[str, str]]:
-    pairs = [(key, v) for key, value in run_filter.items() for v in ([value] if isinstance(value, str) else value)]
+    pairs = [
+        (key, v)
+        for key, value in run_filter.items()
+        for v in ([value] if isinstance(value, str) else value)
+    ]
     return pairs + [(key, str(value)) for key, value in more.items()]
 
 
 @pytest.mark.parametrize("run_filter", FILTERS, ids=str)
 def test_keyset_pages_are_the_offset_pages(client, stored, run_filter):
-    everything = client.get("/api/runs", params=params_of(run_filter, limit=1000)).json()
+    everything = client.get(
+        "/api/runs", params=params_of(run_filter, limit=1000)
+    ).json()
     expected = [run["id"] for run in everything["items"]]
-    assert expected == sorted(expected, reverse=True) and not everything["total_is_estimate"]
+    assert (
+        expected == sorted(expected, reverse=True)
+        and not everything["total_is_estimate"]
+    )
     assert everything["total"] == len(expected)
     by_offset, by_keyset, before = [], [], None
     for offset in range(0, len(expected) + 4, 4):
-        page = client.get("/api/runs", params=params_of(run_filter, limit=4, offset=offset)).json()
+        page = client.get(
+            "/api/runs", params=params_of(run_filter, limit=4, offset=offset)
+        ).json()
         by_offset += [run["id"] for run in page["items"]]
-        keyset = client.get("/api/runs", params=params_of(run_filter, limit=4, **({"before": before} if before else {}))).json()
+        keyset = client.get(
+            "/api/runs",
+            params=params_of(
+                run_filter, limit=4, **({"before": before} if before else {})
+            ),
+        ).json()
         by_keyset += [run["id"] for run in keyset["items"]]
         assert keyset["items"] == page["items"]  # the same rows, not only the same ids
         if keyset["items"]:
@@ -65,7 +87,9 @@ def test_runs_page_older_links_walk_every_run_once(client, stored, monkeypatch, 
     monkeypatch.setattr(pages, "PAGE_SIZE", 4)
     seen: list[int] = []
     url = f"/?{query}"
-    expected = [run["id"] for run in client.get(f"/api/runs?{query}&limit=1000").json()["items"]]
+    expected = [
+        run["id"] for run in client.get(f"/api/runs?{query}&limit=1000").json()["items"]
+    ]
     assert len(expected) > 8
     while url:
         html = client.get(url).text
@@ -89,7 +113,9 @@ def _older_link(html: str) -> str | None:
     return match.group(1).replace("&amp;", "&") if match else None
 
 
-def test_counts_beyond_the_limit_are_never_shown_as_exact(client, stored, monkeypatch, session, database_kind):
+def test_counts_beyond_the_limit_are_never_shown_as_exact(
+    client, stored, monkeypatch, session, database_kind
+):
     exact = client.get("/api/runs").json()["total"]
     assert exact > 5
     monkeypatch.setattr(queries, "COUNT_LIMIT", 5)
@@ -102,21 +128,42 @@ def test_counts_beyond_the_limit_are_never_shown_as_exact(client, stored, monkey
         assert listed["total_is_estimate"] is True and listed["total"] == exact
         assert f"about {exact:,} runs" in client.get("/").text
     else:
-        assert listed == client.get("/api/runs").json() and not listed["total_is_estimate"] and listed["total"] == exact
+        assert (
+            listed == client.get("/api/runs").json()
+            and not listed["total_is_estimate"]
+            and listed["total"] == exact
+        )
     filtered = client.get("/api/runs", params={"tag": "fs=xfs"}).json()
     assert filtered["total_is_estimate"] is True and filtered["total"] == 5
     page = client.get("/?tag=fs%3Dxfs").text
     assert "more than 5 runs" in page and "page 1 of" not in page
     few = client.get("/api/runs", params={"machine": "wifo3-02"}).json()
-    assert few["total_is_estimate"] is False and 0 < few["total"] == len(few["items"]) <= 5
+    assert (
+        few["total_is_estimate"] is False and 0 < few["total"] == len(few["items"]) <= 5
+    )
 
 
-@pytest.mark.parametrize("run_filter", [{}, {"tag": "fs=xfs"}, {"machine": "vm"}], ids=str)
-def test_streamed_export_is_every_stored_line(client, stored, session, run_filter, monkeypatch):
+@pytest.mark.parametrize(
+    "run_filter", [{}, {"tag": "fs=xfs"}, {"machine": "vm"}], ids=str
+)
+def test_streamed_export_is_every_stored_line(
+    client, stored, session, run_filter, monkeypatch
+):
     monkeypatch.setattr(queries, "EXPORT_BATCH", 3)  # many batches, and one left over
-    ids = [run["id"] for run in client.get("/api/runs", params=params_of(run_filter, limit=1000)).json()["items"]]
-    lines = dict(session.execute(select(run_table.c.id, run_table.c.raw_line).where(run_table.c.id.in_(ids))).all())
+    ids = [
+        run["id"]
+        for run in client.get(
+            "/api/runs", params=params_of(run_filter, limit=1000)
+        ).json()["items"]
+    ]
+    lines = dict(
+        session.execute(
+            select(run_table.c.id, run_table.c.raw_line).where(run_table.c.id.in_(ids))
+        ).all()
+    )
     expected = "".join(f"{lines[run_id]}\n" for run_id in sorted(ids))
     export = client.get("/api/runs/export.csv", params=params_of(run_filter))
-    assert export.status_code == 200 and export.headers["content-type"].startswith("text/csv")
+    assert export.status_code == 200 and export.headers["content-type"].startswith(
+        "text/csv"
+    )
     assert export.content == expected.encode() and len(ids) > 3
