@@ -118,10 +118,6 @@ def export_batches(*, session: Session, run_filter: RunFilter) -> Iterator[list[
     """Every matching run's raw line, oldest first, EXPORT_BATCH lines at a time: read as they are sent
     (a server-side cursor on PostgreSQL), so a million runs never sit in memory at once."""
     statement = _filtered(select(run_table.c.raw_line), run_filter).order_by(run_table.c.id)
-    if session.get_bind().dialect.name == "postgresql":
-        # A cursor is planned for its first 10 % by default: a sort of a million rows before the first one
-        # is sent. The first byte matters here; reading in id order costs no more in all.
-        session.execute(text("SET LOCAL cursor_tuple_fraction = 0.001"))
     result = session.execute(statement.execution_options(yield_per=EXPORT_BATCH))
     for batch in result.scalars().partitions():
         yield list(batch)

@@ -157,6 +157,7 @@ def measure_export(url: str, pid: int) -> dict[str, float]:
     first_byte = None
     size = 0
     with httpx.stream("GET", f"{url}/api/runs/export.csv", timeout=600) as response:
+        headers = time.perf_counter() - started
         for chunk in response.iter_raw():
             if first_byte is None:
                 first_byte = time.perf_counter() - started
@@ -231,7 +232,7 @@ def bench(
         exports = [measure_export(server.url, server.process.pid) for _ in range(2)]
         for export in exports:
             print(
-                f"export.csv: first byte {export['first_byte_ms']:.1f} ms, whole {export['total_s']:.2f} s, "
+                f"export.csv: headers {export['headers_ms']:.1f} ms, first body bytes {export['first_byte_ms']:.1f} ms, whole {export['total_s']:.2f} s, "
                 f"{export['bytes'] / 1e6:.0f} MB, server RSS +{export['rss_over_idle_mib']:.0f} MiB over idle",
                 flush=True,
             )
