@@ -123,12 +123,6 @@ def export_batches(*, session: Session, run_filter: RunFilter) -> Iterator[list[
         yield list(batch)
 
 
-def export_lines(*, session: Session, run_filter: RunFilter) -> Iterator[str]:
-    """Every matching run's raw line, oldest first."""
-    for batch in export_batches(session=session, run_filter=run_filter):
-        yield from batch
-
-
 def update_run(*, session: Session, run_id: int, changes: dict[str, Any]) -> Run:
     """Replace the run's label and/or tag set; BadRequest beyond MAX_TAGS_PER_RUN tags."""
     tags = changes.get("tags")
