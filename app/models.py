@@ -59,8 +59,8 @@ run_table = Table(
     # the line itself because PostgreSQL cannot index long text in a btree.
     Column("line_hash", LargeBinary(16), nullable=False, unique=True),
     Column("raw_line", Text, nullable=False),
-    Column("machine", Text, nullable=False, index=True),
-    Column("format_version", String(8), nullable=False, index=True),
+    Column("machine", Text, nullable=False),
+    Column("format_version", String(8), nullable=False),
     Column("bonnie_version", Text),
     Column("concurrency", Integer),
     Column("seed", Text),
@@ -76,6 +76,9 @@ run_table = Table(
     Column("label", Text),
     Column("document", JSON),  # the runner's system and per-test facts; null for plain CSV uploads
     *(_result_column(test, part) for test in TESTS for part in RESULT_PARTS),
+    # The list's filters, newest first: the matching ids in order straight from the index (issue #13).
+    Index("ix_run_machine_id", "machine", "id"),
+    Index("ix_run_format_version_id", "format_version", "id"),
     # A deleted run's id is never given to another run: links to it must not show a different one.
     sqlite_autoincrement=True,
 )
@@ -112,13 +115,17 @@ class Run(Base):
 
 class Tag(Base):
     __tablename__ = "tag"
-    __table_args__ = (Index("ix_tag_key_value", "key", "value"),)
+    # A tag filter reads the matching run ids from this index, in order (issue #13).
+    __table_args__ = (Index("ix_tag_key_value_run_id", "key", "value", "run_id"),)
 
     run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), primary_key=True)
     key: Mapped[str] = mapped_column(Text, primary_key=True)
     value: Mapped[str] = mapped_column(Text)
 
     run: Mapped[Run] = relationship(back_populates="tags")
+
+
+tag_table = Tag.__table__
 
 
 class ApiToken(Base):

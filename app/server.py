@@ -6,6 +6,7 @@ connection forever. The body has its deadline in app.request_body."""
 from __future__ import annotations
 
 import asyncio
+import socket
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -18,6 +19,11 @@ class H11WithHeaderTimeout(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        # With --workers > 1 the workers accept on a socket inherited from the parent, and asyncio leaves
+        # Nagle's algorithm on: each small response then waits ~40 ms for the client's delayed ACK (issue #13).
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._start_header_deadline()
 
     def data_received(self, data: bytes) -> None:

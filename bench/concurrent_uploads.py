@@ -28,10 +28,10 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.migrate import upgrade  # noqa: E402
-from tests.helpers import distinct_lines  # noqa: E402
-from tests.live_server import live_server  # noqa: E402
-from tests.postgres import postgres_server  # noqa: E402
+from app.migrate import upgrade
+from tests.helpers import distinct_lines
+from tests.live_server import live_server
+from tests.postgres import postgres_server
 
 IDLE_READS = 200
 

@@ -1,15 +1,17 @@
 """/api: JSON endpoints. Thin: read the request, call one service, shape the answer."""
 
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi.responses import StreamingResponse
 from pydantic import WithJsonSchema
 
 from app import charts, exports, matrix, queries
 from app.comparison_request import read_request
 from app.config import get_settings
-from app.deps import RUN_IDS_FILTER_PATTERN, FilterDep, SessionDep
+from app.deps import RUN_IDS_FILTER_PATTERN, FilterDep, SessionDep, own_session
 from app.errors import BadRequest
 from app.figures import figures_of
 from app.models import MAX_ID
@@ -107,17 +109,37 @@ def get_runs(
     run_filter: FilterDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
+    before: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            le=MAX_ID,
+            description="only runs with smaller ids: the next page "
+            "starts before the last id of this one, as fast deep down as at the top",
+        ),
+    ] = None,
 ):
-    """Stored runs, newest first."""
-    total, runs = queries.list_runs(session=session, run_filter=run_filter, limit=limit, offset=offset)
-    return RunList(total=total, items=[RunOut.from_run(run) for run in runs])
+    """Stored runs, newest first. `total` is exact up to 10,000 matches; beyond, `total_is_estimate` is true
+    and `total` is 10,000 for a filtered list (at least that many) or the database's estimate for all runs."""
+    page = queries.list_runs(session=session, run_filter=run_filter, limit=limit, offset=offset, before=before)
+    return RunList(
+        total=page.total, total_is_estimate=page.total_is_estimate, items=[RunOut.from_run(run) for run in page.runs]
+    )
 
 
 @router.get("/runs/export.csv", response_class=Response, responses=ERRORS)
-def export_runs(session: SessionDep, run_filter: FilterDep):
-    """Every matching run's line exactly as uploaded, oldest first (`runs=1,2,3`: only those)."""
-    lines = list(queries.export_lines(session=session, run_filter=run_filter))
-    return Response("".join(f"{line}\n" for line in lines), media_type="text/csv; charset=utf-8")
+def export_runs(run_filter: FilterDep):
+    """Every matching run's line exactly as uploaded, oldest first (`runs=1,2,3`: only those), streamed as
+    it is read."""
+
+    # A session of its own, open while the body is sent (the request's closes when the route returns),
+    # and without the read timeout: a million lines take longer than a page.
+    def body() -> Iterator[str]:
+        with own_session() as session:
+            for lines in queries.export_batches(session=session, run_filter=run_filter):
+                yield "".join(f"{line}\n" for line in lines)
+
+    return StreamingResponse(body(), media_type="text/csv; charset=utf-8")
 
 
 @router.get("/runs/{run_id:int}", response_model=RunDetailOut, responses=ERRORS)

@@ -56,6 +56,7 @@ def runs_page(
     runs: str = "",
     run: Annotated[list[str], Query()] = [],  # noqa: B006 - FastAPI copies the default per request
     sort: str = "newest",
+    before: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
 ):
     # The filter form's one text box holds "raid=5 fs=xfs"; links repeat tag= instead.
     tag_terms = [term for value in tag for term in value.split()]
@@ -75,20 +76,34 @@ def runs_page(
     except BadRequest as exc:
         tags, filter_error = {}, exc.detail
     run_filter = queries.RunFilter(machine=machine or None, tags=tags, format_version=format or None)
-    total, found = (
-        (0, [])
+    # "older" links carry a keyset cursor (before=the last id shown): page 20,000 costs what page 1 does.
+    # page= still works (offset paging, the only paging of the other orders), and so do both together.
+    listed = (
+        queries.RunPage([], 0, False)
         if filter_error
         else queries.list_runs(
-            session=session, run_filter=run_filter, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE, order=sort
+            session=session,
+            run_filter=run_filter,
+            limit=PAGE_SIZE + 1,
+            offset=(page - 1) * PAGE_SIZE,
+            before=before if sort == "newest" else None,
+            order=sort,
         )
     )
+    found, total = listed.runs[:PAGE_SIZE], listed.total
+    more = len(listed.runs) > PAGE_SIZE
     context = {
         "chosen": chosen,
         "sort": sort,
         "sorts": {"newest": "newest first", "oldest": "oldest first", "name": "by name"},
         "runs": [RunOut.from_run(one) for one in found],
         "total": total,
+        "total_is_estimate": listed.total_is_estimate,
+        "filtered": run_filter != queries.RunFilter(),
         "page": page,
+        "before": before,
+        "older_before": found[-1].id if more and sort == "newest" else None,
+        "next_page": page + 1 if more and sort != "newest" else None,
         "pages": max(1, -(-total // PAGE_SIZE)),
         "filter": {"machine": machine or "", "tag": " ".join(tag_terms), "format": format or ""},
         "filter_error": filter_error,

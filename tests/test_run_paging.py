@@ -1,0 +1,125 @@
+"""The runs list's fast paths (issue #13) against the plain ones, on SQLite and PostgreSQL: keyset paging
+(before=) gives the rows offset paging gives, a capped count is never shown as exact, and the streamed
+export is byte for byte the lines as stored."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select, text
+
+from app import queries
+from app.models import run_table
+from app.routes import pages
+from tests.conftest import CORPUS_DIR
+from tests.test_api import post_csv
+
+FILTERS = [
+    {},
+    {"machine": "vm"},
+    {"format": "1.98"},
+    {"tag": "fs=xfs"},
+    {"tag": ["fs=xfs", "raid=5"]},
+    {"tag": "fs=ext4", "format": "1.96"},
+]
+
+
+@pytest.fixture
+def stored(client) -> list[int]:
+    """The corpus in three uploads with overlapping tags, a few runs deleted (gaps in the ids)."""
+    files = sorted(CORPUS_DIR.glob("*.csv"))
+    tags = [["fs=xfs", "raid=5"], ["fs=ext4"], ["fs=xfs"], []]
+    for path, tag in zip(files, tags, strict=False):
+        assert post_csv(client, path.read_bytes(), tag=tag, partial="true").status_code == 201
+    ids = [run["id"] for run in client.get("/api/runs", params={"limit": 1000}).json()["items"]]
+    for run_id in ids[3::7]:
+        assert client.delete(f"/api/runs/{run_id}").status_code == 204
+    return ids
+
+
+def params_of(run_filter: dict, **more) -> list[tuple[str, str]]:
+    pairs = [(key, v) for key, value in run_filter.items() for v in ([value] if isinstance(value, str) else value)]
+    return pairs + [(key, str(value)) for key, value in more.items()]
+
+
+@pytest.mark.parametrize("run_filter", FILTERS, ids=str)
+def test_keyset_pages_are_the_offset_pages(client, stored, run_filter):
+    everything = client.get("/api/runs", params=params_of(run_filter, limit=1000)).json()
+    expected = [run["id"] for run in everything["items"]]
+    assert expected == sorted(expected, reverse=True) and not everything["total_is_estimate"]
+    assert everything["total"] == len(expected)
+    by_offset, by_keyset, before = [], [], None
+    for offset in range(0, len(expected) + 4, 4):
+        page = client.get("/api/runs", params=params_of(run_filter, limit=4, offset=offset)).json()
+        by_offset += [run["id"] for run in page["items"]]
+        keyset = client.get(
+            "/api/runs",
+            params=params_of(run_filter, limit=4, **({"before": before} if before else {})),
+        ).json()
+        by_keyset += [run["id"] for run in keyset["items"]]
+        assert keyset["items"] == page["items"]  # the same rows, not only the same ids
+        if keyset["items"]:
+            before = keyset["items"][-1]["id"]
+    assert by_offset == by_keyset == expected
+    assert len(expected) > 0
+
+
+@pytest.mark.parametrize("query", ["", "tag=fs%3Dext4"])
+def test_runs_page_older_links_walk_every_run_once(client, stored, monkeypatch, query):
+    monkeypatch.setattr(pages, "PAGE_SIZE", 4)
+    seen: list[int] = []
+    url = f"/?{query}"
+    expected = [run["id"] for run in client.get(f"/api/runs?{query}&limit=1000").json()["items"]]
+    assert len(expected) > 8
+    while url:
+        html = client.get(url).text
+        ids = [int(run_id) for run_id in _checkbox_ids(html)]
+        assert 0 < len(ids) <= 4
+        seen += ids
+        url = _older_link(html)
+    assert seen == expected
+
+
+def _checkbox_ids(html: str) -> list[str]:
+    import re
+
+    return re.findall(r'name="run" value="(\d+)"', html)
+
+
+def _older_link(html: str) -> str | None:
+    import re
+
+    match = re.search(r'<a href="(\?[^"]*)">older →</a>', html)
+    return match.group(1).replace("&amp;", "&") if match else None
+
+
+def test_counts_beyond_the_limit_are_never_shown_as_exact(client, stored, monkeypatch, session, database_kind):
+    exact = client.get("/api/runs").json()["total"]
+    assert exact > 5
+    monkeypatch.setattr(queries, "COUNT_LIMIT", 5)
+    listed = client.get("/api/runs").json()
+    # All runs: counted on SQLite (cheap there); PostgreSQL's estimate once it has statistics.
+    if database_kind == "postgresql":
+        session.execute(text("ANALYZE run"))
+        session.commit()
+        listed = client.get("/api/runs").json()
+        assert listed["total_is_estimate"] is True and listed["total"] == exact
+        assert f"about {exact:,} runs" in client.get("/").text
+    else:
+        assert listed == client.get("/api/runs").json() and not listed["total_is_estimate"] and listed["total"] == exact
+    filtered = client.get("/api/runs", params={"tag": "fs=xfs"}).json()
+    assert filtered["total_is_estimate"] is True and filtered["total"] == 5
+    page = client.get("/?tag=fs%3Dxfs").text
+    assert "more than 5 runs" in page and "page 1 of" not in page
+    few = client.get("/api/runs", params={"machine": "wifo3-02"}).json()
+    assert few["total_is_estimate"] is False and 0 < few["total"] == len(few["items"]) <= 5
+
+
+@pytest.mark.parametrize("run_filter", [{}, {"tag": "fs=xfs"}, {"machine": "vm"}], ids=str)
+def test_streamed_export_is_every_stored_line(client, stored, session, run_filter, monkeypatch):
+    monkeypatch.setattr(queries, "EXPORT_BATCH", 3)  # many batches, and one left over
+    ids = [run["id"] for run in client.get("/api/runs", params=params_of(run_filter, limit=1000)).json()["items"]]
+    lines = dict(session.execute(select(run_table.c.id, run_table.c.raw_line).where(run_table.c.id.in_(ids))).all())
+    expected = "".join(f"{lines[run_id]}\n" for run_id in sorted(ids))
+    export = client.get("/api/runs/export.csv", params=params_of(run_filter))
+    assert export.status_code == 200 and export.headers["content-type"].startswith("text/csv")
+    assert export.content == expected.encode() and len(ids) > 3
