@@ -10,8 +10,7 @@ from sqlalchemy import select, text
 from app import queries
 from app.models import run_table
 from app.routes import pages
-from tests.conftest import CORPUS_DIR
-from tests.test_api import post_csv
+from tests.helpers import CORPUS_DIR, post_csv
 
 FILTERS = [
     {},
