@@ -56,6 +56,23 @@ CHARTS = (
 )
 CHART_KEYS = tuple(spec.key for spec in CHARTS)
 
+# What /api/compare gives per test of a configuration (CompareOut's cell, besides its `test` and `hints`),
+# in the order the matrix and the CSV export copy them.
+CELL_FIGURES = (
+    "status",
+    "n",
+    "n_too_fast",
+    "n_not_run",
+    "mean",
+    "median",
+    "sd",
+    "cv_pct",
+    "ci95",
+    "ratio",
+    "ratio_ci95",
+    "verdict",
+)
+
 TEST_TITLES = {
     "putc": "per-char write",
     "put_block": "block write",

@@ -8,35 +8,19 @@ import csv
 import io
 from typing import Any
 
-from app.charts import CHARTS
+from app.charts import CELL_FIGURES, CHARTS
 
-COLUMNS = (
-    "chart",
-    "unit",
-    "test",
-    "configuration",
-    "name",
-    "runs",
-    "baseline",
-    "status",
-    "n",
-    "n_too_fast",
-    "n_not_run",
-    "mean",
-    "median",
-    "sd",
-    "cv_pct",
-    "ci95_low",
-    "ci95_high",
-    "ratio",
-    "ratio_ci95_low",
-    "ratio_ci95_high",
-    "verdict",
+PAIRS = ("ci95", "ratio_ci95")  # [low, high] in JSON: two columns here
+COLUMNS = ("chart", "unit", "test", "configuration", "name", "runs", "baseline") + tuple(
+    column for key in CELL_FIGURES for column in ((f"{key}_low", f"{key}_high") if key in PAIRS else (key,))
 )
 
 
-def _pair(value: list[float] | None) -> tuple[Any, Any]:
-    return (value[0], value[1]) if value else ("", "")
+def _cells(key: str, value: Any) -> tuple[Any, ...]:
+    """A figure's CSV fields: a [low, high] pair as two, null as empty."""
+    if key in PAIRS:
+        return (value[0], value[1]) if value else ("", "")
+    return ("" if value is None else value,)
 
 
 def compare_csv(data: dict[str, Any]) -> str:
@@ -59,15 +43,7 @@ def compare_csv(data: dict[str, Any]) -> str:
                         config["name"],
                         " ".join(map(str, config["runs"])),
                         int(config["id"] == data["baseline_configuration"]),
-                        cell["status"],
-                        cell["n"],
-                        cell["n_too_fast"],
-                        cell["n_not_run"],
-                        *("" if cell[k] is None else cell[k] for k in ("mean", "median", "sd", "cv_pct")),
-                        *_pair(cell["ci95"]),
-                        "" if cell["ratio"] is None else cell["ratio"],
-                        *_pair(cell["ratio_ci95"]),
-                        cell["verdict"] or "",
+                        *(part for key in CELL_FIGURES for part in _cells(key, cell[key])),
                     ]
                 )
     return out.getvalue()

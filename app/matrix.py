@@ -143,23 +143,7 @@ def build(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
                     "name": config["name"],
                     "runs": config["runs"],
                     "baseline": config["id"] == base_id,
-                    **{
-                        k: cell[k]
-                        for k in (
-                            "status",
-                            "n",
-                            "n_too_fast",
-                            "n_not_run",
-                            "mean",
-                            "median",
-                            "sd",
-                            "cv_pct",
-                            "ci95",
-                            "ratio",
-                            "ratio_ci95",
-                            "verdict",
-                        )
-                    },
+                    **{k: cell[k] for k in charts.CELL_FIGURES},
                     "families": families,
                 }
             )

@@ -4,12 +4,13 @@ from collections.abc import Iterator
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import WithJsonSchema
+from sqlalchemy.orm import Session
 
 from app import charts, exports, matrix, queries
-from app.comparison_request import read_request
+from app.comparison_request import ComparisonRequest, read_request
 from app.config import get_settings
 from app.deps import RUN_IDS_FILTER_PATTERN, FilterDep, SessionDep, own_session
 from app.errors import BadRequest
@@ -166,9 +167,7 @@ def delete_run(run_id: RunId, session: SessionDep):
     return Response(status_code=204)
 
 
-@router.get("/compare", response_model=CompareOut, responses=ERRORS)
-def get_compare(
-    session: SessionDep,
+def comparison_query(
     runs: Annotated[
         str | None, RUN_IDS_SCHEMA, Query(description="run ids separated by commas, e.g. 1,2,3 (at most 100)")
     ] = None,
@@ -180,41 +179,35 @@ def get_compare(
     group: Annotated[
         str | None, GROUP_SCHEMA, Query(description="params (default), none, or tag keys: fs,raid")
     ] = None,
-):
+) -> ComparisonRequest:
+    """The query of /api/compare and /api/compare.csv, read by the normaliser the /compare page uses too."""
+    return read_request(runs=[runs or "", *run], mode=mode, baseline=baseline, group=group)
+
+
+ComparisonQueryDep = Annotated[ComparisonRequest, Depends(comparison_query)]
+
+
+def _compare(session: Session, request: ComparisonRequest) -> dict[str, Any]:
+    compared = queries.runs_to_compare(session=session, run_ids=list(request.run_ids))
+    figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
+    return charts.compare(figures, mode=request.mode, baseline=request.baseline, grouping=request.grouping)
+
+
+@router.get("/compare", response_model=CompareOut, responses=ERRORS)
+def get_compare(session: SessionDep, query: ComparisonQueryDep):
     """The numbers behind the comparison charts; the /compare page draws exactly these. Runs form
     configurations (`group`); per chart, test and configuration: N, mean, median, SD, CV %, 95 % CI,
     and against the baseline configuration the ratio of means, its 95 % CI and a verdict."""
-    request = read_request(runs=[runs or "", *run], mode=mode, baseline=baseline, group=group)
-    compared = queries.runs_to_compare(session=session, run_ids=list(request.run_ids))
-    figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
     # orjson directly: FastAPI's generic encoder, and even json.dumps, cost as much as the statistics
     # of a 100-run comparison (a few hundred KB of numbers).
-    body = charts.compare(figures, mode=request.mode, baseline=request.baseline, grouping=request.grouping)
-    return Response(orjson.dumps(body), media_type="application/json")
+    return Response(orjson.dumps(_compare(session, query)), media_type="application/json")
 
 
 @router.get("/compare.csv", response_class=Response, responses=ERRORS)
-def get_compare_csv(
-    session: SessionDep,
-    runs: Annotated[
-        str | None, RUN_IDS_SCHEMA, Query(description="run ids separated by commas, e.g. 1,2,3 (at most 100)")
-    ] = None,
-    run: Annotated[list[str], Query(description="a run id; repeatable")] = [],  # noqa: B006 - FastAPI copies the default per request
-    baseline: Annotated[
-        str | None, BASELINE_SCHEMA, Query(description="one of the runs; its configuration is the baseline")
-    ] = None,
-    mode: Annotated[str | None, MODE_SCHEMA] = None,
-    group: Annotated[
-        str | None, GROUP_SCHEMA, Query(description="params (default), none, or tag keys: fs,raid")
-    ] = None,
-):
+def get_compare_csv(session: SessionDep, query: ComparisonQueryDep):
     """The numbers of GET /api/compare (same query) as CSV: one row per chart, test and configuration."""
-    request = read_request(runs=[runs or "", *run], mode=mode, baseline=baseline, group=group)
-    compared = queries.runs_to_compare(session=session, run_ids=list(request.run_ids))
-    figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
-    body = charts.compare(figures, mode=request.mode, baseline=request.baseline, grouping=request.grouping)
     return Response(
-        exports.compare_csv(body),
+        exports.compare_csv(_compare(session, query)),
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": 'attachment; filename="bonnieboard-compare.csv"'},
     )
