@@ -32,6 +32,17 @@ READ_CHARTS = """() => Object.fromEntries([...document.querySelectorAll('canvas[
 }))"""
 
 
+def screenshot(target, name: str, *, full_page: bool = False) -> Path:
+    """test-output/NAME of a page or element, checked by the test that takes it: written now (an old file is
+    removed first), and a real picture (a full page is larger than a blank one)."""
+    OUTPUT_DIR.mkdir(exist_ok=True)
+    path = OUTPUT_DIR / name
+    path.unlink(missing_ok=True)
+    target.screenshot(path=path, **({"full_page": True} if full_page else {}))
+    assert path.stat().st_size > (10_000 if full_page else 1_000), name
+    return path
+
+
 def corpus_line(name: str, prefix: str) -> str:
     return next(line for line in (CORPUS_DIR / name).read_text().splitlines() if line.startswith(prefix))
 
@@ -205,10 +216,10 @@ def test_every_chart_family_draws_the_datasets_the_api_returns(page, site):
     expect(page.locator(".heat-value tbody tr")).to_have_count(5)
 
     OUTPUT_DIR.mkdir(exist_ok=True)
-    page.screenshot(path=OUTPUT_DIR / "compare.png", full_page=True)
+    screenshot(page, "compare.png", full_page=True)
     page.set_viewport_size({"width": 390, "height": 844})
     page.wait_for_timeout(300)
-    page.screenshot(path=OUTPUT_DIR / "compare-phone.png", full_page=True)
+    screenshot(page, "compare-phone.png", full_page=True)
     # phone width: nothing but the wide tables and charts scrolls sideways
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
 
@@ -235,7 +246,7 @@ def test_switching_to_relative_through_the_page_changes_the_url_and_a_cold_load_
     )
     assert "×1" in labels
     OUTPUT_DIR.mkdir(exist_ok=True)
-    page.screenshot(path=OUTPUT_DIR / "compare-relative.png", full_page=True)
+    screenshot(page, "compare-relative.png", full_page=True)
 
     cold = browser.new_page(viewport={"width": 1280, "height": 800})
     try:
@@ -324,7 +335,7 @@ def test_too_fast_result_has_its_mark_and_explanation_and_no_zero_value(page, si
     assert any("under 0.5 s" in line for line in tooltip["footer"])
     assert "For rewrite, a larger -s (file size) would measure it." in tooltip["footer"]
     OUTPUT_DIR.mkdir(exist_ok=True)
-    page.locator("#figure-block_io").screenshot(path=OUTPUT_DIR / "compare-too-fast-tooltip.png")
+    screenshot(page.locator("#figure-block_io"), "compare-too-fast-tooltip.png")
     note = page.locator("#figure-block_io .note-too_fast")
     expect(note).to_contain_text("+++++ too fast to measure")
     expect(note).to_contain_text("under 0.5 s")
@@ -488,7 +499,7 @@ def test_configurations_show_error_bars_verdict_marks_and_shade_only_significant
     expect(page.locator("#summary")).to_contain_text("fs=xfs vs fs=ext4: block write +20.0 % (95 % CI")
     expect(page.locator("#figure-block_io .chart-hints")).to_contain_text("CPU-bound")
     OUTPUT_DIR.mkdir(exist_ok=True)
-    page.screenshot(path=OUTPUT_DIR / "compare-configurations.png", full_page=True)
+    screenshot(page, "compare-configurations.png", full_page=True)
 
     # absolute mode: both configurations, each bar with its CI around the mean
     page.get_by_role("radio", name="absolute").check()
@@ -542,7 +553,7 @@ def test_twelve_configurations_keep_a_legend_on_a_phone_and_26_have_distinct_fil
         )
         assert len(set(colours)) == 12
         OUTPUT_DIR.mkdir(exist_ok=True)
-        page.locator("#figure-block_io").screenshot(path=OUTPUT_DIR / "compare-12-runs-phone-block_io.png")
+        screenshot(page.locator("#figure-block_io"), "compare-12-runs-phone-block_io.png")
         # the legend grew the chart instead of squeezing its bars
         box = page.locator("#figure-block_io .chart-box").bounding_box()
         assert box["height"] > 250
@@ -554,7 +565,7 @@ def test_twelve_configurations_keep_a_legend_on_a_phone_and_26_have_distinct_fil
             [d.bbColor, typeof d.bbFill === 'string' ? 'solid' : 'pattern', Math.floor(d.bbColour / 12)])""")
         assert len({tuple(f) for f in fills}) == 26  # 12 colours, then striped, then dotted
         assert fills[12][1] == "pattern" and fills[12][0] == fills[0][0]
-        page.locator("#figure-block_io").screenshot(path=OUTPUT_DIR / "compare-26-runs-block_io.png")
+        screenshot(page.locator("#figure-block_io"), "compare-26-runs-block_io.png")
     finally:
         for run_id in ids:
             httpx.delete(f"{base_url}/api/runs/{run_id}")
@@ -583,8 +594,8 @@ def test_outliers_are_clipped_with_a_labelled_off_scale_marker(page, sweep_site)
         assert latency["type"] == "logarithmic" and latency["max"] <= 100
         assert [m["text"] for m in latency["off"]] == ["×1,000 off scale"]  # 4307000 / 4307 µs
         OUTPUT_DIR.mkdir(exist_ok=True)
-        page.locator("#figure-block_io").screenshot(path=OUTPUT_DIR / "compare-off-scale-block_io.png")
-        page.locator("#figure-latency").screenshot(path=OUTPUT_DIR / "compare-off-scale-latency.png")
+        screenshot(page.locator("#figure-block_io"), "compare-off-scale-block_io.png")
+        screenshot(page.locator("#figure-latency"), "compare-off-scale-latency.png")
     finally:
         for run_id in ids:
             httpx.delete(f"{base_url}/api/runs/{run_id}")
@@ -601,8 +612,8 @@ def test_every_chart_and_the_matrix_at_desktop_and_phone_size(browser, sweep_sit
                 page.goto(f"{base_url}/compare?runs={runs}&group=fs&mode={mode}")
                 read_charts(page)
                 for key in CHART_KEYS:
-                    page.locator(f"#figure-{key}").screenshot(path=OUTPUT_DIR / f"chart-{key}-{mode}-{width}.png")
-                page.locator(".heat").screenshot(path=OUTPUT_DIR / f"heat-table-{width}.png")
+                    screenshot(page.locator(f"#figure-{key}"), f"chart-{key}-{mode}-{width}.png")
+                screenshot(page.locator(".heat"), f"heat-table-{width}.png")
                 if width == 1366:  # the rates table fits: no sideways scrolling at 1366 px
                     assert page.evaluate("document.querySelector('.heat-value').scrollWidth") <= 1366
             page.goto(f"{base_url}/matrix?rows=fs&cols=dev&test=put_block&runs={runs}")
@@ -617,7 +628,7 @@ def test_every_chart_and_the_matrix_at_desktop_and_phone_size(browser, sweep_sit
             assert [
                 float(m) for m in page.locator(".matrix-cell").evaluate_all("cells => cells.map(c => c.dataset.mean)")
             ] == [cell["mean"] for row in api["rows"] for cell in row["cells"] if cell]
-            page.screenshot(path=OUTPUT_DIR / f"matrix-{width}.png", full_page=True)
+            screenshot(page, f"matrix-{width}.png", full_page=True)
         finally:
             page.close()
 
@@ -642,9 +653,3 @@ def test_exports_are_one_click_and_hold_the_api_numbers(page, sweep_site):
     )
     lines = httpx.get(base_url + page.get_by_role("link", name="bonnie.csv").get_attribute("href")).text.splitlines()
     assert lines == [sweep_line(f"{fs}-box", *row) for fs in SWEEP for row in SWEEP[fs]]
-
-
-def test_screenshots_were_written():
-    for name in ("compare.png", "compare-phone.png"):
-        path = Path(OUTPUT_DIR / name)
-        assert path.exists() and path.stat().st_size > 10_000, name
