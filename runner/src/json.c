@@ -6,33 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Length (2-4) of the well-formed UTF-8 sequence that starts at p, or 0 when there is none
- * (a stray byte, an overlong form, a surrogate, past U+10FFFF, or cut short by the NUL). */
-static int utf8_length(const unsigned char *p)
-{
-    int n;
-    unsigned cp;
-    if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-        n = 2;
-        cp = p[0] & 0x1fu;
-    } else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-        n = 3;
-        cp = p[0] & 0x0fu;
-    } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-        n = 4;
-        cp = p[0] & 0x07u;
-    } else {
-        return 0;
-    }
-    for (int i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (p[i] & 0x3fu);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
-}
 
 /* A machine name, host name or mount option need not be UTF-8; JSON must be, so a byte that does
  * not start a well-formed sequence becomes U+FFFD and the document stays valid. */
@@ -52,7 +25,8 @@ int json_escape(struct sbuf *out, const char *s)
             } else if (*p < 0x80) {
                 rc |= sbuf_append(out, (const char *)p, 1);
             } else {
-                int n = utf8_length(p);
+                unsigned cp;
+                int n = json_utf8_decode(p, &cp);
                 if (n) {
                     rc |= sbuf_append(out, (const char *)p, (size_t)n);
                     p += n - 1;
@@ -168,4 +142,35 @@ void json_raw(struct json *j, const char *key, const char *text)
 {
     prefix(j, key);
     put(j, text, strlen(text));
+}
+
+/* See json.h. */
+int json_utf8_decode(const unsigned char *p, unsigned *cp_out)
+{
+    int n;
+    unsigned cp;
+    if (p[0] < 0x80) {
+        *cp_out = p[0];
+        return 1;
+    } else if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+        n = 2;
+        cp = p[0] & 0x1fu;
+    } else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+        n = 3;
+        cp = p[0] & 0x0fu;
+    } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+        n = 4;
+        cp = p[0] & 0x07u;
+    } else {
+        return 0;
+    }
+    for (int i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (p[i] & 0x3fu);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    *cp_out = cp;
+    return n;
 }

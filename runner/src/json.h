@@ -38,4 +38,9 @@ int json_failed(const struct json *j);
  * characters). Returns 0 or -1 when out of memory. */
 int json_escape(struct sbuf *out, const char *s);
 
+/* Length (1-4) of the well-formed UTF-8 sequence at p, with its code point in *cp_out, or 0 when there is
+ * none (a stray byte, an overlong form, a surrogate, past U+10FFFF, or cut short by the NUL). json_escape
+ * writes U+FFFD for what this refuses; options_check_machine refuses such names up front. */
+int json_utf8_decode(const unsigned char *p, unsigned *cp_out);
+
 #endif

@@ -1,5 +1,6 @@
 /* options.c -- command-line parsing with bonnie++ 2.00a's syntax and rules. */
 #include "options.h"
+#include "json.h"
 #include "sync.h"
 #include "units.h"
 
@@ -386,36 +387,6 @@ int options_finalize(struct options *o, int64_t detected_ram_mib, char *err, siz
     return 0;
 }
 
-/* Length (1-4) of the well-formed UTF-8 sequence at p and its code point, or 0. */
-static int utf8_decode(const unsigned char *p, unsigned *cp_out)
-{
-    int n;
-    unsigned cp;
-    if (p[0] < 0x80) {
-        *cp_out = p[0];
-        return 1;
-    } else if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-        n = 2;
-        cp = p[0] & 0x1fu;
-    } else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-        n = 3;
-        cp = p[0] & 0x0fu;
-    } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-        n = 4;
-        cp = p[0] & 0x07u;
-    } else {
-        return 0;
-    }
-    for (int i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (p[i] & 0x3fu);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    *cp_out = cp;
-    return n;
-}
 
 int options_check_machine(const char *name, char *err, size_t errlen)
 {
@@ -427,7 +398,7 @@ int options_check_machine(const char *name, char *err, size_t errlen)
                     OPT_MAX_MACHINE_BYTES);
     for (const unsigned char *p = (const unsigned char *)name; *p;) {
         unsigned cp;
-        int n = utf8_decode(p, &cp);
+        int n = json_utf8_decode(p, &cp);
         size_t at = (size_t)(p - (const unsigned char *)name) + 1;
         if (!n)
             return fail(err, errlen, "-m: the machine name is not UTF-8 (byte 0x%02x at byte %zu)", *p, at);
