@@ -112,7 +112,11 @@ def test_a_rebinding_page_in_chromium_can_neither_read_nor_write(tmp_path):
         evil = f"http://evil.example:{port}"
         # Chromium's Local Network Access checks would block a public page's fetch to loopback on their own;
         # off here, as in browsers without them: the board must refuse by itself.
-        args = [*CHROMIUM_ARGS, "--host-resolver-rules=MAP evil.example 127.0.0.1", f"--disable-features={LNA_FEATURES}"]
+        args = [
+            *CHROMIUM_ARGS,
+            "--host-resolver-rules=MAP evil.example 127.0.0.1",
+            f"--disable-features={LNA_FEATURES}",
+        ]
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=chromium_path(), args=args)
             try:
