@@ -35,6 +35,14 @@ TAG_PARAM_SCHEMA = WithJsonSchema(
         "description": f"KEY=VALUE: a key of 1 to {MAX_TAG_CHARS} characters without '=', a value of at most {MAX_TAG_CHARS}; no space, no NUL",
     }
 )
+# A filter also finds tags stored before spaces were refused (app.validation.parse_tag_filters).
+TAG_FILTER_PARAM_SCHEMA = WithJsonSchema(
+    {
+        "type": "string",
+        "pattern": f"^[^=\\x00]{{1,{MAX_TAG_CHARS}}}=[^\\x00]{{0,{MAX_TAG_CHARS}}}$",
+        "description": f"KEY=VALUE: a key of 1 to {MAX_TAG_CHARS} characters without '=', a value of at most {MAX_TAG_CHARS}; no NUL",
+    }
+)
 _LABEL = {"type": "string", "maxLength": MAX_LABEL_CHARS, "pattern": _NO_NUL}
 _TAGS = {
     "type": "object",
