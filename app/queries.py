@@ -146,7 +146,7 @@ def export_batches(*, session: Session, run_filter: RunFilter) -> Iterator[list[
     # fetches yield_per rows at a time.
     first = lines.fetchmany(EXPORT_FIRST_BATCH)
     if first:
-        yield first
+        yield list(first)
     for batch in lines.partitions():
         yield list(batch)
 
