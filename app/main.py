@@ -74,7 +74,6 @@ class AllowedHosts:
 
     def __init__(self, app: ASGIApp, allowed_hosts: tuple[str, ...]):
         self.app = app
-        self.allowed_hosts = allowed_hosts
         self.check = TrustedHostMiddleware(self._allowed, allowed_hosts=allowed_hosts, www_redirect=False)
 
     @staticmethod
@@ -95,10 +94,10 @@ class AllowedHosts:
             await self.app(scope, receive, send)
             return
         host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")[:100]
+        # The allowed names are not listed: whoever sent this Host may be a rebinding page, not the operator.
         detail = (
-            f"this bonnieboard does not answer to the host name {host!r}: it is not in BONNIEBOARD_ALLOWED_HOSTS "
-            f"({', '.join(self.allowed_hosts)}). A page of another site whose name points here is refused; "
-            "a name of this board belongs in that setting"
+            f"this bonnieboard does not answer to the host name {host!r}: it is not in BONNIEBOARD_ALLOWED_HOSTS. "
+            "A page of another site whose name points here is refused; a name of this board belongs in that setting"
         )
         if scope["path"].startswith("/api") or scope["path"] == "/openapi.json":
             response: Response = JSONResponse({"detail": detail}, status_code=400)
