@@ -139,3 +139,19 @@ def test_a_rebinding_page_in_chromium_can_neither_read_nor_write(tmp_path):
         runs = httpx.get(f"{server.url}/api/runs").json()
         assert [run["label"] for run in runs["items"]] == ["secret-label"]  # the rebinding page stored nothing
         assert "any Host name" not in server.log()  # loopback: no warning
+
+
+@pytest.mark.slow
+def test_serve_on_every_address_answers_any_name_and_warns(tmp_path):
+    with live_server(f"sqlite:///{tmp_path / 'b.db'}", env={"BONNIEBOARD_ALLOWED_HOSTS": ""}, host="0.0.0.0") as server:
+        assert httpx.get(f"{server.url}/api/runs", headers={"Host": "board.example:8000"}).status_code == 200
+        assert "set BONNIEBOARD_ALLOWED_HOSTS to the board's names" in server.log()
+
+
+@pytest.mark.slow
+def test_serve_keeps_the_names_it_is_given(tmp_path):
+    env = {"BONNIEBOARD_ALLOWED_HOSTS": "127.0.0.1,board.example"}
+    with live_server(f"sqlite:///{tmp_path / 'b.db'}", env=env, host="0.0.0.0") as server:
+        assert httpx.get(f"{server.url}/api/runs", headers={"Host": "board.example"}).status_code == 200
+        assert httpx.get(f"{server.url}/api/runs", headers={"Host": "localhost"}).status_code == 400
+        assert "BONNIEBOARD_ALLOWED_HOSTS" not in server.log()
