@@ -5,14 +5,15 @@ from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import WithJsonSchema
 from sqlalchemy.orm import Session
 
-from app import charts, exports, matrix, queries
+from app import charts, exports, matrix, queries, response_cache
 from app.comparison_request import ComparisonRequest, read_request
 from app.config import get_settings
-from app.deps import RUN_IDS_FILTER_PATTERN, FilterDep, SessionDep, own_session
+from app.deps import RUN_IDS_FILTER_PATTERN, FilterDep, SessionDep, own_session, read_session
 from app.errors import BadRequest
 from app.figures import figures_of
 from app.models import MAX_ID
@@ -193,14 +194,23 @@ def _compare(session: Session, request: ComparisonRequest) -> dict[str, Any]:
     return charts.compare(figures, mode=request.mode, baseline=request.baseline, grouping=request.grouping)
 
 
+def _compare_json(query: ComparisonRequest) -> bytes:
+    # orjson directly: FastAPI's generic encoder, and even json.dumps, cost as much as the statistics
+    # of a 100-run comparison (a few hundred KB of numbers).
+    with read_session() as session:
+        return response_cache.cached(
+            session, ("/api/compare", query), lambda: orjson.dumps(_compare(session, query)), len
+        )
+
+
 @router.get("/compare", response_model=CompareOut, responses=ERRORS)
-def get_compare(session: SessionDep, query: ComparisonQueryDep):
+async def get_compare(query: ComparisonQueryDep):
     """The numbers behind the comparison charts; the /compare page draws exactly these. Runs form
     configurations (`group`); per chart, test and configuration: N, mean, median, SD, CV %, 95 % CI,
     and against the baseline configuration the ratio of means, its 95 % CI and a verdict."""
-    # orjson directly: FastAPI's generic encoder, and even json.dumps, cost as much as the statistics
-    # of a 100-run comparison (a few hundred KB of numbers).
-    return Response(orjson.dumps(_compare(session, query)), media_type="application/json")
+    # One thread hop for the whole read (session, data generation, cache or computation), where a sync
+    # route with SessionDep takes three; the answer is cached until the data changes (app/response_cache.py).
+    return Response(await run_in_threadpool(_compare_json, query), media_type="application/json")
 
 
 @router.get("/compare.csv", response_class=Response, responses=ERRORS)

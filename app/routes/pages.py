@@ -1,15 +1,27 @@
 """HTML pages. Each renders a whole page, or only its partial when htmx asks (HX-Request)."""
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse
+from markupsafe import Markup
+from sqlalchemy.orm import Session
 from starlette.datastructures import FormData, UploadFile
 
-from app import charts, matrix, queries
-from app.comparison_request import ABSOLUTE, MAX_RUNS, parse_run_ids, permalink, read_request, settle
+from app import charts, matrix, queries, response_cache
+from app.comparison_request import (
+    ABSOLUTE,
+    MAX_RUNS,
+    ComparisonRequest,
+    parse_run_ids,
+    permalink,
+    read_request,
+    settle,
+)
 from app.config import get_settings
-from app.deps import PageAuthDep, SessionDep, csrf_form
+from app.deps import PageAuthDep, SessionDep, csrf_form, read_session
 from app.errors import BadRequest, InvalidUpload
 from app.figures import figures_of, limiters_of, line_facts
 from app.models import MAX_ID
@@ -17,7 +29,7 @@ from app.parsing import TESTS, TOO_FAST, UNITS
 from app.request_body import FormLimits
 from app.schemas import MAX_TAG_CHARS, RunDetailOut, RunOut
 from app.storing import store_upload
-from app.templating import is_htmx, render
+from app.templating import is_htmx, render, templates
 from app.validation import (
     check_filename,
     check_filter_text,
@@ -120,9 +132,8 @@ def runs_page(
 
 
 @router.get("/compare", response_class=HTMLResponse)
-def compare_page(
+async def compare_page(
     request: Request,
-    session: SessionDep,
     runs: str = "",
     run: Annotated[list[str], Query(description="a run id; repeated, as the runs list's checkboxes send it")] = [],  # noqa: B006 - FastAPI copies the default per request
     add: str = "",
@@ -146,16 +157,51 @@ def compare_page(
     if len(run_ids) > MAX_RUNS:
         notice = f"At most {MAX_RUNS} runs can be compared at once."
     asked = read_request(runs=[",".join(map(str, run_ids[:MAX_RUNS]))], mode=mode, baseline=baseline, group=group)
+    # One thread hop for the database work, whose result is cached until the data changes.
+    shown = await run_in_threadpool(_compare_fragment, asked, notice)
+    partial = wants_partial(request)
+    if (
+        not partial
+        and not shown.notice
+        and request.url.path + (f"?{request.url.query}" if request.url.query else "") != shown.url
+    ):
+        return RedirectResponse(shown.url, status_code=303)
+    if partial:
+        response = HTMLResponse(shown.html)
+        response.headers["HX-Push-Url"] = shown.url
+        response.headers["Vary"] = "HX-Request"
+        return response
+    context = {"fragment": Markup(shown.html), "url": shown.url, "count": shown.count}
+    return render(request, "compare.html", context)
+
+
+@dataclass(frozen=True, slots=True)
+class CompareFragment:
+    """The /compare page's content (templates/_compare.html) for one request, the same for every reader."""
+
+    url: str  # the view's permalink
+    notice: str | None
+    count: int  # runs found
+    html: str
+
+
+def _compare_fragment(asked: ComparisonRequest, notice: str | None) -> CompareFragment:
+    with read_session() as session:
+        return response_cache.cached(
+            session,
+            ("/compare", asked, notice),
+            lambda: _render_compare(session, asked, notice),
+            lambda fragment: len(fragment.html) + len(fragment.url),
+        )
+
+
+def _render_compare(session: Session, asked: ComparisonRequest, notice: str | None) -> CompareFragment:
     compared = queries.runs_to_compare(session=session, run_ids=list(asked.run_ids), missing_ok=True)
     if compared.missing:
         notice = f"No run {', '.join(f'#{run_id}' for run_id in compared.missing)}: left out."
     figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
     settled = settle(asked, [f.id for f in figures], strict=False)
     url = permalink(settled)
-    partial = wants_partial(request)
-    if not partial and not notice and request.url.path + (f"?{request.url.query}" if request.url.query else "") != url:
-        return RedirectResponse(url, status_code=303)
-
     recent = queries.recent_runs(session=session, limit=RECENT_RUNS, exclude=list(settled.run_ids))
     context: dict[str, Any] = {
         "url": url,
@@ -175,10 +221,8 @@ def compare_page(
             csv_url=permalink(settled, "/api/compare.csv"),
             matrix_url=_matrix_url(settled, figures),
         )
-    response = render(request, "_compare.html" if partial else "compare.html", context)
-    if partial:
-        response.headers["HX-Push-Url"] = url
-    return response
+    html = templates.get_template("_compare.html").render(context)
+    return CompareFragment(url, notice, len(figures), html)
 
 
 def _matrix_url(request, figures) -> str | None:
