@@ -167,12 +167,21 @@ async def compare_page(
     ):
         return RedirectResponse(shown.url, status_code=303)
     if partial:
-        response = HTMLResponse(shown.html)
-        response.headers["HX-Push-Url"] = shown.url
-        response.headers["Vary"] = "HX-Request"
-        return response
-    context = {"fragment": Markup(shown.html), "url": shown.url, "count": shown.count}
-    return render(request, "compare.html", context)
+        body, headers = shown.html, {"HX-Push-Url": shown.url}
+    else:
+        # The page around the cached fragment is rendered per request (it is the request's: root path,
+        # and whatever the layout may one day show of a session); the fragment's bytes go in untouched,
+        # as a copy through Jinja and str.encode cost more than the rest of the request (non-ASCII text).
+        shell = templates.get_template("compare.html").render(
+            request=request, fragment=Markup(FRAGMENT_SLOT), url=shown.url, count=shown.count
+        )
+        head, tail = shell.split(FRAGMENT_SLOT)
+        body, headers = b"".join((head.encode(), shown.html, tail.encode())), {}
+    # The same URL answers with a whole page or a fragment, depending on HX-Request.
+    return HTMLResponse(body, headers=headers | {"Vary": "HX-Request"})
+
+
+FRAGMENT_SLOT = "<!-- the comparison -->"
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +191,7 @@ class CompareFragment:
     url: str  # the view's permalink
     notice: str | None
     count: int  # runs found
-    html: str
+    html: bytes  # UTF-8
 
 
 def _compare_fragment(asked: ComparisonRequest, notice: str | None) -> CompareFragment:
@@ -222,7 +231,7 @@ def _render_compare(session: Session, asked: ComparisonRequest, notice: str | No
             matrix_url=_matrix_url(settled, figures),
         )
     html = templates.get_template("_compare.html").render(context)
-    return CompareFragment(url, notice, len(figures), html)
+    return CompareFragment(url, notice, len(figures), html.encode())
 
 
 def _matrix_url(request, figures) -> str | None:
