@@ -9,6 +9,7 @@ distinct URLs cannot grow a worker's memory past it.
 
 from __future__ import annotations
 
+import gzip
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -21,6 +22,9 @@ from app import generation
 from app.config import get_settings
 
 MAX_ENTRIES = 512
+# A 50-run page: 840 KB -> 46 KB in 14 ms, once per data generation; level 9 saves 3 KB more in twice the time.
+GZIP_LEVEL = 6
+MAX_GZIP_VARIANTS = 4
 # An answer larger than this share of the cache is not kept: it would push out most others.
 MAX_ENTRY_SHARE = 4
 
@@ -87,6 +91,50 @@ class ResponseCache:
 
 
 CACHE = ResponseCache()
+
+
+class Body:
+    """A cached answer's bytes, and their gzip, made by the first request that accepts it and then kept with
+    them. A page's body is sent between a prefix and suffix rendered per request (its layout): gzip covers
+    the whole, kept per distinct (prefix, suffix) — the same bytes for every reader of the page, or a few."""
+
+    __slots__ = ("data", "_gzipped")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self._gzipped: dict[tuple[bytes, bytes], bytes] = {}
+
+    def size_bytes(self) -> int:
+        """What it holds, counted for the cache's bound: the bytes, and room for their gzip (a comparison's
+        JSON or HTML gzips to a tenth or less, and a body has MAX_GZIP_VARIANTS at most)."""
+        return len(self.data) + len(self.data) // 2
+
+    def gzipped(self, prefix: bytes = b"", suffix: bytes = b"") -> bytes:
+        key = (prefix, suffix)
+        compressed = self._gzipped.get(key)
+        if compressed is None:
+            # Two threads may both make it: the same bytes, one kept.
+            compressed = gzip.compress(b"".join((prefix, self.data, suffix)), GZIP_LEVEL, mtime=0)
+            if len(self._gzipped) < MAX_GZIP_VARIANTS:
+                self._gzipped[key] = compressed
+        return compressed
+
+
+def encoding_headers(gzipped: bool) -> dict[str, str]:
+    return {"Content-Encoding": "gzip", "Vary": "Accept-Encoding"} if gzipped else {"Vary": "Accept-Encoding"}
+
+
+def accepts_gzip(accept_encoding: str | None) -> bool:
+    """Whether an Accept-Encoding header accepts gzip ("gzip", "gzip;q=0.5", "*"; not "gzip;q=0")."""
+    for part in (accept_encoding or "").lower().split(","):
+        name, _, params = part.partition(";")
+        if name.strip() in ("gzip", "*"):
+            q = params.strip().removeprefix("q=")
+            try:
+                return not params.strip() or float(q) > 0
+            except ValueError:
+                return False
+    return False
 
 
 def cached(session: Session, key: Hashable, make: Callable[[], T], size_of: Callable[[T], int]) -> T:

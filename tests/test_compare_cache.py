@@ -221,3 +221,20 @@ def test_two_workers_each_with_its_cache_show_a_write_at_once(database_url):
         assert http.patch("/api/runs/1", json={"tags": {"disk": "ssd"}}).status_code == 200
         after = views()
         assert len(after) == 1 and '"tags":{"disk":"ssd"}' in next(iter(after))
+
+
+@pytest.mark.usefixtures("two_runs")
+def test_gzip_when_accepted_the_same_bytes_as_without(client):
+    import gzip
+
+    for url, headers in ((API_URL, {}), (PAGE_URL, {}), (PAGE_URL, HTMX)):
+        plain = client.get(url, headers=headers | {"Accept-Encoding": "identity"})
+        refused = client.get(url, headers=headers | {"Accept-Encoding": "gzip;q=0, br"})
+        assert "content-encoding" not in plain.headers and "content-encoding" not in refused.headers
+        assert plain.content == refused.content and b'"runs"' in plain.content
+        for accepted in ("gzip", "deflate, gzip;q=0.5", "*"):
+            # Read raw: httpx would undo the gzip itself.
+            with client.stream("GET", url, headers=headers | {"Accept-Encoding": accepted}) as zipped:
+                raw = b"".join(zipped.iter_raw())
+            assert zipped.headers["content-encoding"] == "gzip" and "Accept-Encoding" in zipped.headers["vary"]
+            assert len(raw) * 4 < len(plain.content) and gzip.decompress(raw) == plain.content, (url, accepted)

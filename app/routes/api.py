@@ -194,23 +194,29 @@ def _compare(session: Session, request: ComparisonRequest) -> dict[str, Any]:
     return charts.compare(figures, mode=request.mode, baseline=request.baseline, grouping=request.grouping)
 
 
-def _compare_json(query: ComparisonRequest) -> bytes:
+def _compare_json(query: ComparisonRequest, gzipped: bool) -> bytes:
     # orjson directly: FastAPI's generic encoder, and even json.dumps, cost as much as the statistics
     # of a 100-run comparison (a few hundred KB of numbers).
     with read_session() as session:
-        return response_cache.cached(
-            session, ("/api/compare", query), lambda: orjson.dumps(_compare(session, query)), len
+        body = response_cache.cached(
+            session,
+            ("/api/compare", query),
+            lambda: response_cache.Body(orjson.dumps(_compare(session, query))),
+            response_cache.Body.size_bytes,
         )
+    return body.gzipped() if gzipped else body.data
 
 
 @router.get("/compare", response_model=CompareOut, responses=ERRORS)
-async def get_compare(query: ComparisonQueryDep):
+async def get_compare(request: Request, query: ComparisonQueryDep):
     """The numbers behind the comparison charts; the /compare page draws exactly these. Runs form
     configurations (`group`); per chart, test and configuration: N, mean, median, SD, CV %, 95 % CI,
     and against the baseline configuration the ratio of means, its 95 % CI and a verdict."""
     # One thread hop for the whole read (session, data generation, cache or computation), where a sync
-    # route with SessionDep takes three; the answer is cached until the data changes (app/response_cache.py).
-    return Response(await run_in_threadpool(_compare_json, query), media_type="application/json")
+    # route with SessionDep takes three; the answer (and its gzip) is cached until the data changes.
+    gzipped = response_cache.accepts_gzip(request.headers.get("accept-encoding"))
+    body = await run_in_threadpool(_compare_json, query, gzipped)
+    return Response(body, media_type="application/json", headers=response_cache.encoding_headers(gzipped))
 
 
 @router.get("/compare.csv", response_class=Response, responses=ERRORS)

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse
 from markupsafe import Markup
@@ -158,8 +158,12 @@ async def compare_page(
     if len(run_ids) > MAX_RUNS:
         notice = f"At most {MAX_RUNS} runs can be compared at once."
     asked = read_request(runs=[",".join(map(str, run_ids[:MAX_RUNS]))], mode=mode, baseline=baseline, group=group)
-    # One thread hop for the database work, whose result is cached until the data changes.
-    shown = await run_in_threadpool(_compare_fragment, asked, notice)
+    # One thread hop for the database work (whose result is cached until the data changes) and the response.
+    return await run_in_threadpool(_compare_response, request, asked, notice)
+
+
+def _compare_response(request: Request, asked: ComparisonRequest, notice: str | None) -> Response:
+    shown = _compare_fragment(asked, notice)
     partial = wants_partial(request)
     if (
         not partial
@@ -167,19 +171,23 @@ async def compare_page(
         and request.url.path + (f"?{request.url.query}" if request.url.query else "") != shown.url
     ):
         return RedirectResponse(shown.url, status_code=303)
-    if partial:
-        body, headers = shown.html, {"HX-Push-Url": shown.url}
-    else:
+    head = tail = b""
+    headers = {"HX-Push-Url": shown.url} if partial else {}
+    if not partial:
         # The page around the cached fragment is rendered per request (it is the request's: root path,
         # and whatever the layout may one day show of a session); the fragment's bytes go in untouched,
         # as a copy through Jinja and str.encode cost more than the rest of the request (non-ASCII text).
         shell = templates.get_template("compare.html").render(
             request=request, fragment=Markup(FRAGMENT_SLOT), url=shown.url, count=shown.count
         )
-        head, tail = shell.split(FRAGMENT_SLOT)
-        body, headers = b"".join((head.encode(), shown.html, tail.encode())), {}
+        head_text, tail_text = shell.split(FRAGMENT_SLOT)
+        head, tail = head_text.encode(), tail_text.encode()
+    gzipped = response_cache.accepts_gzip(request.headers.get("accept-encoding"))
+    body = shown.html.gzipped(head, tail) if gzipped else b"".join((head, shown.html.data, tail))
+    headers |= response_cache.encoding_headers(gzipped)
     # The same URL answers with a whole page or a fragment, depending on HX-Request.
-    return HTMLResponse(body, headers=headers | {"Vary": "HX-Request"})
+    headers["Vary"] += ", HX-Request"
+    return HTMLResponse(body, headers=headers)
 
 
 FRAGMENT_SLOT = "<!-- the comparison -->"
@@ -192,7 +200,7 @@ class CompareFragment:
     url: str  # the view's permalink
     notice: str | None
     count: int  # runs found
-    html: bytes  # UTF-8
+    html: response_cache.Body  # UTF-8
 
 
 def _compare_fragment(asked: ComparisonRequest, notice: str | None) -> CompareFragment:
@@ -201,7 +209,7 @@ def _compare_fragment(asked: ComparisonRequest, notice: str | None) -> CompareFr
             session,
             ("/compare", asked, notice),
             lambda: _render_compare(session, asked, notice),
-            lambda fragment: len(fragment.html) + len(fragment.url),
+            lambda fragment: fragment.html.size_bytes() + len(fragment.url),
         )
 
 
@@ -233,7 +241,7 @@ def _render_compare(session: Session, asked: ComparisonRequest, notice: str | No
             matrix_url=_matrix_url(settled, figures),
         )
     html = templates.get_template("_compare.html").render(context)
-    return CompareFragment(url, notice, len(figures), html.encode())
+    return CompareFragment(url, notice, len(figures), response_cache.Body(html.encode()))
 
 
 # What may not appear as such inside <script>: "</script>", "<!--"; & and ' for good measure (as Jinja's tojson).
