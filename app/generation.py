@@ -22,21 +22,20 @@ from app.models import data_generation_table as table
 
 ROW_ID = 1
 _CURRENT = select(table.c.generation).where(table.c.id == ROW_ID)
-_UPSERT = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}
 
 
 def bump(session: Session) -> None:
     """Replace the stamp, in the session's transaction: call it last, just before the commit. On
     PostgreSQL the row stays locked until then, so writers queue on it only after their own work
     (and never hold it while waiting for another lock: no deadlock)."""
-    insert = _UPSERT[session.get_bind().dialect.name](table)
     stamp = secrets.randbits(62) + 1
     # An upsert: the row is missing only in a database emptied by hand, yet a write must not fail then.
-    session.execute(
-        insert.values(id=ROW_ID, generation=stamp).on_conflict_do_update(
-            index_elements=[table.c.id], set_={"generation": stamp}
-        )
-    )
+    if session.get_bind().dialect.name == "postgresql":
+        pg_upsert = postgresql.insert(table).values(id=ROW_ID, generation=stamp)
+        session.execute(pg_upsert.on_conflict_do_update(index_elements=[table.c.id], set_={"generation": stamp}))
+    else:
+        sqlite_upsert = sqlite.insert(table).values(id=ROW_ID, generation=stamp)
+        session.execute(sqlite_upsert.on_conflict_do_update(index_elements=[table.c.id], set_={"generation": stamp}))
 
 
 def current(session: Session) -> int | None:

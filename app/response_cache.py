@@ -145,7 +145,7 @@ def cached(session: Session, key: Hashable, make: Callable[[], T], size_of: Call
     stamp = generation.current(session) if max_bytes else None
     if stamp is None:
         return make()
-    full_key = (session.get_bind().url.render_as_string(hide_password=True), key)
+    full_key = (session.get_bind().engine.url.render_as_string(hide_password=True), key)
     value = CACHE.get(full_key, stamp)
     if value is not None:
         return value  # type: ignore[return-value]  # stored by this function for this key: a T
