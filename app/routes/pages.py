@@ -11,7 +11,7 @@ from markupsafe import Markup
 from sqlalchemy.orm import Session
 from starlette.datastructures import FormData, UploadFile
 
-from app import charts, matrix, queries, response_cache
+from app import charts, heat_html, matrix, queries, response_cache
 from app.comparison_request import (
     ABSOLUTE,
     MAX_RUNS,
@@ -235,7 +235,8 @@ def _render_compare(session: Session, asked: ComparisonRequest, notice: str | No
             data=data,
             view=(view := charts.compare_view(figures, data)),
             embedded=script_json({"compare": data, "view": view}),
-            table=charts.heat_table(data),
+            table=(table := charts.heat_table(data)),
+            heat_cells=[heat_html.section_cells(table, section) for section in table["sections"]],
             baseline=data["baseline"],
             csv_url=permalink(settled, "/api/compare.csv"),
             matrix_url=_matrix_url(settled, figures),
