@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import secrets
 
-from sqlalchemy import select
+from sqlalchemy import Connection, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -38,6 +38,6 @@ def bump(session: Session) -> None:
         session.execute(sqlite_upsert.on_conflict_do_update(index_elements=[table.c.id], set_={"generation": stamp}))
 
 
-def current(session: Session) -> int | None:
+def current(connection: Session | Connection) -> int | None:
     """The stamp, or None when the row is missing (then nothing may be cached)."""
-    return session.execute(_CURRENT).scalar()
+    return connection.execute(_CURRENT).scalar()

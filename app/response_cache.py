@@ -20,6 +20,8 @@ from sqlalchemy.orm import Session
 
 from app import generation
 from app.config import get_settings
+from app.db import get_engine
+from app.deps import read_session
 
 MAX_ENTRIES = 512
 # A 50-run page: 840 KB -> 58 KB in 3.2 ms; level 6 makes 46 KB in 9.4 ms, which the first reader after every
@@ -138,18 +140,25 @@ def accepts_gzip(accept_encoding: str | None) -> bool:
     return False
 
 
-def cached(session: Session, key: Hashable, make: Callable[[], T], size_of: Callable[[T], int]) -> T:
-    """`make()`'s value for `key`, from the cache while the database's data generation is the one it was
-    made at. The stamp is read first, in the same transaction as make()'s reads: an answer is never kept
-    under a stamp older than the data it saw (a write committed in between gets a newer stamp)."""
+def cached(key: Hashable, make: Callable[[Session], T], size_of: Callable[[T], int]) -> T:
+    """`make(session)`'s value for `key`, from the cache while the database's data generation is the one it
+    was made at; make() gets a read session (app.deps.read_session) only when it has to run.
+
+    The stamp is read first (one indexed row, on a plain connection: half the time of a session's), make()'s
+    data after it: the data is never older than the stamp it is kept under — a write that commits in between
+    has replaced the stamp, so its readers miss this entry. Stamps are random (app/generation.py): an entry
+    never matches another database's, so the key needs no database name."""
     max_bytes = get_settings().compare_cache_mib * 1024 * 1024
-    stamp = generation.current(session) if max_bytes else None
-    if stamp is None:
-        return make()
-    full_key = (session.get_bind().engine.url.render_as_string(hide_password=True), key)
-    value = CACHE.get(full_key, stamp)
-    if value is not None:
-        return value  # type: ignore[return-value]  # stored by this function for this key: a T
-    value = make()
-    CACHE.put(full_key, stamp, value, size_of(value), max_bytes)
+    stamp = None
+    if max_bytes:
+        with get_engine().connect() as connection:
+            stamp = generation.current(connection)
+    if stamp is not None:
+        value = CACHE.get(key, stamp)
+        if value is not None:
+            return value  # type: ignore[return-value]  # stored by this function for this key: a T
+    with read_session() as session:
+        value = make(session)
+    if stamp is not None:
+        CACHE.put(key, stamp, value, size_of(value), max_bytes)
     return value

@@ -16,13 +16,15 @@ from app.comparison_request import (
     ABSOLUTE,
     MAX_RUNS,
     ComparisonRequest,
+    parse_baseline,
+    parse_group,
+    parse_mode,
     parse_run_ids,
     permalink,
-    read_request,
     settle,
 )
 from app.config import get_settings
-from app.deps import PageAuthDep, SessionDep, csrf_form, read_session
+from app.deps import PageAuthDep, SessionDep, csrf_form
 from app.errors import BadRequest, InvalidUpload
 from app.figures import figures_of, limiters_of, line_facts
 from app.models import MAX_ID
@@ -157,7 +159,7 @@ async def compare_page(
     run_ids = [run_id for run_id in dict.fromkeys(wanted + added) if run_id not in removed]
     if len(run_ids) > MAX_RUNS:
         notice = f"At most {MAX_RUNS} runs can be compared at once."
-    asked = read_request(runs=[",".join(map(str, run_ids[:MAX_RUNS]))], mode=mode, baseline=baseline, group=group)
+    asked = ComparisonRequest(tuple(run_ids[:MAX_RUNS]), parse_mode(mode), parse_baseline(baseline), parse_group(group))
     # One thread hop for the database work (whose result is cached until the data changes) and the response.
     return await run_in_threadpool(_compare_response, request, asked, notice)
 
@@ -204,13 +206,11 @@ class CompareFragment:
 
 
 def _compare_fragment(asked: ComparisonRequest, notice: str | None) -> CompareFragment:
-    with read_session() as session:
-        return response_cache.cached(
-            session,
-            ("/compare", asked, notice),
-            lambda: _render_compare(session, asked, notice),
-            lambda fragment: fragment.html.size_bytes() + len(fragment.url),
-        )
+    return response_cache.cached(
+        ("/compare", asked, notice),
+        lambda session: _render_compare(session, asked, notice),
+        lambda fragment: fragment.html.size_bytes() + len(fragment.url),
+    )
 
 
 def _render_compare(session: Session, asked: ComparisonRequest, notice: str | None) -> CompareFragment:
