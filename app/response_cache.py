@@ -81,10 +81,6 @@ class ResponseCache:
                 _, evicted = self._entries.popitem(last=False)
                 self.size_bytes -= evicted.size_bytes
 
-    def clear(self) -> None:
-        with self._lock:
-            self.clear_locked()
-
     def clear_locked(self) -> None:
         self._entries.clear()
         self.size_bytes = 0
@@ -144,7 +140,8 @@ def cached(key: Hashable, make: Callable[[Session], T], size_of: Callable[[T], i
     """`make(session)`'s value for `key`, from the cache while the database's data generation is the one it
     was made at; make() gets a read session (app.deps.read_session) only when it has to run.
 
-    The stamp is read first (one indexed row, on a plain connection: half the time of a session's), make()'s
+    The stamp is read first (one row by its key, on a plain connection: half the time of a session's, and no
+    lock can hold it up to need the read timeout), make()'s
     data after it: the data is never older than the stamp it is kept under — a write that commits in between
     has replaced the stamp, so its readers miss this entry. Stamps are random (app/generation.py): an entry
     never matches another database's, so the key needs no database name."""
