@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-from app import auth
+from app import auth, generation
 from app.config import default_allowed_hosts, get_settings
 from app.db import get_sessionmaker
 from app.errors import AppError, InvalidUpload
@@ -239,6 +239,7 @@ def _ingest_file(session, path: Path, batch: _Batch, max_line_bytes: int) -> int
             tags=batch.tags,
             name_pattern=batch.name_pattern,
         )
+        generation.bump(session)  # a server's cached comparisons are stale from this commit on
         session.commit()
     except InvalidUpload as exc:
         session.rollback()

@@ -47,9 +47,9 @@ def parse_run_ids(values: Iterable[str], *, limit: int | None = MAX_RUNS) -> lis
         for part in value.replace(" ", ",").split(","):
             if not part:
                 continue
-            if not (part.isdigit() and part.isascii()) or len(part) > _MAX_ID_DIGITS or int(part) > MAX_ID:
+            if not (part.isdigit() and part.isascii()) or len(part) > _MAX_ID_DIGITS or (run_id := int(part)) > MAX_ID:
                 raise BadRequest(f"runs must be run ids separated by commas, like 1,2,3; {part[:30]!r} is not an id")
-            ids[int(part)] = None
+            ids[run_id] = None
             if limit is not None and len(ids) > limit:
                 raise BadRequest(f"at most {limit} runs can be compared at once; more were asked for")
     return list(ids)

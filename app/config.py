@@ -41,6 +41,12 @@ class Settings(BaseSettings):
         description="`bonnieboard serve` closes a connection whose request line and headers have not arrived "
         "within this many seconds.",
     )
+    compare_cache_mib: int = Field(
+        64,
+        ge=0,
+        description="Memory each server worker may keep comparisons in (/api/compare, /compare), reused until "
+        "the data changes; 0 turns the cache off.",
+    )
     secret_key: str | None = Field(
         None,
         description="Signs browser session cookies. When unset, `bonnieboard serve` makes a random key that its "

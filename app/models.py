@@ -153,6 +153,15 @@ class BrowserLogin(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
 
 
+# One row (id 1): a stamp every write that can change a comparison replaces (app/generation.py).
+data_generation_table = Table(
+    "data_generation",
+    Base.metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("generation", BigInteger, nullable=False),
+)
+
+
 # Ids are INTEGER columns; PostgreSQL's INTEGER holds at most 2**31 - 1, so a larger id in a URL
 # names no row (and must not reach the database, which would refuse to compare it).
 MAX_ID = 2**31 - 1

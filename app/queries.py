@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, bindparam, delete, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
+from app import generation
 from app.columns import RESULT_COLUMNS
 from app.db import begin_write
 from app.errors import BadRequest, NotFound
@@ -163,6 +164,7 @@ def update_run(*, session: Session, run_id: int, changes: dict[str, Any]) -> Run
         session.execute(delete(Tag).where(Tag.run_id == run_id))
         if tags:
             session.execute(insert(Tag), [{"run_id": run_id, "key": k, "value": v} for k, v in tags.items()])
+    generation.bump(session)
     return session.get_one(Run, run_id, populate_existing=True)
 
 
@@ -170,6 +172,7 @@ def delete_run(*, session: Session, run_id: int) -> None:
     _lock_run(session, run_id)
     # The tags go with it: ON DELETE CASCADE.
     session.execute(delete(run_table).where(run_table.c.id == run_id))
+    generation.bump(session)
 
 
 def _lock_run(session: Session, run_id: int) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.orm import Session
 
+from app import generation
 from app.ingest import IngestOutcome, ingest_bytes
 
 # One lock per event loop: an asyncio.Lock belongs to the loop it first waited on (tests start several).
@@ -39,6 +40,7 @@ async def store_upload(*, session: Session, **upload: Any) -> IngestOutcome:
 def _store(*, session: Session, **upload: Any) -> IngestOutcome:
     try:
         outcome = ingest_bytes(session=session, **upload)
+        generation.bump(session)  # cached comparisons are stale from this commit on
         session.commit()
     except BaseException:
         session.rollback()  # inside the turn: the next upload finds the write lock free

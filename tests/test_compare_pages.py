@@ -55,7 +55,7 @@ def test_the_permalink_is_the_page_and_draws_the_apis_numbers(client, ids):
     a, b, c = ids
     url = f"/compare?runs={a},{b},{c}&baseline={b}&mode=relative"
     page = client.get(url, follow_redirects=False)
-    assert page.status_code == 200 and "<html" in page.text and page.headers["vary"] == "HX-Request"
+    assert page.status_code == 200 and "<html" in page.text and page.headers["vary"] == "Accept-Encoding, HX-Request"
     assert "chart-4.6.1.umd.min.js" in page.text and "charts.js" in page.text
     data = embedded_data(page.text)
     assert data["compare"] == client.get(f"/api{url}").json()

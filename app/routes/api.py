@@ -5,11 +5,12 @@ from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import WithJsonSchema
 from sqlalchemy.orm import Session
 
-from app import charts, exports, matrix, queries
+from app import charts, exports, matrix, queries, response_cache
 from app.comparison_request import ComparisonRequest, read_request
 from app.config import get_settings
 from app.deps import RUN_IDS_FILTER_PATTERN, FilterDep, SessionDep, own_session
@@ -168,7 +169,7 @@ def delete_run(run_id: RunId, session: SessionDep):
     return Response(status_code=204)
 
 
-def comparison_query(
+async def comparison_query(
     runs: Annotated[
         str | None, RUN_IDS_SCHEMA, Query(description="run ids separated by commas, e.g. 1,2,3 (at most 100)")
     ] = None,
@@ -181,7 +182,8 @@ def comparison_query(
         str | None, GROUP_SCHEMA, Query(description="params (default), none, or tag keys: fs,raid")
     ] = None,
 ) -> ComparisonRequest:
-    """The query of /api/compare and /api/compare.csv, read by the normaliser the /compare page uses too."""
+    """The query of /api/compare and /api/compare.csv, read by the normaliser the /compare page uses too.
+    Async though it waits for nothing: a sync dependency costs a thread hop."""
     return read_request(runs=[runs or "", *run], mode=mode, baseline=baseline, group=group)
 
 
@@ -194,14 +196,27 @@ def _compare(session: Session, request: ComparisonRequest) -> dict[str, Any]:
     return charts.compare(figures, mode=request.mode, baseline=request.baseline, grouping=request.grouping)
 
 
+def _compare_json(query: ComparisonRequest, gzipped: bool) -> bytes:
+    # orjson directly: FastAPI's generic encoder, and even json.dumps, cost as much as the statistics
+    # of a 100-run comparison (a few hundred KB of numbers).
+    body = response_cache.cached(
+        ("/api/compare", query),
+        lambda session: response_cache.Body(orjson.dumps(_compare(session, query))),
+        response_cache.Body.size_bytes,
+    )
+    return body.gzipped() if gzipped else body.data
+
+
 @router.get("/compare", response_model=CompareOut, responses=ERRORS)
-def get_compare(session: SessionDep, query: ComparisonQueryDep):
+async def get_compare(request: Request, query: ComparisonQueryDep):
     """The numbers behind the comparison charts; the /compare page draws exactly these. Runs form
     configurations (`group`); per chart, test and configuration: N, mean, median, SD, CV %, 95 % CI,
     and against the baseline configuration the ratio of means, its 95 % CI and a verdict."""
-    # orjson directly: FastAPI's generic encoder, and even json.dumps, cost as much as the statistics
-    # of a 100-run comparison (a few hundred KB of numbers).
-    return Response(orjson.dumps(_compare(session, query)), media_type="application/json")
+    # One thread hop for the whole read (session, data generation, cache or computation), where a sync
+    # route with SessionDep takes three; the answer (and its gzip) is cached until the data changes.
+    gzipped = response_cache.accepts_gzip(request.headers.get("accept-encoding"))
+    body = await run_in_threadpool(_compare_json, query, gzipped)
+    return Response(body, media_type="application/json", headers=response_cache.encoding_headers(gzipped))
 
 
 @router.get("/compare.csv", response_class=Response, responses=ERRORS)
