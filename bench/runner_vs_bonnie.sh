@@ -11,7 +11,8 @@
 #        PIN_CPU=N (run every tool under `taskset -c N`, one core for all of them),
 #        NOSAMPLE=1 (also run the runner built without evidence sampling, `make -C runner nosample`,
 #        as a third tool: runner/no-sampling isolates what the samples cost),
-#        SECTION (the RESULTS.md heading to write, default "Runner vs bonnie++ 2.00a")
+#        SECTION (the RESULTS.md heading to write, default "Runner vs bonnie++ 2.00a"),
+#        KEEP_RAW=dir (keep every round's CSV line and JSON document there)
 # Each round runs the tools in a rotated order (bonnie++ first in round 1, the runner in round 2, ...),
 # so drift in the machine's load hits all of them. The load average before and after is recorded.
 # needs: root (mount, bonnie++ -u root), bonnie++, python3, make, cc, libcurl dev files.
@@ -38,6 +39,7 @@ DISK=$WORK/disk
 OUT=$WORK/out
 mkdir -p "$TMPFS" "$DISK" "$OUT"
 cleanup() {
+    [ -n "${KEEP_RAW:-}" ] && mkdir -p "$KEEP_RAW" && cp -r "$OUT"/. "$KEEP_RAW"/
     mountpoint -q "$TMPFS" && umount "$TMPFS"
     rm -rf "$WORK"
 }
@@ -107,13 +109,25 @@ def num(cell):
 def spread(values):
     return f"{min(values):.3g}–{max(values):.3g}"
 
-def ratio_cell(num_rows, den_rows, c):
-    """median (min–max) over rounds of num/den for the same round, or None when either was +++++."""
-    nv, dv = [num(x[c]) for x in num_rows], [num(x[c]) for x in den_rows]
-    if any(v is None for v in nv + dv):
-        return None
-    ratios = [a / b for a, b in zip(nv, dv)]
-    return statistics.median(ratios), f"{statistics.median(ratios):.3f} ({spread(ratios)})"
+def per_round(num_rows, den_rows, c, cpu=False):
+    """num/den per round for column c (throughput), or of CPU seconds per unit of work (cpu=True);
+    None when some round was +++++ (or had 0 %CPU)."""
+    out = []
+    for a, b in zip(num_rows, den_rows):
+        va, vb = num(a[c]), num(b[c])
+        if va is None or vb is None:
+            return None
+        if cpu:
+            ca, cb = num(a[c + 1]), num(b[c + 1])
+            if not ca or not cb:
+                return None
+            out.append((ca / va) / (cb / vb))
+        else:
+            out.append(va / vb)
+    return out
+
+def med(values):
+    return f"{statistics.median(values):.3f} ({spread(values)})"
 
 pin_text = f"every tool pinned to CPU {pin} (`taskset -c {pin}`)" if pin else "not pinned"
 env = (f"PIN_CPU={pin} " if pin else "") + ("NOSAMPLE=1 " if "nosample" in tools else "")
@@ -125,46 +139,41 @@ lines.append(f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %
              f"tmpfs = a tmpfs mounted under the temp dir for the purpose, disk = the temp dir's own filesystem.")
 lines.append("")
 lines.append("Throughput ratio = median over rounds of runner/bonnie++ for the same round (min–max over "
-             "rounds); CPU/work = (%CPU/100)/rate, i.e. CPU seconds per KiB, seek or file, from the CSV of "
-             "each tool (the same formula for both). Only tests that no tool reported as `+++++` in any "
-             "round are compared. Target (issue #12): throughput ratio 0.95–1.05."
-             + (" `no-sampling` = the runner built with `make -C runner nosample` (no evidence samples); "
-                "runner/no-sampling is what the samples cost." if "nosample" in tools else ""))
+             "rounds); best round = the runner's highest rate / bonnie++'s highest (other load only slows a "
+             "round down). CPU/work = (%CPU/100)/rate, i.e. CPU seconds per KiB, seek or file, from the CSV "
+             "of each tool (the same formula for both), as a ratio per round: waiting for a CPU does not count "
+             "in it. Only tests that no tool reported as `+++++` in any round are compared. Target (issue "
+             "#12): throughput ratio 0.95–1.05."
+             + (" `no-sampling` = the runner built with `make -C runner nosample`: its timed code is the "
+                "runner's instruction for instruction (bench/runner_instructions.sh), so runner/no-sampling "
+                "shows what the samples cost plus this measurement's own noise." if "nosample" in tools else ""))
 lines.append("")
 for target in targets:
     b, r = load(target, "bonnie"), load(target, "runner")
     ns = load(target, "nosample") if "nosample" in tools else None
     lines.append(f"### {target}")
     lines.append("")
-    head = ("| test | unit | bonnie++ median (min–max) | runner median (min–max) | runner/bonnie++ throughput, "
-            "median (min–max) | CPU/work runner/bonnie++, median |")
-    rule = "|---|---|---|---|---|---|"
+    head = ("| test | unit | bonnie++ median (min–max) | runner median (min–max) | throughput runner/bonnie++, "
+            "median (min–max) | best round runner/bonnie++ | CPU/work runner/bonnie++, median (min–max) |")
+    rule = "|---|---|---|---|---|---|---|"
     if ns:
-        head += " runner/no-sampling throughput, median (min–max) | no-sampling/bonnie++ throughput, median |"
+        head += " throughput runner/no-sampling, median (min–max) | CPU/work runner/no-sampling, median (min–max) |"
         rule += "---|---|"
     lines += [head + " verdict |", rule + "---|"]
     skipped = []
     for t in TESTS:
         c = COLS[t]
-        cell = ratio_cell(r, b, c)
-        extra = ""
+        cells = [per_round(r, b, c), per_round(r, b, c, cpu=True)]
         if ns:
-            vs_ns, ns_vs_b = ratio_cell(r, ns, c), ratio_cell(ns, b, c)
-            if vs_ns is None or ns_vs_b is None:
-                cell = None
-            else:
-                extra = f" {vs_ns[1]} | {ns_vs_b[0]:.3f} |"
-        if cell is None:
+            cells += [per_round(r, ns, c), per_round(r, ns, c, cpu=True)]
+        if any(x is None for x in cells):
             skipped.append(t)
             continue
         bv, rv = [num(x[c]) for x in b], [num(x[c]) for x in r]
-        bc, rc = [num(x[c + 1]) for x in b], [num(x[c + 1]) for x in r]
-        cpu_b = statistics.median(cc / 100 / vv for cc, vv in zip(bc, bv))
-        cpu_r = statistics.median(cc / 100 / vv for cc, vv in zip(rc, rv))
-        cpu_ratio = cpu_r / cpu_b if cpu_b else float("nan")
-        verdict = "within 0.95–1.05" if 0.95 <= cell[0] <= 1.05 else "outside 0.95–1.05"
+        verdict = "within 0.95–1.05" if 0.95 <= statistics.median(cells[0]) <= 1.05 else "outside 0.95–1.05"
         lines.append(f"| {t} | {UNIT[t]} | {statistics.median(bv):.6g} ({spread(bv)}) | "
-                     f"{statistics.median(rv):.6g} ({spread(rv)}) | {cell[1]} | {cpu_ratio:.3f} |{extra} {verdict} |")
+                     f"{statistics.median(rv):.6g} ({spread(rv)}) | {med(cells[0])} | {max(rv) / max(bv):.3f} | "
+                     + " | ".join(med(x) for x in cells[1:]) + f" | {verdict} |")
     lines.append("")
     if skipped:
         lines.append(f"Not compared (`+++++` in at least one round of some tool): {', '.join(skipped)}.")
