@@ -272,10 +272,9 @@ static int test_getc(const struct io_config *c, struct bigfile *f, int64_t chunk
             op_timer_start(&op);
             for (int i = 0; i < chunk; i++) {
                 unsigned char next;
-                ssize_t got = read(f->fd, &next, 1);
-                if (got != 1) {
+                if (read(f->fd, &next, 1) != 1) {
                     r->calls.read += (uint64_t)i + 1;
-                    r->calls.bytes_read += (uint64_t)i + (got > 0 ? (uint64_t)got : 0);
+                    r->calls.bytes_read += (uint64_t)i;
                     fprintf(stderr, "Can't read a byte\n");
                     return BENCH_ERROR;
                 }

@@ -83,42 +83,43 @@ static void sysfs_tests(const char *fx)
 {
     char sys[PATH_MAX];
     struct block_info b;
+    const struct md_info *md = &b.md; /* b is re-read by every check */
     snprintf(sys, sizeof(sys), "%s/sys", fx);
 
     test_cond("md0 raid0: 512 KiB chunk, two in_sync members in slots 0 and 1 (from the rdN links)",
-              sysinfo_read_block(sys, 9, 0, &b) == 0 && b.md.found && strcmp(b.md.level, "raid0") == 0 &&
-                  b.md.chunk_bytes == 524288 && b.md.raid_disks == 2 && strcmp(b.md.state, "clean") == 0 &&
-                  b.md.member_count == 2 && has_role(&b.md, "sdg", "member", 0) &&
-                  has_role(&b.md, "sdh", "member", 1));
-    test_cond("md0 has no degraded or sync_action file (raid0): unknown", b.md.degraded == -1 &&
-              !b.md.sync_action[0] && !b.md.sync_completed[0]);
+              sysinfo_read_block(sys, 9, 0, &b) == 0 && md->found && strcmp(md->level, "raid0") == 0 &&
+                  md->chunk_bytes == 524288 && md->raid_disks == 2 && strcmp(md->state, "clean") == 0 &&
+                  md->member_count == 2 && has_role(md, "sdg", "member", 0) &&
+                  has_role(md, "sdh", "member", 1));
+    test_cond("md0 has no degraded or sync_action file (raid0): unknown", md->degraded == -1 &&
+              !md->sync_action[0] && !md->sync_completed[0]);
     test_cond("md1 raid1: chunk_size 0 is no chunk, idle, sync_completed \"none\" is nothing",
-              sysinfo_read_block(sys, 9, 1, &b) == 0 && strcmp(b.md.level, "raid1") == 0 && b.md.chunk_bytes == -1 &&
-                  b.md.degraded == 0 && strcmp(b.md.sync_action, "idle") == 0 && !b.md.sync_completed[0] &&
-                  b.md.member_count == 2);
-    test_str_eq("md1's device state", device(&b.md, "sdi") ? device(&b.md, "sdi")->state : NULL, "in_sync");
+              sysinfo_read_block(sys, 9, 1, &b) == 0 && strcmp(md->level, "raid1") == 0 && md->chunk_bytes == -1 &&
+                  md->degraded == 0 && strcmp(md->sync_action, "idle") == 0 && !md->sync_completed[0] &&
+                  md->member_count == 2);
+    test_str_eq("md1's device state", device(md, "sdi") ? device(md, "sdi")->state : NULL, "in_sync");
     test_cond("md4 raid4, md10 raid10: all members", sysinfo_read_block(sys, 9, 4, &b) == 0 &&
-              strcmp(b.md.level, "raid4") == 0 && b.md.member_count == 3 && sysinfo_read_block(sys, 9, 10, &b) == 0 &&
-              strcmp(b.md.level, "raid10") == 0 && b.md.member_count == 4 && b.md.raid_disks == 4);
+              strcmp(md->level, "raid4") == 0 && md->member_count == 3 && sysinfo_read_block(sys, 9, 10, &b) == 0 &&
+              strcmp(md->level, "raid10") == 0 && md->member_count == 4 && md->raid_disks == 4);
     test_cond("md5 raid5 degraded 1: sdp faulty (still linked as rd2), sdaa spare, two members",
-              sysinfo_read_block(sys, 9, 5, &b) == 0 && b.md.degraded == 1 && b.md.device_count == 4 &&
-                  has_role(&b.md, "sdp", "faulty", 2) && has_role(&b.md, "sdaa", "spare", -1) &&
-                  b.md.member_count == 2 && strcmp(b.md.members[0], "sdn") == 0 &&
-                  strcmp(b.md.members[1], "sdo") == 0);
+              sysinfo_read_block(sys, 9, 5, &b) == 0 && md->degraded == 1 && md->device_count == 4 &&
+                  has_role(md, "sdp", "faulty", 2) && has_role(md, "sdaa", "spare", -1) &&
+                  md->member_count == 2 && strcmp(md->members[0], "sdn") == 0 &&
+                  strcmp(md->members[1], "sdo") == 0);
     test_cond("md6 raid6 recovering onto sdt: state spare but slot 3, so a member being rebuilt",
-              sysinfo_read_block(sys, 9, 6, &b) == 0 && b.md.degraded == 1 && strcmp(b.md.state, "active") == 0 &&
-                  strcmp(b.md.sync_action, "recover") == 0 &&
-                  strcmp(b.md.sync_completed, "1569888 / 2093056") == 0 && has_role(&b.md, "sdt", "member", 3) &&
-                  strcmp(device(&b.md, "sdt")->state, "spare") == 0 && b.md.member_count == 4);
+              sysinfo_read_block(sys, 9, 6, &b) == 0 && md->degraded == 1 && strcmp(md->state, "active") == 0 &&
+                  strcmp(md->sync_action, "recover") == 0 &&
+                  strcmp(md->sync_completed, "1569888 / 2093056") == 0 && has_role(md, "sdt", "member", 3) &&
+                  strcmp(device(md, "sdt")->state, "spare") == 0 && md->member_count == 4);
     test_cond("md7: an inactive container, no devices, raid_disks empty is unknown",
-              sysinfo_read_block(sys, 9, 7, &b) == 0 && strcmp(b.md.level, "container") == 0 &&
-                  strcmp(b.md.state, "inactive") == 0 && b.md.raid_disks == -1 && b.md.device_count == 0 &&
-                  b.md.member_count == 0);
+              sysinfo_read_block(sys, 9, 7, &b) == 0 && strcmp(md->level, "container") == 0 &&
+                  strcmp(md->state, "inactive") == 0 && md->raid_disks == -1 && md->device_count == 0 &&
+                  md->member_count == 0);
     test_cond("md8 growing: raid_disks \"11 (10)\" is the new 11, reshape, sync_completed \"none\" is nothing",
-              sysinfo_read_block(sys, 9, 8, &b) == 0 && b.md.raid_disks == 11 &&
-                  strcmp(b.md.sync_action, "reshape") == 0 && !b.md.sync_completed[0] && b.md.member_count == 2);
+              sysinfo_read_block(sys, 9, 8, &b) == 0 && md->raid_disks == 11 &&
+                  strcmp(md->sync_action, "reshape") == 0 && !md->sync_completed[0] && md->member_count == 2);
     test_cond("dm-0 (LVM vg0-lv_root on sda) is no md", sysinfo_read_block(sys, 253, 0, &b) == 0 &&
-              strcmp(b.name, "dm-0") == 0 && !b.md.found);
+              strcmp(b.name, "dm-0") == 0 && !md->found);
     test_cond("sda: its queue settings", sysinfo_read_block(sys, 8, 0, &b) == 0 && strcmp(b.name, "sda") == 0 &&
               b.rotational == 1 && strcmp(b.scheduler, "bfq") == 0 && strcmp(b.write_cache, "write back") == 0 &&
               b.nr_requests == 64 && b.read_ahead_kb == 128);
