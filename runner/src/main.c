@@ -283,6 +283,13 @@ int main(int argc, char **argv)
     sysinfo_collect(sys, opts.dir, wd.dirfd);
     struct evidence_source evsrc;
     evidence_open(&evsrc, sys->block.found ? sys->block.name : NULL);
+#ifdef RUNNER_NO_SAMPLING
+    /* The control build of bench/runner_vs_bonnie.sh (make nosample): the tests run without the
+     * evidence samples, so the samples' cost can be measured against this. Never a release build. */
+    const struct evidence_source *ev = NULL;
+#else
+    const struct evidence_source *ev = &evsrc;
+#endif
     const char *fs_type = sys->mount.found ? sys->mount.fs_type : "";
     struct limiter_context judge = {
         .bp = &opts.bp, .ram_mib = detected_ram_mib,
@@ -303,11 +310,11 @@ int main(int argc, char **argv)
     params.seed = opts.random_file ? opts.random_file : seed_text;
     struct io_config io = {
         .dirfd = wd.dirfd, .name = wd.name, .p = &opts.bp, .quiet = opts.quiet, .sync = &sync,
-        .ev = &evsrc, .stop = &stop_requested,
+        .ev = ev, .stop = &stop_requested,
     };
     struct files_config fc = {
         .dirfd = wd.dirfd, .name = wd.name, .p = &opts.bp, .quiet = opts.quiet, .sync = &sync,
-        .ev = &evsrc, .stop = &stop_requested,
+        .ev = ev, .stop = &stop_requested,
     };
 
     struct sbuf csv = {0}, line = {0};

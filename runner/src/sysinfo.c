@@ -295,6 +295,24 @@ static int by_name(const void *a, const void *b)
     return strcmp(((const struct md_device *)a)->name, ((const struct md_device *)b)->name);
 }
 
+/* The slot whose md/rdN link points at dev_entry ("dev-sdb1") in the md array at dir, or -1. The kernel
+ * makes rdN for every slot that holds a device, so this answers when a dev-* has no slot file. */
+static int slot_from_links(const char *dir, const char *dev_entry)
+{
+    char link[PATH_MAX + 64], target[256];
+    for (int n = 0; n < SYSINFO_MAX_MEMBERS; n++) {
+        snprintf(link, sizeof(link), "%s/md/rd%d", dir, n);
+        ssize_t len = readlink(link, target, sizeof(target) - 1);
+        if (len <= 0)
+            continue;
+        target[len] = '\0';
+        const char *base = strrchr(target, '/');
+        if (strcmp(base ? base + 1 : target, dev_entry) == 0)
+            return n;
+    }
+    return -1;
+}
+
 /* An md array's facts from its sysfs directory. */
 static void read_md(const char *dir, struct md_info *md)
 {
@@ -323,7 +341,7 @@ static void read_md(const char *dir, struct md_info *md)
     if (read_line(file, line, sizeof(line)) == 0)
         copy(md->sync_action, sizeof(md->sync_action), line);
     snprintf(file, sizeof(file), "%s/md/sync_completed", dir);
-    if (read_line(file, line, sizeof(line)) == 0)
+    if (read_line(file, line, sizeof(line)) == 0 && strcmp(line, "none") != 0) /* "none": no sync running */
         copy(md->sync_completed, sizeof(md->sync_completed), line);
     /* md/dev-<name>/: every device of the array with its state and slot ("none" for a spare) */
     snprintf(file, sizeof(file), "%s/md", dir);
@@ -338,8 +356,19 @@ static void read_md(const char *dir, struct md_info *md)
         if (read_line(file, line, sizeof(line)) == 0)
             copy(dev->state, sizeof(dev->state), line);
         snprintf(file, sizeof(file), "%s/md/%s/slot", dir, e->d_name);
+        int slot_known = read_line(file, line, sizeof(line)) == 0;
         dev->slot = (int)read_int(file); /* "none" does not parse: -1 */
-        const char *role = strstr(dev->state, "faulty") ? "faulty" : dev->slot < 0 ? "spare" : "member";
+        if (!slot_known) { /* no slot file: the kernel's md/rdN link names the device in slot N */
+            dev->slot = slot_from_links(dir, e->d_name);
+            slot_known = dev->slot >= 0;
+        }
+        /* Holding a slot makes a member even while it is rebuilt (state "spare", sync_action recover),
+         * as mdadm's "spare rebuilding" keeps its RaidDevice number; without slot facts, in_sync decides. */
+        const char *role = "spare";
+        if (strstr(dev->state, "faulty"))
+            role = "faulty";
+        else if (dev->slot >= 0 || (!slot_known && strstr(dev->state, "in_sync")))
+            role = "member";
         copy(dev->role, sizeof(dev->role), role);
     }
     if (d)

@@ -1,6 +1,8 @@
 /* sysio.h -- system-call wrappers that count what each test issues.
  * Every file-system call the benchmarks make goes through these, so the
- * per-test counts in the JSON document are the calls actually made. */
+ * per-test counts in the JSON document are the calls actually made. The one
+ * exception is the per-byte read/write loop of getc/putc, which calls read(2)/
+ * write(2) bare, as bonnie++ does, and adds the counts once per chunk. */
 #ifndef SYSIO_H
 #define SYSIO_H
 
