@@ -527,14 +527,6 @@ static void fail(Insert *job, int rc) {
     snprintf(job->message, sizeof job->message, "%s", sqlite3_errmsg(job->db));
 }
 
-#define BULK_CACHE_KIB 65536
-
-static int read_int(void *out, int columns, char **values, char **names) {
-    if (columns == 1 && values[0])
-        *(int *)out = atoi(values[0]);
-    return 0;
-}
-
 static const char INSERT_SQL_TAIL[] = ") ON CONFLICT (line_hash) DO NOTHING";
 
 /* Without the GIL. Runs are numbered in line order, the parser's runs included: a run's id is first_id
@@ -613,18 +605,6 @@ static int prepare_and_insert(Insert *job, sqlite3_int64 upload_id, const char *
         rc |= document ? sqlite3_bind_text(insert, P_DOCUMENT, document, (int)document_len, SQLITE_STATIC)
                        : sqlite3_bind_null(insert, P_DOCUMENT);
     }
-    /* The upload's pages stay in memory until the commit writes them once: with the default 2 MiB cache,
-     * the hash and name indexes' pages went out to the WAL and back many times (-0.2 s per 100,000 lines). */
-    int cache_kib = -1;
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(job->db, "PRAGMA cache_size", read_int, &cache_kib, NULL);
-    if (rc == SQLITE_OK && cache_kib < 0 && -cache_kib < BULK_CACHE_KIB) { /* a negative size is in KiB */
-        char pragma[64];
-        snprintf(pragma, sizeof pragma, "PRAGMA cache_size = -%d", BULK_CACHE_KIB);
-        rc = sqlite3_exec(job->db, pragma, NULL, NULL, NULL);
-    } else {
-        cache_kib = 0; /* a size in pages, or a large one: left as it is */
-    }
     if (rc != SQLITE_OK) {
         fail(job, rc);
     } else {
@@ -635,13 +615,6 @@ static int prepare_and_insert(Insert *job, sqlite3_int64 upload_id, const char *
     }
     sqlite3_finalize(insert);
     sqlite3_finalize(lookup);
-    if (cache_kib < 0) {
-        char pragma[64];
-        snprintf(pragma, sizeof pragma, "PRAGMA cache_size = %d", cache_kib);
-        rc = sqlite3_exec(job->db, pragma, NULL, NULL, NULL);
-        if (rc != SQLITE_OK && job->rc == SQLITE_OK)
-            fail(job, rc);
-    }
     return job->rc;
 }
 

@@ -22,14 +22,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import event
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, SessionTransaction
 
 from app import _bulk198
 from app.parsing import LineError, ParsedRun, parse_raw_line
 
 log = logging.getLogger(__name__)
 _reported: set[str] = set()
+
+# SQLite's page cache while an upload's transaction is open, in KiB. The default 2 MiB sent the pages of
+# the hash and name indexes out to the WAL and read them back many times over; 100,000 lines (and their
+# tags) fill about 70 MiB, written once at the commit. Back to its size when the transaction ends: a
+# reader on this connection must not keep 64 MiB of pages.
+UPLOAD_CACHE_KIB = 65536
 
 # The run columns the extension fills, in its order; tests/test_columns.py compares it with app.columns.
 COLUMNS: tuple[str, ...] = _bulk198.COLUMNS
@@ -79,6 +86,7 @@ class PlainLines:
         if problem is not None:  # scan() checked the same; a change in between is a bug
             raise RuntimeError(f"the compiled ingest path cannot write to this connection: {problem}")
         upload_id, created_at, label, document = upload
+        _grow_cache_until_transaction_ends(session, connection)
         try:
             created, duplicates, existing = self._scan.insert(
                 connection, first_id, parsed_lines, upload_id, created_at, label, document
@@ -114,13 +122,30 @@ def connection_problem(session: Session) -> str | None:
     major, minor, patch = sqlite3.sqlite_version_info
     if _bulk198.libversion_number() != major * 1_000_000 + minor * 1000 + patch:
         return f"app._bulk198 runs SQLite {_bulk198.libversion_number()}, Python's sqlite3 {sqlite3.sqlite_version}"
-    database = session.get_bind().url.database
+    database = session.connection().engine.url.database
     filename = _bulk198.db_filename(connection)
     if not database or database == ":memory:" or not filename:
         return "the database is in memory"
     if os.path.realpath(filename) != os.path.realpath(database):
         return f"the connection's database file is {filename!r}, not {database!r}"
     return None
+
+
+def _grow_cache_until_transaction_ends(session: Session, connection: sqlite3.Connection) -> None:
+    (size,) = connection.execute("PRAGMA cache_size").fetchone()
+    if size >= 0 or -size >= UPLOAD_CACHE_KIB:  # a size in pages, or large enough: left alone
+        return
+    connection.execute(f"PRAGMA cache_size = -{UPLOAD_CACHE_KIB}")
+
+    pending = [size]
+
+    def restore(_session: Session, transaction: SessionTransaction) -> None:
+        # The session's outermost transaction has ended (committed or rolled back). The listener stays
+        # (SQLAlchemy cannot remove one while it runs); a request's session lives for one upload.
+        if transaction.parent is None and pending:
+            connection.execute(f"PRAGMA cache_size = {pending.pop()}")
+
+    event.listen(session, "after_transaction_end", restore)
 
 
 def _driver_connection(session: Session) -> Any:

@@ -3,7 +3,6 @@
 import pytest
 
 from app import _bulk198
-
 from app.parsing import (
     TESTS,
     LineError,

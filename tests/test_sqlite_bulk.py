@@ -159,7 +159,7 @@ def test_a_line_longer_than_a_quarter_of_the_limit_goes_to_the_parser(two_databa
 def test_the_extensions_columns_are_the_run_tables():
     from app.run_writers import ROW_COLUMNS
 
-    assert sqlite_bulk.COLUMNS == ("id", *ROW_COLUMNS)
+    assert ("id", *ROW_COLUMNS) == sqlite_bulk.COLUMNS
 
 
 def test_without_a_trusted_connection_the_parser_stores_the_same_rows(tmp_path):
