@@ -24,7 +24,7 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import Session, SessionTransaction
+from sqlalchemy.orm import Session
 
 from app import _bulk198
 from app.parsing import LineError, ParsedRun, parse_raw_line
@@ -136,16 +136,21 @@ def _grow_cache_until_transaction_ends(session: Session, connection: sqlite3.Con
     if size >= 0 or -size >= UPLOAD_CACHE_KIB:  # a size in pages, or large enough: left alone
         return
     connection.execute(f"PRAGMA cache_size = -{UPLOAD_CACHE_KIB}")
+    # Given back when the pool takes the connection back: after the commit or rollback, before the pool
+    # may close it (a session event came too late for that).
+    session.connection().connection.info[_CACHE_SIZE_KEY] = size
+    engine = session.connection().engine
+    if not event.contains(engine, "checkin", _restore_cache_size):
+        event.listen(engine, "checkin", _restore_cache_size)
 
-    pending = [size]
 
-    def restore(_session: Session, transaction: SessionTransaction) -> None:
-        # The session's outermost transaction has ended (committed or rolled back). The listener stays
-        # (SQLAlchemy cannot remove one while it runs); a request's session lives for one upload.
-        if transaction.parent is None and pending:
-            connection.execute(f"PRAGMA cache_size = {pending.pop()}")
+_CACHE_SIZE_KEY = "bonnieboard_cache_size"
 
-    event.listen(session, "after_transaction_end", restore)
+
+def _restore_cache_size(dbapi_connection: Any, record: Any) -> None:
+    size = record.info.pop(_CACHE_SIZE_KEY, None)
+    if size is not None and dbapi_connection is not None:
+        dbapi_connection.execute(f"PRAGMA cache_size = {size}")
 
 
 def _driver_connection(session: Session) -> Any:
