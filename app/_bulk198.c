@@ -75,8 +75,9 @@ static int is(Cell c, const char *text) {
     return (size_t)c.len == n && memcmp(c.at, text, n) == 0;
 }
 
-/* Free text (version, name, seed): UTF-8 that Python's strict decoder accepts, without a comma, '"', '\\',
- * a control character below 0x20 or U+FEFF (§1.4; the parser refuses a byte order mark inside a line). */
+/* Free text (version, name, seed): UTF-8 that Python's strict decoder accepts, without '"', '\\', a control
+ * character below 0x20 or U+FEFF (the parser refuses a byte order mark inside a line). A comma in the name
+ * made a line of more than fifty fields, which only the parser reads (counted from the end: §1.4). */
 static int is_plain_text(Cell c) {
     const unsigned char *s = c.at, *end = c.at + c.len;
     while (s < end) {
@@ -287,7 +288,7 @@ static int convert_and_bind(sqlite3_stmt *s, const Cell *f) {
     rc |= bind_optional_int(s, P_SEEK_PROCS, f[F_SEEK_PROCS]);
     rc |= bind_optional_int(s, P_NUM_FILES, f[F_NUM_FILES]);
     Cell max = f[F_MAX_SIZE];
-    int link = max.len && (max.at[0] == 'l' || max.at[0] == 's'); /* link or symlink (§3.3) */
+    int link = max.len && (max.at[0] == 'l' || max.at[0] == 's'); /* link or symlink (§3.3-1) */
     rc |= link ? sqlite3_bind_null(s, P_FILE_MAX_SIZE) : bind_optional_int(s, P_FILE_MAX_SIZE, max);
     rc |= link ? bind_text(s, P_FILE_LINK, max) : sqlite3_bind_null(s, P_FILE_LINK);
     rc |= bind_optional_int(s, P_FILE_MIN_SIZE, f[F_MIN_SIZE]);
@@ -600,7 +601,7 @@ static int prepare_and_insert(Insert *job, sqlite3_int64 upload_id, const char *
         rc = sqlite3_bind_int64(insert, P_UPLOAD_ID, upload_id);
         rc |= sqlite3_bind_text(insert, P_CREATED_AT, created_at, -1, SQLITE_STATIC);
         rc |= sqlite3_bind_text(insert, P_FORMAT_VERSION, "1.98", 4, SQLITE_STATIC);
-        rc |= sqlite3_bind_null(insert, P_IO_CHUNK_BYTES); /* always empty in a plain line (§3.3) */
+        rc |= sqlite3_bind_null(insert, P_IO_CHUNK_BYTES); /* always empty in format 1.98 (§3.2, §3.3-2) */
         rc |= label ? sqlite3_bind_text(insert, P_LABEL, label, (int)label_len, SQLITE_STATIC) : sqlite3_bind_null(insert, P_LABEL);
         rc |= document ? sqlite3_bind_text(insert, P_DOCUMENT, document, (int)document_len, SQLITE_STATIC)
                        : sqlite3_bind_null(insert, P_DOCUMENT);
