@@ -555,12 +555,12 @@ static void insert_lines(Insert *job, sqlite3_stmt *insert, sqlite3_stmt *lookup
         rc |= convert_and_bind(insert, fields);
         if (rc != SQLITE_OK)
             return fail(job, rc);
-        int changes = sqlite3_total_changes(job->db);
+        sqlite3_int64 changes = sqlite3_total_changes64(job->db);
         rc = sqlite3_step(insert);
         sqlite3_reset(insert);
         if (rc != SQLITE_DONE)
             return fail(job, rc);
-        if (sqlite3_total_changes(job->db) != changes) {
+        if (sqlite3_total_changes64(job->db) != changes) {
             job->ids[i] = id;
             job->created[job->created_count++] = id;
             continue;
