@@ -13,18 +13,20 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert, literal, select
 from sqlalchemy.orm import Session
 
 from app.db import begin_write
 from app.errors import BadRequest, InvalidUpload
-from app.models import Tag, Upload
+from app.models import Tag, Upload, run_table
 from app.name_tags import NameMismatchError, NamePattern
-from app.parsing import CheckedLine, LineError, ParsedRun, iter_parse_bytes, parse_line
+from app.parsing import LineError, ParsedRun, iter_parse_bytes, parse_line
 from app.report_text import convert_report, looks_like_report
 from app.run_writers import BATCH_ROWS, LOOKUP_CHUNK, writer_class
 from app.schemas import MAX_TAGS_PER_RUN
 from app.secrets_scrub import scrub_document
+from app.sqlite_bulk import PlainLines
+from app.sqlite_bulk import scan as scan_plain_lines
 from app.validation import check_tag
 
 # Errors reported per upload; the rest are only counted. 32 MiB of one-character lines are 16 million
@@ -57,8 +59,8 @@ class ConvertedOut:
 def ingest_bytes(
     *, session: Session, data: bytes, max_line_bytes: int, name_pattern: NamePattern | None = None, **options: Any
 ) -> IngestOutcome:
-    """Parse an upload's bytes (CSV lines, or bonnie++'s text report) and ingest them, leaving to the
-    writer the lines it converts itself."""
+    """Parse an upload's bytes (CSV lines, or bonnie++'s text report) and ingest them; on SQLite the
+    plain format-1.98 lines never reach the parser (app.sqlite_bulk)."""
     report = _report_items(data, max_line_bytes)
     if report is not None:
         items, converted = report
@@ -70,11 +72,12 @@ def ingest_bytes(
         ]
         return outcome
     # Name tags need each line's machine name: the writer gets parsed lines only.
-    defer_plain = writer_class(session).defer_plain and name_pattern is None
+    plain = scan_plain_lines(session, data, max_line_bytes) if name_pattern is None else None
     return ingest(
         session=session,
-        items=iter_parse_bytes(data, max_line_bytes=max_line_bytes, defer_plain=defer_plain),
+        items=iter_parse_bytes(data, max_line_bytes=max_line_bytes) if plain is None else plain.other_items(),
         name_pattern=name_pattern,
+        plain=plain,
         **options,
     )
 
@@ -134,7 +137,7 @@ def line_hash(raw_line: str) -> bytes:
 def ingest(
     *,
     session: Session,
-    items: Iterable[ParsedRun | CheckedLine | LineError],
+    items: Iterable[ParsedRun | LineError],
     partial: bool = False,
     source: str,
     filename: str | None = None,
@@ -143,8 +146,9 @@ def ingest(
     name_pattern: NamePattern | None = None,
     document: Any = None,
     keep_run_ids: bool = False,
+    plain: PlainLines | None = None,
 ) -> IngestOutcome:
-    """Store every ParsedRun (or CheckedLine, where the writer takes them) of `items` under a new upload.
+    """Store every ParsedRun of `items`, and the lines of `plain` (the rest of the upload), under a new upload.
 
     Without `partial`, any LineError raises InvalidUpload and nothing must be committed; with it,
     the valid lines are stored and the errors returned. A line already stored (or repeated in this
@@ -162,13 +166,13 @@ def ingest(
     session.add(upload)
     session.flush()
     # A runner before issue #8's fix posts its argv, --token SECRET included.
-    writer = writer_class(session)(session, upload.id, now, label, scrub_document(document))
+    writer = writer_class(session)(session, upload.id, now, label, scrub_document(document), plain)
 
     errors: list[LineError] = []  # the first MAX_REPORTED_ERRORS
     error_count = 0
     run_count = 0
     seen: set[bytes] = set()
-    line_hashes: list[bytes] = []  # one per valid line, in order
+    line_hashes: list[tuple[int, bytes]] = []  # (line number, hash) of each valid parsed line, in order
     tags = tags or {}
     tags_of: dict[bytes, dict[str, str]] = {}  # line hash -> its tags, when they differ per line
     for item in items:
@@ -189,11 +193,13 @@ def ingest(
         if errors and not partial:
             continue  # the upload has failed: nothing more is stored, the rest only counted
         digest = line_hash(item.raw_line)
-        line_hashes.append(digest)
+        line_hashes.append((item.line_no, digest))
         if digest not in seen:
             seen.add(digest)
             writer.add(item, digest)
 
+    if plain is not None:
+        run_count += plain.count
     total = run_count + error_count
     if run_count == 0:
         detail = (
@@ -211,22 +217,40 @@ def ingest(
     if keep_run_ids:  # not for every upload: 100,000 lines would be a second 100,000-entry dict
         outcome.run_ids = existing_ids | created_ids
     reported: set[bytes] = set()
-    for digest in line_hashes:
+    duplicates: list[tuple[int, int]] = []  # (line number, run id)
+    for line_no, digest in line_hashes:
         if digest in created_ids and digest not in reported:
             outcome.created.append(created_ids[digest])
         else:
-            outcome.duplicates.append(created_ids.get(digest) or existing_ids[digest])
+            duplicates.append((line_no, created_ids.get(digest) or existing_ids[digest]))
         reported.add(digest)
+    existing_runs = {existing_ids[d]: tags_of.get(d, tags) for d in existing_ids}
+    if plain is not None and plain.stored is not None:
+        # Runs are numbered in line order, so the created ids in order are the created lines in order.
+        outcome.created = sorted(outcome.created + plain.stored.created) if outcome.created else plain.stored.created
+        duplicates = sorted(duplicates + plain.stored.duplicates) if duplicates else plain.stored.duplicates
+        existing_runs |= dict.fromkeys(plain.stored.existing, tags)
+    outcome.duplicates = [run_id for _, run_id in duplicates]
 
     if tags or tags_of:
-        created_rows = (
-            {"run_id": run_id, "key": key, "value": value}
-            for digest, run_id in created_ids.items()
-            for key, value in tags_of.get(digest, tags).items()
-        )
-        _insert_tags(session, created_rows)
-        outcome.tagged = _add_tags(session, {existing_ids[d]: tags_of.get(d, tags) for d in existing_ids})
+        if tags_of:
+            created_rows = (
+                {"run_id": run_id, "key": key, "value": value}
+                for digest, run_id in created_ids.items()
+                for key, value in tags_of.get(digest, tags).items()
+            )
+            _insert_tags(session, created_rows)
+        else:
+            _tag_upload_runs(session, upload.id, tags)
+        outcome.tagged = _add_tags(session, existing_runs)
     return outcome
+
+
+def _tag_upload_runs(session: Session, upload_id: int, tags: dict[str, str]) -> None:
+    """Every run this upload created gets `tags`: one INSERT ... SELECT per key, however many runs."""
+    for key, value in tags.items():
+        runs = select(run_table.c.id, literal(key), literal(value)).where(run_table.c.upload_id == upload_id)
+        session.execute(insert(Tag).from_select(["run_id", "key", "value"], runs))
 
 
 def _name_tags(item: ParsedRun, pattern: NamePattern, tags: dict[str, str]) -> dict[str, str] | LineError:

@@ -135,22 +135,11 @@ class ParseResult:
     errors: list[LineError]
 
 
-@dataclass(frozen=True, slots=True)
-class CheckedLine:
-    """A format-1.98 line whose every cell has its usual shape (PLAIN_198 matched), not yet converted.
-
-    Only iter_parse(..., defer_plain=True) yields these: the SQLite ingest path lets the database
-    convert the cells (app/sqlite_bulk.py); parse_line() gives the same values in Python.
-    """
-
-    line_no: int
-    raw_line: str
-
-
 # A format-1.98 line of fifty fields (no comma in the name) whose cells all have the shapes bonnie++
 # writes, with the I/O tests, the file tests or both run, and no character JSON would need to
 # escape. For such a line parse_line() can raise no error, so its cells can be converted elsewhere
-# by the same rules.
+# by the same rules: the C extension app/_bulk198.c keeps these lines (and only these) for itself;
+# tests/test_sqlite_bulk.py holds its check to this one.
 _PLAIN_TEXT = r'[^,"\\\x00-\x1f\ufeff]*'
 _PAIR = r"(?:\d{1,15},\d{1,9}|\+\+\+\+\+,\+\+\+|,)"
 _SEEKS_PAIR = r"(?:\d{1,15}(?:\.\d{1,6})?,\d{1,9}|\+\+\+\+\+,\+\+\+|,)"
@@ -193,8 +182,7 @@ def parse_bytes(data: bytes, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) ->
     return _collect(iter_parse_bytes(data, max_line_bytes=max_line_bytes))
 
 
-def _collect(items: Iterator[ParsedRun | CheckedLine | LineError]) -> ParseResult:
-    # iter_parse yields CheckedLine only when asked to (defer_plain); parse_text and parse_bytes never ask.
+def _collect(items: Iterator[ParsedRun | LineError]) -> ParseResult:
     result = ParseResult([], [])
     for item in items:
         if isinstance(item, ParsedRun):
@@ -204,9 +192,7 @@ def _collect(items: Iterator[ParsedRun | CheckedLine | LineError]) -> ParseResul
     return result
 
 
-def iter_parse_bytes(
-    data: bytes, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, defer_plain: bool = False
-) -> Iterator[ParsedRun | CheckedLine | LineError]:
+def iter_parse_bytes(data: bytes, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[ParsedRun | LineError]:
     """Like iter_parse, for bytes: a line that is not UTF-8 is an error of its own.
 
     Lines are cut out and decoded one at a time: 32 MiB of one-character lines must not become a
@@ -219,7 +205,7 @@ def iter_parse_bytes(
         line_no += 1
         end = find(b"\n", start)
         raw = data[start:] if end < 0 else data[start:end]
-        item = _decode_and_parse(raw, line_no, max_line_bytes, defer_plain)
+        item = parse_raw_line(raw, line_no, max_line_bytes)
         if item is not None:
             yield item
         if end < 0:
@@ -230,9 +216,8 @@ def iter_parse_bytes(
 _BOM_BYTES = b"\xef\xbb\xbf"
 
 
-def _decode_and_parse(
-    raw: bytes, line_no: int, max_line_bytes: int, defer_plain: bool
-) -> ParsedRun | CheckedLine | LineError | None:
+def parse_raw_line(raw: bytes, line_no: int, max_line_bytes: int) -> ParsedRun | LineError | None:
+    """One line as bytes (without its "\\n"); a line that is not UTF-8 is an error of its own."""
     size = len(raw) - raw.endswith(b"\r")
     if size > max_line_bytes:  # not decoded at all: a single 32 MiB line costs no 32 MiB string
         return LineError(line_no, None, f"line is {size} bytes long; the limit is {max_line_bytes}")
@@ -241,23 +226,18 @@ def _decode_and_parse(
     except UnicodeDecodeError as exc:
         bad = raw[exc.start]
         return LineError(line_no, None, f"not UTF-8 text: byte 0x{bad:02x} at byte {exc.start + 1} of the line")
-    return _check_or_parse(line, line_no, max_line_bytes, defer_plain)
+    return parse_line(line, line_no, max_line_bytes=max_line_bytes)
 
 
-def iter_parse(
-    text: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, defer_plain: bool = False
-) -> Iterator[ParsedRun | CheckedLine | LineError]:
-    """Yield a ParsedRun or a LineError for each line that is neither blank, a comment nor a header.
-
-    With defer_plain, a line PLAIN_198 matches is yielded as a CheckedLine instead of a ParsedRun.
-    """
+def iter_parse(text: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[ParsedRun | LineError]:
+    """Yield a ParsedRun or a LineError for each line that is neither blank, a comment nor a header."""
     find = text.find
     start = 1 if text.startswith(BOM) else 0  # only at the start of the input; elsewhere an error
     line_no = 0
     while True:
         line_no += 1
         end = find("\n", start)
-        item = _check_or_parse(text[start:] if end < 0 else text[start:end], line_no, max_line_bytes, defer_plain)
+        item = parse_line(text[start:] if end < 0 else text[start:end], line_no, max_line_bytes=max_line_bytes)
         if item is not None:
             yield item
         if end < 0:
@@ -266,16 +246,6 @@ def iter_parse(
 
 
 BOM = "\ufeff"
-
-
-def _check_or_parse(
-    line: str, line_no: int, max_line_bytes: int, defer_plain: bool
-) -> ParsedRun | CheckedLine | LineError | None:
-    if defer_plain:
-        plain = line.removesuffix("\r")
-        if len(plain) <= max_line_bytes // 4 and PLAIN_198.fullmatch(plain):
-            return CheckedLine(line_no, plain)
-    return parse_line(line, line_no, max_line_bytes=max_line_bytes)
 
 
 def parse_line(

@@ -5,9 +5,7 @@ Design note
 app.ingest decides *what* is stored (which lines, once each, in line order, all or nothing); a
 writer decides *how*. Every writer has the same small interface, RunWriter:
 
-* `defer_plain`: whether add() takes parsing.CheckedLine items, plain format-1.98 lines the parser
-  only checked (iter_parse(defer_plain=True)); a writer that says False gets ParsedRun items only.
-* `add(item, digest)`: one line to store, given in line order, each distinct line once.
+* `add(item, digest)`: one parsed line to store, given in line order, each distinct line once.
 * `discard()`: the upload has failed; drop what is pending (the caller rolls the transaction back).
 * `finish()`: insert what is pending and say which line hashes got which run id: the runs this
   upload created, and the runs that already held the other lines (the duplicates).
@@ -15,11 +13,12 @@ writer decides *how*. Every writer has the same small interface, RunWriter:
 Two writers exist:
 
 * SqliteWriter: this transaction holds SQLite's write lock (app.db.begin_write), so it numbers the
-  runs itself, in line order, and inserts two kinds of rows: ParsedRun values converted in Python
-  (CPython binds None slowly, so they travel as a sentinel that NULLIF turns back), and CheckedLine
-  cells that SQLite converts (app.sqlite_bulk). No other writer can run meanwhile, so looking the
-  ids up afterwards is safe. Issue #13's compiled bulk path is to replace the CheckedLine half:
-  a writer whose add() takes CheckedLine keeps this interface.
+  runs itself, in line order, from above every id the table has given. The lines the parser read
+  (ParsedRun values; CPython binds None slowly, so they travel as a sentinel that NULLIF turns back)
+  go in by executemany. The plain format-1.98 lines, when the upload has them, never reach Python:
+  app.sqlite_bulk's extension stores them in finish(), numbered around the parsed ones
+  (PlainLines.distinct_before), and says which it created. No other writer can run meanwhile, so
+  looking up the parsed lines' ids afterwards is safe.
 * PostgresWriter: ParsedRun values; runs are numbered by the sequence. One statement per batch
   inserts and names the existing run of each duplicate (ON CONFLICT DO UPDATE ... RETURNING), so
   a run deleted between an insert and a second lookup can no longer make the upload fail (issue #8);
@@ -39,10 +38,10 @@ from sqlalchemy import func, select, text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
-from app import sqlite_bulk
 from app.columns import FILE_TEST_COLUMNS, RESULT_COLUMNS, RUN_LINE_COLUMNS
 from app.models import run_table
-from app.parsing import CheckedLine, ParsedRun
+from app.parsing import ParsedRun
+from app.sqlite_bulk import PlainLines
 
 BATCH_ROWS = 2000  # rows per executemany: memory stays flat however long the upload
 # SQLite allows 32766 bound parameters per statement; PostgreSQL 65535.
@@ -79,9 +78,7 @@ def run_values(run: ParsedRun, digest: bytes, head: tuple, tail: tuple) -> tuple
 
 
 class RunWriter(Protocol):
-    defer_plain: bool
-
-    def add(self, item: ParsedRun | CheckedLine, digest: bytes) -> None: ...
+    def add(self, item: ParsedRun, digest: bytes) -> None: ...
 
     def discard(self) -> None: ...
 
@@ -91,14 +88,21 @@ class RunWriter(Protocol):
 
 
 def writer_class(session: Session) -> type[SqliteWriter | PostgresWriter]:
-    """The writer for the session's database; made with (session, upload_id, created_at, label, document)."""
+    """The writer for the session's database; made with (session, upload_id, created_at, label, document, plain):
+    `plain` (app.sqlite_bulk's PlainLines, SQLite only) holds the lines the parser never sees."""
     return SqliteWriter if session.get_bind().dialect.name == "sqlite" else PostgresWriter
 
 
 class SqliteWriter:
-    defer_plain = True
-
-    def __init__(self, session: Session, upload_id: int, created_at: datetime, label: str | None, document: Any):
+    def __init__(
+        self,
+        session: Session,
+        upload_id: int,
+        created_at: datetime,
+        label: str | None,
+        document: Any,
+        plain: PlainLines | None = None,
+    ):
         self.session = session
         self.upload_id = upload_id
         dialect = session.get_bind().dialect
@@ -106,48 +110,52 @@ class SqliteWriter:
         created_at_text = _bind(run_table.c.created_at, dialect, created_at)
         document_text = None if document is None else _bind(run_table.c.document, dialect, document)
         self.head, self.tail = (upload_id, created_at_text), (label, document_text)
-        self.upload = (*self.head, *self.tail)  # upload_id, created_at, label, document: sqlite_bulk.row()'s
-        self.next_id = _next_sqlite_run_id(session)
+        self.first_id = _next_sqlite_run_id(session)
+        self.plain = plain
         self.parsed: list[tuple] = []
-        self.checked: list[tuple] = []
         self.digests: list[bytes] = []
+        self.line_numbers: list[int] = []  # of the parsed runs, for plain.insert()
 
-    def add(self, item: ParsedRun | CheckedLine, digest: bytes) -> None:
-        run_id = self.next_id
-        self.next_id += 1
+    def add(self, item: ParsedRun, digest: bytes) -> None:
+        # In line order: the distinct lines before this one, parsed or plain, took the ids before it.
+        run_id = self.first_id + len(self.digests)
+        if self.plain is not None:
+            run_id += self.plain.distinct_before(item.line_no)
+            self.line_numbers.append(item.line_no)
         self.digests.append(digest)
-        if isinstance(item, CheckedLine):
-            self.checked.append(sqlite_bulk.row(run_id, digest, item.raw_line, self.upload))
-        else:
-            row = (run_id, *run_values(item, digest, self.head, self.tail))
-            self.parsed.append(tuple(map(_NULL_TO_SENTINEL.get, row, row)))
-        if len(self.parsed) >= BATCH_ROWS or len(self.checked) >= BATCH_ROWS:
+        row = (run_id, *run_values(item, digest, self.head, self.tail))
+        self.parsed.append(tuple(map(_NULL_TO_SENTINEL.get, row, row)))
+        if len(self.parsed) >= BATCH_ROWS:
             self._flush()
 
     def discard(self) -> None:
         self.parsed.clear()
-        self.checked.clear()
 
     def finish(self) -> tuple[dict[bytes, int], dict[bytes, int]]:
         self._flush()
-        created = dict(
-            self.session.execute(
-                select(run_table.c.line_hash, run_table.c.id).where(run_table.c.upload_id == self.upload_id)
-            ).all()
-        )
-        # Safe as a second statement: this transaction holds the write lock, so nobody deletes these runs meanwhile.
-        existing = _ids_by_hash(self.session, [digest for digest in self.digests if digest not in created])
-        return created, existing
+        if self.plain is None:
+            created = dict(
+                self.session.execute(
+                    select(run_table.c.line_hash, run_table.c.id).where(run_table.c.upload_id == self.upload_id)
+                ).all()
+            )
+            # Safe as a second statement: this transaction holds the write lock, so nobody deletes these runs meanwhile.
+            existing = _ids_by_hash(self.session, [digest for digest in self.digests if digest not in created])
+            return created, existing
+        self.plain.insert(self.session, self.first_id, self.line_numbers, (*self.head, *self.tail))
+        # Only the parsed lines (few, beside plain ones) are looked up: every id from first_id on is this upload's.
+        found = _ids_by_hash(self.session, self.digests)
+        created = {digest: run_id for digest, run_id in found.items() if run_id >= self.first_id}
+        return created, {digest: run_id for digest, run_id in found.items() if run_id < self.first_id}
 
     def _flush(self) -> None:
+        if not self.parsed:
+            return
         driver_connection = self.session.connection().connection.driver_connection
         assert driver_connection is not None  # a checked-out connection always has one
         cursor = driver_connection.cursor()
         try:
-            if self.parsed:
-                cursor.executemany(_SQLITE_INSERT, self.parsed)
-            if self.checked:
-                cursor.executemany(sqlite_bulk.INSERT_RUN, self.checked)
+            cursor.executemany(_SQLITE_INSERT, self.parsed)
         finally:
             cursor.close()
         self.discard()
@@ -196,9 +204,17 @@ _PG_INSERT = _pg_insert.on_conflict_do_update(
 
 
 class PostgresWriter:
-    defer_plain = False
-
-    def __init__(self, session: Session, upload_id: int, created_at: datetime, label: str | None, document: Any):
+    def __init__(
+        self,
+        session: Session,
+        upload_id: int,
+        created_at: datetime,
+        label: str | None,
+        document: Any,
+        plain: PlainLines | None = None,
+    ):
+        if plain is not None:
+            raise TypeError("PostgresWriter stores parsed lines only")
         self.session = session
         self.upload_id = upload_id
         self.head, self.tail = (upload_id, created_at), (label, document)
@@ -206,9 +222,7 @@ class PostgresWriter:
         self.created: dict[bytes, int] = {}
         self.existing: dict[bytes, int] = {}
 
-    def add(self, item: ParsedRun | CheckedLine, digest: bytes) -> None:
-        if not isinstance(item, ParsedRun):
-            raise TypeError("PostgresWriter takes parsed lines: parse with defer_plain=False")
+    def add(self, item: ParsedRun, digest: bytes) -> None:
         self.rows.append(dict(zip(ROW_COLUMNS, run_values(item, digest, self.head, self.tail), strict=True)))
         if len(self.rows) >= BATCH_ROWS:
             self._flush()

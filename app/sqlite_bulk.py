@@ -1,93 +1,157 @@
-"""Format-1.98 lines into SQLite, with SQLite converting their cells.
+"""Plain format-1.98 lines into SQLite through the C extension app._bulk198 (issue #13).
 
-Issue #2 asks that 100,000 lines be stored in at most 3x the time sqlite3 takes to `.import` them.
-Converting 1.2 million result cells one by one in Python takes longer than that on its own. So for
-the common line (format 1.98, fifty fields, every cell of its usual shape: parsing.PLAIN_198),
-Python only splits it and stages the cells, and one INSERT ... SELECT turns them into a run row,
-by the same rules as app/parsing.py; tests/test_sqlite_bulk.py holds the two to each other.
+Storing 100,000 lines within 2x of sqlite3's `.import` leaves no time for Python per line: binding one
+statement's parameters through CPython's sqlite3 alone takes longer. So for the common line (format
+1.98, fifty fields, every cell in its usual shape: parsing.PLAIN_198) the extension cuts the upload
+into lines, checks, hashes, converts and inserts them through SQLite's C API, without the GIL; every
+other line goes to the Python parser (parsing.parse_raw_line), which names a bad line's field as always.
+tests/test_sqlite_bulk.py holds the two to the same stored rows.
+
+The extension writes through the sqlite3* of the connection the session uses, so its rows are part of
+the upload's one transaction (all or nothing, rolled back like any other). CPython 3.11 offers no API
+for that pointer; connection_problem() says when it cannot be trusted, and the upload then takes the
+parser's path, which stores the same rows.
 """
 
 from __future__ import annotations
 
-import re
+import logging
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
-from app.parsing import TESTS
+from sqlalchemy import event
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
 
-FIELD_COUNT = 50
-_CELLS = [f"c{i}" for i in range(FIELD_COUNT)]
+from app import _bulk198
+from app.parsing import LineError, ParsedRun, parse_raw_line
 
-# Field positions in a format-1.98 line (docs: bonnie-csv-format.md §3.2).
-_FIRST_IO, _FIRST_FILE, _FIRST_LATENCY = 9, 26, 38
+log = logging.getLogger(__name__)
+_reported: set[str] = set()
 
+# SQLite's page cache while an upload's transaction is open, in KiB. The default 2 MiB sent the pages of
+# the hash and name indexes out to the WAL and read them back many times over; 100,000 lines (and their
+# tags) fill about 70 MiB, written once at the commit. Back to its size when the transaction ends: a
+# reader on this connection must not keep 64 MiB of pages.
+UPLOAD_CACHE_KIB = 65536
 
-def _int(cell: str) -> str:
-    return f"CAST(NULLIF({cell}, '') AS INTEGER)"
-
-
-def _result_columns() -> dict[str, str]:
-    columns = {}
-    for index, test in enumerate(TESTS):
-        first = _FIRST_IO + 2 * index if index < 6 else _FIRST_FILE + 2 * (index - 6)
-        value, cpu, latency = f"c{first}", f"c{first + 1}", f"c{_FIRST_LATENCY + index}"
-        columns[f"{test}_status"] = f"CASE {value} WHEN '' THEN 'not_run' WHEN '+++++' THEN 'too_fast' ELSE 'ok' END"
-        number_type = "REAL" if test == "seeks" else "INTEGER"
-        columns[f"{test}_value"] = f"CASE WHEN {value} GLOB '[0-9]*' THEN CAST({value} AS {number_type}) END"
-        columns[f"{test}_cpu_pct"] = f"CASE WHEN {cpu} GLOB '[0-9]*' THEN CAST({cpu} AS INTEGER) END"
-        # CAST reads the leading digits of "117us", "228ms" or "105s".
-        columns[f"{test}_latency_us"] = (
-            f"CASE WHEN {latency} = '' THEN NULL WHEN {latency} GLOB '*us' THEN CAST({latency} AS INTEGER)"
-            f" WHEN {latency} GLOB '*ms' THEN CAST({latency} AS INTEGER) * 1000 ELSE CAST({latency} AS INTEGER) * 1000000 END"
-        )
-    return columns
+# The run columns the extension fills, in its order; tests/test_columns.py compares it with app.columns.
+COLUMNS: tuple[str, ...] = _bulk198.COLUMNS
 
 
-# Every run column, as an SQL expression over the staged cells c0..c49 and the upload's parameters.
-COLUMN_SQL = {
-    "id": "id",
-    "upload_id": ":upload_id",
-    "created_at": ":created_at",
-    "line_hash": "line_hash",
-    "raw_line": "raw_line",
-    "machine": "c2",
-    "format_version": "c0",
-    "bonnie_version": "NULLIF(c1, '')",
-    "concurrency": "CAST(c3 AS INTEGER)",
-    "seed": "NULLIF(c4, '')",
-    "file_size_mib": "CASE WHEN c5 = '' THEN NULL ELSE CAST(c5 AS INTEGER) * CASE WHEN c5 GLOB '*G' THEN 1024 ELSE 1 END END",
-    "io_chunk_bytes": "NULL",
-    "seek_count": _int("c7"),
-    "seek_procs": _int("c8"),
-    "num_files": _int("c21"),
-    "file_max_size": "CASE WHEN c22 GLOB '[0-9]*' THEN CAST(c22 AS INTEGER) END",
-    "file_min_size": _int("c23"),
-    "file_num_dirs": _int("c25"),
-    "file_link": "CASE WHEN c22 IN ('link', 'symlink') THEN c22 END",
-    "label": ":label",
-    "document": ":document",
-    **_result_columns(),
-}
-
-# One INSERT per line with the conversion in its VALUES: the cells are numbered parameters
-# (?4 is c0, ... ?53 is c49), each used as often as the rules need, bound once.
-_PARAMS = (
-    {"id": "?1", "line_hash": "?2", "raw_line": "?3"}
-    | {cell: f"?{4 + index}" for index, cell in enumerate(_CELLS)}
-    | {"upload_id": "?54", "created_at": "?55", "label": "?56", "document": "?57"}
-)
-_CELL_NAME = re.compile(r"\b(c\d+|id|line_hash|raw_line)\b|:(\w+)")
+@dataclass(slots=True)
+class PlainStored:
+    created: list[int]  # the runs made, in line order (so in id order)
+    duplicates: list[tuple[int, int]]  # (line number, run id) of each line stored already, in line order
+    existing: list[int]  # those runs that were stored before this upload, once each
 
 
-def _numbered(expression: str) -> str:
-    return _CELL_NAME.sub(lambda m: _PARAMS[m[1] or m[2]], expression)
+class PlainLines:
+    """An upload's plain lines, held by the extension until insert(); the other lines as parser items."""
+
+    def __init__(self, data: bytes, max_line_bytes: int):
+        self.data = data
+        self.max_line_bytes = max_line_bytes
+        self._scan = _bulk198.scan(data, max_line_bytes)
+        self.count: int = self._scan.plain_count  # repeated lines included
+        self.stored: PlainStored | None = None  # after insert()
+
+    def other_items(self) -> Iterator[ParsedRun | LineError]:
+        """Every other line's ParsedRun or LineError, in line order; cut out one at a time as iter_parse_bytes does."""
+        data, find, max_line_bytes = self.data, self.data.find, self.max_line_bytes
+        for line_no, start, end in self._scan.others:
+            while True:
+                newline = find(b"\n", start, end)
+                item = parse_raw_line(data[start : end if newline < 0 else newline], line_no, max_line_bytes)
+                if item is not None:
+                    yield item
+                if newline < 0:
+                    break
+                start = newline + 1
+                line_no += 1
+
+    def distinct_before(self, line_no: int) -> int:
+        """The distinct plain lines before line `line_no`: how many of this upload's run ids they take first."""
+        return self._scan.distinct_before(line_no)
+
+    def insert(self, session: Session, first_id: int, parsed_lines: list[int], upload: tuple[Any, ...]) -> None:
+        """Store the plain lines in the session's transaction, numbered from first_id in line order around
+        `parsed_lines` (the line numbers of the parser's runs, whose ids the caller gives).
+        `upload` is (upload_id, created_at, label, document), the last three as text as SQLite stores them."""
+        connection = _driver_connection(session)
+        problem = connection_problem(session)
+        if problem is not None:  # scan() checked the same; a change in between is a bug
+            raise RuntimeError(f"the compiled ingest path cannot write to this connection: {problem}")
+        upload_id, created_at, label, document = upload
+        _grow_cache_until_transaction_ends(session, connection)
+        try:
+            created, duplicates, existing = self._scan.insert(
+                connection, first_id, parsed_lines, upload_id, created_at, label, document
+            )
+        except sqlite3.Error as exc:  # as SQLAlchemy would raise it: a full disk answers 503, as elsewhere
+            raise DBAPIError.instance("INSERT INTO run (app._bulk198)", None, exc, sqlite3.Error) from exc
+        self.stored = PlainStored(created, duplicates, existing)
 
 
-INSERT_RUN = (
-    f"INSERT INTO run ({', '.join(COLUMN_SQL)}) VALUES ({', '.join(_numbered(e) for e in COLUMN_SQL.values())})"
-    " ON CONFLICT (line_hash) DO NOTHING"
-)
+def scan(session: Session, data: bytes, max_line_bytes: int) -> PlainLines | None:
+    """The upload's plain lines for the extension to store, or None where it cannot (not SQLite, or
+    connection_problem()): then every line goes to the parser."""
+    if session.get_bind().dialect.name != "sqlite":
+        return None
+    problem = connection_problem(session)
+    if problem is not None:
+        if problem not in _reported:
+            _reported.add(problem)
+            log.warning("uploads take the slower parser path for every line: %s", problem)
+        return None
+    return PlainLines(data, max_line_bytes)
 
 
-def row(run_id: int, line_hash: bytes, raw_line: str, upload: tuple) -> tuple:
-    """A line's 57 parameters; `upload` is (upload_id, created_at, label, document) as the driver
-    takes them: created_at and document already in the form SQLAlchemy stores in SQLite."""
-    return (run_id, line_hash, raw_line, *raw_line.split(","), *upload)
+def connection_problem(session: Session) -> str | None:
+    """Why the extension must not write through the session's connection, or None when it may.
+
+    It reads the sqlite3* out of CPython's connection object, so it checks that the object is the one
+    it knows, that both run the same SQLite library, and that the handle has the session's database file open.
+    """
+    connection = _driver_connection(session)
+    if type(connection) is not sqlite3.Connection:
+        return f"the driver connection is a {type(connection).__module__}.{type(connection).__qualname__}, not a sqlite3.Connection"
+    major, minor, patch = sqlite3.sqlite_version_info
+    if _bulk198.libversion_number() != major * 1_000_000 + minor * 1000 + patch:
+        return f"app._bulk198 runs SQLite {_bulk198.libversion_number()}, Python's sqlite3 {sqlite3.sqlite_version}"
+    database = session.connection().engine.url.database
+    filename = _bulk198.db_filename(connection)
+    if not database or database == ":memory:" or not filename:
+        return "the database is in memory"
+    if os.path.realpath(filename) != os.path.realpath(database):
+        return f"the connection's database file is {filename!r}, not {database!r}"
+    return None
+
+
+def _grow_cache_until_transaction_ends(session: Session, connection: sqlite3.Connection) -> None:
+    (size,) = connection.execute("PRAGMA cache_size").fetchone()
+    if size >= 0 or -size >= UPLOAD_CACHE_KIB:  # a size in pages, or large enough: left alone
+        return
+    connection.execute(f"PRAGMA cache_size = -{UPLOAD_CACHE_KIB}")
+    # Given back when the pool takes the connection back: after the commit or rollback, before the pool
+    # may close it (a session event came too late for that).
+    session.connection().connection.info[_CACHE_SIZE_KEY] = size
+    engine = session.connection().engine
+    if not event.contains(engine, "checkin", _restore_cache_size):
+        event.listen(engine, "checkin", _restore_cache_size)
+
+
+_CACHE_SIZE_KEY = "bonnieboard_cache_size"
+
+
+def _restore_cache_size(dbapi_connection: Any, record: Any) -> None:
+    size = record.info.pop(_CACHE_SIZE_KEY, None)
+    if size is not None and dbapi_connection is not None:
+        dbapi_connection.execute(f"PRAGMA cache_size = {size}")
+
+
+def _driver_connection(session: Session) -> Any:
+    return session.connection().connection.driver_connection

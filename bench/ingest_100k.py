@@ -1,11 +1,15 @@
 """Ingest speed and memory: POST a 100,000-line file to a real server, against sqlite3's .import.
 
-Usage: .venv/bin/python bench/ingest_100k.py [--lines 100000] [--repeat 3]
+Usage: .venv/bin/python bench/ingest_100k.py [--lines 100000] [--repeat 3] [--baseline /work/main]
 
 The file cycles through real format-1.98 lines (tests/data/corpus/bonnie200-sample.csv and the
 public 2.00a line) and gives line i the machine name host<i>. Each timing is into a fresh database:
 the server's (started with `bonnieboard serve`, SQLite, WAL) and sqlite3's own `.import` of the same
-file into a plain 50-column table. Prints medians, the ratio and the server's peak RSS (VmHWM).
+file into a plain 50-column table. Every round posts the file twice, without tags and with two
+(`?tag=fs=xfs&tag=disk=nvme0`), and a third time (no tags, not timed) while a reader sends
+`GET /api/runs?limit=50` back to back (issue #13: reads must not wait for an upload). With --baseline, another checkout's server (its own
+.venv) takes the same rounds: before and after in one run. Prints medians, ratios against the median
+`.import`, the reads' p50/p99 during the uploads and the servers' peak RSS (VmHWM).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -55,7 +60,19 @@ def peak_rss_mib(pid: int) -> float:
     raise RuntimeError("no VmHWM")
 
 
-def time_server(data_file: Path, workdir: Path) -> tuple[float, float]:
+TAGS = {"none": [], "two tags": [("tag", "fs=xfs"), ("tag", "disk=nvme0")]}
+READING = "none, while reading"  # untimed: the reads' latency
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def time_server(
+    data_file: Path, workdir: Path, root: Path, params: list[tuple[str, str]], read: bool
+) -> tuple[float, float, list[float]]:
+    """(seconds for the POST, peak RSS MiB, seconds of each GET /api/runs answered meanwhile, if `read`)."""
     db = workdir / f"server-{time.monotonic_ns()}.db"
     port = free_port()
     env = os.environ | {
@@ -63,7 +80,7 @@ def time_server(data_file: Path, workdir: Path) -> tuple[float, float]:
         "BONNIEBOARD_MAX_UPLOAD_BYTES": str(256 * 1024 * 1024),
     }
     server = subprocess.Popen(
-        [ROOT / ".venv/bin/bonnieboard", "serve", "--port", str(port)],
+        [root / ".venv/bin/bonnieboard", "serve", "--port", str(port)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -77,12 +94,32 @@ def time_server(data_file: Path, workdir: Path) -> tuple[float, float]:
             except httpx.TransportError:
                 time.sleep(0.05)
         body = data_file.read_bytes()
-        start = time.perf_counter()
-        response = httpx.post(f"{url}/api/runs", content=body, headers={"Content-Type": "text/csv"}, timeout=600)
-        elapsed = time.perf_counter() - start
+        reads: list[float] = []
+        done = threading.Event()
+
+        def read_meanwhile() -> None:
+            with httpx.Client(base_url=url, timeout=60) as client:
+                while not done.is_set():
+                    start = time.perf_counter()
+                    client.get("/api/runs", params={"limit": 50}).raise_for_status()
+                    reads.append(time.perf_counter() - start)
+
+        reader = threading.Thread(target=read_meanwhile)
+        if read:
+            reader.start()
+        try:
+            start = time.perf_counter()
+            response = httpx.post(
+                f"{url}/api/runs", content=body, params=params, headers={"Content-Type": "text/csv"}, timeout=600
+            )
+            elapsed = time.perf_counter() - start
+        finally:
+            done.set()
+            if read:
+                reader.join()
         assert response.status_code == 201, response.text[:500]
         assert len(response.json()["created"]) == body.count(b"\n")
-        return elapsed, peak_rss_mib(server.pid)
+        return elapsed, peak_rss_mib(server.pid), reads
     finally:
         server.terminate()
         server.wait()
@@ -100,23 +137,38 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline", type=Path, help="another checkout (with its .venv) to time in the same rounds")
     args = parser.parse_args()
+    servers = {"this": ROOT} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         data_file = workdir / "runs.csv"
         make_file(data_file, args.lines)
         print(f"file: {args.lines} lines, {data_file.stat().st_size / 1e6:.1f} MB")
-        server_s, import_s, rss = [], [], []
-        for _ in range(args.repeat):  # alternate, so drift on a shared machine hits both alike
+        import_s: list[float] = []
+        runs: dict[tuple[str, str], list[tuple[float, float, list[float]]]] = {
+            (server, tags): [] for server in servers for tags in (*TAGS, READING)
+        }
+        for _ in range(args.repeat):  # alternate, so drift on a shared machine hits all alike
             import_s.append(time_sqlite_import(data_file, workdir))
-            elapsed, peak = time_server(data_file, workdir)
-            server_s.append(elapsed)
-            rss.append(peak)
-        med_server, med_import = statistics.median(server_s), statistics.median(import_s)
-        print("sqlite3 .import s:", " ".join(f"{t:.2f}" for t in import_s), f"median {med_import:.2f}")
-        print("POST /api/runs s: ", " ".join(f"{t:.2f}" for t in server_s), f"median {med_server:.2f}")
-        print(f"ratio (median POST / median .import): {med_server / med_import:.2f}x")
-        print(f"server peak RSS MiB: {max(rss):.0f} (runs: {' '.join(f'{r:.0f}' for r in rss)})")
+            for (server, tags), results in runs.items():
+                params = TAGS.get(tags, [])
+                results.append(time_server(data_file, workdir, servers[server], params, read=tags == READING))
+        med_import = statistics.median(import_s)
+        print(f"sqlite3 .import s: {' '.join(f'{t:.2f}' for t in import_s)}  median {med_import:.2f}")
+        for (server, tags), results in runs.items():
+            seconds = [elapsed for elapsed, _, _ in results]
+            reads = [read for _, _, round_reads in results for read in round_reads]
+            med = statistics.median(seconds)
+            line = f"POST {server} ({servers[server]}), tags {tags}: {' '.join(f'{t:.2f}' for t in seconds)} "
+            if reads:
+                line += (
+                    f"GET /api/runs meanwhile: {len(reads)} answered, "
+                    f"p50 {percentile(reads, 0.5) * 1000:.0f} ms, p99 {percentile(reads, 0.99) * 1000:.0f} ms"
+                )
+            else:
+                line += f"median {med:.2f} s = {med / med_import:.2f}x .import"
+            print(f"{line}; peak RSS MiB {' '.join(f'{rss:.0f}' for _, rss, _ in results)}")
     return 0
 
 

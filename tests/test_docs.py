@@ -101,6 +101,7 @@ def test_table_parsing_notices_a_deleted_row():
 # Where the code cites documents: the Python, C, JavaScript, templates and tests we write (not vendored files).
 CITING_FILES = [
     *ROOT.glob("app/**/*.py"),
+    *ROOT.glob("app/*.c"),
     *ROOT.glob("tests/**/*.py"),
     *ROOT.glob("bench/*.py"),
     *ROOT.glob("runner/src/*.[ch]"),

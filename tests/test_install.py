@@ -1,6 +1,6 @@
 """`pip install .` works (issue #8 item 14): the wheel holds the templates, static files and migrations
-and every module of app/, and an installed bonnieboard migrates a database and serves a page from a
-directory with no source in it."""
+and every module of app/ (and the compiled app._bulk198), and an installed bonnieboard migrates a database,
+serves a page and stores an upload from a directory with no source in it."""
 
 from __future__ import annotations
 
@@ -15,12 +15,13 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.helpers import LINE_198
 from tests.live_server import free_port
 
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ("pyproject.toml", "README.md", "app", "templates", "static", "migrations")
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "app", "templates", "static", "migrations")
 
 
 def build_wheel(folder: Path) -> Path:
@@ -29,7 +30,8 @@ def build_wheel(folder: Path) -> Path:
     source.mkdir()
     for name in SOURCES:
         if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+            # Not the editable install's compiled module: the wheel must build its own.
+            shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
         else:
             shutil.copy2(ROOT / name, source / name)
     dist = folder / "dist"
@@ -49,6 +51,7 @@ def test_the_wheel_installs_migrates_and_serves_from_anywhere(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     modules = {f"app/{p.relative_to(ROOT / 'app').as_posix()}" for p in (ROOT / "app").rglob("*.py")}
     assert modules <= names, sorted(modules - names)
+    assert any(name.startswith("app/_bulk198.") and name.endswith(".so") for name in names), sorted(names)
     for folder in ("templates", "static", "migrations"):
         shipped = {f"app/{p.relative_to(ROOT).as_posix()}" for p in (ROOT / folder).rglob("*") if p.is_file()}
         shipped = {name for name in shipped if "__pycache__" not in name}
@@ -123,6 +126,23 @@ def test_the_wheel_installs_migrates_and_serves_from_anywhere(tmp_path):
         assert page.status_code == 200 and 'class="upload"' in page.text
         css = httpx.get(f"{url}/static/app.css")
         assert css.status_code == 200 and len(css.content) > 100
+        # The compiled ingest path (app/_bulk198.c) works from the wheel: it takes this plain line.
+        compiled = subprocess.run(
+            [
+                python,
+                "-c",
+                "from app import _bulk198; import sys; print(_bulk198.scan(sys.stdin.buffer.read(), 4096).plain_count)",
+            ],
+            input=LINE_198.encode(),
+            cwd=elsewhere,
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+        assert compiled.stdout.strip() == b"1", compiled.stderr
+        upload = httpx.post(f"{url}/api/runs", content=LINE_198, headers={"Content-Type": "text/csv"})
+        assert upload.status_code == 201 and len(upload.json()["created"]) == 1, upload.text
     finally:
         server.terminate()
         server.wait(timeout=30)
+    assert "parser path" not in server.stdout.read().decode(errors="replace")  # app.sqlite_bulk's fallback warning

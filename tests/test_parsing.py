@@ -2,9 +2,9 @@
 
 import pytest
 
+from app import _bulk198
 from app.parsing import (
     TESTS,
-    CheckedLine,
     LineError,
     ParsedRun,
     iter_parse,
@@ -229,12 +229,12 @@ def test_bom_anywhere_but_the_start_of_the_input_is_an_error_naming_the_line(whe
     text = f"{LINE_103}\n{line}\n"
     for items in (
         list(iter_parse(text)),
-        list(iter_parse(text, defer_plain=True)),  # the SQLite path's check, too
         list(iter_parse_bytes(text.encode())),
-        list(iter_parse_bytes(b"\xef\xbb\xbf" + text.encode(), defer_plain=True)),
+        list(iter_parse_bytes(b"\xef\xbb\xbf" + text.encode())),
     ):
         assert len(items) == 2 and not isinstance(items[0], LineError)
         assert isinstance(items[1], LineError) and items[1].line == 2 and "byte order mark" in items[1].error
+    assert not _bulk198.line_is_plain(line.encode())  # the compiled SQLite path leaves it to the parser
 
 
 def test_only_one_bom_is_skipped():
@@ -243,11 +243,12 @@ def test_only_one_bom_is_skipped():
 
 
 def test_plain_line_check_takes_only_ascii_digits():
-    assert isinstance(next(iter_parse(LINE_198, defer_plain=True)), CheckedLine)
+    assert _bulk198.line_is_plain(LINE_198.encode())  # app/_bulk198.c's check
     arabic = LINE_198.replace(",1,1795352513,512M,", ",\u0663,1795352513,\u0665\u0661\u0662M,").replace(
         "869", "\u0668\u0666\u0669"
     )
-    (item,) = iter_parse(arabic, defer_plain=True)
+    assert not _bulk198.line_is_plain(arabic.encode())
+    (item,) = iter_parse(arabic)
     assert isinstance(item, LineError) and item.field == "concurrency"
 
 
