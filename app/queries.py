@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -16,6 +15,8 @@ from app.figures import DOCUMENT_RUNS, FILE_TEST_COLUMNS, IDENTITY_COLUMNS, RAM_
 from app.models import Run, Tag, run_table, tag_table
 from app.schemas import MAX_TAGS_PER_RUN
 
+# The export's first batch is small, so its first body bytes leave at once; the rest go EXPORT_BATCH at a time.
+EXPORT_FIRST_BATCH = 100
 EXPORT_BATCH = 2000
 
 
@@ -134,13 +135,12 @@ def get_run(*, session: Session, run_id: int) -> Run:
     return run
 
 
-def export_batches(*, session: Session, run_filter: RunFilter) -> Iterator[list[str]]:
-    """Every matching run's raw line, oldest first, EXPORT_BATCH lines at a time: read as they are sent
-    (a server-side cursor on PostgreSQL), so a million runs never sit in memory at once."""
-    statement = _filtered(select(run_table.c.raw_line), run_filter).order_by(run_table.c.id)
-    result = session.execute(statement.execution_options(yield_per=EXPORT_BATCH))
-    for batch in result.scalars().partitions():
-        yield list(batch)
+def export_batch(*, session: Session, run_filter: RunFilter, after_id: int, limit: int) -> list[tuple[int, str]]:
+    """Up to `limit` matching runs after run `after_id`, oldest first, as (id, raw line): one keyset page of
+    the export, so the caller needs no cursor (and holds no connection) between pages."""
+    statement = _filtered(select(run_table.c.id, run_table.c.raw_line), run_filter)
+    statement = statement.where(run_table.c.id > after_id).order_by(run_table.c.id).limit(limit)
+    return [(run_id, raw_line) for run_id, raw_line in session.execute(statement)]
 
 
 def update_run(*, session: Session, run_id: int, changes: dict[str, Any]) -> Run:
