@@ -40,6 +40,12 @@ class Settings(BaseSettings):
         description="Signs browser session cookies. When unset, `bonnieboard serve` makes a random key that its "
         "workers share, so browser sessions end when the server restarts.",
     )
+    max_document_bytes: int = Field(
+        1_048_576,
+        gt=0,
+        description="A runner document (the JSON upload's `document`) larger than this (as UTF-8 JSON) is refused "
+        "with 413; the runner's is about 10 KB.",
+    )
 
     @field_validator("api_token", "secret_key")
     @classmethod

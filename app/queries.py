@@ -183,8 +183,9 @@ def _lock_run(session: Session, run_id: int) -> None:
 # Selected by name: app/figures.py reads them by these names (the run's result columns from app/columns.py).
 COMPARE_COLUMNS = (
     *(run_table.c[name] for name in (*IDENTITY_COLUMNS, *SETUP_COLUMNS, *FILE_TEST_COLUMNS)),
-    # Only the RAM of the runner's document, not the whole document (which can be large).
-    run_table.c.document["system"]["ram_bytes"].as_integer().label(RAM_BYTES),
+    # Only the RAM of the runner's document, not the whole document (which can be large). As JSON, read in
+    # Python (ram_mib_of): a cast in SQL was PostgreSQL's 32-bit INTEGER, which a machine over 2 GiB overflowed.
+    run_table.c.document["system"]["ram_bytes"].label(RAM_BYTES),
     run_table.c.document["runs"].label(DOCUMENT_RUNS),
     run_table.c.raw_line,
     *(run_table.c[name] for name in RESULT_COLUMNS),
