@@ -140,7 +140,8 @@ def export_batch(*, session: Session, run_filter: RunFilter, after_id: int, limi
     the export, so the caller needs no cursor (and holds no connection) between pages."""
     statement = _filtered(select(run_table.c.id, run_table.c.raw_line), run_filter)
     statement = statement.where(run_table.c.id > after_id).order_by(run_table.c.id).limit(limit)
-    return list(session.execute(statement).tuples().all())  # all(): one fetchall, not a fetchone per row
+    rows: list[tuple[int, str]] = list(session.execute(statement).all())  # one fetchall, not a fetchone per row
+    return rows
 
 
 def update_run(*, session: Session, run_id: int, changes: dict[str, Any]) -> Run:
