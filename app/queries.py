@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -135,13 +137,27 @@ def get_run(*, session: Session, run_id: int) -> Run:
     return run
 
 
-def export_batch(*, session: Session, run_filter: RunFilter, after_id: int, limit: int) -> list[tuple[int, str]]:
-    """Up to `limit` matching runs after run `after_id`, oldest first, as (id, raw line): one keyset page of
-    the export, so the caller needs no cursor (and holds no connection) between pages."""
-    statement = _filtered(select(run_table.c.id, run_table.c.raw_line), run_filter)
-    statement = statement.where(run_table.c.id > after_id).order_by(run_table.c.id).limit(limit)
-    rows: list[tuple[int, str]] = list(session.execute(statement).all())  # one fetchall, not a fetchone per row
-    return rows
+def export_batches(
+    *, sessions: Callable[[], AbstractContextManager[Session]], run_filter: RunFilter
+) -> Iterator[list[str]]:
+    """Every matching run's raw line, oldest first: EXPORT_FIRST_BATCH lines, then EXPORT_BATCH at a time.
+
+    Each batch is read in a short session of its own from `sessions` (keyset on id), closed before the batch is
+    yielded: a client that leaves mid-stream abandons this generator without closing it, and a session held across
+    a yield never went back to the pool (16 aborted downloads emptied it). Memory stays flat; a run stored while
+    the export is sent is in it if it is newer than the last line sent.
+    """
+    after_id, limit = 0, EXPORT_FIRST_BATCH
+    while True:
+        with sessions() as session:
+            statement = _filtered(select(run_table.c.id, run_table.c.raw_line), run_filter)
+            statement = statement.where(run_table.c.id > after_id).order_by(run_table.c.id).limit(limit)
+            page = session.execute(statement).all()  # one fetchall, not a fetchone per row
+        if page:
+            yield [line for _, line in page]
+        if len(page) < limit:
+            return
+        after_id, limit = page[-1][0], EXPORT_BATCH
 
 
 def update_run(*, session: Session, run_id: int, changes: dict[str, Any]) -> Run:

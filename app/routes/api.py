@@ -133,19 +133,11 @@ def export_runs(run_filter: FilterDep):
     """Every matching run's line exactly as uploaded, oldest first (`runs=1,2,3`: only those), streamed as
     it is read."""
 
-    # Each page is read in a short session of its own within one next(): a client that goes away mid-stream
-    # abandons the generator without closing it, so a session held across a yield would never go back to the
-    # pool (16 aborted downloads emptied it). Runs stored while the export is sent are in it if newer.
+    # Each batch in a session of its own (queries.export_batches says why), without the read timeout: a
+    # million lines take longer than a page.
     def body() -> Iterator[str]:
-        after_id, limit = 0, queries.EXPORT_FIRST_BATCH
-        while True:
-            with own_session() as session:
-                page = queries.export_batch(session=session, run_filter=run_filter, after_id=after_id, limit=limit)
-            if page:
-                yield "".join(f"{line}\n" for _, line in page)
-            if len(page) < limit:
-                return
-            after_id, limit = page[-1][0], queries.EXPORT_BATCH
+        for lines in queries.export_batches(sessions=own_session, run_filter=run_filter):
+            yield "".join(f"{line}\n" for line in lines)
 
     return StreamingResponse(body(), media_type="text/csv; charset=utf-8")
 
