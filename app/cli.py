@@ -14,7 +14,7 @@ from pathlib import Path
 from sqlalchemy import func, select
 
 from app import auth
-from app.config import get_settings
+from app.config import default_allowed_hosts, get_settings
 from app.db import get_sessionmaker
 from app.errors import AppError, InvalidUpload
 from app.ingest import ingest_bytes
@@ -89,6 +89,17 @@ def _serve(args: argparse.Namespace, settings) -> int:
         # Every worker must sign and check browser session cookies with the same key; the workers
         # inherit this process's environment.
         os.environ["BONNIEBOARD_SECRET_KEY"] = secrets.token_urlsafe(32)
+    if settings.allowed_hosts is None:
+        # The app (in this process or the workers) reads the setting; only serve knows the address it listens on.
+        allowed_hosts = default_allowed_hosts(args.host)
+        os.environ["BONNIEBOARD_ALLOWED_HOSTS"] = ",".join(allowed_hosts)
+        get_settings.cache_clear()
+        if "*" in allowed_hosts:
+            print(
+                f"bonnieboard: serving on {args.host} for any Host name; set BONNIEBOARD_ALLOWED_HOSTS to the "
+                "board's names so that a page whose name rebinds to this address (DNS rebinding) is refused",
+                file=sys.stderr,
+            )
     uvicorn.run(
         "app.main:app",
         host=args.host,

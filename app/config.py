@@ -1,9 +1,15 @@
 """Settings: the one place that reads the environment (prefix BONNIEBOARD_)."""
 
+import ipaddress
 from functools import lru_cache
+from typing import Annotated
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+# The names a browser uses for a board on this machine (Host headers, any port). A page on another name
+# that resolves to 127.0.0.1 (DNS rebinding) is same-origin with its own requests here: its Host is its own.
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 
 
 class Settings(BaseSettings):
@@ -40,6 +46,13 @@ class Settings(BaseSettings):
         description="Signs browser session cookies. When unset, `bonnieboard serve` makes a random key that its "
         "workers share, so browser sessions end when the server restarts.",
     )
+
+    allowed_hosts: Annotated[tuple[str, ...] | None, NoDecode] = Field(
+        None,
+        description="Host names (comma-separated; '*.example.com' for subdomains, '*' for any) the board answers "
+        "to; another Host header gets 400. Unset: loopback names when `bonnieboard serve` listens on loopback "
+        "(and whenever the app is not started by `serve`), any name otherwise.",
+    )
     max_document_bytes: int = Field(
         1_048_576,
         gt=0,
@@ -60,12 +73,44 @@ class Settings(BaseSettings):
             raise ValueError("BONNIEBOARD_SECRET_KEY must be at least 16 characters")
         return value
 
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _comma_list(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = [name.strip().lower() for name in value.split(",") if name.strip()]
+        return value or None  # empty (`BONNIEBOARD_ALLOWED_HOSTS=`) means unset, as for the token
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_patterns(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        for name in value or ():
+            # Starlette's TrustedHostMiddleware matches a name, '*' or a leading '*.' wildcard, without a port.
+            if "*" in name[1:] or (name.startswith("*") and name != "*" and not name.startswith("*.")):
+                raise ValueError(f"BONNIEBOARD_ALLOWED_HOSTS: {name!r} is not a name, '*.example.com' or '*'")
+            if ":" in name and not (name.startswith("[") and name.endswith("]")):
+                raise ValueError(
+                    f"BONNIEBOARD_ALLOWED_HOSTS: {name!r}: name a host without its port (any port matches), "
+                    "an IPv6 address in brackets"
+                )
+        return value
+
     @field_validator("database_url")
     @classmethod
     def _known_scheme(cls, url: str) -> str:
         if not url.startswith(("sqlite", "postgresql")):
             raise ValueError("BONNIEBOARD_DATABASE_URL must be a sqlite:// or postgresql+psycopg:// URL")
         return url
+
+
+def default_allowed_hosts(bind_host: str) -> tuple[str, ...]:
+    """BONNIEBOARD_ALLOWED_HOSTS when unset, for `serve --host bind_host`: on loopback only loopback names can
+    reach the board, so any other is a rebinding page's; on another address the names that reach it (DNS
+    names, a proxy's, a Docker host's) cannot be known here, so any is accepted (and serve warns)."""
+    try:
+        loopback = bind_host == "localhost" or ipaddress.ip_address(bind_host.strip("[]")).is_loopback
+    except ValueError:  # a host name other than localhost
+        loopback = False
+    return LOOPBACK_HOSTS if loopback else ("*",)
 
 
 @lru_cache

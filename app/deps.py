@@ -24,7 +24,7 @@ from app.db import get_sessionmaker
 from app.errors import Forbidden, Unauthorized
 from app.models import MAX_ID
 from app.request_body import FormLimits, close_form, read_form
-from app.schemas import TAG_PARAM_SCHEMA
+from app.schemas import TAG_FILTER_PARAM_SCHEMA
 from app.validation import MAX_TAG_FILTERS, check_filter_text, parse_tag_filters
 
 # ==== The database session ====
@@ -208,7 +208,7 @@ RUN_IDS_FILTER_PATTERN = "^[ ,]*(?:[0-9]{1,10}(?:[ ,]+[0-9]{1,10})*[ ,]*)?$"
 
 def run_filter(
     machine: str | None = None,
-    tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], TAG_FILTERS_QUERY] = [],  # noqa: B006 - FastAPI copies a default per request; Query needs the list
+    tag: Annotated[list[Annotated[str, TAG_FILTER_PARAM_SCHEMA]], TAG_FILTERS_QUERY] = [],  # noqa: B006 - FastAPI copies a default per request; Query needs the list
     format: str | None = None,
     upload: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
     runs: Annotated[

@@ -9,15 +9,16 @@ from urllib.parse import quote
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import auth, db, deps
-from app.config import get_settings
+from app.config import LOOPBACK_HOSTS, get_settings
 from app.errors import AppError, InvalidUpload
 from app.paths import STATIC_DIR
 from app.routes import api, login, pages
@@ -63,6 +64,46 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+class AllowedHosts:
+    """Refuses (400) a request whose Host header is not one of BONNIEBOARD_ALLOWED_HOSTS: a page on
+    evil.example whose name now resolves to this board (DNS rebinding) sends Host: evil.example, and its
+    Origin then agrees with that Host, so app.auth's cross-site check alone would let it read and write.
+    Starlette's TrustedHostMiddleware decides; this only words its answer."""
+
+    def __init__(self, app: ASGIApp, allowed_hosts: tuple[str, ...]):
+        self.app = app
+        self.check = TrustedHostMiddleware(self._allowed, allowed_hosts=allowed_hosts, www_redirect=False)
+
+    @staticmethod
+    async def _allowed(scope: Scope, receive: Receive, send: Send) -> None:
+        scope["state"]["host_allowed"] = True
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+
+        async def discard(message: Message) -> None:
+            pass  # TrustedHostMiddleware's own refusal ("Invalid host header"): ours says why
+
+        await self.check(scope, receive, discard)
+        if state.pop("host_allowed", False):
+            await self.app(scope, receive, send)
+            return
+        host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")[:100]
+        # The allowed names are not listed: whoever sent this Host may be a rebinding page, not the operator.
+        detail = (
+            f"this bonnieboard does not answer to the host name {host!r}: it is not in BONNIEBOARD_ALLOWED_HOSTS. "
+            "A page of another site whose name points here is refused; a name of this board belongs in that setting"
+        )
+        if scope["path"].startswith("/api") or scope["path"] == "/openapi.json":
+            response: Response = JSONResponse({"detail": detail}, status_code=400)
+        else:
+            response = PlainTextResponse(detail, status_code=400)
+        await response(scope, receive, send)
 
 
 class SessionCookies:
@@ -225,6 +266,8 @@ def create_app() -> FastAPI:
     app.include_router(pages.router, dependencies=[Depends(deps.page_access)])
     app.include_router(login.router)
     app.add_middleware(SessionCookies)
+    # Unset outside `bonnieboard serve` (which sets it from its --host): only loopback names, the safe side.
+    app.add_middleware(AllowedHosts, allowed_hosts=get_settings().allowed_hosts or LOOPBACK_HOSTS)
     app.add_middleware(SecurityHeaders)
     return app
 

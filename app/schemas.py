@@ -35,6 +35,14 @@ TAG_PARAM_SCHEMA = WithJsonSchema(
         "description": f"KEY=VALUE: a key of 1 to {MAX_TAG_CHARS} characters without '=', a value of at most {MAX_TAG_CHARS}; no space, no NUL",
     }
 )
+# A filter also finds tags stored before spaces were refused (app.validation.parse_tag_filters).
+TAG_FILTER_PARAM_SCHEMA = WithJsonSchema(
+    {
+        "type": "string",
+        "pattern": f"^[^=\\x00]{{1,{MAX_TAG_CHARS}}}=[^\\x00]{{0,{MAX_TAG_CHARS}}}$",
+        "description": f"KEY=VALUE: a key of 1 to {MAX_TAG_CHARS} characters without '=', a value of at most {MAX_TAG_CHARS}; no NUL",
+    }
+)
 _LABEL = {"type": "string", "maxLength": MAX_LABEL_CHARS, "pattern": _NO_NUL}
 _TAGS = {
     "type": "object",
@@ -278,3 +286,59 @@ class CompareOut(BaseModel):
     warnings: list[WarningOut]
     setup: list[SetupRowOut]
     summary: str
+
+
+class MatrixFamilyOut(BaseModel):
+    family: Literal["block_io", "seeks", "metadata"]
+    title: str
+    tests: list[str] = Field(description="the family's tests that both this cell and the baseline cell measured")
+    geomean: float | None = Field(description="geometric mean of this cell's means over `tests`")
+    ratio_geomean: float | None = Field(description="geometric mean of its ratios to the baseline cell over `tests`")
+
+
+class MatrixCellOut(BaseModel):
+    """One configuration's cell: its mean of the matrix's test with the figures of CellStatsOut (app.charts'
+    CELL_FIGURES), and per family of tests the geometric means against the baseline cell."""
+
+    configuration: int
+    name: str
+    runs: list[int]
+    baseline: bool = Field(description="this is the baseline configuration's cell")
+    status: str = Field(description="ok when n > 0, else too_fast or not_run")
+    n: int
+    n_too_fast: int
+    n_not_run: int
+    mean: float | None
+    median: float | None
+    sd: float | None
+    cv_pct: float | None
+    ci95: list[float] | None = Field(description="[low, high]: 95 % CI of the mean (Student t)")
+    ratio: float | None = Field(description="mean / the baseline cell's mean")
+    ratio_ci95: list[float] | None = Field(description="[low, high]: 95 % CI of the ratio")
+    verdict: Literal["better", "worse", "within_noise", "unknown"] | None = Field(
+        description="null for the baseline cell itself"
+    )
+    families: list[MatrixFamilyOut]
+
+
+class MatrixRowOut(BaseModel):
+    value: str = Field(description="the row key's value; '—' for runs without that tag")
+    cells: list[MatrixCellOut | None] = Field(description="one per column, in order; null where no run sits")
+
+
+class MatrixOut(BaseModel):
+    """GET /api/matrix: configurations pivoted by two tag keys (app.matrix.build)."""
+
+    rows_key: str
+    cols_key: str
+    test: str
+    unit: str
+    higher_is_better: bool
+    runs: list[int]
+    baseline: int | None = Field(description="the run whose configuration is the baseline, when one was asked for")
+    baseline_configuration: int
+    columns: list[str] = Field(description="the column key's values, in order")
+    rows: list[MatrixRowOut]
+    configurations: list[ConfigurationOut]
+    warnings: list[WarningOut]
+    compare_url: str = Field(description="the same runs on the /compare page, grouped by both keys")

@@ -2,7 +2,11 @@
 CSV export (first byte, whole body, server RSS) and startup, against /api/health, on SQLite and PostgreSQL.
 
 Usage: .venv/bin/python bench/million_runs.py [--db sqlite,postgresql] [--runs 1000000] [--requests 30]
-           [--workers 1]
+           [--workers 1] [--exports 2] [--export-only] [--export-reference]
+
+--export-reference also serves the database from a server whose export sends its first batch as large as the
+others (bench/export_full_first_batch.py, the behaviour before issue #13's goal 2); the two servers' exports
+take turns and the medians of --exports each are printed. --export-only skips the table of URLs.
 
 Loading: the real lines of tests/data/corpus/ are ingested with `bonnieboard ingest`, then copied by one
 INSERT ... SELECT per database until --runs rows exist, each copy with its own line hash, machine
@@ -32,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.columns import RESULT_COLUMNS
 from app.migrate import upgrade
-from tests.live_server import BONNIEBOARD, live_server
+from tests.live_server import BONNIEBOARD, LiveServer, live_server
 from tests.postgres import postgres_server
 
 CORPUS = sorted((ROOT / "tests" / "data" / "corpus").glob("*.csv"))
@@ -137,7 +141,15 @@ def worker_pids(pid: int) -> list[int]:
 
 
 def measure_export(url: str, pid: int) -> dict[str, float]:
-    """First byte and total time of /api/runs/export.csv, and the server's peak RSS above idle meanwhile."""
+    """First byte and total time of /api/runs/export.csv, and the server's peak RSS above idle meanwhile.
+
+    The client is made before the clock starts: httpx.Client() builds a TLS context (the CA bundle) even for
+    http://, 40-85 ms here, which the figures up to 2026-11-23 counted as the server's."""
+    with httpx.Client(timeout=600) as client:
+        return _measure_export(client, url, pid)
+
+
+def _measure_export(client: httpx.Client, url: str, pid: int) -> dict[str, float]:
     idle_kib = sum(rss_kib(p) for p in worker_pids(pid))
     peak = [idle_kib]
     done = threading.Event()
@@ -152,7 +164,7 @@ def measure_export(url: str, pid: int) -> dict[str, float]:
     started = time.perf_counter()
     first_byte = None
     size = 0
-    with httpx.stream("GET", f"{url}/api/runs/export.csv", timeout=600) as response:
+    with client.stream("GET", f"{url}/api/runs/export.csv") as response:
         headers = time.perf_counter() - started
         for chunk in response.iter_raw():
             if first_byte is None:
@@ -193,7 +205,57 @@ def urls(client: httpx.Client) -> dict[str, str]:
     }
 
 
-def bench(database: str, database_url: str, runs: int, requests: int, workers: int) -> None:
+def print_export(name: str, exports: list[dict[str, float]]) -> None:
+    for export in exports:
+        print(
+            f"{name}: headers {export['headers_ms']:.1f} ms, first body bytes {export['first_byte_ms']:.1f} ms, whole {export['total_s']:.2f} s, "
+            f"{export['bytes'] / 1e6:.0f} MB, server RSS +{export['rss_over_idle_mib']:.0f} MiB over idle",
+            flush=True,
+        )
+    if len(exports) > 2:
+        first_bytes = [export["first_byte_ms"] for export in exports]
+        print(
+            f"{name}: median of {len(exports)}: first body bytes {statistics.median(first_bytes):.1f} ms "
+            f"(min {min(first_bytes):.1f}, max {max(first_bytes):.1f}), whole "
+            f"{statistics.median(export['total_s'] for export in exports):.2f} s, server RSS "
+            f"+{statistics.median(export['rss_over_idle_mib'] for export in exports):.0f} MiB",
+            flush=True,
+        )
+
+
+def compare_exports(database_url: str, server: LiveServer, rounds: int) -> None:
+    """This server's exports and a reference server's (first batch EXPORT_BATCH lines), taking turns."""
+    with live_server(database_url, preload="bench.export_full_first_batch") as reference:
+        measure_export(reference.url, reference.process.pid)  # warm up both
+        measure_export(server.url, server.process.pid)
+        ours, theirs = [], []
+        for _ in range(rounds):
+            theirs.append(measure_export(reference.url, reference.process.pid))
+            ours.append(measure_export(server.url, server.process.pid))
+    print_export("export.csv, reference (first batch 2,000 lines)", theirs)
+    print_export("export.csv, now (first batch 100 lines)", ours)
+    ratio = statistics.median(e["first_byte_ms"] for e in ours) / statistics.median(e["first_byte_ms"] for e in theirs)
+    print(f"first body bytes, now / reference (medians): {ratio:.2f}", flush=True)
+    with httpx.Client(base_url=server.url) as client:
+        client.get("/api/health")
+        health = []
+        for _ in range(30):
+            t0 = time.perf_counter()
+            client.get("/api/health")
+            health.append((time.perf_counter() - t0) * 1000)
+    print(f"GET /api/health on a kept-alive connection, median of 30: {statistics.median(health):.2f} ms", flush=True)
+
+
+def bench(
+    database: str,
+    database_url: str,
+    runs: int,
+    requests: int,
+    workers: int,
+    exports: int = 2,
+    export_only: bool = False,
+    export_reference: bool = False,
+) -> None:
     started = time.perf_counter()
     load(database_url, runs)
     print(
@@ -202,6 +264,12 @@ def bench(database: str, database_url: str, runs: int, requests: int, workers: i
     )
     started = time.perf_counter()
     with live_server(database_url, workers=workers) as server:
+        if export_only or export_reference:
+            if export_reference:
+                compare_exports(database_url, server, exports)
+            else:
+                print_export("export.csv", [measure_export(server.url, server.process.pid) for _ in range(exports)])
+            return
         print(
             f"startup (process start to /api/health answering): {time.perf_counter() - started:.2f} s",
             flush=True,
@@ -222,13 +290,7 @@ def bench(database: str, database_url: str, runs: int, requests: int, workers: i
         for name, values in timings.items():
             median = statistics.median(values)
             print(f"| {name} | {statuses[name]} | {median:.2f} | {median / health:.1f}x |")
-        exports = [measure_export(server.url, server.process.pid) for _ in range(2)]
-        for export in exports:
-            print(
-                f"export.csv: headers {export['headers_ms']:.1f} ms, first body bytes {export['first_byte_ms']:.1f} ms, whole {export['total_s']:.2f} s, "
-                f"{export['bytes'] / 1e6:.0f} MB, server RSS +{export['rss_over_idle_mib']:.0f} MiB over idle",
-                flush=True,
-            )
+        print_export("export.csv", [measure_export(server.url, server.process.pid) for _ in range(exports)])
 
 
 def main() -> int:
@@ -237,22 +299,20 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1_000_000)
     parser.add_argument("--requests", type=int, default=30)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--exports", type=int, default=2, help="exports measured (per server)")
+    parser.add_argument("--export-only", action="store_true", help="measure only the export")
+    parser.add_argument("--export-reference", action="store_true", help="and a first-batch-2,000 reference server")
     args = parser.parse_args()
+    options = {"exports": args.exports, "export_only": args.export_only, "export_reference": args.export_reference}
     for database in args.db.split(","):
         if database == "sqlite":
             with tempfile.TemporaryDirectory(prefix="bonnieboard-million-") as directory:
-                bench(
-                    database,
-                    f"sqlite:///{directory}/runs.db",
-                    args.runs,
-                    args.requests,
-                    args.workers,
-                )
+                bench(database, f"sqlite:///{directory}/runs.db", args.runs, args.requests, args.workers, **options)
         else:
             with postgres_server(os.environ.get("BONNIEBOARD_TEST_POSTGRES_URL")) as server:
                 url = server.create_database("bonnieboard_million")
                 try:
-                    bench(database, url, args.runs, args.requests, args.workers)
+                    bench(database, url, args.runs, args.requests, args.workers, **options)
                 finally:
                     server.drop_database("bonnieboard_million")
     return 0

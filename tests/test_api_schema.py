@@ -51,7 +51,10 @@ def shared_deployment(database_url, monkeypatch) -> None:
     """A token in use and real runs stored; made once per operation, shared by its examples."""
     set_setting(monkeypatch, "API_TOKEN", TOKEN)
     with TestClient(create_app()) as client:
-        for name in ("public-sample.csv", "bonnie200-sample.csv"):
+        # Two tag keys, so that the matrix's examples (rows=raid, cols=fs) get a body to check against MatrixOut.
+        for name, raid in (("public-sample.csv", "5"), ("bonnie200-sample.csv", "6")):
             data = (CORPUS_DIR / name).read_bytes()
-            response = client.post("/api/runs?tag=fs=xfs", content=data, headers={"Authorization": f"Bearer {TOKEN}"})
+            response = client.post(
+                f"/api/runs?tag=fs=xfs&tag=raid={raid}", content=data, headers={"Authorization": f"Bearer {TOKEN}"}
+            )
             assert response.status_code == 201, response.text

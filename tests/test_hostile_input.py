@@ -221,7 +221,7 @@ def call_asgi(app, path: str, headers: list[tuple[bytes, bytes]], chunks):
         "raw_path": path.encode(),
         "query_string": b"",
         "root_path": "",
-        "headers": headers,
+        "headers": [(b"host", b"127.0.0.1"), *headers],
         "client": ("127.0.0.1", 1),
         "server": ("127.0.0.1", 80),
     }
@@ -274,7 +274,7 @@ def test_real_server_answers_413_to_huge_and_endless_bodies(database_url):
         # Headers that promise a terabyte, and no body at all: the answer comes anyway.
         with socket.create_connection((host, int(port)), timeout=10) as sock:
             sock.sendall(
-                b"POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Type: text/csv\r\nContent-Length: 1099511627776\r\n\r\n"
+                b"POST /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/csv\r\nContent-Length: 1099511627776\r\n\r\n"
             )
             head = read_response_head(sock, time.monotonic() + 10)
         assert head.startswith(b"HTTP/1.1 413"), head[:200]
@@ -282,7 +282,7 @@ def test_real_server_answers_413_to_huge_and_endless_bodies(database_url):
         with socket.create_connection((host, int(port)), timeout=10) as sock:
             part = b'--xx\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\n'
             sock.sendall(
-                b"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=xx\r\nTransfer-Encoding: chunked\r\n\r\n"
+                b"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=xx\r\nTransfer-Encoding: chunked\r\n\r\n"
             )
             sock.sendall(b"%x\r\n%s\r\n" % (len(part), part))
             chunk = b"10000\r\n" + b"x" * 65536 + b"\r\n"

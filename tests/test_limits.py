@@ -105,24 +105,24 @@ def test_slow_headers_and_bodies_do_not_hold_a_connection(database_url):
             assert _closed_within(sock, 6)[0]
         # Headers a byte at a time, never ending.
         with socket.create_connection(address) as sock:
-            sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
             assert _closed_within(sock, 6, b"X-Slow: a\r\n")[0]
         # A body that never arrives whole: 408, then the connection ends.
         with socket.create_connection(address) as sock:
             sock.sendall(
-                b"POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Type: text/csv\r\nContent-Length: 100000\r\n\r\n1.98,"
+                b"POST /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/csv\r\nContent-Length: 100000\r\n\r\n1.98,"
             )
             closed, received = _closed_within(sock, 6)
             assert received.startswith(b"HTTP/1.1 408"), received[:200]
         # A second request on a kept-alive connection has the same header deadline.
         with socket.create_connection(address) as sock:
-            sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n")
-            sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\n")
+            sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
             closed, received = _closed_within(sock, 6, b"X-Slow: a\r\n")
             assert closed and received.count(b"HTTP/1.1 200") == 1
         # A quick client is served as ever.
         with socket.create_connection(address) as sock:
-            sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
             assert _closed_within(sock, 6)[1].startswith(b"HTTP/1.1 200")
 
 
@@ -144,7 +144,7 @@ def test_a_postgresql_read_stops_when_its_client_leaves(database_url):
         locker.execute(text("LOCK TABLE run IN ACCESS EXCLUSIVE MODE"))
         host, port = server.url.removeprefix("http://").split(":")
         with socket.create_connection((host, int(port))) as sock:
-            sock.sendall(b"GET /api/runs HTTP/1.1\r\nHost: x\r\n\r\n")
+            sock.sendall(b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             deadline = time.monotonic() + 20
             while waiting(locker) == 0:  # the read has reached the lock
                 assert time.monotonic() < deadline, server.log()

@@ -23,6 +23,7 @@ from app.schemas import (
     TAG_PARAM_SCHEMA,
     CompareOut,
     ErrorOut,
+    MatrixOut,
     RunDetailOut,
     RunList,
     RunOut,
@@ -212,11 +213,23 @@ def get_compare_csv(session: SessionDep, query: ComparisonQueryDep):
     )
 
 
-@router.get("/matrix", responses=ERRORS)
+@router.get("/matrix", response_model=MatrixOut, responses=ERRORS)
 def get_matrix(
     session: SessionDep,
-    rows: Annotated[str, TAG_KEY_SCHEMA, Query(description="the tag key whose values are the rows, e.g. raid")],
-    cols: Annotated[str, TAG_KEY_SCHEMA, Query(description="the tag key whose values are the columns, e.g. fs")],
+    rows: Annotated[
+        str,
+        TAG_KEY_SCHEMA,
+        Query(
+            description="the tag key whose values are the rows, e.g. raid", openapi_examples={"raid": {"value": "raid"}}
+        ),
+    ],
+    cols: Annotated[
+        str,
+        TAG_KEY_SCHEMA,
+        Query(
+            description="the tag key whose values are the columns, e.g. fs", openapi_examples={"fs": {"value": "fs"}}
+        ),
+    ],
     test: Annotated[
         str,
         WithJsonSchema({"type": "string", "enum": list(TESTS)}),
@@ -235,6 +248,7 @@ def get_matrix(
         raise BadRequest(f"no runs have both tags {request.rows} and {request.cols}")
     compared = queries.runs_to_compare(session=session, run_ids=run_ids)
     figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
+    # orjson, as /api/compare: MatrixOut documents the body (and the tests check it against the schema).
     return Response(orjson.dumps(matrix.build(figures, request)), media_type="application/json")
 
 

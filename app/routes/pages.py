@@ -26,6 +26,7 @@ from app.validation import (
     check_tag,
     parse_tag_filters,
     parse_tag_params,
+    split_tag_terms,
 )
 
 router = APIRouter(include_in_schema=False)
@@ -59,7 +60,7 @@ def runs_page(
     before: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
 ):
     # The filter form's one text box holds "raid=5 fs=xfs"; links repeat tag= instead.
-    tag_terms = [term for value in tag for term in value.split()]
+    tag_terms = [term for value in tag for term in split_tag_terms(value)]
     filter_error = None
     # The ticked runs, in the order they were ticked (static/runs.js keeps `runs=`; the boxes' run= add
     # to it without script): they survive filter changes, and the first one is the comparison's baseline.
@@ -105,7 +106,7 @@ def runs_page(
         "older_before": found[-1].id if more and sort == "newest" else None,
         "next_page": page + 1 if more and sort != "newest" else None,
         "pages": max(1, -(-total // PAGE_SIZE)),
-        "filter": {"machine": machine or "", "tag": " ".join(tag_terms), "format": format or ""},
+        "filter": {"machine": machine or "", "tag": " ".join(tag_terms), "tags": tag_terms, "format": format or ""},
         "filter_error": filter_error,
         "key_tests": KEY_TESTS,
         "units": UNITS,
