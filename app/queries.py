@@ -151,14 +151,24 @@ def export_batches(
     after_id, limit = 0, EXPORT_FIRST_BATCH
     while True:
         with sessions() as session:
-            statement = _filtered(select(run_table.c.id, run_table.c.raw_line), run_filter)
-            statement = statement.where(run_table.c.id > after_id).order_by(run_table.c.id).limit(limit)
-            page = session.execute(statement).all()  # one fetchall, not a fetchone per row
+            page = session.execute(_export_batch(run_filter, after_id, limit)).all()  # one fetchall, not one per row
         if page:
             yield [line for _, line in page]
         if len(page) < limit:
             return
         after_id, limit = page[-1][0], EXPORT_BATCH
+
+
+def _export_batch(run_filter: RunFilter, after_id: int, limit: int) -> Select:
+    """The next `limit` matching runs' (id, raw line) after `after_id`, oldest first."""
+    lines = select(run_table.c.id, run_table.c.raw_line)
+    if not run_filter.tags:
+        return _filtered(lines, run_filter).where(run_table.c.id > after_id).order_by(run_table.c.id).limit(limit)
+    # With tags, the bound goes on the first tag's index rows the ids come from: on run.id past the join, SQLite
+    # read that index from its start for every batch (7x slower at 200,000 runs).
+    ids, run_id = _matching_ids(run_filter)
+    batch_ids = ids.where(run_id > after_id).order_by(run_id).limit(limit).scalar_subquery()
+    return lines.where(run_table.c.id.in_(batch_ids)).order_by(run_table.c.id)
 
 
 def update_run(*, session: Session, run_id: int, changes: dict[str, Any]) -> Run:
