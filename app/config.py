@@ -59,6 +59,12 @@ class Settings(BaseSettings):
         "to; another Host header gets 400. Unset: loopback names when `bonnieboard serve` listens on loopback "
         "(and whenever the app is not started by `serve`), any name otherwise.",
     )
+    max_document_bytes: int = Field(
+        1_048_576,
+        gt=0,
+        description="A runner document (the JSON upload's `document`) larger than this (as UTF-8 JSON) is refused "
+        "with 413; the runner's is about 10 KB.",
+    )
 
     @field_validator("api_token", "secret_key")
     @classmethod

@@ -16,6 +16,16 @@ COLUMNS = ("chart", "unit", "test", "configuration", "name", "runs", "baseline")
 )
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (OWASP's CSV injection list).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _text(value: str) -> str:
+    """A free-text cell (a name from machine names, labels and tags) as text: a leading ' when a spreadsheet
+    would read it as a formula, so `=HYPERLINK(...)` in a machine name is shown, not run."""
+    return f"'{value}" if value.startswith(FORMULA_STARTS) else value
+
+
 def _cells(key: str, value: Any) -> tuple[Any, ...]:
     """A figure's CSV fields: a [low, high] pair as two, null as empty."""
     if key in PAIRS:
@@ -40,7 +50,7 @@ def compare_csv(data: dict[str, Any]) -> str:
                         units[chart["key"]],
                         cell["test"],
                         config["id"],
-                        config["name"],
+                        _text(config["name"]),
                         " ".join(map(str, config["runs"])),
                         int(config["id"] == data["baseline_configuration"]),
                         *(part for key in CELL_FIGURES for part in _cells(key, cell[key])),

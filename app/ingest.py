@@ -99,7 +99,7 @@ def _report_items(data: bytes, max_line_bytes: int) -> tuple[list[ParsedRun | Li
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    if not looks_like_report(text):
+    if not looks_like_report(text, max_line_bytes=max_line_bytes):
         return None
     lines = text.split("\n")
     items: list[ParsedRun | LineError] = []
@@ -110,7 +110,7 @@ def _report_items(data: bytes, max_line_bytes: int) -> tuple[list[ParsedRun | Li
         elif isinstance(item, ParsedRun):
             items.append(item)
     csv_runs = [item for item in items if isinstance(item, ParsedRun)]
-    conversion = convert_report(text)
+    conversion = convert_report(text, max_line_bytes=max_line_bytes)
     items.extend(conversion.errors)
     converted = []
     for run in conversion.runs:

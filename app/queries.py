@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -138,18 +139,37 @@ def get_run(*, session: Session, run_id: int) -> Run:
     return run
 
 
-def export_batches(*, session: Session, run_filter: RunFilter) -> Iterator[list[str]]:
-    """Every matching run's raw line, oldest first: EXPORT_FIRST_BATCH lines, then EXPORT_BATCH at a time,
-    read as they are sent (a server-side cursor on PostgreSQL), so a million runs never sit in memory at once."""
-    statement = _filtered(select(run_table.c.raw_line), run_filter).order_by(run_table.c.id)
-    lines = session.execute(statement.execution_options(yield_per=EXPORT_BATCH)).scalars()
-    # fetchmany asks the cursor for just this many rows (FETCH FORWARD 100 on PostgreSQL); partitions() then
-    # fetches yield_per rows at a time.
-    first = lines.fetchmany(EXPORT_FIRST_BATCH)
-    if first:
-        yield list(first)
-    for batch in lines.partitions():
-        yield list(batch)
+def export_batches(
+    *, sessions: Callable[[], AbstractContextManager[Session]], run_filter: RunFilter
+) -> Iterator[list[str]]:
+    """Every matching run's raw line, oldest first: EXPORT_FIRST_BATCH lines, then EXPORT_BATCH at a time.
+
+    Each batch is read in a short session of its own from `sessions` (keyset on id), closed before the batch is
+    yielded: a client that leaves mid-stream abandons this generator without closing it, and a session held across
+    a yield never went back to the pool (16 aborted downloads emptied it). Memory stays flat; a run stored while
+    the export is sent is in it if it is newer than the last line sent.
+    """
+    after_id, limit = 0, EXPORT_FIRST_BATCH
+    while True:
+        with sessions() as session:
+            page = session.execute(_export_batch(run_filter, after_id, limit)).all()  # one fetchall, not one per row
+        if page:
+            yield [line for _, line in page]
+        if len(page) < limit:
+            return
+        after_id, limit = page[-1][0], EXPORT_BATCH
+
+
+def _export_batch(run_filter: RunFilter, after_id: int, limit: int) -> Select:
+    """The next `limit` matching runs' (id, raw line) after `after_id`, oldest first."""
+    lines = select(run_table.c.id, run_table.c.raw_line)
+    if not run_filter.tags:
+        return _filtered(lines, run_filter).where(run_table.c.id > after_id).order_by(run_table.c.id).limit(limit)
+    # With tags, the bound goes on the first tag's index rows the ids come from: on run.id past the join, SQLite
+    # read that index from its start for every batch (7x slower at 200,000 runs).
+    ids, run_id = _matching_ids(run_filter)
+    batch_ids = ids.where(run_id > after_id).order_by(run_id).limit(limit).scalar_subquery()
+    return lines.where(run_table.c.id.in_(batch_ids)).order_by(run_table.c.id)
 
 
 def update_run(*, session: Session, run_id: int, changes: dict[str, Any]) -> Run:
@@ -194,8 +214,9 @@ def _lock_run(session: Session, run_id: int) -> None:
 # Selected by name: app/figures.py reads them by these names (the run's result columns from app/columns.py).
 COMPARE_COLUMNS = (
     *(run_table.c[name] for name in (*IDENTITY_COLUMNS, *SETUP_COLUMNS, *FILE_TEST_COLUMNS)),
-    # Only the RAM of the runner's document, not the whole document (which can be large).
-    run_table.c.document["system"]["ram_bytes"].as_integer().label(RAM_BYTES),
+    # Only the RAM of the runner's document, not the whole document (which can be large). As JSON, read in
+    # Python (ram_mib_of): a cast in SQL was PostgreSQL's 32-bit INTEGER, which a machine over 2 GiB overflowed.
+    run_table.c.document["system"]["ram_bytes"].label(RAM_BYTES),
     run_table.c.document["runs"].label(DOCUMENT_RUNS),
     run_table.c.raw_line,
     *(run_table.c[name] for name in RESULT_COLUMNS),

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from app.parsing import FILE_TESTS, IO_TESTS, LineError
+from app.parsing import DEFAULT_MAX_LINE_BYTES, FILE_TESTS, IO_TESTS, LineError
 
 # ---- what a report looks like (matched on the stripped line) ----
 
@@ -31,7 +31,7 @@ _IO_COLUMNS = re.compile(
     r"(?:Concurrency\s+(?P<concurrency>\d+)\s+)?-Per Chr-\s+--Block--\s+-Rewrite-\s+-Per Chr-\s+--Block--\s+--Seeks--"
 )
 _FILE_COLUMNS = re.compile(
-    r"(?:(?P<name>.*?)\s+)?-Create--\s+--Read---\s+-Delete--\s+-Create--\s+--Read---\s+-Delete--"
+    r"(?:(?P<name>.*\S)\s+)?-Create--\s+--Read---\s+-Delete--\s+-Create--\s+--Read---\s+-Delete--"
 )
 _IO_UNITS = re.compile(r"(?:Machine\s+Size(?::chnk)?|Name:Size etc)\s+(?:K/sec|/sec)\s+%CP\b.*")
 _FILE_UNITS = re.compile(r"files(?::max(?::min)?)?\s+/sec\s+%CP\b.*")
@@ -96,9 +96,22 @@ class ReportConversion:
     errors: list[LineError]
 
 
-def looks_like_report(text: str) -> bool:
+def looks_like_report(text: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> bool:
     """True when the text holds a bonnie++ report header (so an upload is a report, not CSV)."""
-    return any(_IO_TITLE.fullmatch(line.strip()) or _FILE_TITLE.fullmatch(line.strip()) for line in text.splitlines())
+    return any(
+        _over_limit(line, max_line_bytes) is None
+        and (_IO_TITLE.fullmatch(line.strip()) or _FILE_TITLE.fullmatch(line.strip()))
+        for line in text.splitlines()
+    )
+
+
+def _over_limit(line: str, max_line_bytes: int) -> int | None:
+    """The line's size in bytes when it is over the limit. A report's lines are about 100 bytes: a longer one is
+    never searched (a regex over a 32 MiB line costs seconds) and, inside a report, it is an error."""
+    if len(line) <= max_line_bytes // 4:  # cheap: a UTF-8 character is at most 4 bytes
+        return None
+    size = len(line.encode("utf-8", "surrogatepass"))
+    return size if size > max_line_bytes else None
 
 
 def csv_format_of(version: str) -> str | None:
@@ -124,12 +137,15 @@ def _csv_version(version: str) -> str:
     return f"bonnieboard-{version}" if _is_runner(version) and not version.startswith("bonnieboard-") else version
 
 
-def convert_report(text: str) -> ReportConversion:
+def convert_report(text: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> ReportConversion:
     """Every report block in `text` -> a ConvertedRun, or a LineError naming the line that could not be read."""
-    lines = [line.rstrip("\r").expandtabs(8) for line in text.split("\n")]
+    raw_lines = text.split("\n")
+    too_long = {at: size for at, line in enumerate(raw_lines) if (size := _over_limit(line, max_line_bytes))}
+    # An over-long line is read as blank (never expanded or searched); inside a report _LongLines names it.
+    lines = ["" if at in too_long else line.rstrip("\r").expandtabs(8) for at, line in enumerate(raw_lines)]
     result = ReportConversion([], [])
     try:
-        blocks = _read_blocks(lines)
+        blocks = _read_blocks(lines, _LongLines(too_long, max_line_bytes))
         if not blocks:
             raise _RowError(
                 1, None, "no bonnie++ report here: expected a 'Version ...  ------Sequential Output------' header"
@@ -195,7 +211,17 @@ class _Run:
     file_header_name: str | None
 
 
-def _read_blocks(lines: list[str]) -> list[_Block]:
+@dataclass(frozen=True, slots=True)
+class _LongLines:
+    sizes: dict[int, int]  # line index -> its size in bytes, for the lines over the limit
+    limit: int
+
+    def check(self, at: int) -> None:
+        if at in self.sizes:
+            raise _RowError(at + 1, None, f"line is {self.sizes[at]} bytes long; the limit is {self.limit}")
+
+
+def _read_blocks(lines: list[str], long_lines: _LongLines) -> list[_Block]:
     blocks: list[_Block] = []
     at = 0
     while at < len(lines):
@@ -207,17 +233,18 @@ def _read_blocks(lines: list[str]) -> list[_Block]:
         kind = "io" if title.re is _IO_TITLE else "file"
         indent = len(lines[at]) - len(lines[at].lstrip())
         block = _Block(kind, at + 1, title["version"])
-        at = _read_headers(lines, at + 1, block)
-        at = _read_rows(lines, at, indent, block)
+        at = _read_headers(lines, at + 1, block, long_lines)
+        at = _read_rows(lines, at, indent, block, long_lines)
         blocks.append(block)
     return blocks
 
 
-def _read_headers(lines: list[str], at: int, block: _Block) -> int:
+def _read_headers(lines: list[str], at: int, block: _Block, long_lines: _LongLines) -> int:
     """The column and unit lines under a title; returns the index of the first row."""
     columns, units = (_IO_COLUMNS, _IO_UNITS) if block.kind == "io" else (_FILE_COLUMNS, _FILE_UNITS)
     start = at
     while at < len(lines) and at - start < 2:
+        long_lines.check(at)
         stripped = lines[at].strip()
         match = columns.fullmatch(stripped)
         if match is None:
@@ -227,15 +254,19 @@ def _read_headers(lines: list[str], at: int, block: _Block) -> int:
         elif match["name"]:
             block.name = match["name"]
         at += 1
+    if at < len(lines):
+        long_lines.check(at)
     if at >= len(lines) or not units.fullmatch(lines[at].strip()):
         what = "'Machine  Size K/sec %CP ...'" if block.kind == "io" else "'files  /sec %CP ...'"
         raise _RowError(min(at, len(lines) - 1) + 1, None, f"expected the report's column heading {what} here")
     return at + 1
 
 
-def _read_rows(lines: list[str], at: int, indent: int, block: _Block) -> int:
+def _read_rows(lines: list[str], at: int, indent: int, block: _Block, long_lines: _LongLines) -> int:
     """Rows (and their Latency lines) until a line that is neither; the first row must be there."""
     while at < len(lines):
+        if not block.rows:
+            long_lines.check(at)  # after a row, a long line (read as blank) ends the report
         raw = lines[at]
         row = raw[indent:] if not raw[:indent].strip() else raw.lstrip()  # dedent as the title was
         stripped = row.strip()

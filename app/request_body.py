@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,8 +18,15 @@ from starlette.requests import Request
 from app.config import get_settings
 from app.errors import AppError, BadRequest, PayloadTooLarge
 from app.name_tags import NamePattern
-from app.schemas import JsonUpload
-from app.validation import check_document, check_filename, check_label, check_name_pattern, check_tag
+from app.schemas import MAX_TAGS_PER_RUN, JsonUpload
+from app.validation import (
+    MAX_DOCUMENT_VALUES,
+    check_document,
+    check_filename,
+    check_label,
+    check_name_pattern,
+    check_tag,
+)
 
 FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
 
@@ -143,23 +151,51 @@ async def read_upload(request: Request, max_bytes: int) -> UploadInput:
         )
     body = await read_body(request, max_bytes)
     if kind == "application/json":
-        try:
-            payload = JsonUpload.model_validate(json.loads(body, parse_constant=_no_constant))
-            check_document(payload.document)
-        except (ValueError, ValidationError, RecursionError) as exc:
-            raise BadRequest(
-                f"JSON upload is not of the form {{'csv': ..., 'document': ..., 'tags': ..., 'label': ..., 'name_tags': ...}}: {_first_line(exc)}"
-            ) from None
-        for key, value in payload.tags.items():
-            check_tag(key, value)
-        return UploadInput(
-            csv=payload.csv.encode("utf-8", "surrogatepass"),
-            document=payload.document,
-            tags=payload.tags,
-            label=check_label(payload.label),
-            name_pattern=check_name_pattern(payload.name_tags),
-        )
+        return _json_upload(body)
     return UploadInput(csv=body)
+
+
+JSON_FORM = "{'csv': ..., 'document': ..., 'tags': ..., 'label': ..., 'name_tags': ...}"
+# A JSON string, to leave out when counting a body's values; possessive, so an unclosed one costs one pass.
+_JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"')
+# What a JSON upload holds besides its document: its own keys, csv, label, name_tags and at most 50 tags.
+_UPLOAD_VALUES = 2 * MAX_TAGS_PER_RUN + 20
+
+
+def _json_upload(body: bytes) -> UploadInput:
+    """The runner's JSON form; an error names the field. A document's values are counted in the body before it
+    is parsed: a million empty lists in 8 MB took 400 MB to read as Python objects."""
+    # Every value but the first follows a ',' or opens a container: twice the count bounds an empty container's.
+    outside_strings = _JSON_STRING.sub(b"", body)
+    values = outside_strings.count(b",") + outside_strings.count(b"[") + outside_strings.count(b"{") + 1
+    if values > 2 * MAX_DOCUMENT_VALUES + _UPLOAD_VALUES:
+        raise BadRequest(f"JSON upload holds over {values // 2} values; a document may hold {MAX_DOCUMENT_VALUES}")
+    try:
+        raw = json.loads(body, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
+        raise BadRequest(f"JSON upload is not JSON: {_first_line(exc)}") from None
+    if isinstance(raw, dict):  # before the model copies it
+        check_document(raw.get("document"), max_bytes=get_settings().max_document_bytes)
+    try:
+        payload = JsonUpload.model_validate(raw)
+    except ValidationError as exc:
+        raise BadRequest(f"JSON upload is not of the form {JSON_FORM}: {_field_error(exc)}") from None
+    for key, value in payload.tags.items():
+        check_tag(key, value)
+    return UploadInput(
+        csv=payload.csv.encode("utf-8", "surrogatepass"),
+        document=payload.document,
+        tags=payload.tags,
+        label=check_label(payload.label),
+        name_pattern=check_name_pattern(payload.name_tags),
+    )
+
+
+def _field_error(exc: ValidationError) -> str:
+    """`tags.a: Input should be a valid string`: the first error, naming its field."""
+    error = exc.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in error["loc"]) or "the body"
+    return f"{where}: {error['msg']}"[:200]
 
 
 def _no_constant(name: str) -> None:

@@ -7,12 +7,14 @@ import json
 import re
 from typing import Any
 
-from app.errors import BadRequest
+from app.errors import BadRequest, PayloadTooLarge
 from app.name_tags import NamePattern, NamePatternError, compile_name_pattern
 from app.schemas import MAX_LABEL_CHARS, MAX_TAG_CHARS, TAG_SPACES
 
 # The runner's document nests about six levels; far deeper ones could not be sent back (issue #5).
 MAX_DOCUMENT_DEPTH = 32
+# ... and holds a few hundred values; a million empty lists took 400 MB to read (see request_body.py).
+MAX_DOCUMENT_VALUES = 20_000
 # Each tag filter is a join; hundreds made PostgreSQL plan for 35 s and SQLite run out of
 # expression depth (issue #8).
 MAX_TAG_FILTERS = 20
@@ -101,21 +103,42 @@ def check_label(label: str | None) -> str | None:
     return label or None
 
 
-def check_document(document: Any) -> None:
-    """A document must be storable and sendable back: bounded nesting, Unicode text only."""
+def check_document(document: Any, *, max_bytes: int) -> None:
+    """A document must be storable and sendable back: bounded in nesting, values and bytes; Unicode text without
+    NUL (PostgreSQL cannot read a JSON value holding \\u0000, so every comparison with the run failed)."""
     if document is None:
         return
-    stack = [(document, 1)]
+    values = 0
+    stack: list[tuple[Any, str, int]] = [(document, "document", 1)]
     while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is None:
-            continue
-        if depth > MAX_DOCUMENT_DEPTH:
-            raise ValueError(f"the document nests deeper than {MAX_DOCUMENT_DEPTH} levels")
-        stack.extend((child, depth + 1) for child in children)
-    if not is_unicode(json.dumps(document, ensure_ascii=False)):
-        raise ValueError("the document holds a lone surrogate (\\ud800-\\udfff): it is not Unicode text")
+        item, path, depth = stack.pop()
+        values += 1
+        if values > MAX_DOCUMENT_VALUES:
+            raise BadRequest(f"document holds more than {MAX_DOCUMENT_VALUES} values")
+        if isinstance(item, str):
+            _check_document_text(item, path)
+        elif isinstance(item, dict | list):
+            if depth > MAX_DOCUMENT_DEPTH:
+                raise BadRequest(f"document nests deeper than {MAX_DOCUMENT_DEPTH} levels (at {path})")
+            # Paths are cut short as they are built: a long key must not be copied into every path under it.
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    _check_document_text(key, f"{path}.{key[:40]}")
+                    stack.append((child, f"{path[:100]}.{key[:40]}", depth + 1))
+            else:
+                stack.extend((child, f"{path[:100]}[{index}]", depth + 1) for index, child in enumerate(item))
+    size = len(json.dumps(document, ensure_ascii=False).encode())
+    if size > max_bytes:
+        raise PayloadTooLarge(
+            f"document is {size} bytes of JSON; the limit is {max_bytes} (BONNIEBOARD_MAX_DOCUMENT_BYTES)"
+        )
+
+
+def _check_document_text(text: str, path: str) -> None:
+    if "\x00" in text:
+        raise BadRequest(f"{path!r} holds a NUL character (\\u0000), which the database cannot store")
+    if not is_unicode(text):
+        raise BadRequest(f"{path!r} holds a lone surrogate (\\ud800-\\udfff): it is not Unicode text")
 
 
 def is_unicode(text: str) -> bool:

@@ -220,3 +220,10 @@ def test_every_cited_document_and_section_exists():
 )
 def test_section_lookup(number, item, exists):
     assert section_exists(DOCS / NUMBERED_DOC, number, item) is exists
+
+
+def test_no_example_puts_a_token_on_the_command_line():
+    """A runner benchmark lasts hours: a token in its arguments is in `ps` and /proc/PID/cmdline all that time."""
+    for readme in (ROOT / "README.md", ROOT / "runner" / "README.md"):
+        examples = "\n".join(re.findall(r"```(?:sh|bash)?\n(.*?)```", readme.read_text(), re.DOTALL))
+        assert re.search(r"--token[ =]", examples) is None, readme

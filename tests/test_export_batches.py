@@ -7,6 +7,7 @@ import pytest
 from sqlalchemy import select
 
 from app import queries
+from app.deps import own_session
 from app.models import run_table
 from tests.helpers import CORPUS_DIR, post_csv
 
@@ -24,7 +25,7 @@ def stored(client) -> list[int]:
 def test_the_first_batch_is_small_and_the_rest_full(stored, session, monkeypatch):
     monkeypatch.setattr(queries, "EXPORT_FIRST_BATCH", 2)
     monkeypatch.setattr(queries, "EXPORT_BATCH", 5)
-    batches = list(queries.export_batches(session=session, run_filter=queries.RunFilter()))
+    batches = list(queries.export_batches(sessions=own_session, run_filter=queries.RunFilter()))
     rest = len(stored) - 2
     assert [len(batch) for batch in batches] == [2] + [5] * (rest // 5) + ([rest % 5] if rest % 5 else [])
     lines = dict(session.execute(select(run_table.c.id, run_table.c.raw_line)).all())

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from tests.compare_data import sweep_line
-from tests.helpers import post_csv
+from tests.helpers import post_csv, with_field
 
 # A 2 x 2 sweep (raid x fs), each cell 2 runs: put_block and getc in KiB/s.
 SWEEP_2X2 = {
@@ -144,3 +144,20 @@ def test_runs_export_keeps_the_selected_runs_original_lines(client, sweep):
     assert client.get("/api/runs/export.csv?runs=99999999999").text == ""  # no such run: nothing
     assert client.get("/api/runs/export.csv?runs=1;2").status_code == 400
     assert len(client.get("/api/runs/export.csv?runs=").text.splitlines()) == len(sweep) + 1  # empty: no filter
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
+def test_compare_csv_names_are_never_formulas(client, start):
+    """A machine name (or label, or tag) that a spreadsheet would run as a formula starts with ' in the CSV;
+    the runs' own export keeps the uploaded line as it is."""
+    name = f'{start}HYPERLINK("http://evil.example/")'.replace(",", ";")
+    line = with_field(sweep_line("x", 100_000, 1000), 2, name)
+    run_id = post_csv(client, line).json()["created"][0]
+    other = post_csv(client, sweep_line("plain", 100_000, 1000)).json()["created"][0]
+    rows = list(csv.DictReader(io.StringIO(client.get(f"/api/compare.csv?runs={run_id},{other}").text)))
+    names = {row["name"] for row in rows}
+    assert names == {"'" + name, "plain"}, names
+    assert all(
+        float(row["mean"]) == 100_000 for row in rows if (row["chart"], row["test"]) == ("block_io", "put_block")
+    )
+    assert client.get(f"/api/runs/export.csv?runs={run_id}").text == line + "\n"

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.parsing import COLUMNS_103, COLUMNS_198, ParsedRun, parse_line
-from app.report_text import convert_report, csv_format_of, looks_like_report
+from app.report_text import _FILE_COLUMNS, convert_report, csv_format_of, looks_like_report
 
 REPORTS = Path(__file__).resolve().parent / "data" / "reports"
 REAL = sorted(REPORTS.glob("real-*.txt"))
@@ -242,3 +242,51 @@ def test_a_damaged_report_gives_runs_or_an_error(paste, at, length, insert):
         assert isinstance(parse_line(run.csv_line, 1), ParsedRun), (text, run.csv_line)
     for error in converted.errors:
         assert 1 <= error.line <= text.count("\n") + 1
+
+
+FILE_TITLE = "Version 1.98 ------Sequential Create------ --------Random Create--------"
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        pytest.param("x" + " " * 200_000 + "y", id="spaces-before-the-end"),  # the lazy name regex was quadratic
+        pytest.param("x " * 100_000 + "-Create--", id="words-and-spaces"),
+        pytest.param("\t" * 200_000, id="tabs"),  # expanded eightfold before
+    ],
+)
+def test_a_hostile_long_line_in_a_report_is_named_not_searched(hostile):
+    converted = convert_report(f"{FILE_TITLE}\n{hostile}\n")
+    assert converted.runs == []
+    [error] = converted.errors
+    assert error.line == 2 and f"line is {len(hostile.encode())} bytes long; the limit is 4096" in error.error
+
+
+def test_a_long_line_outside_a_report_is_prose():
+    """Around a pasted report, a long paragraph is skipped (never matched against a title), as before."""
+    text = "word " * 10_000 + "\n" + DEFAULT + "\n" + "word " * 10_000 + "\n"
+    assert looks_like_report(text) and not looks_like_report("word " * 10_000)
+    converted = convert_report(text)
+    assert converted.errors == [] and len(converted.runs) == 1
+
+
+@pytest.mark.parametrize(
+    ("header", "name"),
+    [
+        ("lab1-tmpfs       -Create-- --Read--- -Delete-- -Create-- --Read--- -Delete--", "lab1-tmpfs"),
+        ("a b  c     -Create-- --Read--- -Delete-- -Create-- --Read--- -Delete--", "a b  c"),
+        ("                    -Create-- --Read--- -Delete-- -Create-- --Read--- -Delete--", None),
+    ],
+)
+def test_a_file_header_names_its_machine(header, name):
+    """The file block's column header: the machine name before it, as the lazy pattern read it."""
+    match = _FILE_COLUMNS.fullmatch(header.strip())
+    assert match is not None and match["name"] == name
+
+
+def test_a_hostile_report_upload_is_a_422_naming_the_line(client):
+    body = f"{FILE_TITLE}\nx{' ' * 200_000}y\n"
+    response = client.post("/api/runs", content=body, headers={"Content-Type": "text/plain"})
+    assert response.status_code == 422
+    [error] = response.json()["errors"]
+    assert error["line"] == 2 and "200002 bytes long" in error["error"]

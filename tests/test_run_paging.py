@@ -115,6 +115,7 @@ def test_counts_beyond_the_limit_are_never_shown_as_exact(client, stored, monkey
 
 @pytest.mark.parametrize("run_filter", [{}, {"tag": "fs=xfs"}, {"machine": "vm"}], ids=str)
 def test_streamed_export_is_every_stored_line(client, stored, session, run_filter, monkeypatch):
+    monkeypatch.setattr(queries, "EXPORT_FIRST_BATCH", 2)
     monkeypatch.setattr(queries, "EXPORT_BATCH", 3)  # many batches, and one left over
     ids = [run["id"] for run in client.get("/api/runs", params=params_of(run_filter, limit=1000)).json()["items"]]
     lines = dict(session.execute(select(run_table.c.id, run_table.c.raw_line).where(run_table.c.id.in_(ids))).all())

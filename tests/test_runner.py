@@ -21,7 +21,10 @@ from pathlib import Path
 
 import pytest
 
+from app.errors import BadRequest
 from app.parsing import COLUMNS_198, TESTS
+from app.schemas import MAX_LABEL_CHARS, MAX_TAGS_PER_RUN
+from app.validation import check_tag
 from tests.live_server import live_server
 
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
@@ -843,3 +846,50 @@ def test_the_golden_document_has_the_runners_keys(tiny):
     `runner/bonnieboard-runner -d DIR -s 32 -f -n 1 -r 0 -m docrun -q --json tests/data/runner-document.json`."""
     golden = json.loads((ROOT / "tests" / "data" / "runner-document.json").read_text())
     _same_keys(_shape(golden), _shape(tiny["doc"]))
+
+
+@pytest.mark.parametrize(
+    "tag",
+    [
+        "fs=xfs",
+        "fs=my xfs",
+        "fs=a\u00a0b",
+        "k\u3000=v",
+        "fs=a\u2028b",
+        "fs=\x1cb",
+        "fs=a\x01b",  # a control character that is no space: the board takes it
+        "fs=",
+        "k=" + "v" * 200,
+        "k=" + "v" * 201,
+        "ü" * 200 + "=v",  # 200 characters, 400 bytes
+        "ü" * 201 + "=v",
+        "fs=\udcff",  # the byte 0xff: not UTF-8, a lone surrogate to the board
+    ],
+    ids=repr,
+)
+def test_the_runner_refuses_before_the_run_the_tags_the_board_refuses(runner, tmp_path, tag):
+    """One rule set (docs/api-contract.md "Tags and labels"): what app.validation refuses, the runner refuses up
+    front (exit 1) instead of after hours of benchmark. An accepted tag reaches the next check: the bad -m name."""
+    try:
+        check_tag(*tag.split("=", 1))
+        board_takes_it = True
+    except BadRequest:
+        board_takes_it = False
+    proc = run([runner, "-d", tmp_path, *FILES_ONLY, "--tag", tag, "-m", "a,b"], timeout=30, errors="replace")
+    assert proc.returncode == 1, proc.stderr
+    assert ("--tag" not in proc.stderr) == board_takes_it, proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_runner_holds_tag_counts_and_labels_to_the_boards_limits(runner, tmp_path):
+    def refusal(*args: str) -> str:
+        proc = run([runner, "-d", tmp_path, *FILES_ONLY, *args, "-m", "a,b"], timeout=30, errors="replace")
+        assert proc.returncode == 1, proc.stderr
+        return proc.stderr
+
+    tags = [arg for n in range(MAX_TAGS_PER_RUN) for arg in ("--tag", f"k{n}=v")]
+    assert "-m:" in refusal(*tags, "--tag", "k0=again")  # a repeated key replaces its value
+    assert f"at most {MAX_TAGS_PER_RUN} tags" in refusal(*tags, "--tag", "one=more")
+    assert "-m:" in refusal("--label", "ü" * MAX_LABEL_CHARS)
+    assert "--label is 501 characters long" in refusal("--label", "ü" * (MAX_LABEL_CHARS + 1))
+    assert "--label is not UTF-8" in refusal("--label", "\udcff")

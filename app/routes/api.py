@@ -135,12 +135,11 @@ def export_runs(run_filter: FilterDep):
     """Every matching run's line exactly as uploaded, oldest first (`runs=1,2,3`: only those), streamed as
     it is read."""
 
-    # A session of its own, open while the body is sent (the request's closes when the route returns),
-    # and without the read timeout: a million lines take longer than a page.
+    # Each batch in a session of its own (queries.export_batches says why), without the read timeout: a
+    # million lines take longer than a page.
     def body() -> Iterator[str]:
-        with own_session() as session:
-            for lines in queries.export_batches(session=session, run_filter=run_filter):
-                yield "".join(f"{line}\n" for line in lines)
+        for lines in queries.export_batches(sessions=own_session, run_filter=run_filter):
+            yield "".join(f"{line}\n" for line in lines)
 
     return StreamingResponse(body(), media_type="text/csv; charset=utf-8")
 

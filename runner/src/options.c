@@ -126,30 +126,75 @@ static int parse_int(const char *text, long min, long max, long *out)
     return 0;
 }
 
+/* The board's rules for tags and labels (app/validation.py check_tag and check_label, docs/api-contract.md "Tags
+ * and labels"), checked before the run: a post the board refuses would come after hours of benchmark. */
+#define BOARD_MAX_TAGS 50
+#define BOARD_MAX_TAG_CHARS 200
+#define BOARD_MAX_LABEL_CHARS 500
+_Static_assert(BOARD_MAX_TAGS <= OPT_MAX_TAGS, "the board's tags must fit in struct options");
+
+/* The board's TAG_SPACES (app/schemas.py): every character Python's str.isspace calls a space. */
+static int is_board_space(unsigned cp)
+{
+    return (cp >= 0x09 && cp <= 0x0d) || (cp >= 0x1c && cp <= 0x20) || cp == 0x85 || cp == 0xa0 || cp == 0x1680 ||
+           (cp >= 0x2000 && cp <= 0x200a) || cp == 0x2028 || cp == 0x2029 || cp == 0x202f || cp == 0x205f ||
+           cp == 0x3000;
+}
+
+/* `text` must be UTF-8 (the JSON writer would change other bytes) of at most max_chars characters (code points,
+ * as the board counts), and without spaces when no_spaces. */
+static int check_board_text(const char *what, const char *text, long max_chars, int no_spaces, char *err,
+                            size_t errlen)
+{
+    long chars = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p; chars++) {
+        unsigned cp;
+        int n = json_utf8_decode(p, &cp);
+        size_t at = (size_t)(p - (const unsigned char *)text) + 1;
+        if (!n)
+            return fail(err, errlen, "%s is not UTF-8 (byte 0x%02x at byte %zu)", what, *p, at);
+        if (no_spaces && is_board_space(cp))
+            return fail(err, errlen, "%s has a space (U+%04X at byte %zu), which the board refuses; use '-' or '_'",
+                        what, cp, at);
+        p += n;
+    }
+    if (chars > max_chars)
+        return fail(err, errlen, "%s is %ld characters long; the board takes at most %ld", what, chars, max_chars);
+    return 0;
+}
+
 static int add_tag(struct options *o, const char *arg, char *err, size_t errlen)
 {
     const char *eq = strchr(arg, '=');
     if (!eq || eq == arg)
         return fail(err, errlen, "--tag: expected KEY=VALUE, got \"%s\"", arg);
-    if (o->tag_count >= OPT_MAX_TAGS)
-        return fail(err, errlen, "--tag: at most %d tags", OPT_MAX_TAGS);
-    struct tag *t = &o->tags[o->tag_count];
-    t->key = strndup(arg, (size_t)(eq - arg));
-    t->value = strdup(eq + 1);
-    if (!t->key || !t->value) {
-        free(t->key);
-        free(t->value);
+    struct tag next = {strndup(arg, (size_t)(eq - arg)), strdup(eq + 1)};
+    if (!next.key || !next.value) {
+        free(next.key);
+        free(next.value);
         return fail(err, errlen, "out of memory");
     }
-    for (int i = 0; i < o->tag_count; i++) {
-        if (strcmp(o->tags[i].key, t->key) == 0) { /* later value wins */
+    char what[80];
+    snprintf(what, sizeof what, "--tag \"%.40s\": the key", next.key);
+    int bad = check_board_text(what, next.key, BOARD_MAX_TAG_CHARS, 1, err, errlen);
+    snprintf(what, sizeof what, "--tag \"%.40s\": the value", arg);
+    bad = bad || check_board_text(what, next.value, BOARD_MAX_TAG_CHARS, 1, err, errlen);
+    for (int i = 0; !bad && i < o->tag_count; i++) {
+        if (strcmp(o->tags[i].key, next.key) == 0) { /* later value wins */
             free(o->tags[i].value);
-            o->tags[i].value = t->value;
-            free(t->key);
+            o->tags[i].value = next.value;
+            free(next.key);
             return 0;
         }
     }
-    o->tag_count++;
+    if (!bad && o->tag_count >= BOARD_MAX_TAGS)
+        bad = fail(err, errlen, "--tag: at most %d tags (the board's limit)", BOARD_MAX_TAGS);
+    if (bad) {
+        free(next.key);
+        free(next.value);
+        return -1;
+    }
+    o->tags[o->tag_count++] = next;
     return 0;
 }
 
@@ -307,7 +352,11 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
             if (add_tag(o, optarg, err, errlen))
                 return -1;
             break;
-        case LONG_LABEL: o->label = optarg; break;
+        case LONG_LABEL:
+            if (check_board_text("--label", optarg, BOARD_MAX_LABEL_CHARS, 0, err, errlen))
+                return -1;
+            o->label = optarg;
+            break;
         case LONG_SPOOL: o->spool_path = optarg; break;
         case LONG_HELP: return fail(err, errlen, "help");
         case LONG_VERSION: return fail(err, errlen, "version");

@@ -109,6 +109,15 @@ int main(void)
     options_free(&o);
     test_cond("--tag without = refused", PARSE(&o, "--tag", "raid") == -1);
     options_free(&o);
+    /* the board's rules, before the run (app/validation.py) */
+    test_cond("--tag with a space refused", PARSE(&o, "--tag", "fs=my xfs") == -1 && strstr(err, "space"));
+    options_free(&o);
+    test_cond("--tag with a no-break space refused", PARSE(&o, "--tag", "fs=a\xc2\xa0" "b") == -1);
+    options_free(&o);
+    test_cond("--tag not UTF-8 refused", PARSE(&o, "--tag", "fs=\xff") == -1 && strstr(err, "UTF-8"));
+    options_free(&o);
+    test_cond("--label not UTF-8 refused", PARSE(&o, "--label", "\xc3") == -1 && strstr(err, "--label"));
+    options_free(&o);
     test_cond("--char-mode other refused", PARSE(&o, "--char-mode", "mmap") == -1);
     options_free(&o);
     test_cond("--stdio-buffer needs stdio mode", PARSE(&o, "--stdio-buffer", "4096") == -1);
