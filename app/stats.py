@@ -66,7 +66,9 @@ def describe(values: Sequence[float]) -> Description:
     ordered = sorted(values)
     middle = n // 2
     median = ordered[middle] if n % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-    sd = math.sqrt(sum([(v - mean) ** 2 for v in values]) / (n - 1))
+    # d * d, as describe_with_moments() squares: x ** 2 goes through pow() and may round differently
+    deviations = [v - mean for v in values]
+    sd = math.sqrt(sum([d * d for d in deviations]) / (n - 1))
     half = t_975(n - 1) * sd / math.sqrt(n)
     cv_pct = 100 * sd / abs(mean) if mean else None
     return Description(n, mean, median, sd, cv_pct, (mean - half, mean + half))
@@ -93,7 +95,8 @@ def moments(values: Sequence[float]) -> Moments | None:
         return Moments(n, mean, None, None)
     logs = [math.log(v) for v in values]
     log_mean = sum(logs) / n
-    return Moments(n, mean, log_mean, sum([(x - log_mean) ** 2 for x in logs]) / (n - 1) / n)
+    log_deviations = [x - log_mean for x in logs]
+    return Moments(n, mean, log_mean, sum([d * d for d in log_deviations]) / (n - 1) / n)
 
 
 def describe_with_moments(values: Sequence[float]) -> tuple[Description, Moments | None]:
