@@ -123,3 +123,16 @@ def begin_write(session: Session) -> None:
 
 
 SessionDep = Annotated[Session, Depends(get_session)]
+
+
+def checkpoint_wal(engine: Engine) -> None:
+    """Copy what the WAL holds into the database file: PASSIVE, so it never waits for (or blocks) readers
+    and writers. Uploads leave this to after their commit (app.storing, app.sqlite_bulk)."""
+    connection = engine.raw_connection()
+    try:
+        # The DB-API connection itself: through SQLAlchemy this would run inside the BEGIN of _on_begin.
+        driver = connection.driver_connection
+        if driver is not None:  # None only once the pool has closed it
+            driver.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    finally:
+        connection.close()

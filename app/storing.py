@@ -8,14 +8,19 @@ burst of 120 uploads once held all 40 of a worker's threads waiting, and /api/he
 """
 
 import asyncio
+import logging
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.orm import Session
 
 from app import generation
+from app.db import checkpoint_wal
 from app.ingest import IngestOutcome, ingest_bytes
+
+log = logging.getLogger(__name__)
 
 # One lock per event loop: an asyncio.Lock belongs to the loop it first waited on (tests start several).
 _turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
@@ -34,7 +39,23 @@ async def store_upload(*, session: Session, **upload: Any) -> IngestOutcome:
     async with _upload_turn():
         # The thread cannot be abandoned when the request is cancelled (anyio's default), so the
         # turn is held until the transaction has ended either way.
-        return await run_in_threadpool(_store, session=session, **upload)
+        outcome = await run_in_threadpool(_store, session=session, **upload)
+    engine = session.get_bind()
+    if engine.dialect.name == "sqlite":
+        # The upload's commit skipped SQLite's automatic checkpoint (app.sqlite_bulk): it is done here,
+        # after the answer, by one thread, so uploads queue at most one checkpoint each.
+        _checkpoints.submit(_checkpoint, engine)
+    return outcome
+
+
+_checkpoints = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wal-checkpoint")
+
+
+def _checkpoint(engine: Any) -> None:
+    try:
+        checkpoint_wal(engine)
+    except Exception:  # a full disk, say: the data is committed in the WAL, and the next write retries
+        log.exception("checkpoint after an upload failed")
 
 
 def _store(*, session: Session, **upload: Any) -> IngestOutcome:

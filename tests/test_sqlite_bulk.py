@@ -22,7 +22,7 @@ from app.ingest import ingest, ingest_bytes
 from app.migrate import upgrade
 from app.models import Base, run_table, tag_table
 from app.parsing import DEFAULT_MAX_LINE_BYTES, PLAIN_198, iter_parse_bytes
-from tests.helpers import CORPUS_DIR, LINE_198
+from tests.helpers import CORPUS_DIR, LINE_198, distinct_lines, post_csv
 
 COMPARED = [c for c in run_table.c if c.name not in ("id", "upload_id", "created_at")]
 HYPOTHESIS = settings(
@@ -304,3 +304,36 @@ def test_bytes_that_are_not_utf8_have_the_same_outcome_either_way(two_databases,
     data = prefix + junk
     compiled, parsed = stored_both_ways(two_databases, data)
     assert compiled == parsed, data
+
+
+@pytest.mark.databases("sqlite")
+def test_an_upload_leaves_its_checkpoint_to_after_the_answer_and_restores_the_connection(client, database_url):
+    """The upload's commit skips SQLite's automatic checkpoint (the client does not wait for the copy
+    into the database file); the upload turn's own checkpoint then copies it, and the pooled connection
+    gets its page cache and autocheckpoint back."""
+    import os
+    import threading
+
+    from app import db, storing
+
+    path = database_url.removeprefix("sqlite:///")
+    size_before = os.path.getsize(path)
+    release = threading.Event()
+    storing._checkpoints.submit(release.wait, 60)  # holds the checkpoint thread until the answer is in
+    try:
+        # about 10 MB of WAL: more than the 1,000 pages at which SQLite's own checkpoint would run
+        response = post_csv(client, "\n".join(distinct_lines(LINE_198, 10_000)) + "\n")
+        assert response.status_code == 201, response.text
+        # answered, and the database file has not been written: the run rows are only in the WAL
+        assert os.path.getsize(path) == size_before
+    finally:
+        release.set()
+    storing._checkpoints.submit(lambda: None).result(timeout=60)  # the upload's checkpoint has run
+    assert os.path.getsize(path) > size_before + 5_000_000
+    with sqlite3.connect(path) as other:
+        assert other.execute("select count(*) from run").fetchone()[0] == 10_000
+
+    with db.get_engine().connect() as connection:
+        driver = connection.connection.driver_connection
+        assert driver.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+        assert driver.execute("PRAGMA cache_size").fetchone()[0] == -2000
