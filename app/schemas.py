@@ -217,11 +217,10 @@ class SeriesOut(BaseModel):
     status: list[str]
 
 
-class CellStatsOut(BaseModel):
-    """One configuration's figures for one test, and (unless it is the baseline configuration) its
-    comparison with the baseline configuration's."""
+class CellFiguresOut(BaseModel):
+    """A configuration's figures for one test (app.charts' CELL_FIGURES) and, unless it is the baseline,
+    their comparison with the baseline's: shared by /api/compare's cells and /api/matrix's."""
 
-    test: str
     status: str = Field(description="ok when n > 0, else too_fast, not_run or no_latency")
     n: int = Field(description="measured values: +++++ and not-run results are not counted")
     n_too_fast: int
@@ -231,11 +230,18 @@ class CellStatsOut(BaseModel):
     sd: float | None = Field(description="sample standard deviation; null below n = 2")
     cv_pct: float | None = Field(description="100 * sd / mean")
     ci95: list[float] | None = Field(description="[low, high]: 95 % CI of the mean (Student t)")
-    ratio: float | None = Field(description="mean / the baseline configuration's mean")
+    ratio: float | None = Field(description="mean / the baseline's mean")
     ratio_ci95: list[float] | None = Field(description="[low, high]: 95 % CI of the ratio (Welch's t on log values)")
     verdict: Literal["better", "worse", "within_noise", "unknown"] | None = Field(
-        description="null for the baseline configuration itself"
+        description="null for the baseline itself"
     )
+
+
+class CellStatsOut(CellFiguresOut):
+    """One configuration's figures for one test, and (unless it is the baseline configuration) its
+    comparison with the baseline configuration's."""
+
+    test: str
     hints: list[HintOut]
 
 
@@ -296,28 +302,14 @@ class MatrixFamilyOut(BaseModel):
     ratio_geomean: float | None = Field(description="geometric mean of its ratios to the baseline cell over `tests`")
 
 
-class MatrixCellOut(BaseModel):
-    """One configuration's cell: its mean of the matrix's test with the figures of CellStatsOut (app.charts'
-    CELL_FIGURES), and per family of tests the geometric means against the baseline cell."""
+class MatrixCellOut(CellFiguresOut):
+    """One configuration's cell: its figures of the matrix's test, and per family of tests the geometric
+    means against the baseline cell."""
 
     configuration: int
     name: str
     runs: list[int]
     baseline: bool = Field(description="this is the baseline configuration's cell")
-    status: str = Field(description="ok when n > 0, else too_fast or not_run")
-    n: int
-    n_too_fast: int
-    n_not_run: int
-    mean: float | None
-    median: float | None
-    sd: float | None
-    cv_pct: float | None
-    ci95: list[float] | None = Field(description="[low, high]: 95 % CI of the mean (Student t)")
-    ratio: float | None = Field(description="mean / the baseline cell's mean")
-    ratio_ci95: list[float] | None = Field(description="[low, high]: 95 % CI of the ratio")
-    verdict: Literal["better", "worse", "within_noise", "unknown"] | None = Field(
-        description="null for the baseline cell itself"
-    )
     families: list[MatrixFamilyOut]
 
 
