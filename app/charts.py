@@ -429,30 +429,21 @@ def _single_cell(
         base_mean = base.stats[measure][0].mean
         if mean is not None and base_mean is not None and base_mean > 0:
             ratio = round(mean / base_mean, 4) + 0.0
+    # A single run's hints, only where one can apply (most cells have none; result_hints costs a call each).
+    measures_rate = measure == VALUE
+    cpu_pct = sample.stats[CPU][0].mean if measures_rate else None
     hints: list[dict[str, str]] = []
-    if measure == VALUE:
-        cpu_pct = sample.stats[CPU][0].mean
-        if n_too_fast or (cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT) or facts.ram_mib or test in PER_CHAR_TESTS:
-            hints = result_hints(
-                test,
-                measures_rate=True,
-                n_runs=1,
-                n_too_fast=n_too_fast,
-                cv_pct=None,
-                cpu_pct=cpu_pct,
-                file_size_mib=facts.file_size_mib,
-                ram_mib=facts.ram_mib,
-                format_versions=facts.format_versions,
-                evidence=None,
-            )
-    elif n_too_fast:
+    if n_too_fast or (
+        measures_rate
+        and ((cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT) or facts.ram_mib or test in PER_CHAR_TESTS)
+    ):
         hints = result_hints(
             test,
-            measures_rate=False,
+            measures_rate=measures_rate,
             n_runs=1,
             n_too_fast=n_too_fast,
             cv_pct=None,
-            cpu_pct=None,
+            cpu_pct=cpu_pct,
             file_size_mib=facts.file_size_mib,
             ram_mib=facts.ram_mib,
             format_versions=facts.format_versions,
