@@ -160,7 +160,7 @@ def ingest(
     """
     if tags and len(tags) > MAX_TAGS_PER_RUN:
         raise BadRequest(f"a run has at most {MAX_TAGS_PER_RUN} tags; {len(tags)} were given")
-    begin_write(session)
+    begin_write(session, bulk=True)
     now = datetime.now(UTC)
     upload = Upload(created_at=now, source=source, filename=filename, label=label)
     session.add(upload)

@@ -49,6 +49,10 @@ def _result_column(test: str, part: str) -> Column:
     return Column(result_column(test, part), types[part], nullable=part != "status")
 
 
+# Indexes that exist on SQLite only (Index.ddl_if); Alembic's autogenerate does not know ddl_if, so its
+# comparison skips them elsewhere (app.migrate.include_object).
+SQLITE_ONLY_INDEXES = frozenset({"ix_run_id"})
+
 run_table = Table(
     "run",
     Base.metadata,
@@ -79,6 +83,9 @@ run_table = Table(
     # The list's filters, newest first: the matching ids in order straight from the index (issue #13).
     Index("ix_run_machine_id", "machine", "id"),
     Index("ix_run_format_version_id", "format_version", "id"),
+    # Deep pages (`offset=`) skip ids in this index: SQLite otherwise steps through the table's wide rows
+    # (170 ms at offset 500,000, 10 ms with it). PostgreSQL's primary key index does the same job there.
+    Index("ix_run_id", "id").ddl_if(dialect="sqlite"),  # in SQLITE_ONLY_INDEXES
     # A deleted run's id is never given to another run: links to it must not show a different one.
     sqlite_autoincrement=True,
 )
@@ -116,7 +123,9 @@ class Run(Base):
 class Tag(Base):
     __tablename__ = "tag"
     # A tag filter reads the matching run ids from this index, in order (issue #13).
-    __table_args__ = (Index("ix_tag_key_value_run_id", "key", "value", "run_id"),)
+    # WITHOUT ROWID on SQLite: the rows live in the primary key's b-tree, one b-tree fewer to write per tag
+    # (an upload of 100,000 runs with two tags writes 200,000 of them).
+    __table_args__ = (Index("ix_tag_key_value_run_id", "key", "value", "run_id"), {"sqlite_with_rowid": False})
 
     run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), primary_key=True)
     key: Mapped[str] = mapped_column(Text, primary_key=True)

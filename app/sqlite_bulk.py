@@ -22,11 +22,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import event
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from app import _bulk198
+from app.db import save_pragmas
 from app.parsing import LineError, ParsedRun, parse_raw_line
 
 log = logging.getLogger(__name__)
@@ -142,22 +142,7 @@ def _tune_until_transaction_ends(session: Session, connection: sqlite3.Connectio
     # Copying 60 MB of WAL into the database file and syncing it took 0.5 of an upload's 1.6 s; the
     # commit is as durable without it (synchronous=NORMAL: app.db), so the client need not wait for it.
     connection.execute("PRAGMA wal_autocheckpoint = 0")
-    # Given back when the pool takes the connection back: after the commit or rollback, before the pool
-    # may close it (a session event came too late for that).
-    session.connection().connection.info[_SAVED_PRAGMAS_KEY] = saved
-    engine = session.connection().engine
-    if not event.contains(engine, "checkin", _restore_pragmas):
-        event.listen(engine, "checkin", _restore_pragmas)
-
-
-_SAVED_PRAGMAS_KEY = "bonnieboard_saved_pragmas"
-
-
-def _restore_pragmas(dbapi_connection: Any, record: Any) -> None:
-    saved = record.info.pop(_SAVED_PRAGMAS_KEY, None)
-    if saved is not None and dbapi_connection is not None:
-        for name, value in saved.items():
-            dbapi_connection.execute(f"PRAGMA {name} = {int(value)}")
+    save_pragmas(session.connection(), saved)
 
 
 def _driver_connection(session: Session) -> Any:
