@@ -94,16 +94,21 @@ def list_runs(
     limit: int,
     offset: int = 0,
     before: int | None = None,
+    after: int | None = None,
     order: str = "newest",
 ) -> RunPage:
-    """Matching runs in `order` (RUN_ORDERS): newest first, those with ids below `before` (a keyset cursor: as
-    fast deep down as at the top), after skipping `offset` of them; and how many match in all, counted up to
-    COUNT_LIMIT. The other orders page by offset only."""
+    """Matching runs in `order` (RUN_ORDERS): newest first, those with ids below `before`, or oldest first,
+    those with ids above `after` (keyset cursors: as fast deep down as at the top), after skipping `offset` of
+    them; and how many match in all, counted up to COUNT_LIMIT. By name, pages go by offset only."""
     ids, run_id = _matching_ids(run_filter)
     if order == "newest":
         ordered = ids.order_by(run_id.desc())
         if before is not None:
             ordered = ordered.where(run_id < before)
+    elif order == "oldest":
+        ordered = ids.order_by(run_id)
+        if after is not None:
+            ordered = ordered.where(run_id > after)
     else:
         ordered = _filtered(select(run_table.c.id), run_filter).order_by(*RUN_ORDERS[order])
     # Ids first, then their rows: skipping `offset` rows reads only an index, not the wide rows.

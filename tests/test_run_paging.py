@@ -62,20 +62,34 @@ def test_keyset_pages_are_the_offset_pages(client, stored, run_filter):
     assert len(expected) > 0
 
 
+# Each order's "next" link: newest and oldest first page with a keyset cursor, by name with page=.
+NEXT_LINKS = {"newest": ("older →", "before="), "oldest": ("newer →", "after="), "name": ("next →", "page=")}
+
+
+@pytest.mark.parametrize("sort", NEXT_LINKS)
 @pytest.mark.parametrize("query", ["", "tag=fs%3Dext4"])
-def test_runs_page_older_links_walk_every_run_once(client, stored, monkeypatch, query):
+def test_runs_page_next_links_walk_every_run_once(client, stored, monkeypatch, query, sort):
     monkeypatch.setattr(pages, "PAGE_SIZE", 4)
     seen: list[int] = []
-    url = f"/?{query}"
-    expected = [run["id"] for run in client.get(f"/api/runs?{query}&limit=1000").json()["items"]]
-    assert len(expected) > 8
+    url = f"/?{query}&sort={sort}"
+    newest_first = [run["id"] for run in client.get(f"/api/runs?{query}&limit=1000").json()["items"]]
+    assert len(newest_first) > 8
+    label, cursor = NEXT_LINKS[sort]
+    links = 0
     while url:
         html = client.get(url).text
         ids = [int(run_id) for run_id in _checkbox_ids(html)]
         assert 0 < len(ids) <= 4
         seen += ids
-        url = _older_link(html)
-    assert seen == expected
+        url = _next_link(html, label)
+        if url:
+            links += 1
+            assert cursor in url and f"sort={sort}" in url
+    assert links >= 2
+    if sort == "name":
+        assert sorted(seen) == sorted(newest_first) and len(set(seen)) == len(seen)
+    else:
+        assert seen == (newest_first if sort == "newest" else newest_first[::-1])
 
 
 def _checkbox_ids(html: str) -> list[str]:
@@ -84,10 +98,10 @@ def _checkbox_ids(html: str) -> list[str]:
     return re.findall(r'name="run" value="(\d+)"', html)
 
 
-def _older_link(html: str) -> str | None:
+def _next_link(html: str, label: str) -> str | None:
     import re
 
-    match = re.search(r'<a href="(\?[^"]*)">older →</a>', html)
+    match = re.search(rf'<a href="(\?[^"]*)">{label}</a>', html)
     return match.group(1).replace("&amp;", "&") if match else None
 
 

@@ -73,6 +73,7 @@ def runs_page(
     run: Annotated[list[str], Query()] = [],  # noqa: B006 - FastAPI copies the default per request
     sort: str = "newest",
     before: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
+    after: Annotated[int | None, Query(ge=0, le=MAX_ID)] = None,
 ):
     # The filter form's one text box holds "raid=5 fs=xfs"; links repeat tag= instead.
     tag_terms = [term for value in tag for term in split_tag_terms(value)]
@@ -92,8 +93,9 @@ def runs_page(
     except BadRequest as exc:
         tags, filter_error = {}, exc.detail
     run_filter = queries.RunFilter(machine=machine or None, tags=tags, format_version=format or None)
-    # "older" links carry a keyset cursor (before=the last id shown): page 20,000 costs what page 1 does.
-    # page= still works (offset paging, the only paging of the other orders), and so do both together.
+    # "older" (newest first) and "newer" (oldest first) links carry a keyset cursor, before= or after= the last
+    # id shown: page 20,000 costs what page 1 does. page= still works (offset paging, the only paging by name),
+    # and so does page= with a cursor.
     listed = (
         queries.RunPage([], 0, False)
         if filter_error
@@ -103,6 +105,7 @@ def runs_page(
             limit=PAGE_SIZE + 1,
             offset=(page - 1) * PAGE_SIZE,
             before=before if sort == "newest" else None,
+            after=after if sort == "oldest" else None,
             order=sort,
         )
     )
@@ -117,8 +120,9 @@ def runs_page(
         "total_is_estimate": listed.total_is_estimate,
         "filtered": run_filter != queries.RunFilter(),
         "page": page,
-        "before": before,
+        "cursor": before if sort == "newest" else after if sort == "oldest" else None,
         "older_before": found[-1].id if more and sort == "newest" else None,
+        "newer_after": found[-1].id if more and sort == "oldest" else None,
         "next_page": page + 1 if more and sort != "newest" else None,
         "pages": max(1, -(-total // PAGE_SIZE)),
         "filter": {"machine": machine or "", "tag": " ".join(tag_terms), "tags": tag_terms, "format": format or ""},
