@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, bindparam, delete, func, insert, select, text, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from app import generation
 from app.columns import RESULT_COLUMNS
@@ -113,7 +113,9 @@ def list_runs(
         ordered = _filtered(select(run_table.c.id), run_filter).order_by(*RUN_ORDERS[order])
     # Ids first, then their rows: skipping `offset` rows reads only an index, not the wide rows.
     page_ids = list(session.scalars(ordered.limit(limit).offset(offset)))
-    found = {run.id: run for run in session.scalars(select(Run).where(Run.id.in_(page_ids)))} if page_ids else {}
+    # Lists never show a runner's document (up to BONNIEBOARD_MAX_DOCUMENT_BYTES each): not read.
+    rows = select(Run).options(defer(Run.document)).where(Run.id.in_(page_ids))
+    found = {run.id: run for run in session.scalars(rows)} if page_ids else {}
     total, is_estimate = _count(session, run_filter, ids)
     return RunPage([found[i] for i in page_ids if i in found], total, is_estimate)
 
