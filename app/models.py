@@ -83,6 +83,9 @@ run_table = Table(
     # The list's filters, newest first: the matching ids in order straight from the index (issue #13).
     Index("ix_run_machine_id", "machine", "id"),
     Index("ix_run_format_version_id", "format_version", "id"),
+    # The list by name: its pages straight from the index, at any depth (without it, 1.7 s on SQLite at page
+    # 10,000 of a million runs, and every page of a one-machine board sorted all its runs by label).
+    Index("ix_run_machine_label_id", "machine", "label", "id"),
     # Deep pages (`offset=`) skip ids in this index: SQLite otherwise steps through the table's wide rows
     # (170 ms at offset 500,000, 10 ms with it). PostgreSQL's primary key index does the same job there.
     Index("ix_run_id", "id").ddl_if(dialect="sqlite"),  # in SQLITE_ONLY_INDEXES

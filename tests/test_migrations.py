@@ -49,9 +49,9 @@ def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(database_url):
     engine.dispose()
 
 
-def test_sqlite_keeps_tags_without_rowid_and_an_index_of_run_ids_from_migrations_and_models_alike(tmp_path):
+def test_sqlite_keeps_tags_without_rowid_and_deep_pages_read_narrow_indexes(tmp_path):
     """Alembic's comparison sees neither WITHOUT ROWID nor (elsewhere) a ddl_if index: both are checked here,
-    for a migrated database and one made from app.models, and the run id index is what deep pages read."""
+    for a migrated database and one made from app.models, with the indexes deep pages of each order read."""
     from sqlalchemy import create_engine, text
 
     migrated = f"sqlite:///{tmp_path / 'migrated.db'}"
@@ -66,4 +66,7 @@ def test_sqlite_keeps_tags_without_rowid_and_an_index_of_run_ids_from_migrations
                 "EXPLAIN QUERY PLAN SELECT id FROM run ORDER BY id DESC LIMIT 50 OFFSET 9"
             )
             assert "COVERING INDEX ix_run_id" in " ".join(row[-1] for row in plan)
+            by_name = "SELECT id FROM run ORDER BY machine, label, id LIMIT 50 OFFSET 9"
+            plan = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {by_name}")
+            assert "COVERING INDEX ix_run_machine_label_id" in " ".join(row[-1] for row in plan)
         engine.dispose()
