@@ -72,6 +72,8 @@ def save_pragmas(connection: Connection, values: dict[str, int]) -> None:
 def _restore_pragmas(dbapi_connection: Any, record: Any) -> None:
     saved = record.info.pop(SAVED_PRAGMAS_KEY, None)
     if saved is not None and dbapi_connection is not None:
+        if dbapi_connection.in_transaction:  # SQLite ignores foreign_keys inside one: never left off
+            dbapi_connection.rollback()
         for name, value in saved.items():
             dbapi_connection.execute(f"PRAGMA {name} = {int(value)}")
 

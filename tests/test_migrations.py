@@ -70,3 +70,46 @@ def test_sqlite_keeps_tags_without_rowid_and_deep_pages_read_narrow_indexes(tmp_
             plan = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {by_name}")
             assert "COVERING INDEX ix_run_machine_label_id" in " ".join(row[-1] for row in plan)
         engine.dispose()
+
+
+def test_0007_keeps_every_tag_through_its_table_rebuild_down_and_up(tmp_path):
+    """0007 rebuilds SQLite's tag table (WITHOUT ROWID): a database with runs and tags keeps them all both ways,
+    with its keys, its foreign key's cascade and its filter index."""
+    from alembic import command
+    from sqlalchemy import text
+    from sqlalchemy.orm import Session
+
+    from app.ingest import ingest
+    from app.parsing import DEFAULT_MAX_LINE_BYTES, iter_parse_bytes
+    from tests.helpers import LINE_198, distinct_lines
+
+    url = f"sqlite:///{tmp_path / 'data.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    data = "\n".join(distinct_lines(LINE_198, 20)).encode()
+    with Session(engine) as session:
+        items = iter_parse_bytes(data, max_line_bytes=DEFAULT_MAX_LINE_BYTES)
+        ingest(session=session, items=items, source="test", tags={"fs": "xfs", "raid": "5"})
+        session.commit()
+
+    def state() -> tuple:
+        with engine.connect() as connection:
+            tags = connection.exec_driver_sql("SELECT run_id, key, value FROM tag ORDER BY run_id, key").all()
+            assert connection.exec_driver_sql("PRAGMA integrity_check").scalar_one() == "ok"
+            assert connection.exec_driver_sql("PRAGMA foreign_key_check").all() == []
+            indexes = {row[1] for row in connection.exec_driver_sql("PRAGMA index_list(tag)")}
+            return tags, "ix_tag_key_value_run_id" in indexes
+
+    at_head = state()
+    assert len(at_head[0]) == 40 and at_head[1]
+    command.downgrade(alembic_config(url), "0006")
+    engine.dispose()
+    assert state() == at_head
+    upgrade(url)
+    engine.dispose()
+    assert state() == at_head
+    with engine.begin() as connection:
+        run_id = at_head[0][0][0]
+        connection.execute(text("DELETE FROM run WHERE id = :id"), {"id": run_id})
+        assert connection.scalar(text("SELECT count(*) FROM tag WHERE run_id = :id"), {"id": run_id}) == 0
+    engine.dispose()

@@ -62,17 +62,19 @@ def test_keyset_pages_are_the_offset_pages(client, stored, run_filter):
     assert len(expected) > 0
 
 
-# Each order's "next" link: newest and oldest first page with a keyset cursor, by name with page=.
+# Each order's "next" link: newest and oldest first page with a keyset cursor, by name with page=; and the
+# link back that every later page shows.
 NEXT_LINKS = {"newest": ("older →", "before="), "oldest": ("newer →", "after="), "name": ("next →", "page=")}
+BACK_LINKS = {"newest": "← newest", "oldest": "← oldest", "name": "← previous"}
 
 
 @pytest.mark.parametrize("sort", NEXT_LINKS)
 @pytest.mark.parametrize("query", ["", "tag=fs%3Dext4"])
-def test_runs_page_next_links_walk_every_run_once(client, stored, monkeypatch, query, sort):
+def test_runs_page_next_links_walk_every_run_once(client, stored, monkeypatch, query, sort, database_kind):
     monkeypatch.setattr(pages, "PAGE_SIZE", 4)
     seen: list[int] = []
     url = f"/?{query}&sort={sort}"
-    newest_first = [run["id"] for run in client.get(f"/api/runs?{query}&limit=1000").json()["items"]]
+    newest_first = client.get(f"/api/runs?{query}&limit=1000").json()["items"]
     assert len(newest_first) > 8
     label, cursor = NEXT_LINKS[sort]
     links = 0
@@ -80,6 +82,7 @@ def test_runs_page_next_links_walk_every_run_once(client, stored, monkeypatch, q
         html = client.get(url).text
         ids = [int(run_id) for run_id in _checkbox_ids(html)]
         assert 0 < len(ids) <= 4
+        assert (BACK_LINKS[sort] in html) == (links > 0)
         seen += ids
         url = _next_link(html, label)
         if url:
@@ -87,9 +90,36 @@ def test_runs_page_next_links_walk_every_run_once(client, stored, monkeypatch, q
             assert cursor in url and f"sort={sort}" in url
     assert links >= 2
     if sort == "name":
-        assert sorted(seen) == sorted(newest_first) and len(set(seen)) == len(seen)
+        # machine, then label, then upload order; a run without a label comes first on SQLite, last on PostgreSQL
+        def by_name(run):
+            no_label_last = run["label"] is None if database_kind == "postgresql" else run["label"] is not None
+            return run["machine"], no_label_last, run["label"] or "", run["id"]
+
+        expected = [run["id"] for run in sorted(newest_first, key=by_name)]
     else:
-        assert seen == (newest_first if sort == "newest" else newest_first[::-1])
+        expected = [run["id"] for run in newest_first]
+        expected = expected if sort == "newest" else expected[::-1]
+    assert seen == expected
+
+
+@pytest.mark.parametrize("past_the_end", ["sort=oldest&after={last}", "sort=newest&before=1", "sort=name&page=999"])
+def test_a_page_past_the_last_run_says_so_and_links_back(client, stored, past_the_end):
+    last = client.get("/api/runs?limit=1").json()["items"][0]["id"]
+    response = client.get(f"/?tag=fs%3Dxfs&{past_the_end.format(last=last)}")
+    assert response.status_code == 200
+    assert "No runs on this page." in response.text and "Upload a bonnie.csv" not in response.text
+    back = _next_link(response.text, "← the first page")
+    assert back is not None and "tag=fs%3Dxfs" in back and "after=" not in back and "page=" not in back
+    assert _checkbox_ids(client.get(f"/{back}").text)
+    assert client.get("/?sort=oldest&after=0").status_code == 422
+
+
+def test_lists_leave_runner_documents_unread(session, stored):
+    from sqlalchemy import inspect
+
+    listed = queries.list_runs(session=session, run_filter=queries.RunFilter(), limit=5)
+    assert listed.runs and all("document" in inspect(run).unloaded for run in listed.runs)
+    assert all("raw_line" not in inspect(run).unloaded for run in listed.runs)
 
 
 def _checkbox_ids(html: str) -> list[str]:

@@ -73,7 +73,7 @@ def runs_page(
     run: Annotated[list[str], Query()] = [],  # noqa: B006 - FastAPI copies the default per request
     sort: str = "newest",
     before: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
-    after: Annotated[int | None, Query(ge=0, le=MAX_ID)] = None,
+    after: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
 ):
     # The filter form's one text box holds "raid=5 fs=xfs"; links repeat tag= instead.
     tag_terms = [term for value in tag for term in split_tag_terms(value)]
