@@ -1,15 +1,16 @@
 """Ingest speed and memory: POST a 100,000-line file to a real server, against sqlite3's .import.
 
-Usage: .venv/bin/python bench/ingest_100k.py [--lines 100000] [--repeat 3] [--baseline /work/main]
+Usage: .venv/bin/python bench/ingest_100k.py [--lines 100000] [--repeat 3] [--baseline /work/main ...]
 
 The file cycles through real format-1.98 lines (tests/data/corpus/bonnie200-sample.csv and the
 public 2.00a line) and gives line i the machine name host<i>. Each timing is into a fresh database:
 the server's (started with `bonnieboard serve`, SQLite, WAL) and sqlite3's own `.import` of the same
 file into a plain 50-column table. Every round posts the file twice, without tags and with two
 (`?tag=fs=xfs&tag=disk=nvme0`), and a third time (no tags, not timed) while a reader sends
-`GET /api/runs?limit=50` back to back (issue #13: reads must not wait for an upload). With --baseline, another checkout's server (its own
-.venv) takes the same rounds: before and after in one run. Prints medians, ratios against the median
-`.import`, the reads' p50/p99 during the uploads and the servers' peak RSS (VmHWM).
+`GET /api/runs?limit=50` back to back (issue #13: reads must not wait for an upload). With --baseline
+(repeatable), other checkouts' servers (each with its .venv) take the same rounds: before and after in one
+run. Prints medians, ratios against the median `.import`, the reads' p50/p99 during the uploads and the
+servers' peak RSS (VmHWM).
 """
 
 from __future__ import annotations
@@ -137,9 +138,15 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--baseline", type=Path, help="another checkout (with its .venv) to time in the same rounds")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        action="append",
+        default=[],
+        help="another checkout (with its .venv) to time in the same rounds",
+    )
     args = parser.parse_args()
-    servers = {"this": ROOT} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
+    servers = {"this": ROOT} | {f"baseline {i + 1}": path.resolve() for i, path in enumerate(args.baseline)}
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         data_file = workdir / "runs.csv"
