@@ -49,10 +49,6 @@ def _result_column(test: str, part: str) -> Column:
     return Column(result_column(test, part), types[part], nullable=part != "status")
 
 
-# Indexes that exist on SQLite only (Index.ddl_if); Alembic's autogenerate does not know ddl_if, so its
-# comparison skips them elsewhere (app.migrate.include_object).
-SQLITE_ONLY_INDEXES = frozenset({"ix_run_id"})
-
 run_table = Table(
     "run",
     Base.metadata,
@@ -86,9 +82,6 @@ run_table = Table(
     # The list by name: its pages straight from the index, at any depth (without it, 1.7 s on SQLite at page
     # 10,000 of a million runs, and every page of a one-machine board sorted all its runs by label).
     Index("ix_run_machine_label_id", "machine", "label", "id"),
-    # Deep pages (`offset=`) skip ids in this index: SQLite otherwise steps through the table's wide rows
-    # (170 ms at offset 500,000, 10 ms with it). PostgreSQL's primary key index does the same job there.
-    Index("ix_run_id", "id").ddl_if(dialect="sqlite"),  # in SQLITE_ONLY_INDEXES
     # A deleted run's id is never given to another run: links to it must not show a different one.
     sqlite_autoincrement=True,
 )

@@ -4,7 +4,6 @@ from alembic import context
 
 from app.config import get_settings
 from app.db import make_engine
-from app.migrate import autogenerate_options
 from app.models import Base
 
 config = context.config
@@ -29,7 +28,6 @@ def _run(connection) -> None:
         target_metadata=target_metadata,
         render_as_batch=True,  # SQLite can barely ALTER; batch mode rebuilds tables instead.
         compare_type=True,
-        **autogenerate_options(connection.dialect.name),
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -11,7 +11,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import JSON, column, inspect, select, table, text
 
 from app.db import make_engine
-from app.migrate import alembic_config, autogenerate_options, upgrade
+from app.migrate import alembic_config, upgrade
 from app.models import Base, run_table
 from app.parsing import TESTS
 from tests.helpers import selected_databases
@@ -33,7 +33,7 @@ def empty_database(request, tmp_path):
 def schema_state(url: str) -> tuple[str | None, set[str], list]:
     engine = make_engine(url)
     with engine.connect() as connection:
-        context = MigrationContext.configure(connection, opts=autogenerate_options(connection.dialect.name))
+        context = MigrationContext.configure(connection)
         state = (
             context.get_current_revision(),
             set(inspect(connection).get_table_names()),

@@ -1,14 +1,14 @@
-"""deep pages from indexes, and (SQLite) a tag table WITHOUT ROWID (issue #13)
+"""the runs list by name from an index, and (SQLite) a tag table WITHOUT ROWID (issue #13)
 
 run (machine, label, id) serves the list by name: any page straight from the index (1.7 s on SQLite and
-0.7 s on PostgreSQL at page 10,000 of a million runs before).
+0.7 s on PostgreSQL at page 10,000 of a million runs before, and every page of a one-machine board sorted all
+its runs by label).
 
-On SQLite only:
-- `offset=` deep in the runs list skips ids in `ix_run_id`: ~3,000 small pages for 500,000 runs, where the
-  run table's own b-tree is ~150,000 pages of wide rows (170 ms -> 10 ms). PostgreSQL's primary key index
-  already does this.
-- The tag table keeps its rows in its primary key's b-tree instead of a rowid table plus that key's index:
-  each tag written is one b-tree insert fewer. PostgreSQL has no such notion.
+On SQLite only, the tag table keeps its rows in its primary key's b-tree instead of a rowid table plus that
+key's index: each tag written is one b-tree insert fewer. PostgreSQL has no such notion.
+
+A one-off cost at upgrade (`bonnieboard serve` and `make run` migrate at start): the index is built over every
+run and SQLite's tags are copied, 10 s for a million runs on SQLite here; writes wait meanwhile.
 
 Revision ID: 0007
 Revises: 0006
@@ -44,14 +44,11 @@ def _rebuild_tag_table(table_options: str) -> None:
 
 def upgrade() -> None:
     op.create_index("ix_run_machine_label_id", "run", ["machine", "label", "id"])
-    if op.get_bind().dialect.name != "sqlite":
-        return
-    op.create_index("ix_run_id", "run", ["id"])
-    _rebuild_tag_table(" WITHOUT ROWID")
+    if op.get_bind().dialect.name == "sqlite":
+        _rebuild_tag_table(" WITHOUT ROWID")
 
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "sqlite":
         _rebuild_tag_table("")
-        op.drop_index("ix_run_id", table_name="run")
     op.drop_index("ix_run_machine_label_id", table_name="run")
