@@ -79,9 +79,6 @@ run_table = Table(
     # The list's filters, newest first: the matching ids in order straight from the index (issue #13).
     Index("ix_run_machine_id", "machine", "id"),
     Index("ix_run_format_version_id", "format_version", "id"),
-    # The list by name: its pages straight from the index, at any depth (without it, 1.7 s on SQLite at page
-    # 10,000 of a million runs, and every page of a one-machine board sorted all its runs by label).
-    Index("ix_run_machine_label_id", "machine", "label", "id"),
     # A deleted run's id is never given to another run: links to it must not show a different one.
     sqlite_autoincrement=True,
 )
