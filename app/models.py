@@ -105,6 +105,7 @@ class Run(Base):
         raw_line: Mapped[str]
         num_files: Mapped[int | None]
         label: Mapped[str | None]
+        machine: Mapped[str]
         document: Mapped[dict[str, Any] | None]
 
     tags: Mapped[list["Tag"]] = relationship(

@@ -95,11 +95,13 @@ def list_runs(
     offset: int = 0,
     before: int | None = None,
     after: int | None = None,
+    at_machine: str | None = None,
     order: str = "newest",
 ) -> RunPage:
     """Matching runs in `order` (RUN_ORDERS): newest first, those with ids below `before`, or oldest first,
-    those with ids above `after` (keyset cursors: as fast deep down as at the top), after skipping `offset` of
-    them; and how many match in all, counted up to COUNT_LIMIT. By name, pages go by offset only."""
+    those with ids above `after` (keyset cursors: as fast deep down as at the top), or by name, those of machine
+    `at_machine` and after (a cursor that skips whole machines; `offset` then counts within that machine's runs);
+    after skipping `offset` of them; and how many match in all, counted up to COUNT_LIMIT."""
     ids, run_id = _matching_ids(run_filter)
     if order == "newest":
         ordered = ids.order_by(run_id.desc())
@@ -111,6 +113,8 @@ def list_runs(
             ordered = ordered.where(run_id > after)
     else:
         ordered = _filtered(select(run_table.c.id), run_filter).order_by(*RUN_ORDERS[order])
+        if at_machine is not None:
+            ordered = ordered.where(run_table.c.machine >= at_machine)
     # Ids first, then their rows: skipping `offset` rows reads only an index, not the wide rows.
     page_ids = list(session.scalars(ordered.limit(limit).offset(offset)))
     # Lists never show a runner's document (up to BONNIEBOARD_MAX_DOCUMENT_BYTES each): not read.

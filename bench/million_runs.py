@@ -205,6 +205,7 @@ def urls(client: httpx.Client) -> dict[str, str]:
         "GET /?sort=name": "/?sort=name",
         "GET /?sort=name&page=2": "/?sort=name&page=2",
         "GET /?sort=name&page=10000": "/?sort=name&page=10000",
+        "GET /?sort=name&at_machine=host5&skip=500 (cursor)": "/?sort=name&at_machine=host5&skip=500",
         f"GET /api/runs?before={newest * 1 // 10}": f"/api/runs?before={newest * 1 // 10}",
         f"GET /?before={newest * 1 // 10}": f"/?before={newest * 1 // 10}",
         f"GET /runs/{newest - 12345}": f"/runs/{newest - 12345}",

@@ -69,12 +69,12 @@ def test_0007_keeps_every_tag_through_its_table_rebuild_down_and_up(tmp_path):
 
     from app.ingest import ingest
     from app.parsing import DEFAULT_MAX_LINE_BYTES, iter_parse_bytes
-    from tests.helpers import LINE_198, distinct_lines
+    from tests.helpers import distinct_lines
 
     url = f"sqlite:///{tmp_path / 'data.db'}"
     upgrade(url)
     engine = make_engine(url)
-    data = "\n".join(distinct_lines(LINE_198, 20)).encode()
+    data = "\n".join(distinct_lines("migrated", 20)).encode()
     with Session(engine) as session:
         items = iter_parse_bytes(data, max_line_bytes=DEFAULT_MAX_LINE_BYTES)
         ingest(session=session, items=items, source="test", tags={"fs": "xfs", "raid": "5"})

@@ -64,8 +64,8 @@ def test_keyset_pages_are_the_offset_pages(client, stored, run_filter):
 
 # Each order's "next" link: newest and oldest first page with a keyset cursor, by name with page=; and the
 # link back that every later page shows.
-NEXT_LINKS = {"newest": ("older →", "before="), "oldest": ("newer →", "after="), "name": ("next →", "page=")}
-BACK_LINKS = {"newest": "← newest", "oldest": "← oldest", "name": "← previous"}
+NEXT_LINKS = {"newest": ("older →", "before="), "oldest": ("newer →", "after="), "name": ("next →", "at_machine=")}
+BACK_LINKS = {"newest": "← newest", "oldest": "← oldest", "name": "← first page"}
 
 
 @pytest.mark.parametrize("sort", NEXT_LINKS)
@@ -102,7 +102,35 @@ def test_runs_page_next_links_walk_every_run_once(client, stored, monkeypatch, q
     assert seen == expected
 
 
-@pytest.mark.parametrize("past_the_end", ["sort=oldest&after={last}", "sort=newest&before=1", "sort=name&page=999"])
+def test_pages_by_name_from_a_typed_page_go_on_by_page_and_a_cursor_counts_within_its_machine(client, monkeypatch):
+    """Runs of three machines, one over three pages and one inside a page: every cursor page by name is the
+    offset page it stands for, whatever machine its cursor names; a page= typed by hand links on with page=."""
+    monkeypatch.setattr(pages, "PAGE_SIZE", 4)
+    from tests.helpers import distinct_lines
+
+    # machine names with a space, to be sent encoded; "box a" spans three pages, "box b" sits inside one
+    lines = distinct_lines("box a", 11) + distinct_lines("box b", 2) + distinct_lines("box c", 8)
+    for i, line in enumerate(lines):
+        assert post_csv(client, line + "\n", label=f"run {i % 5}").status_code == 201
+    by_offset: list[list[str]] = []
+    for page in range(1, 8):
+        by_offset.append(_checkbox_ids(client.get(f"/?sort=name&page={page}").text))
+    assert sum(map(len, by_offset)) == 21
+    url, walked = "/?sort=name", []
+    while url and len(walked) < 10:  # a wrong cursor may lead back to a page already shown
+        html = client.get(url).text
+        walked.append(_checkbox_ids(html))
+        url = _next_link(html, "next →")
+        assert url is None or "at_machine=box%20" in url
+    assert walked == [page for page in by_offset if page]
+    typed = client.get("/?sort=name&page=2").text
+    assert _next_link(typed, "next →") is not None and "page=3" in _next_link(typed, "next →")
+    assert client.get("/?sort=name&at_machine=" + "x" * 5000).status_code == 400
+
+
+@pytest.mark.parametrize(
+    "past_the_end", ["sort=oldest&after={last}", "sort=newest&before=1", "sort=name&page=999", "sort=name&at_machine=~"]
+)
 def test_a_page_past_the_last_run_says_so_and_links_back(client, stored, past_the_end):
     last = client.get("/api/runs?limit=1").json()["items"][0]["id"]
     response = client.get(f"/?tag=fs%3Dxfs&{past_the_end.format(last=last)}")

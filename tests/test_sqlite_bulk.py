@@ -350,7 +350,7 @@ def test_an_ingest_skips_foreign_key_checks_only_for_its_own_transaction(tmp_pat
     url = f"sqlite:///{tmp_path / 'fk.db'}"
     upgrade(url)
     engine = make_engine(url)
-    lines = distinct_lines(LINE_198, 3)
+    lines = distinct_lines("fk", 3)
     during: list[int] = []
 
     def upload(data: str, **options) -> None:

@@ -27,7 +27,7 @@ from app.config import get_settings
 from app.deps import PageAuthDep, SessionDep, csrf_form
 from app.errors import BadRequest, InvalidUpload
 from app.figures import figures_of, limiters_of, line_facts
-from app.models import MAX_ID
+from app.models import MAX_ID, Run
 from app.parsing import TESTS, TOO_FAST, UNITS
 from app.request_body import FormLimits
 from app.schemas import MAX_TAG_CHARS, RunDetailOut, RunOut
@@ -74,6 +74,8 @@ def runs_page(
     sort: str = "newest",
     before: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
     after: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
+    at_machine: str | None = None,
+    skip: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
 ):
     # The filter form's one text box holds "raid=5 fs=xfs"; links repeat tag= instead.
     tag_terms = [term for value in tag for term in split_tag_terms(value)]
@@ -90,12 +92,16 @@ def runs_page(
         tags = parse_tag_filters(tag_terms)
         check_filter_text(machine, "machine")
         check_filter_text(format, "format")
+        check_filter_text(at_machine, "at_machine")
     except BadRequest as exc:
         tags, filter_error = {}, exc.detail
     run_filter = queries.RunFilter(machine=machine or None, tags=tags, format_version=format or None)
     # "older" (newest first) and "newer" (oldest first) links carry a keyset cursor, before= or after= the last
-    # id shown: page 20,000 costs what page 1 does. page= still works (offset paging, the only paging by name),
-    # and so does page= with a cursor.
+    # id shown: page 20,000 costs what page 1 does. By name, "next" carries the last machine shown and how many
+    # of its runs were shown (at_machine=, skip=): a page skips whole machines through their index and sorts the
+    # runs of the machines it shows, not all those before it (1.4 s at page 10,000 of a million runs by offset).
+    # page= still works, and so does page= with a cursor.
+    cursor = {"newest": before, "oldest": after, "name": at_machine}[sort]
     listed = (
         queries.RunPage([], 0, False)
         if filter_error
@@ -103,14 +109,16 @@ def runs_page(
             session=session,
             run_filter=run_filter,
             limit=PAGE_SIZE + 1,
-            offset=(page - 1) * PAGE_SIZE,
+            offset=(page - 1) * PAGE_SIZE + (skip if sort == "name" and at_machine is not None else 0),
             before=before if sort == "newest" else None,
             after=after if sort == "oldest" else None,
+            at_machine=at_machine if sort == "name" else None,
             order=sort,
         )
     )
     found, total = listed.runs[:PAGE_SIZE], listed.total
     more = len(listed.runs) > PAGE_SIZE
+    by_name_cursor = more and sort == "name" and (at_machine is not None or page == 1)
     context = {
         "chosen": chosen,
         "sort": sort,
@@ -120,10 +128,12 @@ def runs_page(
         "total_is_estimate": listed.total_is_estimate,
         "filtered": run_filter != queries.RunFilter(),
         "page": page,
-        "cursor": before if sort == "newest" else after if sort == "oldest" else None,
+        "cursor": cursor,
         "older_before": found[-1].id if more and sort == "newest" else None,
         "newer_after": found[-1].id if more and sort == "oldest" else None,
-        "next_page": page + 1 if more and sort != "newest" else None,
+        "next_by_name": _next_by_name(found, at_machine, skip + (page - 1) * PAGE_SIZE) if by_name_cursor else None,
+        # Offset paging: page=N was typed (the runs of the last machine on the pages before are not known).
+        "next_page": page + 1 if more and sort == "name" and not by_name_cursor else None,
         "pages": max(1, -(-total // PAGE_SIZE)),
         "filter": {"machine": machine or "", "tag": " ".join(tag_terms), "tags": tag_terms, "format": format or ""},
         "filter_error": filter_error,
@@ -137,6 +147,14 @@ def runs_page(
         context,
         status_code=400 if filter_error else 200,
     )
+
+
+def _next_by_name(found: list[Run], at_machine: str | None, skipped: int) -> dict[str, str | int]:
+    """The next page's cursor by name: the last machine shown, and how many of its runs have been shown (the
+    page's last ones, and those skipped before it when the page began with that machine's)."""
+    machine = found[-1].machine
+    shown = next((i for i, run in enumerate(reversed(found)) if run.machine != machine), len(found))
+    return {"at_machine": machine, "skip": shown + (skipped if machine == at_machine else 0)}
 
 
 @router.get("/compare", response_class=HTMLResponse)
