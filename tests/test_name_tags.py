@@ -93,7 +93,9 @@ def test_compiled_pattern_parts():
 # ---- round trips ----
 
 keys = st.text(
-    st.characters(blacklist_characters="{}= \x00", blacklist_categories=("Zs", "Zl", "Zp", "Cc")), min_size=1, max_size=8
+    st.characters(blacklist_characters="{}= \x00", blacklist_categories=("Zs", "Zl", "Zp", "Cc")),
+    min_size=1,
+    max_size=8,
 )
 texts = st.text(st.characters(blacklist_characters="\x00"), max_size=6)
 values = st.text(st.characters(blacklist_characters="\x00"), min_size=1, max_size=10)
