@@ -30,12 +30,9 @@ def bump(session: Session) -> None:
     (and never hold it while waiting for another lock: no deadlock)."""
     stamp = secrets.randbits(62) + 1
     # An upsert: the row is missing only in a database emptied by hand, yet a write must not fail then.
-    if session.get_bind().dialect.name == "postgresql":
-        pg_upsert = postgresql.insert(table).values(id=ROW_ID, generation=stamp)
-        session.execute(pg_upsert.on_conflict_do_update(index_elements=[table.c.id], set_={"generation": stamp}))
-    else:
-        sqlite_upsert = sqlite.insert(table).values(id=ROW_ID, generation=stamp)
-        session.execute(sqlite_upsert.on_conflict_do_update(index_elements=[table.c.id], set_={"generation": stamp}))
+    dialect_insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+    upsert = dialect_insert(table).values(id=ROW_ID, generation=stamp)
+    session.execute(upsert.on_conflict_do_update(index_elements=[table.c.id], set_={"generation": stamp}))
 
 
 def current(connection: Session | Connection) -> int | None:

@@ -28,21 +28,22 @@ TAG_SPACES = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u
 # What app.validation's check_tag and check_label accept, for the OpenAPI description. They answer
 # 400 with their own message, so these document the rule rather than have pydantic enforce it (422).
 _NO_NUL = "^[^\\x00]*$"
-TAG_PARAM_SCHEMA = WithJsonSchema(
-    {
-        "type": "string",
-        "pattern": f"^[^={TAG_SPACES}\\x00]{{1,{MAX_TAG_CHARS}}}=[^{TAG_SPACES}\\x00]{{0,{MAX_TAG_CHARS}}}$",
-        "description": f"KEY=VALUE: a key of 1 to {MAX_TAG_CHARS} characters without '=', a value of at most {MAX_TAG_CHARS}; no space, no NUL",
-    }
-)
+
+
+def _tag_param_schema(*, spaces: bool) -> WithJsonSchema:
+    refused, rule = ("\\x00", "no NUL") if spaces else (f"{TAG_SPACES}\\x00", "no space, no NUL")
+    return WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": f"^[^={refused}]{{1,{MAX_TAG_CHARS}}}=[^{refused}]{{0,{MAX_TAG_CHARS}}}$",
+            "description": f"KEY=VALUE: a key of 1 to {MAX_TAG_CHARS} characters without '=', a value of at most {MAX_TAG_CHARS}; {rule}",
+        }
+    )
+
+
+TAG_PARAM_SCHEMA = _tag_param_schema(spaces=False)
 # A filter also finds tags stored before spaces were refused (app.validation.parse_tag_filters).
-TAG_FILTER_PARAM_SCHEMA = WithJsonSchema(
-    {
-        "type": "string",
-        "pattern": f"^[^=\\x00]{{1,{MAX_TAG_CHARS}}}=[^\\x00]{{0,{MAX_TAG_CHARS}}}$",
-        "description": f"KEY=VALUE: a key of 1 to {MAX_TAG_CHARS} characters without '=', a value of at most {MAX_TAG_CHARS}; no NUL",
-    }
-)
+TAG_FILTER_PARAM_SCHEMA = _tag_param_schema(spaces=True)
 _LABEL = {"type": "string", "maxLength": MAX_LABEL_CHARS, "pattern": _NO_NUL}
 _TAGS = {
     "type": "object",

@@ -109,10 +109,11 @@ def runs_page(
             session=session,
             run_filter=run_filter,
             limit=PAGE_SIZE + 1,
+            # Each order reads its own cursor only (queries.list_runs); skip counts within at_machine's runs.
             offset=(page - 1) * PAGE_SIZE + (skip if sort == "name" and at_machine is not None else 0),
-            before=before if sort == "newest" else None,
-            after=after if sort == "oldest" else None,
-            at_machine=at_machine if sort == "name" else None,
+            before=before,
+            after=after,
+            at_machine=at_machine,
             order=sort,
         )
     )
