@@ -32,11 +32,21 @@ from app.parsing import LineError, ParsedRun, parse_raw_line
 log = logging.getLogger(__name__)
 _reported: set[str] = set()
 
-# SQLite's page cache while an upload's transaction is open, in KiB. The default 2 MiB sent the pages of
-# the hash and name indexes out to the WAL and read them back many times over; 100,000 lines (and their
-# tags) fill about 70 MiB, written once at the commit. Back to its size when the transaction ends: a
-# reader on this connection must not keep 64 MiB of pages.
-UPLOAD_CACHE_KIB = 65536
+# SQLite's page cache while an upload's transaction is open. The default 2 MiB sent the pages of the hash
+# and name indexes out to the WAL and read them back many times over. An upload writes about 3.2 bytes of
+# pages per byte of CSV (100,000 lines: 21 MB, and 67 MB of pages with two tags); a cache that holds them all
+# writes each page once, at the commit. A fixed 64 MiB spilled 8 MB of them mid-transaction: that upload
+# took 13 % longer, and varied twice as much (bench/RESULTS.md). SQLite takes memory for a page only when
+# it uses one, so room for five times the upload costs nothing the upload does not use. Back to its size
+# when the transaction ends: a reader on this connection must not keep an upload's pages.
+UPLOAD_CACHE_MIN_KIB = 65536
+UPLOAD_CACHE_PER_UPLOAD_BYTE = 5
+
+
+def upload_cache_kib(upload_bytes: int) -> int:
+    """The page cache, in KiB, for an upload of `upload_bytes`: room for every page it writes."""
+    return max(UPLOAD_CACHE_MIN_KIB, upload_bytes * UPLOAD_CACHE_PER_UPLOAD_BYTE // 1024)
+
 
 # The run columns the extension fills, in its order; tests/test_columns.py compares it with app.columns.
 COLUMNS: tuple[str, ...] = _bulk198.COLUMNS
@@ -86,7 +96,7 @@ class PlainLines:
         if problem is not None:  # scan() checked the same; a change in between is a bug
             raise RuntimeError(f"the compiled ingest path cannot write to this connection: {problem}")
         upload_id, created_at, label, document = upload
-        _tune_until_transaction_ends(session, connection)
+        _tune_until_transaction_ends(session, connection, upload_cache_kib(len(self.data)))
         try:
             created, duplicates, existing = self._scan.insert(
                 connection, first_id, parsed_lines, upload_id, created_at, label, document
@@ -131,14 +141,14 @@ def connection_problem(session: Session) -> str | None:
     return None
 
 
-def _tune_until_transaction_ends(session: Session, connection: sqlite3.Connection) -> None:
-    """A bigger page cache, and no automatic checkpoint at this transaction's commit (the upload turn
+def _tune_until_transaction_ends(session: Session, connection: sqlite3.Connection, cache_kib: int) -> None:
+    """A page cache of `cache_kib`, and no automatic checkpoint at this transaction's commit (the upload turn
     checkpoints after the response: app.storing); both given back when the pool takes the connection back."""
     (size,) = connection.execute("PRAGMA cache_size").fetchone()
     (autocheckpoint_pages,) = connection.execute("PRAGMA wal_autocheckpoint").fetchone()
     saved = {"cache_size": size, "wal_autocheckpoint": autocheckpoint_pages}
-    if size < 0 and -size < UPLOAD_CACHE_KIB:  # a size in KiB below ours (a size in pages is left alone)
-        connection.execute(f"PRAGMA cache_size = -{UPLOAD_CACHE_KIB}")
+    if size < 0 and -size < cache_kib:  # a size in KiB below ours (a size in pages is left alone)
+        connection.execute(f"PRAGMA cache_size = -{int(cache_kib)}")
     # Copying 60 MB of WAL into the database file and syncing it took 0.5 of an upload's 1.6 s; the
     # commit is as durable without it (synchronous=NORMAL: app.db), so the client need not wait for it.
     connection.execute("PRAGMA wal_autocheckpoint = 0")
