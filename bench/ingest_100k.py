@@ -83,6 +83,9 @@ def time_server(
     server = subprocess.Popen(
         [root / ".venv/bin/bonnieboard", "serve", "--port", str(port)],
         env=env,
+        # In the checkout's own directory: a baseline served by `python -c` (a worktree without its own venv)
+        # imports `app` from the working directory first, which must be the baseline's, not this one's.
+        cwd=root,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -6,7 +6,7 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
-from app.db import SQLITE_BUSY_TIMEOUT_S, make_engine
+from app.db import SQLITE_BUSY_TIMEOUT_S, SQLITE_PAGE_BYTES, make_engine
 from app.migrate import alembic_config, upgrade
 from app.models import Base
 
@@ -42,6 +42,41 @@ def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(database_url):
         assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar() == SQLITE_BUSY_TIMEOUT_S * 1000
     engine.dispose()
+
+
+def test_a_new_sqlite_database_gets_16_kib_pages_and_an_existing_one_keeps_its_own(tmp_path):
+    """SQLite sets the page size only while a database is empty: a new board gets SQLITE_PAGE_BYTES; a board
+    made before (4 KiB pages) keeps them, opens in WAL mode and takes uploads as before."""
+    import sqlite3
+
+    from sqlalchemy.orm import Session
+
+    from app.ingest import ingest_bytes
+    from tests.helpers import distinct_lines
+
+    new = tmp_path / "new.db"
+    upgrade(f"sqlite:///{new}")
+    with sqlite3.connect(new) as connection:
+        assert connection.execute("PRAGMA page_size").fetchone()[0] == SQLITE_PAGE_BYTES == 16384
+
+    old = tmp_path / "old.db"
+    with sqlite3.connect(old) as connection:
+        connection.execute("PRAGMA page_size = 4096")
+        connection.execute("CREATE TABLE made_before (x)")
+    upgrade(f"sqlite:///{old}")
+    engine = make_engine(f"sqlite:///{old}")
+    try:
+        with Session(engine) as session:
+            data = ("\n".join(distinct_lines("pages", 500)) + "\n").encode()
+            outcome = ingest_bytes(session=session, data=data, max_line_bytes=4096, source="test", tags={"a": "1"})
+            session.commit()
+            assert len(outcome.created) == 500
+            connection = session.connection()
+            assert connection.exec_driver_sql("PRAGMA page_size").scalar() == 4096
+            assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert connection.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
+    finally:
+        engine.dispose()
 
 
 def test_sqlite_keeps_tags_without_rowid_from_migrations_and_models_alike(tmp_path):
