@@ -37,15 +37,19 @@ _reported: set[str] = set()
 # pages per byte of CSV (100,000 lines: 21 MB, and 67 MB of pages with two tags); a cache that holds them all
 # writes each page once, at the commit. A fixed 64 MiB spilled 8 MB of them mid-transaction: that upload
 # took 13 % longer, and varied twice as much (bench/RESULTS.md). SQLite takes memory for a page only when
-# it uses one, so room for five times the upload costs nothing the upload does not use. Back to its size
-# when the transaction ends: a reader on this connection must not keep an upload's pages.
+# it uses one, so room for five times the upload costs nothing the upload does not use. At most 256 MiB
+# (uploads up to about 50 MB; the default limit is 32 MiB): a board that allows bigger ones spills rather
+# than holding gigabytes per upload. Back to its size when the transaction ends: a reader on this connection
+# must not keep an upload's pages.
 UPLOAD_CACHE_MIN_KIB = 65536
+UPLOAD_CACHE_MAX_KIB = 262144
 UPLOAD_CACHE_PER_UPLOAD_BYTE = 5
 
 
 def upload_cache_kib(upload_bytes: int) -> int:
-    """The page cache, in KiB, for an upload of `upload_bytes`: room for every page it writes."""
-    return max(UPLOAD_CACHE_MIN_KIB, upload_bytes * UPLOAD_CACHE_PER_UPLOAD_BYTE // 1024)
+    """The page cache, in KiB, for an upload of `upload_bytes`: room for every page it writes, within bounds."""
+    wanted_kib = upload_bytes * UPLOAD_CACHE_PER_UPLOAD_BYTE // 1024
+    return min(UPLOAD_CACHE_MAX_KIB, max(UPLOAD_CACHE_MIN_KIB, wanted_kib))
 
 
 # The run columns the extension fills, in its order; tests/test_columns.py compares it with app.columns.

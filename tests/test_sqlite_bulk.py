@@ -16,6 +16,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from app import _bulk198, sqlite_bulk
+from app.config import Settings
 from app.db import make_engine
 from app.errors import InvalidUpload
 from app.ingest import ingest, ingest_bytes
@@ -428,3 +429,12 @@ def test_an_uploads_pages_stay_in_the_cache_until_the_commit(tmp_path, monkeypat
     else:
         assert wal_at_commit > wal_before + 1_000_000
     assert cache_size == -2000  # within the same session, the transaction over: back to SQLite's default
+
+
+def test_an_uploads_cache_is_bounded():
+    """Room for every page of an upload up to the default limit, but never gigabytes for one upload on a board
+    that allows bigger ones: those spill to the WAL instead."""
+    assert sqlite_bulk.upload_cache_kib(0) == sqlite_bulk.UPLOAD_CACHE_MIN_KIB
+    default_limit = Settings.model_fields["max_upload_bytes"].default
+    assert sqlite_bulk.upload_cache_kib(default_limit) * 1024 >= default_limit * 4  # 100,000 lines: 3.2x in pages
+    assert sqlite_bulk.upload_cache_kib(4 << 30) == sqlite_bulk.UPLOAD_CACHE_MAX_KIB == 256 * 1024
