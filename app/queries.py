@@ -7,7 +7,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, bindparam, delete, func, insert, select, text, update
+from sqlalchemy import ColumnElement, Select, bindparam, delete, false, func, insert, select, text, update
 from sqlalchemy.orm import Session, defer
 
 from app import generation
@@ -100,7 +100,8 @@ def list_runs(
 ) -> RunPage:
     """Matching runs in `order` (RUN_ORDERS): newest first, those with ids below `before`, or oldest first,
     those with ids above `after` (keyset cursors: as fast deep down as at the top), or by name, those of machine
-    `at_machine` and after (a cursor that skips whole machines; `offset` then counts within that machine's runs);
+    `at_machine` and after (a cursor that skips whole machines; `offset` then counts within that machine's runs,
+    and a deep `offset` without one is turned into one: _machine_at);
     after skipping `offset` of them; and how many match in all, counted up to COUNT_LIMIT."""
     ids, run_id = _matching_ids(run_filter)
     if order == "newest":
@@ -113,6 +114,12 @@ def list_runs(
             ordered = ordered.where(run_id > after)
     else:
         ordered = _filtered(select(run_table.c.id), run_filter).order_by(*RUN_ORDERS[order])
+        if at_machine is None and offset >= NAME_SEEK_FROM_OFFSET:
+            seek = _machine_at(session, run_filter, offset)
+            if seek is None:  # past the last run
+                ordered = ordered.where(false())
+            else:
+                at_machine, offset = seek
         if at_machine is not None:
             ordered = ordered.where(run_table.c.machine >= at_machine)
     # Ids first, then their rows: skipping `offset` rows reads only an index, not the wide rows.
@@ -122,6 +129,32 @@ def list_runs(
     found = {run.id: run for run in session.scalars(rows)} if page_ids else {}
     total, is_estimate = _count(session, run_filter, ids)
     return RunPage([found[i] for i in page_ids if i in found], total, is_estimate)
+
+
+# By name, a page this deep starts from the machine its first run belongs to (_machine_at) rather than from
+# the top: skipping reads and sorts every run before the page (1.2-1.8 s at page 10,000 of a million runs),
+# counting each machine's runs reads only the (machine, id) index.
+NAME_SEEK_FROM_OFFSET = 5_000
+
+
+def _machine_at(session: Session, run_filter: RunFilter, offset: int) -> tuple[str, int] | None:
+    """(the machine of the run at position `offset` of the list by name, how many of that machine's runs come
+    before it), or None when the list is shorter. Runs are ordered by machine first, so the runs before
+    that machine's are exactly those of the machines before it."""
+    per_machine = (
+        _filtered(select(run_table.c.machine, func.count().label("runs")), run_filter)
+        .group_by(run_table.c.machine)
+        .subquery()
+    )
+    through = func.sum(per_machine.c.runs).over(order_by=per_machine.c.machine)
+    running = select(per_machine.c.machine, per_machine.c.runs, through.label("through")).subquery()
+    found = session.execute(
+        select(running.c.machine, running.c.through - running.c.runs)
+        .where(running.c.through > offset)
+        .order_by(running.c.machine)
+        .limit(1)
+    ).first()
+    return None if found is None else (found[0], offset - int(found[1]))
 
 
 def _count(session: Session, run_filter: RunFilter, ids: Select) -> tuple[int, bool]:

@@ -195,3 +195,30 @@ def test_streamed_export_is_every_stored_line(client, stored, session, run_filte
     export = client.get("/api/runs/export.csv", params=params_of(run_filter))
     assert export.status_code == 200 and export.headers["content-type"].startswith("text/csv")
     assert export.content == expected.encode() and len(ids) > 3
+
+
+@pytest.mark.parametrize("run_filter", [{}, {"tags": {"fs": "xfs"}}, {"format_version": "1.98"}], ids=str)
+def test_a_deep_page_by_name_from_its_machine_is_the_page_by_offset(session, stored, monkeypatch, run_filter):
+    """A page by name deep enough starts from the machine its position falls in (queries._machine_at): the same
+    runs as skipping from the top, at every offset, past the end included, on both databases."""
+    wanted = queries.RunFilter(**run_filter)
+
+    def pages(seek_from: int) -> list[list[int]]:
+        monkeypatch.setattr(queries, "NAME_SEEK_FROM_OFFSET", seek_from)
+        return [
+            [
+                run.id
+                for run in queries.list_runs(
+                    session=session, run_filter=wanted, limit=3, offset=offset, order="name"
+                ).runs
+            ]
+            for offset in range(total + 4)
+        ]
+
+    total = queries.list_runs(session=session, run_filter=wanted, limit=1, order="name").total
+    assert total > 6
+    by_offset = pages(seek_from=10**9)
+    assert pages(seek_from=0) == by_offset
+    assert by_offset[0] and not by_offset[total]
+    machines = session.scalars(select(run_table.c.machine).distinct()).all()
+    assert len(machines) > 2  # the pages cross from machine to machine
