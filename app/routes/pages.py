@@ -99,9 +99,11 @@ def runs_page(
     # "older" (newest first) and "newer" (oldest first) links carry a keyset cursor, before= or after= the last
     # id shown: page 20,000 costs what page 1 does. By name, "next" carries the last machine shown and how many
     # of its runs were shown (at_machine=, skip=): a page skips whole machines through their index and sorts the
-    # runs of the machines it shows, not all those before it (1.4 s at page 10,000 of a million runs by offset).
-    # page= still works, and so does page= with a cursor.
+    # runs of the machines it shows, not all those before it. page= still works (deep by name, it starts from
+    # the machine its position falls in: queries.list_runs), and so does page= with a cursor.
     cursor = {"newest": before, "oldest": after, "name": at_machine}[sort]
+    # Each order reads its own cursor only (queries.list_runs); skip counts within at_machine's runs.
+    offset = (page - 1) * PAGE_SIZE + (skip if sort == "name" and at_machine is not None else 0)
     listed = (
         queries.RunPage([], 0, False)
         if filter_error
@@ -109,8 +111,7 @@ def runs_page(
             session=session,
             run_filter=run_filter,
             limit=PAGE_SIZE + 1,
-            # Each order reads its own cursor only (queries.list_runs); skip counts within at_machine's runs.
-            offset=(page - 1) * PAGE_SIZE + (skip if sort == "name" and at_machine is not None else 0),
+            offset=offset,
             before=before,
             after=after,
             at_machine=at_machine,
@@ -132,7 +133,7 @@ def runs_page(
         "cursor": cursor,
         "older_before": found[-1].id if more and sort == "newest" else None,
         "newer_after": found[-1].id if more and sort == "oldest" else None,
-        "next_by_name": _next_by_name(found, at_machine, skip + (page - 1) * PAGE_SIZE) if by_name_cursor else None,
+        "next_by_name": _next_by_name(found, at_machine, offset) if by_name_cursor else None,
         # Offset paging: page=N was typed (the runs of the last machine on the pages before are not known).
         "next_page": page + 1 if more and sort == "name" and not by_name_cursor else None,
         "pages": max(1, -(-total // PAGE_SIZE)),
@@ -152,7 +153,7 @@ def runs_page(
 
 def _next_by_name(found: list[Run], at_machine: str | None, skipped: int) -> dict[str, str | int]:
     """The next page's cursor by name: the last machine shown, and how many of its runs have been shown (the
-    page's last ones, and those skipped before it when the page began with that machine's)."""
+    page's last ones, and the `skipped` before it when the page began with at_machine's)."""
     machine = found[-1].machine
     shown = next((i for i, run in enumerate(reversed(found)) if run.machine != machine), len(found))
     return {"at_machine": machine, "skip": shown + (skipped if machine == at_machine else 0)}
