@@ -23,6 +23,7 @@
 
 #define FIELDS 50
 #define DIGEST_BYTES 16
+#define MAX_MACHINE_CHARS 500 /* parsing.MAX_MACHINE_CHARS: a longer name is the parser's error to report */
 
 /* ==== the run table's columns, in the order bound (checked against app/columns.py by a test) ==== */
 
@@ -118,6 +119,14 @@ static int is_plain_text(Cell c) {
     return 1;
 }
 
+/* At most n characters of text is_plain_text() accepted (valid UTF-8: each character has one lead byte). */
+static int chars_at_most(Cell c, Py_ssize_t n) {
+    Py_ssize_t chars = 0;
+    for (Py_ssize_t i = 0; i < c.len; i++)
+        chars += (c.at[i] & 0xC0) != 0x80;
+    return chars <= n;
+}
+
 /* A value and its %CPU (§1.1): digits and digits, "+++++" and "+++", or both empty. */
 static int is_pair(Cell value, Cell cpu, int seeks) {
     if (value.len == 0)
@@ -206,8 +215,8 @@ static int split_fields(const unsigned char *line, Py_ssize_t len, Cell *f) {
 static int is_plain_198(const unsigned char *line, Py_ssize_t len, Cell *f) {
     if (len < 5 || memcmp(line, "1.98,", 5) != 0 || !split_fields(line, len, f))
         return 0;
-    if (!is_plain_text(f[F_BONNIE_VERSION]) || !is_plain_text(f[F_NAME]) || !is_plain_text(f[F_SEED]) ||
-        !is_digits(f[F_CONCURRENCY], 1, 9))
+    if (!is_plain_text(f[F_BONNIE_VERSION]) || !is_plain_text(f[F_NAME]) || !chars_at_most(f[F_NAME], MAX_MACHINE_CHARS) ||
+        !is_plain_text(f[F_SEED]) || !is_digits(f[F_CONCURRENCY], 1, 9))
         return 0;
     int io_ran = f[F_FILE_SIZE].len != 0, files_ran = f[F_NUM_FILES].len != 0;
     if (!io_ran && !files_ran)
@@ -790,6 +799,10 @@ PyMODINIT_FUNC PyInit__bulk198(void) {
     }
     if (columns == NULL || PyModule_AddObject(module, "COLUMNS", columns) < 0) {
         Py_XDECREF(columns);
+        Py_DECREF(module);
+        return NULL;
+    }
+    if (PyModule_AddIntConstant(module, "MAX_MACHINE_CHARS", MAX_MACHINE_CHARS) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -2,6 +2,7 @@
 import sqlite3
 
 COLUMNS: tuple[str, ...]
+MAX_MACHINE_CHARS: int
 
 class Scan:
     @property

@@ -233,7 +233,7 @@ def run_filter(
     ] = None,
 ) -> queries.RunFilter:
     return queries.RunFilter(
-        machine=check_filter_text(machine, "machine"),
+        machine=check_filter_text(machine, "machine", get_settings().max_line_bytes),
         tags=parse_tag_filters(tag),
         format_version=check_filter_text(format, "format"),
         upload_id=upload,

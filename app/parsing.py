@@ -75,6 +75,10 @@ DEFAULT_MAX_LINE_BYTES = 4096
 
 # A rate or %CPU larger than this is not a measurement; it also keeps values inside a 64-bit column.
 MAX_NUMBER = 10**15
+# A machine name is a host name (at most 253 characters) or bonnie++'s -m text. PostgreSQL refuses an entry of
+# the (machine, id) index over 2,704 bytes, which a longer name of incompressible text reached: the upload failed
+# as a whole. 500 characters of at most 4 bytes each fit, and the page filters take names that long.
+MAX_MACHINE_CHARS = 500
 
 _VERSION_RE = re.compile(r"\d+\.\d+[a-z]?", re.ASCII)
 _SEEKS_RE = re.compile(r"\d{1,16}(?:\.\d{1,6})?", re.ASCII)
@@ -140,7 +144,8 @@ class ParseResult:
 # escape. For such a line parse_line() can raise no error, so its cells can be converted elsewhere
 # by the same rules: the C extension app/_bulk198.c keeps these lines (and only these) for itself;
 # tests/test_sqlite_bulk.py holds its check to this one.
-_PLAIN_TEXT = r'[^,"\\\x00-\x1f\ufeff]*'
+_PLAIN_CHAR = r'[^,"\\\x00-\x1f\ufeff]'
+_PLAIN_TEXT = _PLAIN_CHAR + "*"
 _PAIR = r"(?:\d{1,15},\d{1,9}|\+\+\+\+\+,\+\+\+|,)"
 _SEEKS_PAIR = r"(?:\d{1,15}(?:\.\d{1,6})?,\d{1,9}|\+\+\+\+\+,\+\+\+|,)"
 _LATENCY = r"(?:\d{1,12}(?:us|ms|s))?"
@@ -149,7 +154,7 @@ _FILES_RUN = ",".join([r"\d{1,15}", r"(?:\d{1,15}|link|symlink)?", r"\d{0,15}", 
 _LATENCIES_RUN = ",".join([_LATENCY] * 6)
 _IO_NOT_RUN, _FILES_NOT_RUN, _LATENCIES_NOT_RUN = "," * 15, "," * 16, "," * 5
 PLAIN_198 = re.compile(
-    rf"1\.98,{_PLAIN_TEXT},{_PLAIN_TEXT},\d{{1,9}},{_PLAIN_TEXT},(?:"
+    rf"1\.98,{_PLAIN_TEXT},{_PLAIN_CHAR}{{0,{MAX_MACHINE_CHARS}}},\d{{1,9}},{_PLAIN_TEXT},(?:"
     + "|".join(
         ",".join(parts)
         for parts in (
@@ -300,6 +305,12 @@ def _parse_fields(fields: list[str], line: str, line_no: int) -> ParsedRun:
         raise
 
 
+def _check_machine(machine: str) -> str:
+    if len(machine) > MAX_MACHINE_CHARS:
+        raise _FieldError("name", f"the machine name is {len(machine)} characters; the limit is {MAX_MACHINE_CHARS}")
+    return machine
+
+
 def _too_few_fields(first: str, count: int) -> str:
     if first in FIELD_COUNTS_9X:
         return f"too few fields: a format {first} line has {FIELD_COUNTS_9X[first]}, this one has {count}"
@@ -325,7 +336,7 @@ def _parse_9x(fields: list[str], line: str, line_no: int) -> ParsedRun:
         raise _FieldError(None, f"too few fields: a format {fmt} line has {expected}, this one has {count}")
     # Everything after the name has a fixed length; extra fields are commas in the name.
     name_end = count - (expected - 3)
-    machine = ",".join(fields[2:name_end])
+    machine = _check_machine(",".join(fields[2:name_end]))
     tail = fields[name_end:]
 
     concurrency = _parse_count(tail[0], "concurrency")
@@ -441,7 +452,7 @@ def _parse_103(fields: list[str], line: str, line_no: int) -> ParsedRun:
     if count < expected:
         raise _FieldError(None, _too_few_fields("", count))
     name_end = count - (expected - 1)
-    machine = ",".join(fields[:name_end])
+    machine = _check_machine(",".join(fields[:name_end]))
     tail = fields[name_end:]
     file_size_mib, io_chunk_bytes = _parse_size_103(tail[0])
     file_test = _parse_file_test_103(tail[13])

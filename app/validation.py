@@ -77,12 +77,14 @@ def check_name_pattern(pattern: str | None) -> NamePattern | None:
         raise BadRequest(str(exc)) from None
 
 
-def check_filter_text(value: str | None, name: str) -> str | None:
-    """A free-text filter (machine, format): it goes to the database, which refuses NUL in text."""
+def check_filter_text(value: str | None, name: str, max_chars: int = MAX_LABEL_CHARS) -> str | None:
+    """A free-text filter (machine, format): it goes to the database, which refuses NUL in text. A machine
+    filter takes the line limit as max_chars: a name stored before parsing.MAX_MACHINE_CHARS was the rule
+    can be as long as its line, and its own links must still work."""
     if value is None:
         return None
-    if len(value) > MAX_LABEL_CHARS or "\x00" in value or not is_unicode(value):
-        raise BadRequest(f"{name} is at most {MAX_LABEL_CHARS} characters of Unicode text, with no NUL")
+    if len(value) > max_chars or "\x00" in value or not is_unicode(value):
+        raise BadRequest(f"{name} is at most {max_chars} characters of Unicode text, with no NUL")
     return value
 
 

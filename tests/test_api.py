@@ -293,7 +293,7 @@ def test_a_deleted_runs_id_is_never_given_to_another_run(client):
     assert new_id > run_id
 
 
-@pytest.mark.parametrize("params", [{"machine": "a\x00b"}, {"format": "\x00"}, {"machine": "x" * 600}])
+@pytest.mark.parametrize("params", [{"machine": "a\x00b"}, {"format": "\x00"}, {"machine": "x" * 5000}])
 def test_filters_with_nul_or_huge_text_are_a_400_not_a_server_error(client, params):
     for url in ("/api/runs", "/api/runs/export.csv"):
         response = client.get(url, params=params)

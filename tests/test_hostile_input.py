@@ -16,7 +16,7 @@ import pytest
 
 from app.main import CONTENT_SECURITY_POLICY, create_app
 from app.models import MAX_ID
-from app.parsing import COLUMNS_198, parse_text
+from app.parsing import COLUMNS_198, MAX_MACHINE_CHARS, parse_text
 from app.templating import templates
 from tests.helpers import (
     HOSTILE,
@@ -103,6 +103,28 @@ def test_broken_bytes_are_per_line_errors(client, body):
     assert errors and all(isinstance(e["line"], int) and e["error"] for e in errors)
     page = post_form(client, "/upload", {"partial": "true"}, files={"file": ("x.csv", body)})
     assert page.status_code in (201, 422) and '<table class="errors">' in page.text
+
+
+def test_the_longest_machine_name_of_text_that_does_not_compress_is_stored_and_found(client):
+    """PostgreSQL refused a (machine, id) index entry over 2,704 bytes: a 2,800-character name of text that
+    does not compress failed the whole upload with a 503, and SQLite stored it. Now both store 500 characters
+    of 4 bytes each (2,000 bytes, all different), refuse one more as the line's error, and find the name by
+    its filter and its "next" cursor; a filter may be as long as a line (a name stored before the limit)."""
+    name = "".join(chr(0x20000 + (i * 7919) % 40000) for i in range(MAX_MACHINE_CHARS))
+    longest = LINE_198.replace(",vm,", f",{name},", 1)
+    over = LINE_198.replace(",vm,", f",{name}x,", 1)
+    refused = post_csv(client, over)
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["errors"] == [
+        {"line": 1, "field": "name", "error": "the machine name is 501 characters; the limit is 500"}
+    ]
+    created = [post_csv(client, longest.replace(",5,", f",{n},", 1)).json()["created"][0] for n in (5, 6, 7)]
+    assert [run["id"] for run in client.get("/api/runs", params={"machine": name}).json()["items"]] == created[::-1]
+    first = client.get("/", params={"sort": "name", "machine": name})
+    assert first.status_code == 200 and all(f'value="{run_id}"' in first.text for run_id in created)
+    by_cursor = client.get("/", params={"sort": "name", "at_machine": name, "skip": 1})
+    assert by_cursor.status_code == 200, by_cursor.text[:300]
+    assert client.get("/", params={"sort": "name", "at_machine": "x" * 5000}).status_code == 400
 
 
 @pytest.mark.parametrize(

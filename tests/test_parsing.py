@@ -336,13 +336,23 @@ def test_results_present_for_tests_that_did_not_run_is_an_error():
 
 
 def test_line_length_limit_and_non_utf8():
-    long_line = with_field(LINE_198, 2, "x" * 5000)
+    long_line = with_field(LINE_198, 4, "7" * 5000)  # a seed is free text, as long as its line
     result = parse_bytes(f"{LINE_198}\n{long_line}\n".encode() + b"\xff\xfe,broken\n" + LINE_103.encode())
     assert [r.line_no for r in result.runs] == [1, 4]
     assert [(e.line, e.field) for e in result.errors] == [(2, None), (3, None)]
     assert "limit is 4096" in result.errors[0].error
     assert "not UTF-8" in result.errors[1].error and "0xff" in result.errors[1].error
-    assert parse_text(long_line, max_line_bytes=10_000).runs[0].machine == "x" * 5000
+    assert parse_text(long_line, max_line_bytes=10_000).runs[0].seed == "7" * 5000
+
+
+def test_a_machine_name_is_at_most_500_characters_in_either_family():
+    for line, field in ((LINE_198, 2), (LINE_103, 0)):
+        assert parse_text(with_field(line, field, "\u20ac" * 500)).runs[0].machine == "\u20ac" * 500
+        # with commas, the name is the fields joined (§1.4): their characters count, and the commas
+        errors = parse_text(with_field(line, field, ",".join(["x" * 250] * 2))).errors
+        assert [(e.field, e.error) for e in errors] == [
+            ("name", "the machine name is 501 characters; the limit is 500")
+        ]
 
 
 @pytest.mark.parametrize("name", ["1.5,rack2", "1.96,x", "2.0,a,b"])

@@ -22,7 +22,7 @@ from app.errors import InvalidUpload
 from app.ingest import ingest, ingest_bytes
 from app.migrate import upgrade
 from app.models import Base, run_table, tag_table
-from app.parsing import DEFAULT_MAX_LINE_BYTES, PLAIN_198, iter_parse_bytes
+from app.parsing import DEFAULT_MAX_LINE_BYTES, MAX_MACHINE_CHARS, PLAIN_198, iter_parse_bytes
 from tests.helpers import CORPUS_DIR, LINE_198, distinct_lines, post_csv
 
 COMPARED = [c for c in run_table.c if c.name not in ("id", "upload_id", "created_at")]
@@ -150,7 +150,7 @@ def test_partial_upload_stores_the_plain_lines_and_reports_the_others(two_databa
 
 def test_a_line_longer_than_a_quarter_of_the_limit_goes_to_the_parser(two_databases):
     """The parser counts the limit in bytes; the extension keeps only lines it cannot be near."""
-    line = LINE_198.replace("vm", "v" * 2000, 1)
+    line = LINE_198.replace(",1795352513,", f",{'7' * 2000},", 1)  # a seed is free text
     assert _bulk198.line_is_plain(line.encode())
     scan = _bulk198.scan(line.encode(), DEFAULT_MAX_LINE_BYTES)
     assert scan.plain_count == 0 and scan.others == [(1, 0, len(line))]
@@ -438,3 +438,17 @@ def test_an_uploads_cache_is_bounded():
     default_limit = Settings.model_fields["max_upload_bytes"].default
     assert sqlite_bulk.upload_cache_kib(default_limit) * 1024 >= default_limit * 4  # 100,000 lines: 3.2x in pages
     assert sqlite_bulk.upload_cache_kib(4 << 30) == sqlite_bulk.UPLOAD_CACHE_MAX_KIB == 256 * 1024
+
+
+@pytest.mark.parametrize("char", ["m", "\u00e9", "\u20ac", "\U0001f600"])  # 1 to 4 bytes in UTF-8
+def test_a_machine_name_over_the_limit_is_the_lines_error_either_way(two_databases, char):
+    """PostgreSQL refused a (machine, id) index entry over 2,704 bytes, and the whole upload failed as a 503.
+    A name of MAX_MACHINE_CHARS characters is stored; one more is its line's error, named, on either path."""
+    assert _bulk198.MAX_MACHINE_CHARS == MAX_MACHINE_CHARS
+    longest = LINE_198.replace(",vm,", f",{char * MAX_MACHINE_CHARS},", 1)
+    too_long = LINE_198.replace(",vm,", f",{char * (MAX_MACHINE_CHARS + 1)},", 1)
+    assert _bulk198.line_is_plain(longest.encode()) and not _bulk198.line_is_plain(too_long.encode())
+    compiled, parsed = stored_both_ways(two_databases, "\n".join([longest, too_long]), partial=True)
+    assert compiled == parsed
+    assert compiled[2] == [longest]
+    assert compiled[4] == [(2, "name", f"the machine name is {MAX_MACHINE_CHARS + 1} characters; the limit is 500")]

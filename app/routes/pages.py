@@ -90,9 +90,9 @@ def runs_page(
         sort, filter_error = "newest", f"sort must be one of {', '.join(queries.RUN_ORDERS)}"
     try:
         tags = parse_tag_filters(tag_terms)
-        check_filter_text(machine, "machine")
+        check_filter_text(machine, "machine", get_settings().max_line_bytes)
         check_filter_text(format, "format")
-        check_filter_text(at_machine, "at_machine")
+        check_filter_text(at_machine, "at_machine", get_settings().max_line_bytes)
     except BadRequest as exc:
         tags, filter_error = {}, exc.detail
     run_filter = queries.RunFilter(machine=machine or None, tags=tags, format_version=format or None)
