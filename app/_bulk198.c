@@ -137,12 +137,13 @@ static int is_pair(Cell value, Cell cpu, int seeks) {
         return 0;
     if (!seeks)
         return is_digits(value, 1, 15);
-    /* seeks/s may have decimals (§1.2): \d{1,15}(\.\d{1,6})? */
+    /* seeks/s may have decimals (§1.2): \d{1,15} or \d{1,14}\.\d{1,6}; 15 digits and a fraction could round up
+     * to parsing.MAX_NUMBER, which the parser refuses */
     const unsigned char *dot = memchr(value.at, '.', (size_t)value.len);
     if (dot == NULL)
         return is_digits(value, 1, 15);
     Cell whole = {value.at, dot - value.at}, fraction = {dot + 1, value.len - (dot - value.at) - 1};
-    return is_digits(whole, 1, 15) && is_digits(fraction, 1, 6);
+    return is_digits(whole, 1, 14) && is_digits(fraction, 1, 6);
 }
 
 /* A latency (§1.3): empty, or up to 12 digits and us, ms or s. */

@@ -127,8 +127,9 @@ def limiters_of(document_tests: Any) -> dict[str, dict[str, str]]:
 
 
 def ram_mib_of(ram_bytes: Any, tags: dict[str, str]) -> int | None:
-    """The machine's RAM: the runner's measurement, else a `ram_mib` tag (a whole number)."""
-    if isinstance(ram_bytes, int) and ram_bytes > 0:
+    """The machine's RAM: the runner's measurement, else a `ram_mib` tag (a whole number). A byte count past 63
+    bits is no measurement; SQLite reads it back as a float, and the comparison's JSON cannot hold it."""
+    if isinstance(ram_bytes, int) and 0 < ram_bytes < 2**63:
         return ram_bytes // MIB
     tagged = tags.get("ram_mib", "")
     return int(tagged) if tagged.isascii() and tagged.isdigit() and 0 < len(tagged) <= 12 else None

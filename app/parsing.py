@@ -147,7 +147,8 @@ class ParseResult:
 _PLAIN_CHAR = r'[^,"\\\x00-\x1f\ufeff]'
 _PLAIN_TEXT = _PLAIN_CHAR + "*"
 _PAIR = r"(?:\d{1,15},\d{1,9}|\+\+\+\+\+,\+\+\+|,)"
-_SEEKS_PAIR = r"(?:\d{1,15}(?:\.\d{1,6})?,\d{1,9}|\+\+\+\+\+,\+\+\+|,)"
+# 15 digits and a fraction can round up to MAX_NUMBER, which the parser refuses: such a cell is the parser's.
+_SEEKS_PAIR = r"(?:(?:\d{1,15}|\d{1,14}\.\d{1,6}),\d{1,9}|\+\+\+\+\+,\+\+\+|,)"
 _LATENCY = r"(?:\d{1,12}(?:us|ms|s))?"
 _IO_RUN = ",".join([r"\d{1,12}[MG]", "", r"\d{0,15}", r"\d{0,9}", *[_PAIR] * 5, _SEEKS_PAIR])
 _FILES_RUN = ",".join([r"\d{1,15}", r"(?:\d{1,15}|link|symlink)?", r"\d{0,15}", "", r"\d{0,15}", *[_PAIR] * 6])

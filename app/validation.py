@@ -4,6 +4,7 @@ Pure (no HTTP, no database): the API, the pages and the CLI give the same answer
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -119,6 +120,10 @@ def check_document(document: Any, *, max_bytes: int) -> None:
             raise BadRequest(f"document holds more than {MAX_DOCUMENT_VALUES} values")
         if isinstance(item, str):
             _check_document_text(item, path)
+        elif isinstance(item, float) and not math.isfinite(item):
+            # 1e400 reads as infinity: PostgreSQL refuses it in JSON (a 500), and SQLite stored text it could
+            # not read back, so every comparison with the run failed.
+            raise BadRequest(f"document holds a number too large for a double at {path}")
         elif isinstance(item, dict | list):
             if depth > MAX_DOCUMENT_DEPTH:
                 raise BadRequest(f"document nests deeper than {MAX_DOCUMENT_DEPTH} levels (at {path})")

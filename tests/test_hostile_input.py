@@ -127,6 +127,52 @@ def test_the_longest_machine_name_of_text_that_does_not_compress_is_stored_and_f
     assert client.get("/", params={"sort": "name", "at_machine": "x" * 5000}).status_code == 400
 
 
+def test_document_numbers_past_a_double_or_64_bits_are_refused_or_shown_as_they_are(client):
+    """An outside review's finds, on both databases. 1e400 reads as infinity: PostgreSQL refused it with a 500,
+    and SQLite stored it where no comparison could read it back. Integers past 64 bits are kept (a document is
+    any JSON), but the RAM figure ignores them (the comparison's JSON cannot hold one: a 500 on PostgreSQL), and
+    the run page shows them without converting them to a size (a float overflow: a 500 on both)."""
+    for number in ("1e400", "-1e400"):
+        raw = json.dumps({"csv": LINE_198, "document": {"system": {"x": 0}}}).replace('"x": 0', f'"x": {number}')
+        refused = client.post("/api/runs", content=raw.encode(), headers={"Content-Type": "application/json"})
+        assert refused.status_code == 400, refused.text
+        assert "too large for a double at document.system.x" in refused.json()["detail"]
+    assert client.get("/api/runs").json()["total"] == 0
+    huge = 2**84
+    document = {"system": {"ram_bytes": huge, "disk_bytes": int("9" * 4000)}}
+    response = client.post("/api/runs", json={"csv": LINE_198, "document": document})
+    assert response.status_code == 201, response.text
+    (run_id,) = response.json()["created"]
+    compared = client.get("/api/compare", params={"runs": str(run_id)})
+    assert compared.status_code == 200, compared.text[:300]
+    assert compared.json()["setup"][0]["ram_mib"] is None
+    assert client.get("/compare", params={"runs": str(run_id)}).status_code == 200
+    page = client.get(f"/runs/{run_id}")
+    assert page.status_code == 200 and str(huge) in page.text
+
+
+def test_a_run_id_of_thousands_of_digits_is_a_404_not_a_server_error(client):
+    for method in ("GET", "PATCH", "DELETE"):
+        response = client.request(method, "/api/runs/" + "9" * 4301, json={"label": "x"})
+        assert response.status_code == 404, (method, response.text[:200])
+        assert isinstance(response.json()["detail"], str)
+    assert client.get("/api/runs/" + "9" * 20).status_code == 422  # past MAX_ID, still a number
+
+
+@pytest.mark.parametrize("seeks", ["999999999999999.99", "999999999999999.9999", "99999999999999.999999"])
+def test_seeks_that_round_up_to_the_limit_are_refused_on_either_path(client, seeks):
+    """15 digits and a fraction round up to 10^15, which the parser refuses; SQLite's compiled path stored it."""
+    fields = LINE_198.split(",")
+    at = COLUMNS_198.index("seeks")
+    fields[at : at + 2] = [seeks, "1"]  # and its %CPU
+    response = post_csv(client, ",".join(fields))
+    if seeks.startswith("99999999999999."):  # 14 digits: below the limit, stored
+        assert response.status_code == 201, response.text
+        return
+    assert response.status_code == 422, response.text
+    assert response.json()["errors"][0]["field"] == "seeks"
+
+
 @pytest.mark.parametrize(
     "raw",
     [

@@ -9,6 +9,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import WithJsonSchema
 from sqlalchemy.orm import Session
+from starlette.convertors import Convertor, register_url_convertor
 
 from app import charts, exports, matrix, queries, response_cache
 from app.comparison_request import ComparisonRequest, read_request
@@ -64,6 +65,22 @@ UPLOAD_BODY = {
 
 
 RunId = Annotated[int, Path(ge=1, le=MAX_ID)]
+
+
+class RunIdConvertor(Convertor[int]):
+    """`{run_id:run_id}`: Starlette's `int` took any number of digits, and int() of more than 4,300 raised inside
+    the router (a 500). Twenty digits is far past MAX_ID (a 422); a longer path is no run (a 404)."""
+
+    regex = "[0-9]{1,20}"
+
+    def convert(self, value: str) -> int:
+        return int(value)
+
+    def to_string(self, value: int) -> str:
+        return str(value)
+
+
+register_url_convertor("run_id", RunIdConvertor())
 # What app.comparison_request accepts (it answers 400 itself with a message naming the parameter).
 # Empty is allowed: the ids may come as repeated run= instead (one normaliser reads both).
 RUN_IDS_SCHEMA = WithJsonSchema({"type": "string", "pattern": RUN_IDS_FILTER_PATTERN})
@@ -144,12 +161,12 @@ def export_runs(run_filter: FilterDep):
     return StreamingResponse(body(), media_type="text/csv; charset=utf-8")
 
 
-@router.get("/runs/{run_id:int}", response_model=RunDetailOut, responses=ERRORS)
+@router.get("/runs/{run_id:run_id}", response_model=RunDetailOut, responses=ERRORS)
 def get_run(run_id: RunId, session: SessionDep):
     return RunDetailOut.from_run(queries.get_run(session=session, run_id=run_id))
 
 
-@router.patch("/runs/{run_id:int}", response_model=RunDetailOut, responses=ERRORS)
+@router.patch("/runs/{run_id:run_id}", response_model=RunDetailOut, responses=ERRORS)
 def patch_run(run_id: RunId, patch: RunPatch, session: SessionDep):
     changes = patch.model_dump(include=patch.model_fields_set)
     if "label" in changes:
@@ -161,7 +178,7 @@ def patch_run(run_id: RunId, patch: RunPatch, session: SessionDep):
     return RunDetailOut.from_run(run)
 
 
-@router.delete("/runs/{run_id:int}", status_code=204, responses=ERRORS)
+@router.delete("/runs/{run_id:run_id}", status_code=204, responses=ERRORS)
 def delete_run(run_id: RunId, session: SessionDep):
     queries.delete_run(session=session, run_id=run_id)
     session.commit()
