@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from app import storing
 from app.main import create_app
 from app.migrate import upgrade
 from tests.helpers import LINE_103, LINE_198, distinct_lines, post_csv, post_form, reset_caches
@@ -34,6 +35,12 @@ def client_on(monkeypatch) -> Iterator:
             with TestClient(create_app()) as client:
                 yield client
         finally:
+            # An upload's checkpoint runs after its answer, on a thread shared by the whole test run (app.storing).
+            # In CI a PATCH once answered 200 on the immutable file. The likely cause: this checkpoint still held
+            # a lock while the dispose below closed the other connections, so SQLite kept their read-write
+            # descriptors open for later opens of the same file to reuse (not reproduced alone). So no
+            # connection may be busy at the dispose: wait for the checkpoints first.
+            storing._checkpoints.submit(lambda: None).result(timeout=60)
             reset_caches()
 
     return open_client
