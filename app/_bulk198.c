@@ -216,8 +216,9 @@ static int split_fields(const unsigned char *line, Py_ssize_t len, Cell *f) {
 static int is_plain_198(const unsigned char *line, Py_ssize_t len, Cell *f) {
     if (len < 5 || memcmp(line, "1.98,", 5) != 0 || !split_fields(line, len, f))
         return 0;
-    if (!is_plain_text(f[F_BONNIE_VERSION]) || !is_plain_text(f[F_NAME]) || !chars_at_most(f[F_NAME], MAX_MACHINE_CHARS) ||
-        !is_plain_text(f[F_SEED]) || !is_digits(f[F_CONCURRENCY], 1, 9))
+    if (!is_plain_text(f[F_BONNIE_VERSION]) || !is_plain_text(f[F_SEED]) || !is_digits(f[F_CONCURRENCY], 1, 9))
+        return 0;
+    if (!is_plain_text(f[F_NAME]) || !chars_at_most(f[F_NAME], MAX_MACHINE_CHARS))
         return 0;
     int io_ran = f[F_FILE_SIZE].len != 0, files_ran = f[F_NUM_FILES].len != 0;
     if (!io_ran && !files_ran)

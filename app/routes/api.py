@@ -81,6 +81,7 @@ class RunIdConvertor(Convertor[int]):
 
 
 register_url_convertor("run_id", RunIdConvertor())
+
 # What app.comparison_request accepts (it answers 400 itself with a message naming the parameter).
 # Empty is allowed: the ids may come as repeated run= instead (one normaliser reads both).
 RUN_IDS_SCHEMA = WithJsonSchema({"type": "string", "pattern": RUN_IDS_FILTER_PATTERN})
