@@ -221,6 +221,12 @@ TAG_FILTERS_QUERY = Query(
 RUN_IDS_FILTER_PATTERN = "^[ ,]*(?:[0-9]{1,10}(?:[ ,]+[0-9]{1,10})*[ ,]*)?$"
 
 
+def check_machine_text(value: str | None, name: str) -> str | None:
+    """A machine filter or cursor: as long as a line may be, since a name stored before
+    parsing.MAX_MACHINE_CHARS was the rule can be, and its own links must still work."""
+    return check_filter_text(value, name, get_settings().max_line_bytes)
+
+
 def run_filter(
     machine: str | None = None,
     tag: Annotated[list[Annotated[str, TAG_FILTER_PARAM_SCHEMA]], TAG_FILTERS_QUERY] = [],  # noqa: B006 - FastAPI copies a default per request; Query needs the list
@@ -233,7 +239,7 @@ def run_filter(
     ] = None,
 ) -> queries.RunFilter:
     return queries.RunFilter(
-        machine=check_filter_text(machine, "machine", get_settings().max_line_bytes),
+        machine=check_machine_text(machine, "machine"),
         tags=parse_tag_filters(tag),
         format_version=check_filter_text(format, "format"),
         upload_id=upload,

@@ -80,8 +80,7 @@ def check_name_pattern(pattern: str | None) -> NamePattern | None:
 
 def check_filter_text(value: str | None, name: str, max_chars: int = MAX_LABEL_CHARS) -> str | None:
     """A free-text filter (machine, format): it goes to the database, which refuses NUL in text. A machine
-    filter takes the line limit as max_chars: a name stored before parsing.MAX_MACHINE_CHARS was the rule
-    can be as long as its line, and its own links must still work."""
+    filter is longer: app.deps.check_machine_text."""
     if value is None:
         return None
     if len(value) > max_chars or "\x00" in value or not is_unicode(value):

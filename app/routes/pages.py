@@ -24,7 +24,7 @@ from app.comparison_request import (
     settle,
 )
 from app.config import get_settings
-from app.deps import PageAuthDep, SessionDep, csrf_form
+from app.deps import PageAuthDep, SessionDep, check_machine_text, csrf_form
 from app.errors import BadRequest, InvalidUpload
 from app.figures import figures_of, limiters_of, line_facts
 from app.models import MAX_ID, Run
@@ -90,9 +90,9 @@ def runs_page(
         sort, filter_error = "newest", f"sort must be one of {', '.join(queries.RUN_ORDERS)}"
     try:
         tags = parse_tag_filters(tag_terms)
-        check_filter_text(machine, "machine", get_settings().max_line_bytes)
+        check_machine_text(machine, "machine")
         check_filter_text(format, "format")
-        check_filter_text(at_machine, "at_machine", get_settings().max_line_bytes)
+        check_machine_text(at_machine, "at_machine")
     except BadRequest as exc:
         tags, filter_error = {}, exc.detail
     run_filter = queries.RunFilter(machine=machine or None, tags=tags, format_version=format or None)
