@@ -25,6 +25,7 @@ from app.comparison_request import (
 )
 from app.config import get_settings
 from app.deps import PageAuthDep, SessionDep, check_machine_text, csrf_form
+from app.document_view import document_view
 from app.errors import BadRequest, InvalidUpload
 from app.figures import figures_of, limiters_of, line_facts
 from app.models import MAX_ID, Run
@@ -349,7 +350,7 @@ def _run_context(run: RunDetailOut, page_auth, **extra) -> dict:
         "run": run,
         "tests": TESTS,
         "auth": page_auth,
-        "document_run": this_line,
+        "document_view": None if document is None else document_view(document, this_line),
         "limiters": limiters,
         "form": None,
         "message": None,
