@@ -244,6 +244,19 @@ def test_export_is_oldest_first_and_filtered(client):
     assert client.get("/api/runs/export.csv", params={"tag": "fs=xfs"}).text == f"{LINE_198}\n"
 
 
+def test_export_is_a_csv_file_that_keeps_formula_like_names_as_uploaded(client):
+    """The export is bonnie++'s lines byte for byte: a name a spreadsheet would run as a formula stays as it is
+    (README, "Compare configurations", says how to open the file safely). It comes as a .csv file to save."""
+    names = ['=HYPERLINK("http://example.com")', "+cmd|' /C calc'!A0", "@SUM(1+1)", "-2+3"]
+    lines = [with_field(LINE_198, 2, name) for name in names] + [with_field(LINE_103, 0, "=1+1")]
+    created = post_csv(client, "\n".join(lines) + "\n").json()["created"]
+    for params in ({}, {"runs": ",".join(map(str, created))}):
+        export = client.get("/api/runs/export.csv", params=params)
+        assert export.headers["content-type"] == "text/csv; charset=utf-8"
+        assert export.headers["content-disposition"] == 'attachment; filename="bonnieboard-runs.csv"'
+        assert export.content == "".join(f"{line}\n" for line in lines).encode()
+
+
 def test_crlf_upload_exports_its_lines(client):
     post_csv(client, f"{LINE_198}\r\n{LINE_103}\r\n")
     assert client.get("/api/runs/export.csv").text == f"{LINE_198}\n{LINE_103}\n"

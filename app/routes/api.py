@@ -159,7 +159,13 @@ def export_runs(run_filter: FilterDep):
         for lines in queries.export_batches(sessions=own_session, run_filter=run_filter):
             yield "".join(f"{line}\n" for line in lines)
 
-    return StreamingResponse(body(), media_type="text/csv; charset=utf-8")
+    # A file to save, named as one: the lines are exactly as uploaded, so a spreadsheet must import them as text
+    # (README, "Compare configurations": its exports).
+    return StreamingResponse(
+        body(),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": 'attachment; filename="bonnieboard-runs.csv"'},
+    )
 
 
 @router.get("/runs/{run_id:run_id}", response_model=RunDetailOut, responses=ERRORS)
