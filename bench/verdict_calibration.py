@@ -344,7 +344,7 @@ def markdown(listed: list[Task], tallies: list[Tally]) -> str:
     out.append("### Real A/A (tests/data/aa/)\n")
     out.append(
         "| file system and split | pages | ≥1 rate ▲/▼ | ≥1 %CPU ▲/▼ | ≥1 latency ▲/▼ | any ▲/▼ "
-        "| rate ▲/▼ per judged rate verdict | judged rate verdicts per page |"
+        "| ▲/▼ per judged verdict: rate / %CPU / latency | judged verdicts per page: rate / %CPU / latency |"
     )
     out.append("|---|---|---|---|---|---|---|---|")
     for task, y in rows:
@@ -352,7 +352,8 @@ def markdown(listed: list[Task], tallies: list[Tally]) -> str:
             out.append(
                 f"| {task.name} | {y.pages:,} | {pct(y.flagged_pages[RATE], y.pages)} | {pct(y.flagged_pages[CPU], y.pages)} "
                 f"| {pct(y.flagged_pages[LATENCY], y.pages)} | {pct(y.any_pages, y.pages)} "
-                f"| {pct(y.flags[RATE], y.judged[RATE])} | {y.judged[RATE] / y.pages:.2f} |"
+                f"| {' / '.join(pct(y.flags[m], y.judged[m]) for m in MEASURES)} "
+                f"| {' / '.join(f'{y.judged[m] / y.pages:.1f}' for m in MEASURES)} |"
             )
     out.append("\n### Simulated A/A pages (12 rate tests)\n")
     out.append(
@@ -365,7 +366,7 @@ def markdown(listed: list[Task], tallies: list[Tally]) -> str:
             _, noise, configurations, n, _ = task.args
             layout = "2" if configurations == 2 else f"baseline + {configurations - 1}"
             out.append(
-                f"| {layout} | {n} | {noise.cv:.0%} | {variant_name(noise)} | {y.pages:,} "
+                f"| {layout} | {n} | {noise.cv * 100:g} % | {variant_name(noise)} | {y.pages:,} "
                 f"| {pct_ci(y.flagged_pages[RATE], y.pages)} | {pct(y.flagged_comparisons[RATE], y.comparisons)} "
                 f"| {pct(y.flags[RATE], y.judged[RATE])} | {y.judged[RATE] / y.comparisons:.1f} "
                 f"| {y.exact_flags[RATE]} of {y.flags[RATE]} |"
