@@ -66,6 +66,36 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+class HeadAsGet:
+    """Answers HEAD as the same path's GET would, without the body: monitoring probes ask with HEAD, and FastAPI
+    gives a route only the methods it names. Same status and headers (Content-Length included, when the GET has
+    one). The answer ends as soon as its headers are sent; from then on the server tells the app that the client
+    has gone (ASGI's http.disconnect), so a streamed export stops instead of reading every run for nobody."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+        answered = False
+
+        async def send_headers_only(message: Message) -> None:
+            nonlocal answered
+            if answered:
+                return  # the GET's body, or anything after it
+            if message["type"] == "http.response.start":
+                await send({**message, "trailers": False})  # the answer ends right here
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                answered = True
+            else:
+                await send(message)
+
+        # A copy: the server reads its own scope's method to know that this answer has no body.
+        await self.app({**scope, "method": "GET"}, receive, send_headers_only)
+
+
 class AllowedHosts:
     """Refuses (400) a request whose Host header is not one of BONNIEBOARD_ALLOWED_HOSTS: a page on
     evil.example whose name now resolves to this board (DNS rebinding) sends Host: evil.example, and its
@@ -205,13 +235,14 @@ async def _http_error(request: Request, exc: StarletteHTTPException):
 
 
 def _allowed_methods(request: Request) -> list[str]:
-    return [
+    allowed = [
         method
-        for method in ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
+        for method in ("DELETE", "GET", "PATCH", "POST", "PUT")
         if any(
             route.matches({**request.scope, "method": method})[0] == Match.FULL for route in request.app.router.routes
         )
     ]
+    return sorted([*allowed, "HEAD"] if "GET" in allowed else allowed)  # HeadAsGet answers HEAD wherever GET is
 
 
 async def _validation_error(request: Request, exc: RequestValidationError):
@@ -269,6 +300,7 @@ def create_app() -> FastAPI:
     # Unset outside `bonnieboard serve` (which sets it from its --host): only loopback names, the safe side.
     app.add_middleware(AllowedHosts, allowed_hosts=get_settings().allowed_hosts or LOOPBACK_HOSTS)
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(HeadAsGet)  # outermost: every answer, errors and refusals included, loses its body
     return app
 
 
