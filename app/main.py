@@ -3,6 +3,7 @@
 
 import gc
 import logging
+import sqlite3
 from typing import Any
 from urllib.parse import quote
 
@@ -206,17 +207,19 @@ async def _app_error(request: Request, exc: AppError):
     return response
 
 
-async def _database_error(request: Request, exc: DBAPIError):
+async def _database_error(request: Request, exc: DBAPIError | sqlite3.Error):
     # A read past BONNIEBOARD_READ_TIMEOUT_S, a full disk, a read-only database or PostgreSQL down is 503
-    # and passes (app.db.unavailable); the rest is a bug.
-    if getattr(exc.orig, "sqlstate", None) == QUERY_CANCELED:
+    # and passes (app.db.unavailable); the rest is a bug. SQLite's own errors come unwrapped from the writer
+    # that drives the driver itself (app.run_writers): a full disk there is as much a 503.
+    orig = exc.orig if isinstance(exc, DBAPIError) else exc
+    if getattr(orig, "sqlstate", None) == QUERY_CANCELED:
         limit = get_settings().read_timeout_s
         detail = f"the database stopped this read after {limit:g} s (BONNIEBOARD_READ_TIMEOUT_S): ask for fewer runs or filters"
         return _error_response(request, 503, detail)
     unavailable = db.unavailable(exc)
     if unavailable is None:
         raise exc  # to the 500 handler, with its logged traceback
-    _log.warning("%s %s: 503, %s (%s)", request.method, request.url.path, unavailable.detail, exc.orig)
+    _log.warning("%s %s: 503, %s (%s)", request.method, request.url.path, unavailable.detail, orig)
     response = await _app_error(request, unavailable)
     response.headers["Retry-After"] = "10"
     return response
@@ -285,6 +288,7 @@ def create_app() -> FastAPI:
         exception_handlers={
             AppError: _app_error,
             DBAPIError: _database_error,
+            sqlite3.Error: _database_error,
             Exception: _server_error,
             StarletteHTTPException: _http_error,
             RequestValidationError: _validation_error,
