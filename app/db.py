@@ -84,33 +84,51 @@ def _restore_pragmas(dbapi_connection: Any, record: Any) -> None:
             dbapi_connection.execute(f"PRAGMA {name} = {int(value)}")
 
 
+DISK_FULL = "the database's disk is full: nothing of this request was stored"
+
 # SQLite's primary result codes (an extended code's low byte) that mean "not now", not "a bug".
 _SQLITE_UNAVAILABLE = {
     sqlite3.SQLITE_BUSY: "the database is busy",
     sqlite3.SQLITE_READONLY: "the database is read-only",
     sqlite3.SQLITE_IOERR: "the database cannot be read or written (an I/O error)",
-    sqlite3.SQLITE_FULL: "the disk holding the database is full",
+    sqlite3.SQLITE_FULL: DISK_FULL,
     sqlite3.SQLITE_CANTOPEN: "the database file cannot be opened",
 }
 
+# PostgreSQL's SQLSTATE class 53, "insufficient resources": the server cannot do this now, whatever the request.
+_POSTGRES_RESOURCES = {
+    "53100": DISK_FULL,
+    "53200": "the database server is out of memory",
+    "53300": "the database server has too many connections",
+    "53400": "the database server reached a configured limit",
+}
 
-def unavailable(exc: DBAPIError) -> ServiceUnavailable | None:
-    """A 503 for a database that is full, read-only or unreachable for now, or None for any other error."""
-    orig = exc.orig
+
+def unavailable(exc: BaseException) -> ServiceUnavailable | None:
+    """A 503 for a database that is full, read-only or unreachable for now, or None for any other error. `exc`
+    is SQLAlchemy's DBAPIError, or the driver's own error from code that drives the driver itself
+    (app.run_writers' inserts on SQLite)."""
+    orig = exc.orig if isinstance(exc, DBAPIError) else exc
+    connection_lost = isinstance(exc, DBAPIError) and exc.connection_invalidated
     if isinstance(orig, sqlite3.Error):
         reason = _SQLITE_UNAVAILABLE.get((getattr(orig, "sqlite_errorcode", 0) or 0) & 0xFF)
-    elif exc.connection_invalidated or type(orig).__module__.startswith("psycopg"):
-        reason = _postgres_reason(orig, exc.connection_invalidated)
+    elif connection_lost or type(orig).__module__.startswith("psycopg"):
+        reason = _postgres_reason(orig, connection_lost)
     else:
         reason = None
-    return None if reason is None else ServiceUnavailable(f"{reason}; try again later")
+    if reason is None:
+        return None
+    return ServiceUnavailable(f"{reason}; try again {'once the disk has room' if reason == DISK_FULL else 'later'}")
 
 
 def _postgres_reason(orig: BaseException | None, connection_lost: bool) -> str | None:
     import psycopg  # only PostgreSQL deployments have it loaded anyway
 
-    if isinstance(orig, psycopg.errors.DiskFull):
-        return "the disk holding the database is full"
+    sqlstate = getattr(orig, "sqlstate", None) or ""
+    if sqlstate.startswith("53"):
+        return _POSTGRES_RESOURCES.get(
+            sqlstate, f"the database server lacks the resources for this (SQLSTATE {sqlstate})"
+        )
     if isinstance(orig, psycopg.errors.ReadOnlySqlTransaction):
         return "the database is read-only"
     if connection_lost or isinstance(orig, psycopg.OperationalError):

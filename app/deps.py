@@ -137,6 +137,17 @@ def _api_check(request: Request, credentials: HTTPAuthorizationCredentials | Non
     raise Unauthorized(f"this bonnieboard needs 'Authorization: Bearer <token>' for {what}")
 
 
+async def request_secrets(credentials: BearerDep) -> tuple[str, ...]:
+    """What a document posted with this request must not keep (app.secrets_scrub): BONNIEBOARD_API_TOKEN and the
+    bearer token the request came with, whatever it is (a created token's secret is known here only as sent). Async
+    though it waits for nothing: a sync dependency costs a thread hop."""
+    sent = credentials.credentials if credentials is not None else None
+    return tuple(secret for secret in (get_settings().api_token, sent) if secret)
+
+
+RequestSecretsDep = Annotated[tuple[str, ...], Depends(request_secrets)]
+
+
 async def api_access(request: Request, credentials: BearerDep) -> None:
     """Every /api route: writes need a token once tokens are in use; reads only with private_reads."""
     if request.url.path in auth.PUBLIC_API_PATHS:

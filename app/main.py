@@ -3,6 +3,7 @@
 
 import gc
 import logging
+import sqlite3
 from typing import Any
 from urllib.parse import quote
 
@@ -64,6 +65,36 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+class HeadAsGet:
+    """Answers HEAD as the same path's GET would, without the body: monitoring probes ask with HEAD, and FastAPI
+    gives a route only the methods it names. Same status and headers (Content-Length included, when the GET has
+    one). The answer ends as soon as its headers are sent; from then on the server tells the app that the client
+    has gone (ASGI's http.disconnect), so a streamed export stops instead of reading every run for nobody."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+        answered = False
+
+        async def send_headers_only(message: Message) -> None:
+            nonlocal answered
+            if answered:
+                return  # the GET's body, or anything after it
+            if message["type"] == "http.response.start":
+                await send({**message, "trailers": False})  # the answer ends right here
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                answered = True
+            else:
+                await send(message)
+
+        # A copy: the server reads its own scope's method to know that this answer has no body.
+        await self.app({**scope, "method": "GET"}, receive, send_headers_only)
 
 
 class AllowedHosts:
@@ -176,17 +207,19 @@ async def _app_error(request: Request, exc: AppError):
     return response
 
 
-async def _database_error(request: Request, exc: DBAPIError):
+async def _database_error(request: Request, exc: DBAPIError | sqlite3.Error):
     # A read past BONNIEBOARD_READ_TIMEOUT_S, a full disk, a read-only database or PostgreSQL down is 503
-    # and passes (app.db.unavailable); the rest is a bug.
-    if getattr(exc.orig, "sqlstate", None) == QUERY_CANCELED:
+    # and passes (app.db.unavailable); the rest is a bug. SQLite's own errors come unwrapped from the writer
+    # that drives the driver itself (app.run_writers): a full disk there is as much a 503.
+    orig = exc.orig if isinstance(exc, DBAPIError) else exc
+    if getattr(orig, "sqlstate", None) == QUERY_CANCELED:
         limit = get_settings().read_timeout_s
         detail = f"the database stopped this read after {limit:g} s (BONNIEBOARD_READ_TIMEOUT_S): ask for fewer runs or filters"
         return _error_response(request, 503, detail)
     unavailable = db.unavailable(exc)
     if unavailable is None:
         raise exc  # to the 500 handler, with its logged traceback
-    _log.warning("%s %s: 503, %s (%s)", request.method, request.url.path, unavailable.detail, exc.orig)
+    _log.warning("%s %s: 503, %s (%s)", request.method, request.url.path, unavailable.detail, orig)
     response = await _app_error(request, unavailable)
     response.headers["Retry-After"] = "10"
     return response
@@ -205,13 +238,14 @@ async def _http_error(request: Request, exc: StarletteHTTPException):
 
 
 def _allowed_methods(request: Request) -> list[str]:
-    return [
+    allowed = [
         method
-        for method in ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
+        for method in ("DELETE", "GET", "PATCH", "POST", "PUT")
         if any(
             route.matches({**request.scope, "method": method})[0] == Match.FULL for route in request.app.router.routes
         )
     ]
+    return sorted([*allowed, "HEAD"] if "GET" in allowed else allowed)  # HeadAsGet answers HEAD wherever GET is
 
 
 async def _validation_error(request: Request, exc: RequestValidationError):
@@ -254,6 +288,7 @@ def create_app() -> FastAPI:
         exception_handlers={
             AppError: _app_error,
             DBAPIError: _database_error,
+            sqlite3.Error: _database_error,
             Exception: _server_error,
             StarletteHTTPException: _http_error,
             RequestValidationError: _validation_error,
@@ -269,6 +304,7 @@ def create_app() -> FastAPI:
     # Unset outside `bonnieboard serve` (which sets it from its --host): only loopback names, the safe side.
     app.add_middleware(AllowedHosts, allowed_hosts=get_settings().allowed_hosts or LOOPBACK_HOSTS)
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(HeadAsGet)  # outermost: every answer, errors and refusals included, loses its body
     return app
 
 

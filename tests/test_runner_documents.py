@@ -1,13 +1,18 @@
 """A runner document as the board takes it in and compares it, on both databases: real RAM figures (over 2 GiB,
-which PostgreSQL's 32-bit INTEGER cast overflowed), and the limits a document is held to (NUL, size, values)."""
+which PostgreSQL's 32-bit INTEGER cast overflowed), the limits a document is held to (NUL, size, values), and no
+token left in it wherever the runner copied one."""
 
 from __future__ import annotations
 
 import json
+import logging
+import re
 
 import pytest
+from sqlalchemy import text
 
-from tests.helpers import DATA_DIR, LINE_198, post_csv, set_setting
+from app.secrets_scrub import BOARD_TOKEN
+from tests.helpers import DATA_DIR, LINE_198, create_token, post_csv, set_setting
 
 
 def _runner_document() -> dict:
@@ -93,3 +98,90 @@ def test_json_upload_errors_name_the_field(client, body, words):
     response = client.post("/api/runs", content=body, headers={"Content-Type": "application/json"})
     assert response.status_code == 400
     assert words in response.json()["detail"], response.json()["detail"]
+
+
+# ---- No token stays in a stored document (app.secrets_scrub) ----
+
+ENV_TOKEN = "env-token-0123456789"
+# Shaped as `bonnieboard token create` makes them; this one was made by no board here.
+ANOTHER_BOARDS_TOKEN = "bb_" + "Q" * 20 + "-_" + "7" * 21
+
+
+def _document_quoting(secret: str) -> dict:
+    """The runner's document with `secret` copied everywhere a runner (or a person) could copy it."""
+    document = _runner_document()
+    document["environment"] = {"BONNIEBOARD_TOKEN": secret, "PATH": "/usr/bin:/bin", "HOME": "/root"}
+    document["warnings"].append(f"posted with 'Authorization: Bearer {secret}' to http://board:8000")
+    document["runs"][0]["argv"] = [["bonnieboard-runner", "--post", "http://board:8000", "--token", secret]]
+    document["by_token"] = {secret: "the token as a key", f"token={secret}": 1}
+    document["command_line"] = [*document["command_line"], "--token", secret]
+    document["copies"] = [{"other": ANOTHER_BOARDS_TOKEN}]
+    return document
+
+
+def _posting_token(how: str, session, monkeypatch) -> str:
+    if how == "env":
+        set_setting(monkeypatch, "API_TOKEN", ENV_TOKEN)
+        return ENV_TOKEN
+    if how == "created":
+        return create_token(session, "runner")
+    return "sent-to-a-board-without-tokens"  # tokens not in use: the header is ignored, and still a secret
+
+
+def _everything_shown(client, run_id: int, token: str) -> str:
+    """Every answer that shows the run or its document, with the token (reads may need it)."""
+    headers = {"Authorization": f"Bearer {token}"}
+    urls = (
+        f"/api/runs/{run_id}",
+        f"/runs/{run_id}",
+        "/api/runs",
+        "/api/runs/export.csv",
+        f"/api/compare?runs={run_id}",
+        f"/compare?runs={run_id}",
+    )
+    answers = [client.get(url, headers=headers) for url in urls]
+    assert all(answer.status_code == 200 for answer in answers), [answer.status_code for answer in answers]
+    return "\n".join(answer.text for answer in answers)
+
+
+@pytest.mark.parametrize("how", ["env", "created", "sent"])
+def test_the_posting_token_is_hidden_wherever_the_document_holds_it(client, session, monkeypatch, caplog, how):
+    token = _posting_token(how, session, monkeypatch)
+    document = _document_quoting(token)
+    upload = {"csv": document["runs"][0]["csv"], "document": document}
+    with caplog.at_level(logging.DEBUG):
+        response = client.post("/api/runs", json=upload, headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 201, response.text[:300]
+    run_id = response.json()["created"][0]
+    shown = _everything_shown(client, run_id, token)
+    assert token not in shown and ANOTHER_BOARDS_TOKEN not in shown
+    assert token not in caplog.text
+    stored = session.execute(text("select document from run where id = :id"), {"id": run_id}).scalar_one()
+    assert token not in str(stored) and ANOTHER_BOARDS_TOKEN not in str(stored)
+    # The run keeps its document, with *** where the secret was.
+    kept = client.get(f"/api/runs/{run_id}", headers={"Authorization": f"Bearer {token}"}).json()["document"]
+    assert kept["environment"] == {"BONNIEBOARD_TOKEN": "***", "PATH": "/usr/bin:/bin", "HOME": "/root"}
+    assert kept["warnings"][-1] == "posted with 'Authorization: Bearer ***' to http://board:8000"
+    assert kept["runs"][0]["argv"] == [["bonnieboard-runner", "--post", "http://board:8000", "--token", "***"]]
+    assert kept["by_token"] == {"***": "the token as a key", "token=***": 1}
+    assert kept["command_line"][-2:] == ["--token", "***"]
+    assert kept["copies"] == [{"other": "***"}]
+    assert kept["system"] == document["system"] and kept["runs"][0]["tests"] == document["runs"][0]["tests"]
+
+
+def test_a_short_token_is_hidden_only_where_it_stands_alone(client, monkeypatch):
+    # A configured token may be a word; hidden inside other words it would wreck the document's keys.
+    set_setting(monkeypatch, "API_TOKEN", "test")
+    document = _runner_document() | {"environment": {"TOKEN": "test"}, "note": "a test run, test_x and tests"}
+    response = client.post(
+        "/api/runs",
+        json={"csv": document["runs"][0]["csv"], "document": document},
+        headers={"Authorization": "Bearer test"},
+    )
+    kept = client.get(f"/api/runs/{response.json()['created'][0]}").json()["document"]
+    assert kept["environment"] == {"TOKEN": "***"} and kept["note"] == "a *** run, test_x and tests"
+    assert kept["runs"][0]["tests"] == document["runs"][0]["tests"]
+
+
+def test_board_tokens_have_the_shape_the_scrubber_hides(session):
+    assert re.fullmatch(BOARD_TOKEN, create_token(session, "shape"))

@@ -14,7 +14,7 @@ from starlette.convertors import Convertor, register_url_convertor
 from app import charts, exports, matrix, queries, response_cache
 from app.comparison_request import ComparisonRequest, read_request
 from app.config import get_settings
-from app.deps import RUN_IDS_FILTER_PATTERN, FilterDep, SessionDep, own_session
+from app.deps import RUN_IDS_FILTER_PATTERN, FilterDep, RequestSecretsDep, SessionDep, own_session
 from app.errors import BadRequest
 from app.figures import figures_of
 from app.models import MAX_ID
@@ -32,6 +32,7 @@ from app.schemas import (
     RunPatch,
     UploadOut,
 )
+from app.secrets_scrub import scrub_document
 from app.storing import store_upload
 from app.validation import check_label, check_name_pattern, check_tag, parse_tag_params
 
@@ -95,6 +96,7 @@ GROUP_SCHEMA = WithJsonSchema({"type": "string", "default": "params", "examples"
 async def post_runs(
     request: Request,
     session: SessionDep,
+    secrets: RequestSecretsDep,
     tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], Query(description="KEY=VALUE; repeatable")] = [],  # noqa: B006 - FastAPI copies the default per request
     label: Annotated[str | None, LABEL_PARAM_SCHEMA] = None,
     partial: bool = False,
@@ -108,6 +110,9 @@ async def post_runs(
     upload = await read_upload(request, settings.max_upload_bytes)
     tags = parse_tag_params(tag) | upload.tags
     name_pattern = upload.name_pattern or check_name_pattern(name_tags)
+    # No token reaches the database, or the log of a failed write quoting the row. Off the event loop: a document
+    # may hold 20,000 strings.
+    document = None if upload.document is None else await run_in_threadpool(scrub_document, upload.document, secrets)
     # Parsing and storing take a while for a big upload: off the event loop, so this worker keeps
     # answering other requests meanwhile (issue #5: GET latency while uploads run).
     return await store_upload(
@@ -120,7 +125,7 @@ async def post_runs(
         label=upload.label or check_label(label),
         tags=tags,
         name_pattern=name_pattern,
-        document=upload.document,
+        document=document,
     )
 
 
