@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app import comparability, stats, summary
+from app import bonnie, comparability, stats, summary
 from app.comparison_request import ABSOLUTE, MODES, RELATIVE, parse_mode
 from app.errors import BadRequest
 from app.figures import RunFigures
 from app.grouping import DEFAULT, Configuration, Grouping, group_runs
 from app.hints import CPU_BOUND_PCT, GENERAL_TEXT, PER_CHAR_TESTS, SPREAD_CV_PCT, WORST_LATENCY, result_hints
-from app.parsing import FILE_TESTS, NOT_RUN, OK, TESTS, TOO_FAST, UNITS, Result
+from app.parsing import NOT_RUN, OK, TESTS, TOO_FAST, UNITS, Result
 from app.summary import percent
 from app.units import UNIT_STEPS, display_unit, format_in
 
@@ -42,19 +42,31 @@ class ChartSpec:
     unit: str  # the unit of the absolute values
     higher_is_better: bool
     measure: str  # VALUE, CPU or LATENCY: which figure of each result the chart shows
+    family: bonnie.Family | None = None  # a rate chart's: its tests are all of that family
 
 
+def _rate_chart(key: str, title: str, family: bonnie.Family, *, stat: bool | None = None) -> ChartSpec:
+    """A chart of the rates of `family`'s tests (only the stat tests, or all but them, when `stat` is given)."""
+    tests = tuple(
+        test.name
+        for test in bonnie.CATALOG
+        if test.family == family and (stat is None or (test.operation == bonnie.STAT) == stat)
+    )
+    return ChartSpec(key, title, tests, family.unit, True, VALUE, family)
+
+
+# One rate chart per family, but the file tests' stat on a chart of its own: it is +++++ in nine lines of ten, and
+# measured it runs several times the rate of create and delete, whose bars it would flatten.
 CHARTS = (
-    ChartSpec("block_io", "Block I/O", TESTS[:5], "KiB/s", True, VALUE),
-    ChartSpec("seeks", "Random seeks", ("seeks",), "seeks/s", True, VALUE),
-    ChartSpec(
-        "metadata", "File create and delete", ("seq_create", "seq_del", "ran_create", "ran_del"), "files/s", True, VALUE
-    ),
-    ChartSpec("metadata_stat", "File stat", ("seq_stat", "ran_stat"), "files/s", True, VALUE),
+    _rate_chart("block_io", "Block I/O", bonnie.BLOCK_IO),
+    _rate_chart("seeks", "Random seeks", bonnie.SEEKS),
+    _rate_chart("metadata", "File create and delete", bonnie.METADATA, stat=False),
+    _rate_chart("metadata_stat", "File stat", bonnie.METADATA, stat=True),
     ChartSpec("latency", "Latency", TESTS, "µs", False, LATENCY),
     ChartSpec("cpu", "%CPU", TESTS, "%CPU", False, CPU),
 )
 CHART_KEYS = tuple(spec.key for spec in CHARTS)
+RATE_CHART_KEYS = tuple(spec.key for spec in CHARTS if spec.measure == VALUE)
 
 # What /api/compare gives per test of a configuration (CompareOut's cell, besides its `test` and `hints`),
 # in the order the matrix and the CSV export copy them.
@@ -73,20 +85,7 @@ CELL_FIGURES = (
     "verdict",
 )
 
-TEST_TITLES = {
-    "putc": "per-char write",
-    "put_block": "block write",
-    "rewrite": "rewrite",
-    "getc": "per-char read",
-    "get_block": "block read",
-    "seeks": "random seeks",
-    "seq_create": "seq. create",
-    "seq_stat": "seq. stat",
-    "seq_del": "seq. delete",
-    "ran_create": "random create",
-    "ran_stat": "random stat",
-    "ran_del": "random delete",
-}
+TEST_TITLES = bonnie.TITLES
 
 # Why a cell has no value; the page says these in tooltips and under each chart.
 STATUS_TEXT = {
@@ -99,9 +98,7 @@ STATUS_TEXT = {
     BASELINE_ZERO: "no comparison: the baseline's value is 0",
 }
 TOO_FAST_EXPLANATION = "bonnie++ prints +++++ when a test took under 0.5 s: too fast to measure, not zero."
-TOO_FAST_HINT = dict.fromkeys(TESTS[:6], "a larger -s (file size)") | dict.fromkeys(
-    FILE_TESTS, "a larger -n (number of files)"
-)
+TOO_FAST_HINT = {test.name: f"a larger {test.raise_option}" for test in bonnie.CATALOG}
 
 # ==== The numbers (GET /api/compare) ====
 
@@ -233,7 +230,7 @@ def compare(
         "warnings": comparability.warnings(runs) + _spread_warnings(charts, configurations),
         "setup": comparability.setup_table(runs, source_of, {run.id: c.id for c in configurations for run in c.runs}),
     }
-    data["summary"] = summary.summarise(data, TEST_TITLES)
+    data["summary"] = summary.summarise(data, TEST_TITLES, RATE_CHART_KEYS)
     return data
 
 
@@ -679,13 +676,24 @@ def hint_list(chart: dict[str, Any], names: dict[int, str]) -> list[dict[str, An
 
 VERDICT_MARK = {"better": "▲", "worse": "▼", "within_noise": "~", "unknown": "?"}
 MEASURE_TITLES = {VALUE: "Rates", CPU: "%CPU", LATENCY: "Latency (the slowest single operation)"}
-# Column groups of the heat tables: the chart families, in TESTS order.
-FAMILIES = (
-    ("Block I/O", TESTS[:5]),
-    ("Seeks", ("seeks",)),
-    ("File create and delete", TESTS[6:9]),
-    ("Random files", TESTS[9:]),
-)
+# The file tests' rounds, as the heat tables' column groups name them.
+ROUND_TITLES = {bonnie.SEQUENTIAL: "File create and delete", bonnie.RANDOM: "Random files"}
+
+
+def _heat_groups() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The column groups of the heat tables, in TESTS order (bonnie++'s, as bon_csv2html and its report show them):
+    the families, the file tests split into their two rounds."""
+    groups: dict[tuple[bonnie.Family, str | None], list[str]] = {}
+    for test in bonnie.CATALOG:
+        groups.setdefault((test.family, test.order), []).append(test.name)
+    return tuple(
+        (ROUND_TITLES[order] if order else family.title, tuple(tests)) for (family, order), tests in groups.items()
+    )
+
+
+HEAT_GROUPS = _heat_groups()
+# The first test of each group: a rule before its column.
+HEAT_GROUP_STARTS = frozenset(tests[0] for _, tests in HEAT_GROUPS)
 
 
 def _column_unit(test: str, measure: str, means: list[float | None]) -> tuple[str, int]:
@@ -713,7 +721,8 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
     with its verdict mark: ▲ better, ▼ worse, ~ within noise, ? unknown), `verdict` and `status`; the
     template shades only cells whose verdict is better or worse, so a colour always means a
     difference beyond the noise. `rows[].cells` run over TESTS x `measures`; `columns` (same order)
-    give each its test, measure and unit; `sections` list per measure the indexes of its cells."""
+    give each its test, measure, unit and whether it starts a group of columns (HEAT_GROUPS); `sections`
+    list per measure the indexes of its cells and the groups' titles and widths."""
     by_key = {chart["key"]: chart for chart in data["charts"]}
     base_id = data["baseline_configuration"]
     # test -> (chart, index in it) for each measure
@@ -735,7 +744,7 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
             chart, index = where[measure][test]
             cells = {e["configuration"]: e["tests"][index] for e in chart["configurations"]}
             unit, divisor = _column_unit(test, measure, [cell["mean"] for cell in cells.values()])
-            columns.append({"test": test, "measure": measure, "unit": unit})
+            columns.append({"test": test, "measure": measure, "unit": unit, "group_start": test in HEAT_GROUP_STARTS})
             for config_id, cell in cells.items():
                 relative = ""
                 if cell["ratio"] is not None and config_id != base_id:
@@ -765,7 +774,7 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
         {
             "measure": measure,
             "title": MEASURE_TITLES[measure],
-            "families": [(title, len(tests)) for title, tests in FAMILIES],
+            "families": [(title, len(tests)) for title, tests in HEAT_GROUPS],
             "indexes": [i for i, column in enumerate(columns) if column["measure"] == measure],
         }
         for measure in measures

@@ -22,14 +22,14 @@ When the runner has recorded its own evidence for a test (document["tests"][test
 
 from __future__ import annotations
 
-from app.parsing import FILE_TESTS, TESTS
+from app import bonnie
 
 CPU_BOUND_PCT = 90
 ONE_CORE_PCT = 100
 CACHE_FACTOR = 2  # bonnie++ wants -s at least twice the RAM
 SPREAD_CV_PCT = 5.0
-FILE_SIZE_TESTS = frozenset(TESTS[:6])
-PER_CHAR_TESTS = frozenset(("putc", "getc"))
+FILE_SIZE_TESTS = frozenset(bonnie.IO_TESTS)
+PER_CHAR_TESTS = frozenset(bonnie.PER_CHAR_TESTS)
 OLD_FAMILY = "1.03"  # the CSV format of bonnie++ 1.0x
 
 
@@ -37,13 +37,11 @@ def hint(code: str, text: str) -> dict[str, str]:
     return {"code": code, "text": text}
 
 
-def raise_option(test: str) -> str:
-    return "-n (number of files)" if test in FILE_TESTS else "-s (file size)"
-
-
 def too_fast(test: str, n_too_fast: int, n_runs: int) -> dict[str, str]:
     share = "all runs" if n_too_fast == n_runs else f"{n_too_fast} of {n_runs} runs"
-    return hint("too_fast", f"{share} +++++ (under 0.5 s: too fast to measure, not zero): raise {raise_option(test)}")
+    return hint(
+        "too_fast", f"{share} +++++ (under 0.5 s: too fast to measure, not zero): raise {bonnie.raise_option(test)}"
+    )
 
 
 def cpu_bound(cpu_pct: float) -> dict[str, str]:

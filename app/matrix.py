@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app import charts
+from app import bonnie, charts
 from app.comparison_request import MAX_RUNS, parse_baseline, parse_run_ids
 from app.errors import BadRequest
 from app.figures import RunFigures
@@ -34,13 +34,8 @@ from app.summary import percent
 from app.units import display_unit, format_in
 
 # Families whose ratios may be averaged together: same kind of work, same unit.
-FAMILIES = {
-    "block_io": ("Block I/O", TESTS[:5]),
-    "seeks": ("Seeks", ("seeks",)),
-    "metadata": ("Metadata (create, stat, delete)", TESTS[6:]),
-}
+FAMILIES = {family.key: (family.title, bonnie.family_tests(family)) for family in bonnie.FAMILIES}
 DEFAULT_TEST = "put_block"
-RATE_CHARTS = ("block_io", "seeks", "metadata", "metadata_stat")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,14 +93,13 @@ def build(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
     grouping = Grouping(keys=(request.rows, request.cols), kind="tags")
     data = charts.compare(runs, baseline=baseline, grouping=grouping)
     base_id = data["baseline_configuration"]
-    rate_charts = [chart for chart in data["charts"] if chart["key"] in RATE_CHARTS]
+    rate_charts = [chart for chart in data["charts"] if chart["key"] in charts.RATE_CHART_KEYS]
     # configuration id -> test -> its rate cell (the statistics of compare())
     cells: dict[int, dict[str, dict[str, Any]]] = {c["id"]: {} for c in data["configurations"]}
     for chart in rate_charts:
         for entry in chart["configurations"]:
             for cell in entry["tests"]:
                 cells[entry["configuration"]][cell["test"]] = cell
-    chart_of_test = next(c for c in rate_charts if request.test in c["tests"])
     run_tags = {run.id: run.tags for run in runs}
 
     def value_of(config: dict[str, Any], key: str) -> str:
@@ -152,7 +146,7 @@ def build(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
         "rows_key": request.rows,
         "cols_key": request.cols,
         "test": request.test,
-        "unit": next(spec.unit for spec in charts.CHARTS if spec.key == chart_of_test["key"]),
+        "unit": bonnie.UNITS[request.test],
         "higher_is_better": True,
         "runs": [run.id for run in runs],
         "baseline": data["baseline"],

@@ -1,9 +1,12 @@
 """app/bonnie.py is the one catalog of bonnie++'s tests (issue #20): it agrees with what bonnie++ writes,
 and the parser reads it rather than keeping a list of its own."""
 
+import re
 from pathlib import Path
 
-from app import bonnie, parsing
+from app import bonnie, charts, matrix, parsing
+from app.parsing import parse_line
+from tests.helpers import LINE_198
 
 ROOT = Path(__file__).resolve().parent.parent
 # The header bonnie++ 2.00a itself printed before a -x run's lines (sample_data/ holds real output).
@@ -46,3 +49,74 @@ def test_what_each_test_is():
 def test_min_time_is_bonnies():
     assert bonnie.MIN_TIME_S == 0.5  # bonnie.h: #define MinTime (0.5)
     assert "under 0.5 s" in bonnie.TOO_FAST_EXPLANATION
+
+
+# ==== Every family table derives from the catalog, and they agree ====
+
+
+def test_the_rate_charts_split_the_families_and_hold_every_test_once():
+    rate_charts = [spec for spec in charts.CHARTS if spec.measure == charts.VALUE]
+    assert tuple(spec.key for spec in rate_charts) == charts.RATE_CHART_KEYS
+    assert sorted(test for spec in rate_charts for test in spec.tests) == sorted(bonnie.TESTS)
+    for spec in rate_charts:
+        assert spec.family is not None and spec.unit == spec.family.unit
+        assert all(bonnie.BY_NAME[test].family == spec.family for test in spec.tests), spec.key
+        assert list(spec.tests) == [test for test in bonnie.TESTS if test in spec.tests], spec.key  # bonnie++'s order
+    for family in bonnie.FAMILIES:
+        drawn = [test for spec in rate_charts if spec.family == family for test in spec.tests]
+        assert sorted(drawn) == sorted(bonnie.family_tests(family)), family.key
+    for spec in charts.CHARTS:
+        if spec.measure != charts.VALUE:
+            assert spec.tests == bonnie.TESTS and spec.family is None
+
+
+def test_the_heat_tables_group_the_families_in_bonnies_order():
+    groups = charts.HEAT_GROUPS
+    assert sum((tests for _, tests in groups), ()) == bonnie.TESTS
+    for _, tests in groups:
+        assert len({bonnie.BY_NAME[test].family for test in tests}) == 1
+    # a family is one group, or its file tests' two rounds
+    for family in bonnie.FAMILIES:
+        mine = [tests for _, tests in groups if bonnie.BY_NAME[tests[0]].family == family]
+        assert sum(mine, ()) == bonnie.family_tests(family)
+        assert len(mine) == 1 or {bonnie.BY_NAME[tests[0]].order for tests in mine} == {
+            bonnie.SEQUENTIAL,
+            bonnie.RANDOM,
+        }
+    assert {tests[0] for _, tests in groups} == charts.HEAT_GROUP_STARTS
+
+
+def test_the_matrix_families_are_the_catalogs():
+    assert list(matrix.FAMILIES) == [family.key for family in bonnie.FAMILIES]
+    for family in bonnie.FAMILIES:
+        title, tests = matrix.FAMILIES[family.key]
+        assert title == family.title and tests == bonnie.family_tests(family)
+        assert {bonnie.UNITS[test] for test in tests} == {family.unit}  # ratios of one unit only
+
+
+def test_the_heat_tables_columns_say_where_a_group_starts():
+    parsed = parse_line(LINE_198, 1)
+    run = charts.RunFigures(1, "vm", None, {}, parsed.format_version, parsed.bonnie_version, parsed.results)
+    table = charts.heat_table(charts.compare([run]))
+    for section in table["sections"]:
+        columns = [table["columns"][i] for i in section["indexes"]]
+        assert [c["test"] for c in columns if c["group_start"]] == [tests[0] for _, tests in charts.HEAT_GROUPS]
+        assert section["families"] == [(title, len(tests)) for title, tests in charts.HEAT_GROUPS]
+
+
+SLICE = re.compile(r"\bTESTS\[[^\]]*:")
+
+
+def test_no_test_list_is_cut_by_position():
+    """TESTS[6:9] once meant "the sequential file tests"; a test is now chosen by what the catalog says it is."""
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in sorted([*ROOT.glob("app/**/*.py"), *ROOT.glob("templates/**/*.html"), *ROOT.glob("static/*.js")])
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if SLICE.search(line)
+    ]
+    assert found == []
+    # nor does a template list tests of its own
+    quoted_test = re.compile("['\"](?:" + "|".join(bonnie.TESTS) + ")['\"]")
+    for path in ROOT.glob("templates/**/*.html"):
+        assert not quoted_test.search(path.read_text()), path
