@@ -676,8 +676,9 @@ def hint_list(chart: dict[str, Any], names: dict[int, str]) -> list[dict[str, An
 
 VERDICT_MARK = {"better": "▲", "worse": "▼", "within_noise": "~", "unknown": "?"}
 MEASURE_TITLES = {VALUE: "Rates", CPU: "%CPU", LATENCY: "Latency (the slowest single operation)"}
-# The file tests' rounds, as the heat tables' column groups name them.
-ROUND_TITLES = {bonnie.SEQUENTIAL: "File create and delete", bonnie.RANDOM: "Random files"}
+# The file tests' rounds, as the heat tables' column groups name them (each round creates, stats and deletes:
+# "File create and delete" is the chart that leaves the stat out).
+ROUND_TITLES = {bonnie.SEQUENTIAL: "Sequential files", bonnie.RANDOM: "Random files"}
 
 
 def _heat_groups() -> tuple[tuple[str, tuple[str, ...]], ...]:

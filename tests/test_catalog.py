@@ -94,6 +94,20 @@ def test_the_matrix_families_are_the_catalogs():
         assert {bonnie.UNITS[test] for test in tests} == {family.unit}  # ratios of one unit only
 
 
+def test_no_title_names_two_different_sets_of_tests():
+    """The heat tables once called bonnie++'s sequential round "File create and delete", the title of the chart
+    that leaves its stat out (issue #20)."""
+    named: dict[str, set[frozenset[str]]] = {}
+    for spec in charts.CHARTS:
+        if spec.measure == charts.VALUE:
+            named.setdefault(spec.title, set()).add(frozenset(spec.tests))
+    for title, tests in charts.HEAT_GROUPS:
+        named.setdefault(title, set()).add(frozenset(tests))
+    for title, tests in matrix.FAMILIES.values():
+        named.setdefault(title, set()).add(frozenset(tests))
+    assert {title: sets for title, sets in named.items() if len(sets) > 1} == {}
+
+
 def test_the_heat_tables_columns_say_where_a_group_starts():
     parsed = parse_line(LINE_198, 1)
     run = charts.RunFigures(1, "vm", None, {}, parsed.format_version, parsed.bonnie_version, parsed.results)
