@@ -89,15 +89,15 @@ TEST_TITLES = bonnie.TITLES
 
 # Why a cell has no value; the page says these in tooltips and under each chart.
 STATUS_TEXT = {
-    TOO_FAST: "+++++ too fast to measure",
+    TOO_FAST: bonnie.TOO_FAST_STATUS,
     NOT_RUN: "not run",
     NO_LATENCY: "no latency in this line",
-    BASELINE_PREFIX + TOO_FAST: "no comparison: the baseline's result is +++++ (too fast to measure)",
+    BASELINE_PREFIX + TOO_FAST: f"no comparison: the baseline's result is {bonnie.TOO_FAST_MARK} ({bonnie.TOO_FAST})",
     BASELINE_PREFIX + NOT_RUN: "no comparison: the baseline did not run this test",
     BASELINE_PREFIX + NO_LATENCY: "no comparison: the baseline's line has no latency",
     BASELINE_ZERO: "no comparison: the baseline's value is 0",
 }
-TOO_FAST_EXPLANATION = "bonnie++ prints +++++ when a test took under 0.5 s: too fast to measure, not zero."
+TOO_FAST_EXPLANATION = bonnie.TOO_FAST_EXPLANATION
 TOO_FAST_HINT = {test.name: f"a larger {test.raise_option}" for test in bonnie.CATALOG}
 
 # ==== The numbers (GET /api/compare) ====
@@ -790,4 +790,4 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-TOO_FAST_TEXT = "+++++"
+TOO_FAST_TEXT = bonnie.TOO_FAST_MARK

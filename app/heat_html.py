@@ -12,9 +12,10 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from app.bonnie import TOO_FAST_MARK, TOO_FAST_TITLE
 from app.charts import TOO_FAST_TEXT
 
-TOO_FAST_CELL = '<span title="the test took under 0.5 s: too fast to measure">+++++</span>'
+TOO_FAST_CELL = f'<span title="{escape(TOO_FAST_TITLE)}">{escape(TOO_FAST_MARK)}</span>'
 VERDICT_CLASSES = {"better": " heat-better", "worse": " heat-worse"}
 _NEEDS_ESCAPING = re.compile("[&<>'\"]")
 

@@ -185,7 +185,9 @@ def display(built: dict[str, Any]) -> dict[str, Any]:
                 continue
             ci = cell["ci95"]
             texts[cell["configuration"]] = {
-                "mean": "+++++" if cell["status"] == "too_fast" else format_in(cell["mean"], unit, divisor),
+                "mean": bonnie.TOO_FAST_MARK
+                if cell["status"] == "too_fast"
+                else format_in(cell["mean"], unit, divisor),
                 "ci": f"{format_in(ci[0], unit, divisor)} to {format_in(ci[1], unit, divisor)}" if ci else "",
                 "relative": ""
                 if cell["baseline"] or cell["ratio"] is None

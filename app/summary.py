@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from app.bonnie import raise_option
+from app.bonnie import TOO_FAST_MARK, raise_option
 
 MAX_CONFIGURATIONS = 6  # more would be a wall of text: the charts and table have the rest
 TOO_FAST, OK = "too_fast", "ok"
@@ -100,9 +100,9 @@ def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collect
             parts.append(f"{_join(tests)} {unchanged}CPU-bound in both{level}: they measure the CPU, not the disk")
         if too_fast:
             options = dict.fromkeys(raise_option(test).split(" ")[0] for _, test in too_fast)
-            parts.append(f"{_join([t for t, _ in too_fast])} +++++ in both: raise {' and '.join(options)}")
+            parts.append(f"{_join([t for t, _ in too_fast])} {TOO_FAST_MARK} in both: raise {' and '.join(options)}")
         if missing:
-            parts.append(f"{_join(missing)} not comparable (+++++ or not run on one side)")
+            parts.append(f"{_join(missing)} not comparable ({TOO_FAST_MARK} or not run on one side)")
         sentences.append(f"{names[config['id']]} vs {names[base_id]}: {'; '.join(parts) or 'nothing to compare'}.")
     if len(others) > MAX_CONFIGURATIONS:
         sentences.append(f"{len(others) - MAX_CONFIGURATIONS} more configurations are in the charts and the table.")

@@ -134,3 +134,32 @@ def test_no_test_list_is_cut_by_position():
     quoted_test = re.compile("['\"](?:" + "|".join(bonnie.TESTS) + ")['\"]")
     for path in ROOT.glob("templates/**/*.html"):
         assert not quoted_test.search(path.read_text()), path
+
+
+# ==== What +++++ means is said once ====
+
+# A parse error names what a field holds ("seq_stat is +++++ (too fast to measure) but seq_stat_cpu is 12"):
+# that is the line's content, not an explanation of +++++.
+WORDING_EXEMPT = {"app/parsing.py"}
+
+
+def test_the_meaning_of_too_fast_is_written_only_in_the_catalog():
+    wording = re.compile(r"0\.5 ?s\b|too fast to measure|MinTime")
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in sorted([*ROOT.glob("app/**/*.py"), *ROOT.glob("templates/**/*.html")])
+        if path.name != "bonnie.py" and str(path.relative_to(ROOT)) not in WORDING_EXEMPT
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if wording.search(line)
+    ]
+    assert found == []
+
+
+def test_the_wording_reads_as_before():
+    assert bonnie.TOO_FAST_STATUS == "+++++ too fast to measure"
+    assert bonnie.TOO_FAST_TITLE == "the test took under 0.5 s: too fast to measure"
+    assert bonnie.TOO_FAST_MEANING == "+++++ (under 0.5 s: too fast to measure, not zero)"
+    assert (
+        bonnie.TOO_FAST_EXPLANATION
+        == "bonnie++ prints +++++ when a test took under 0.5 s: too fast to measure, not zero."
+    )
