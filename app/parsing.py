@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from app.bonnie import FILE_TESTS, IO_TESTS, TESTS
 from app.bonnie import UNITS as UNITS  # re-exported: its importers predate the catalog
+from app.limits import MAX_MACHINE_CHARS
 
 OK, TOO_FAST, NOT_RUN = "ok", "too_fast", "not_run"
 
@@ -60,10 +61,6 @@ DEFAULT_MAX_LINE_BYTES = 4096
 
 # A rate or %CPU larger than this is not a measurement; it also keeps values inside a 64-bit column.
 MAX_NUMBER = 10**15
-# A machine name is a host name (at most 253 characters) or bonnie++'s -m text. PostgreSQL refuses an entry of
-# the (machine, id) index over 2,704 bytes, which a longer name of incompressible text reached: the upload failed
-# as a whole. 500 characters of at most 4 bytes each fit, and the page filters take names that long.
-MAX_MACHINE_CHARS = 500
 
 _VERSION_RE = re.compile(r"\d+\.\d+[a-z]?", re.ASCII)
 _SEEKS_RE = re.compile(r"\d{1,16}(?:\.\d{1,6})?", re.ASCII)
