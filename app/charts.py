@@ -11,6 +11,7 @@ the table under the charts, as data: the template picks the classes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -540,10 +541,95 @@ def _base_cells(chart: dict[str, Any], base_id: int) -> list[dict[str, Any]]:
     return next(e["tests"] for e in chart["configurations"] if e["configuration"] == base_id)
 
 
+# The configurations' colours: --run-0 .. --run-11 of static/app.css, then the same colours striped, then
+# dotted (36 distinct series); the page's chips, the heat tables' rows and the charts' bars share them.
+PALETTE_COLOURS = 12
+PALETTE_PATTERNS = 3
+
+
+def swatch(position: int) -> dict[str, int]:
+    """The look of the configuration at `position`: its colour (--run-N) and pattern (0 solid, 1 striped, 2 dotted)."""
+    return {"colour": position % PALETTE_COLOURS, "pattern": (position // PALETTE_COLOURS) % PALETTE_PATTERNS}
+
+
+def _js_round(x: float) -> int:
+    """JavaScript's Math.round (the charts' figures were once computed in the browser): the nearest integer,
+    halves upwards, where Python's round() takes them to the even one."""
+    whole = math.floor(x)
+    return whole + 1 if x - whole >= 0.5 else whole
+
+
+def _percent_bar(ratio: float) -> float:
+    """A ratio as a % difference to 0.1: 1.2 -> 20.0."""
+    return _js_round((ratio - 1) * 1000) / 10
+
+
+def _tenth(x: float) -> float:
+    return _js_round(x * 10) / 10
+
+
+def _bar(cell: dict[str, Any], base: dict[str, Any], kind: str | None) -> tuple[float, list[float] | None]:
+    """What a measured cell's bar shows (absolute: its mean; relative: its difference from the baseline's, as
+    RELATIVE_KIND says) and its error bar (the 95 % CI in the same terms, or None)."""
+    ratio_ci = cell["ratio_ci95"]
+    if kind == PERCENT:
+        return _percent_bar(cell["ratio"]), None if ratio_ci is None else [_percent_bar(r) for r in ratio_ci]
+    if kind == RATIO:
+        return cell["ratio"], None if ratio_ci is None else list(ratio_ci)
+    if kind == POINTS:
+        # percentage points: the difference of the means; its CI is the ratio's, scaled by the baseline's mean
+        mean = base["mean"]
+        return _tenth(cell["mean"] - mean), None if ratio_ci is None else [_tenth((r - 1) * mean) for r in ratio_ci]
+    return cell["mean"], cell["ci95"]
+
+
+def chart_bars(chart: dict[str, Any], data: dict[str, Any], kind: str | None) -> list[dict[str, Any]]:
+    """What the page draws of a chart of `data`: per configuration (the baseline configuration left out in
+    relative mode, where it is the origin) its legend label, swatch and, per test, the bar's value and error
+    bar (None for no bar), the status (why there is no bar: cell_status), the verdict and N."""
+    relative = data["mode"] == RELATIVE
+    base_id = data["baseline_configuration"]
+    base_cells = _base_cells(chart, base_id)
+    names = {c["id"]: c["name"] for c in data["configurations"]}
+    positions = {c["id"]: index for index, c in enumerate(data["configurations"])}
+    runs_of = {c["id"]: len(c["runs"]) for c in data["configurations"]}
+    repeated = any(n > 1 for n in runs_of.values())
+    bars = []
+    for entry in chart["configurations"]:
+        config_id = entry["configuration"]
+        is_base = config_id == base_id
+        if relative and is_base:
+            continue
+        values: list[Any] = []
+        errors: list[Any] = []
+        statuses = []
+        for cell, base in zip(entry["tests"], base_cells, strict=True):
+            status = cell_status(cell, base if relative else None)
+            value, error = _bar(cell, base, kind) if status == OK else (None, None)
+            statuses.append(status)
+            values.append(value)
+            errors.append(error)
+        bars.append(
+            {
+                "configuration": config_id,
+                "label": f"{names[config_id]} (N={runs_of[config_id]})" if repeated else names[config_id],
+                "baseline": is_base,
+                "position": positions[config_id],
+                **swatch(positions[config_id]),
+                "values": values,
+                "errors": errors,
+                "status": statuses,
+                "verdicts": [None if is_base else cell["verdict"] for cell in entry["tests"]],
+                "n": [cell["n"] for cell in entry["tests"]],
+            }
+        )
+    return bars
+
+
 def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, Any]:
-    """Names, titles, axis units, notes and hints for the charts of `data` (what compare() returned).
-    The page draws one bar per configuration: its mean (absolute) or its ratio to the baseline
-    configuration as a % (relative), with the 95 % CI as an error bar."""
+    """Names, titles, axis units, notes, hints and the bars for the charts of `data` (what compare() returned).
+    The page draws one bar per configuration: its mean (absolute) or its difference from the baseline
+    configuration's (relative), with the 95 % CI as an error bar (chart_bars); the browser only draws them."""
     names = legend_names(runs)
     config_names = {c["id"]: c["name"] for c in data["configurations"]}
     sources = list(dict.fromkeys(source_of(run) for run in runs))
@@ -590,18 +676,21 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
                 "hints": [TOO_FAST_HINT[test] for test in spec.tests],
                 "notes": chart_notes(chart, config_names, base_id if relative else None),
                 "hint_list": hint_list(chart, config_names),
+                "bars": chart_bars(chart, data, kind),
             }
         )
     return {
         "names": {str(run_id): name for run_id, name in names.items()},
         "configuration_names": {str(cid): name for cid, name in config_names.items()},
-        # run id -> the position of its configuration: the colour (and pattern) of its chip, as of its bars
-        "colour_of": {str(run): index for index, c in enumerate(data["configurations"]) for run in c["runs"]},
+        # run id -> its configuration's swatch: the colour (and pattern) of its chip, as of its bars
+        "swatch_of": {str(run): swatch(index) for index, c in enumerate(data["configurations"]) for run in c["runs"]},
         "baseline_name": config_names[base_id],
         "charts": charts,
         "status_text": STATUS_TEXT,
         "verdict_text": VERDICT_TEXT,
         "too_fast_explanation": TOO_FAST_EXPLANATION,
+        "too_fast_marks": TOO_FAST_MARKS,
+        "verdict_mark": VERDICT_MARK,
     }
 
 
@@ -767,9 +856,10 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
             "name": config["name"],
             "runs": config["runs"],
             "baseline": config["id"] == base_id,
+            "swatch": swatch(index),
             "cells": by_config[config["id"]],
         }
-        for config in data["configurations"]
+        for index, config in enumerate(data["configurations"])
     ]
     sections = [
         {
@@ -791,3 +881,5 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
 
 
 TOO_FAST_TEXT = bonnie.TOO_FAST_MARK
+# A +++++ mark as the charts draw it: where it fits, and in a narrow bar.
+TOO_FAST_MARKS = {"wide": bonnie.TOO_FAST_MARK, "narrow": bonnie.TOO_FAST_CPU_MARK}

@@ -173,9 +173,31 @@ def _natural(value: str) -> tuple[Any, ...]:
         return (1, 0, value)
 
 
+EMPTY_CELL_BAR = {"baseline": False, "status": "not_run", "n": 0}
+
+
+def _multiple_bar(built: dict[str, Any], column: str, position: int, cell: dict[str, Any] | None) -> dict[str, Any]:
+    """A cell's bar in its row's small chart: one colour per column, the same in every row; no bar for a
+    cell without runs or without a measured mean."""
+    bar: dict[str, Any] = {"label": f"{built['cols_key']}={column}", **charts.swatch(position)}
+    if cell is None:
+        return bar | dict.fromkeys(("configuration", "value", "error", "verdict")) | EMPTY_CELL_BAR
+    measured = cell["status"] == "ok"
+    return bar | {
+        "configuration": cell["configuration"],
+        "baseline": cell["baseline"],
+        "value": cell["mean"] if measured else None,
+        "error": cell["ci95"] if measured else None,
+        "status": cell["status"],
+        "verdict": None if cell["baseline"] else cell["verdict"],
+        "n": cell["n"],
+    }
+
+
 def display(built: dict[str, Any]) -> dict[str, Any]:
     """What the page prints: one unit for every cell (MiB/s when a mean reaches it), each cell's mean
-    and CI in it, its difference from the baseline cell, and the family summaries as ×ratios."""
+    and CI in it, its difference from the baseline cell, and the family summaries as ×ratios; and what its
+    small charts draw (static/charts.js only draws): per row, per column, the bar."""
     means = [cell["mean"] for row in built["rows"] for cell in row["cells"] if cell]
     unit, divisor = display_unit(built["unit"], means)
     texts: dict[int, dict[str, str]] = {}
@@ -198,4 +220,20 @@ def display(built: dict[str, Any]) -> dict[str, Any]:
                     if f["ratio_geomean"] is not None
                 ),
             }
-    return {"unit": unit, "divisor": divisor, "texts": texts, "test_title": charts.TEST_TITLES[built["test"]]}
+    bars = [
+        [
+            _multiple_bar(built, column, i, cell)
+            for i, (column, cell) in enumerate(zip(built["columns"], row["cells"], strict=True))
+        ]
+        for row in built["rows"]
+    ]
+    return {
+        "unit": unit,
+        "divisor": divisor,
+        "texts": texts,
+        "test_title": charts.TEST_TITLES[built["test"]],
+        "bars": bars,
+        "status_text": charts.STATUS_TEXT,
+        "verdict_mark": charts.VERDICT_MARK,
+        "too_fast_marks": charts.TOO_FAST_MARKS,
+    }

@@ -212,3 +212,26 @@ def test_limits_are_imported_from_the_limits_module():
                 if isinstance(target, ast.Name)
             }
             assert not defined & LIMIT_NAMES, path
+
+
+# ==== static/charts.js only draws: the view ships the bars, their statuses and colours ====
+
+
+def test_the_palette_size_is_the_stylesheets():
+    css = (ROOT / "static" / "app.css").read_text()
+    assert sorted(map(int, re.findall(r"--run-(\d+):", css))) == list(range(charts.PALETTE_COLOURS))
+    assert sorted(map(int, re.findall(r"\.run-color-(\d+) ", css))) == list(range(charts.PALETTE_COLOURS))
+    assert sorted(map(int, re.findall(r"\.run-pattern-(\d+) ", css))) == list(range(1, charts.PALETTE_PATTERNS))
+
+
+def test_the_charts_script_derives_no_figure_status_or_colour():
+    script = (ROOT / "static" / "charts.js").read_text()
+    # the code without its comments (not the "//" of a URL)
+    code = "\n".join(
+        re.sub(r"(?<!:)//.*", "", line) for line in script.splitlines() if not line.lstrip().startswith(("*", "/*"))
+    )
+    # no figure of /api/compare's cells (means, CIs, ratios): the view's bars hold what is drawn
+    assert not re.search(r"\.(mean|ci95|ratio|ratio_ci95)\b", code)
+    # no reason for a missing bar worked out here, no palette size, no verdict marks or +++++ words of its own
+    assert not re.search(r"[\"']baseline_", code) and not re.search(r"[%/] *12\b|COLOURS|PATTERNS", code)
+    assert not re.search(r"[▲▼]|\+\+\+|too fast|not measured", code)
