@@ -4,9 +4,11 @@ and the parser reads it rather than keeping a list of its own."""
 import ast
 import re
 from pathlib import Path
+from typing import get_args
 
 from app import bonnie, charts, limits, matrix, parsing
 from app.parsing import parse_line
+from app.schemas import MatrixFamilyOut
 from tests.helpers import LINE_198
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,6 +95,11 @@ def test_the_matrix_families_are_the_catalogs():
         title, tests = matrix.FAMILIES[family.key]
         assert title == family.title and tests == bonnie.family_tests(family)
         assert {bonnie.UNITS[test] for test in tests} == {family.unit}  # ratios of one unit only
+
+
+def test_the_matrix_schema_names_the_catalogs_families():
+    """The OpenAPI document lists the family keys as a literal (a type cannot be computed): it must be the catalog's."""
+    assert get_args(MatrixFamilyOut.model_fields["family"].annotation) == tuple(f.key for f in bonnie.FAMILIES)
 
 
 def test_no_title_names_two_different_sets_of_tests():
