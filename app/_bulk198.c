@@ -23,7 +23,7 @@
 
 #define FIELDS 50
 #define DIGEST_BYTES 16
-#define MAX_MACHINE_CHARS 500 /* parsing.MAX_MACHINE_CHARS: a longer name is the parser's error to report */
+#define MAX_MACHINE_CHARS 500 /* limits.MAX_MACHINE_CHARS: a longer name is the parser's error to report */
 
 /* ==== the run table's columns, in the order bound (checked against app/columns.py by a test) ==== */
 

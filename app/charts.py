@@ -11,17 +11,18 @@ the table under the charts, as data: the template picks the classes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app import comparability, stats, summary
+from app import bonnie, comparability, stats, summary
 from app.comparison_request import ABSOLUTE, MODES, RELATIVE, parse_mode
 from app.errors import BadRequest
 from app.figures import RunFigures
 from app.grouping import DEFAULT, Configuration, Grouping, group_runs
 from app.hints import CPU_BOUND_PCT, GENERAL_TEXT, PER_CHAR_TESTS, SPREAD_CV_PCT, WORST_LATENCY, result_hints
-from app.parsing import FILE_TESTS, NOT_RUN, OK, TESTS, TOO_FAST, UNITS, Result
+from app.parsing import NOT_RUN, OK, TESTS, TOO_FAST, UNITS, Result
 from app.summary import percent
 from app.units import UNIT_STEPS, display_unit, format_in
 
@@ -42,19 +43,31 @@ class ChartSpec:
     unit: str  # the unit of the absolute values
     higher_is_better: bool
     measure: str  # VALUE, CPU or LATENCY: which figure of each result the chart shows
+    family: bonnie.Family | None = None  # a rate chart's: its tests are all of that family
 
 
+def _rate_chart(key: str, title: str, family: bonnie.Family, *, stat: bool | None = None) -> ChartSpec:
+    """A chart of the rates of `family`'s tests (only the stat tests, or all but them, when `stat` is given)."""
+    tests = tuple(
+        test.name
+        for test in bonnie.CATALOG
+        if test.family == family and (stat is None or (test.operation == bonnie.STAT) == stat)
+    )
+    return ChartSpec(key, title, tests, family.unit, True, VALUE, family)
+
+
+# One rate chart per family, but the file tests' stat on a chart of its own: it is +++++ in nine lines of ten, and
+# measured it runs several times the rate of create and delete, whose bars it would flatten.
 CHARTS = (
-    ChartSpec("block_io", "Block I/O", TESTS[:5], "KiB/s", True, VALUE),
-    ChartSpec("seeks", "Random seeks", ("seeks",), "seeks/s", True, VALUE),
-    ChartSpec(
-        "metadata", "File create and delete", ("seq_create", "seq_del", "ran_create", "ran_del"), "files/s", True, VALUE
-    ),
-    ChartSpec("metadata_stat", "File stat", ("seq_stat", "ran_stat"), "files/s", True, VALUE),
+    _rate_chart("block_io", "Block I/O", bonnie.BLOCK_IO),
+    _rate_chart("seeks", "Random seeks", bonnie.SEEKS),
+    _rate_chart("metadata", "File create and delete", bonnie.METADATA, stat=False),
+    _rate_chart("metadata_stat", "File stat", bonnie.METADATA, stat=True),
     ChartSpec("latency", "Latency", TESTS, "µs", False, LATENCY),
     ChartSpec("cpu", "%CPU", TESTS, "%CPU", False, CPU),
 )
 CHART_KEYS = tuple(spec.key for spec in CHARTS)
+RATE_CHART_KEYS = tuple(spec.key for spec in CHARTS if spec.measure == VALUE)
 
 # What /api/compare gives per test of a configuration (CompareOut's cell, besides its `test` and `hints`),
 # in the order the matrix and the CSV export copy them.
@@ -73,35 +86,20 @@ CELL_FIGURES = (
     "verdict",
 )
 
-TEST_TITLES = {
-    "putc": "per-char write",
-    "put_block": "block write",
-    "rewrite": "rewrite",
-    "getc": "per-char read",
-    "get_block": "block read",
-    "seeks": "random seeks",
-    "seq_create": "seq. create",
-    "seq_stat": "seq. stat",
-    "seq_del": "seq. delete",
-    "ran_create": "random create",
-    "ran_stat": "random stat",
-    "ran_del": "random delete",
-}
+TEST_TITLES = bonnie.TITLES
 
 # Why a cell has no value; the page says these in tooltips and under each chart.
 STATUS_TEXT = {
-    TOO_FAST: "+++++ too fast to measure",
+    TOO_FAST: bonnie.TOO_FAST_STATUS,
     NOT_RUN: "not run",
     NO_LATENCY: "no latency in this line",
-    BASELINE_PREFIX + TOO_FAST: "no comparison: the baseline's result is +++++ (too fast to measure)",
+    BASELINE_PREFIX + TOO_FAST: f"no comparison: the baseline's result is {bonnie.TOO_FAST_MARK} ({bonnie.TOO_FAST})",
     BASELINE_PREFIX + NOT_RUN: "no comparison: the baseline did not run this test",
     BASELINE_PREFIX + NO_LATENCY: "no comparison: the baseline's line has no latency",
     BASELINE_ZERO: "no comparison: the baseline's value is 0",
 }
-TOO_FAST_EXPLANATION = "bonnie++ prints +++++ when a test took under 0.5 s: too fast to measure, not zero."
-TOO_FAST_HINT = dict.fromkeys(TESTS[:6], "a larger -s (file size)") | dict.fromkeys(
-    FILE_TESTS, "a larger -n (number of files)"
-)
+TOO_FAST_EXPLANATION = bonnie.TOO_FAST_EXPLANATION
+TOO_FAST_HINT = {test.name: f"a larger {test.raise_option}" for test in bonnie.CATALOG}
 
 # ==== The numbers (GET /api/compare) ====
 
@@ -233,7 +231,7 @@ def compare(
         "warnings": comparability.warnings(runs) + _spread_warnings(charts, configurations),
         "setup": comparability.setup_table(runs, source_of, {run.id: c.id for c in configurations for run in c.runs}),
     }
-    data["summary"] = summary.summarise(data, TEST_TITLES)
+    data["summary"] = summary.summarise(data, TEST_TITLES, RATE_CHART_KEYS)
     return data
 
 
@@ -543,10 +541,95 @@ def _base_cells(chart: dict[str, Any], base_id: int) -> list[dict[str, Any]]:
     return next(e["tests"] for e in chart["configurations"] if e["configuration"] == base_id)
 
 
+# The configurations' colours: --run-0 .. --run-11 of static/app.css, then the same colours striped, then
+# dotted (36 distinct series); the page's chips, the heat tables' rows and the charts' bars share them.
+PALETTE_COLOURS = 12
+PALETTE_PATTERNS = 3
+
+
+def swatch(position: int) -> dict[str, int]:
+    """The look of the configuration at `position`: its colour (--run-N) and pattern (0 solid, 1 striped, 2 dotted)."""
+    return {"colour": position % PALETTE_COLOURS, "pattern": (position // PALETTE_COLOURS) % PALETTE_PATTERNS}
+
+
+def _js_round(x: float) -> int:
+    """JavaScript's Math.round (the charts' figures were once computed in the browser): the nearest integer,
+    halves upwards, where Python's round() takes them to the even one."""
+    whole = math.floor(x)
+    return whole + 1 if x - whole >= 0.5 else whole
+
+
+def _percent_bar(ratio: float) -> float:
+    """A ratio as a % difference to 0.1: 1.2 -> 20.0."""
+    return _js_round((ratio - 1) * 1000) / 10
+
+
+def _tenth(x: float) -> float:
+    return _js_round(x * 10) / 10
+
+
+def _bar(cell: dict[str, Any], base: dict[str, Any], kind: str | None) -> tuple[float, list[float] | None]:
+    """What a measured cell's bar shows (absolute: its mean; relative: its difference from the baseline's, as
+    RELATIVE_KIND says) and its error bar (the 95 % CI in the same terms, or None)."""
+    ratio_ci = cell["ratio_ci95"]
+    if kind == PERCENT:
+        return _percent_bar(cell["ratio"]), None if ratio_ci is None else [_percent_bar(r) for r in ratio_ci]
+    if kind == RATIO:
+        return cell["ratio"], None if ratio_ci is None else list(ratio_ci)
+    if kind == POINTS:
+        # percentage points: the difference of the means; its CI is the ratio's, scaled by the baseline's mean
+        mean = base["mean"]
+        return _tenth(cell["mean"] - mean), None if ratio_ci is None else [_tenth((r - 1) * mean) for r in ratio_ci]
+    return cell["mean"], cell["ci95"]
+
+
+def chart_bars(chart: dict[str, Any], data: dict[str, Any], kind: str | None) -> list[dict[str, Any]]:
+    """What the page draws of a chart of `data`: per configuration (the baseline configuration left out in
+    relative mode, where it is the origin) its legend label, swatch and, per test, the bar's value and error
+    bar (None for no bar), the status (why there is no bar: cell_status), the verdict and N."""
+    relative = data["mode"] == RELATIVE
+    base_id = data["baseline_configuration"]
+    base_cells = _base_cells(chart, base_id)
+    names = {c["id"]: c["name"] for c in data["configurations"]}
+    positions = {c["id"]: index for index, c in enumerate(data["configurations"])}
+    runs_of = {c["id"]: len(c["runs"]) for c in data["configurations"]}
+    repeated = any(n > 1 for n in runs_of.values())
+    bars = []
+    for entry in chart["configurations"]:
+        config_id = entry["configuration"]
+        is_base = config_id == base_id
+        if relative and is_base:
+            continue
+        values: list[Any] = []
+        errors: list[Any] = []
+        statuses = []
+        for cell, base in zip(entry["tests"], base_cells, strict=True):
+            status = cell_status(cell, base if relative else None)
+            value, error = _bar(cell, base, kind) if status == OK else (None, None)
+            statuses.append(status)
+            values.append(value)
+            errors.append(error)
+        bars.append(
+            {
+                "configuration": config_id,
+                "label": f"{names[config_id]} (N={runs_of[config_id]})" if repeated else names[config_id],
+                "baseline": is_base,
+                "position": positions[config_id],
+                **swatch(positions[config_id]),
+                "values": values,
+                "errors": errors,
+                "status": statuses,
+                "verdicts": [None if is_base else cell["verdict"] for cell in entry["tests"]],
+                "n": [cell["n"] for cell in entry["tests"]],
+            }
+        )
+    return bars
+
+
 def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, Any]:
-    """Names, titles, axis units, notes and hints for the charts of `data` (what compare() returned).
-    The page draws one bar per configuration: its mean (absolute) or its ratio to the baseline
-    configuration as a % (relative), with the 95 % CI as an error bar."""
+    """Names, titles, axis units, notes, hints and the bars for the charts of `data` (what compare() returned).
+    The page draws one bar per configuration: its mean (absolute) or its difference from the baseline
+    configuration's (relative), with the 95 % CI as an error bar (chart_bars); the browser only draws them."""
     names = legend_names(runs)
     config_names = {c["id"]: c["name"] for c in data["configurations"]}
     sources = list(dict.fromkeys(source_of(run) for run in runs))
@@ -593,18 +676,21 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
                 "hints": [TOO_FAST_HINT[test] for test in spec.tests],
                 "notes": chart_notes(chart, config_names, base_id if relative else None),
                 "hint_list": hint_list(chart, config_names),
+                "bars": chart_bars(chart, data, kind),
             }
         )
     return {
         "names": {str(run_id): name for run_id, name in names.items()},
         "configuration_names": {str(cid): name for cid, name in config_names.items()},
-        # run id -> the position of its configuration: the colour (and pattern) of its chip, as of its bars
-        "colour_of": {str(run): index for index, c in enumerate(data["configurations"]) for run in c["runs"]},
+        # run id -> its configuration's swatch: the colour (and pattern) of its chip, as of its bars
+        "swatch_of": {str(run): swatch(index) for index, c in enumerate(data["configurations"]) for run in c["runs"]},
         "baseline_name": config_names[base_id],
         "charts": charts,
         "status_text": STATUS_TEXT,
         "verdict_text": VERDICT_TEXT,
         "too_fast_explanation": TOO_FAST_EXPLANATION,
+        "too_fast_marks": TOO_FAST_MARKS,
+        "verdict_mark": VERDICT_MARK,
     }
 
 
@@ -679,13 +765,25 @@ def hint_list(chart: dict[str, Any], names: dict[int, str]) -> list[dict[str, An
 
 VERDICT_MARK = {"better": "▲", "worse": "▼", "within_noise": "~", "unknown": "?"}
 MEASURE_TITLES = {VALUE: "Rates", CPU: "%CPU", LATENCY: "Latency (the slowest single operation)"}
-# Column groups of the heat tables: the chart families, in TESTS order.
-FAMILIES = (
-    ("Block I/O", TESTS[:5]),
-    ("Seeks", ("seeks",)),
-    ("File create and delete", TESTS[6:9]),
-    ("Random files", TESTS[9:]),
-)
+# The file tests' rounds, as the heat tables' column groups name them (each round creates, stats and deletes:
+# "File create and delete" is the chart that leaves the stat out).
+ROUND_TITLES = {bonnie.SEQUENTIAL: "Sequential files", bonnie.RANDOM: "Random files"}
+
+
+def _heat_groups() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The column groups of the heat tables, in TESTS order (bonnie++'s, as bon_csv2html and its report show them):
+    the families, the file tests split into their two rounds."""
+    groups: dict[tuple[bonnie.Family, str | None], list[str]] = {}
+    for test in bonnie.CATALOG:
+        groups.setdefault((test.family, test.order), []).append(test.name)
+    return tuple(
+        (ROUND_TITLES[order] if order else family.title, tuple(tests)) for (family, order), tests in groups.items()
+    )
+
+
+HEAT_GROUPS = _heat_groups()
+# The first test of each group: a rule before its column.
+HEAT_GROUP_STARTS = frozenset(tests[0] for _, tests in HEAT_GROUPS)
 
 
 def _column_unit(test: str, measure: str, means: list[float | None]) -> tuple[str, int]:
@@ -713,7 +811,8 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
     with its verdict mark: ▲ better, ▼ worse, ~ within noise, ? unknown), `verdict` and `status`; the
     template shades only cells whose verdict is better or worse, so a colour always means a
     difference beyond the noise. `rows[].cells` run over TESTS x `measures`; `columns` (same order)
-    give each its test, measure and unit; `sections` list per measure the indexes of its cells."""
+    give each its test, measure, unit and whether it starts a group of columns (HEAT_GROUPS); `sections`
+    list per measure the indexes of its cells and the groups' titles and widths."""
     by_key = {chart["key"]: chart for chart in data["charts"]}
     base_id = data["baseline_configuration"]
     # test -> (chart, index in it) for each measure
@@ -735,7 +834,7 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
             chart, index = where[measure][test]
             cells = {e["configuration"]: e["tests"][index] for e in chart["configurations"]}
             unit, divisor = _column_unit(test, measure, [cell["mean"] for cell in cells.values()])
-            columns.append({"test": test, "measure": measure, "unit": unit})
+            columns.append({"test": test, "measure": measure, "unit": unit, "group_start": test in HEAT_GROUP_STARTS})
             for config_id, cell in cells.items():
                 relative = ""
                 if cell["ratio"] is not None and config_id != base_id:
@@ -757,15 +856,16 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
             "name": config["name"],
             "runs": config["runs"],
             "baseline": config["id"] == base_id,
+            "swatch": swatch(index),
             "cells": by_config[config["id"]],
         }
-        for config in data["configurations"]
+        for index, config in enumerate(data["configurations"])
     ]
     sections = [
         {
             "measure": measure,
             "title": MEASURE_TITLES[measure],
-            "families": [(title, len(tests)) for title, tests in FAMILIES],
+            "families": [(title, len(tests)) for title, tests in HEAT_GROUPS],
             "indexes": [i for i, column in enumerate(columns) if column["measure"] == measure],
         }
         for measure in measures
@@ -780,4 +880,6 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-TOO_FAST_TEXT = "+++++"
+TOO_FAST_TEXT = bonnie.TOO_FAST_MARK
+# A +++++ mark as the charts draw it: where it fits, and in a narrow bar.
+TOO_FAST_MARKS = {"wide": bonnie.TOO_FAST_MARK, "narrow": bonnie.TOO_FAST_CPU_MARK}

@@ -1,12 +1,13 @@
 """A run's result columns, defined once (issue #9).
 
-Every test of `parsing.TESTS` has the parts of a `parsing.Result` (status, value, cpu_pct,
+Every test of `bonnie.TESTS` (the catalog, app/bonnie.py) has the parts of a `parsing.Result` (status, value, cpu_pct,
 latency_us), stored as the column `{test}_{part}` of the `run` table. The models, the ingest
 writers, the API's schemas and the comparison queries derive their result columns from here and
 select them by name, never by position.
 """
 
-from app.parsing import TESTS, FileTest, Result
+from app.bonnie import TESTS
+from app.parsing import FileTest, Result
 
 RESULT_PARTS: tuple[str, ...] = Result._fields
 

@@ -22,7 +22,7 @@ from urllib.parse import urlencode
 
 from app.errors import BadRequest
 from app.grouping import BY_PARAMS, DEFAULT, MAX_GROUP_KEYS, UNGROUPED, Grouping
-from app.models import MAX_ID
+from app.limits import MAX_ID
 
 ABSOLUTE, RELATIVE = "absolute", "relative"
 MODES = (ABSOLUTE, RELATIVE)

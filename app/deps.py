@@ -22,7 +22,7 @@ from app.comparison_request import parse_id_filter
 from app.config import get_settings
 from app.db import get_sessionmaker
 from app.errors import Forbidden, Unauthorized
-from app.models import MAX_ID
+from app.limits import MAX_ID
 from app.request_body import FormLimits, close_form, read_form
 from app.schemas import TAG_FILTER_PARAM_SCHEMA
 from app.validation import MAX_TAG_FILTERS, check_filter_text, parse_tag_filters
@@ -234,7 +234,7 @@ RUN_IDS_FILTER_PATTERN = "^[ ,]*(?:[0-9]{1,10}(?:[ ,]+[0-9]{1,10})*[ ,]*)?$"
 
 def check_machine_text(value: str | None, name: str) -> str | None:
     """A machine filter or cursor: as long as a line may be, since a name stored before
-    parsing.MAX_MACHINE_CHARS was the rule can be, and its own links must still work."""
+    limits.MAX_MACHINE_CHARS was the rule can be, and its own links must still work."""
     return check_filter_text(value, name, get_settings().max_line_bytes)
 
 

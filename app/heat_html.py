@@ -12,11 +12,10 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from app.bonnie import TOO_FAST_MARK, TOO_FAST_TITLE
 from app.charts import TOO_FAST_TEXT
 
-# The first test of each family after the first: a rule before its column.
-FAMILY_STARTS = frozenset(("putc", "seeks", "seq_create", "ran_create"))
-TOO_FAST_CELL = '<span title="the test took under 0.5 s: too fast to measure">+++++</span>'
+TOO_FAST_CELL = f'<span title="{escape(TOO_FAST_TITLE)}">{escape(TOO_FAST_MARK)}</span>'
 VERDICT_CLASSES = {"better": " heat-better", "worse": " heat-worse"}
 _NEEDS_ESCAPING = re.compile("[&<>'\"]")
 
@@ -29,7 +28,7 @@ def _text(text: str) -> str:
 def section_cells(table: dict[str, Any], section: dict[str, Any]) -> list[Markup]:
     """Per row of `table` (charts.heat_table()), the <td> cells of `section`."""
     columns = table["columns"]
-    starts = [" group-start" if columns[i]["test"] in FAMILY_STARTS else "" for i in section["indexes"]]
+    starts = [" group-start" if columns[i]["group_start"] else "" for i in section["indexes"]]
     html = []
     for row in table["rows"]:
         cells = row["cells"]

@@ -8,7 +8,7 @@ a reader can check against the line (README "Reading a comparison" repeats them)
 - `cached` — the file size (-s) is under twice the RAM, when the RAM is known (the runner's document,
   or a `ram_mib` tag): much of the file can sit in the page cache (bonnie++'s own rule, -s ≥ 2 × RAM).
   Only for the tests that use that file (putc .. seeks).
-- `too_fast` — some runs printed +++++ (the test took under 0.5 s): not measured, raise -s (file-size
+- `too_fast` — some runs printed +++++ (bonnie.TOO_FAST_MEANING): not measured, raise -s (file-size
   tests) or -n (file tests). Counted, never averaged.
 - `high_spread` — the configuration's runs disagree: CV above 5 % (stats.SPREAD_WARNING_CV_PCT).
 - `per_char` — putc/getc go through stdio (bonnie++ 1.0x) or one-byte system calls (1.9x and later):
@@ -22,14 +22,14 @@ When the runner has recorded its own evidence for a test (document["tests"][test
 
 from __future__ import annotations
 
-from app.parsing import FILE_TESTS, TESTS
+from app import bonnie
 
 CPU_BOUND_PCT = 90
 ONE_CORE_PCT = 100
 CACHE_FACTOR = 2  # bonnie++ wants -s at least twice the RAM
 SPREAD_CV_PCT = 5.0
-FILE_SIZE_TESTS = frozenset(TESTS[:6])
-PER_CHAR_TESTS = frozenset(("putc", "getc"))
+FILE_SIZE_TESTS = frozenset(bonnie.IO_TESTS)
+PER_CHAR_TESTS = frozenset(bonnie.PER_CHAR_TESTS)
 OLD_FAMILY = "1.03"  # the CSV format of bonnie++ 1.0x
 
 
@@ -37,13 +37,9 @@ def hint(code: str, text: str) -> dict[str, str]:
     return {"code": code, "text": text}
 
 
-def raise_option(test: str) -> str:
-    return "-n (number of files)" if test in FILE_TESTS else "-s (file size)"
-
-
 def too_fast(test: str, n_too_fast: int, n_runs: int) -> dict[str, str]:
     share = "all runs" if n_too_fast == n_runs else f"{n_too_fast} of {n_runs} runs"
-    return hint("too_fast", f"{share} +++++ (under 0.5 s: too fast to measure, not zero): raise {raise_option(test)}")
+    return hint("too_fast", f"{share} {bonnie.TOO_FAST_MEANING}: raise {bonnie.raise_option(test)}")
 
 
 def cpu_bound(cpu_pct: float) -> dict[str, str]:
@@ -82,7 +78,7 @@ def per_char(format_versions: set[str]) -> dict[str, str]:
 GENERAL_TEXT = {
     "cpu_bound": f"CPU-bound (≥ {CPU_BOUND_PCT} % CPU, or more than one core's worth): this measures the CPU, not the disk",
     "cached": f"probably cached: the file size is under {CACHE_FACTOR}× the RAM; raise -s",
-    "too_fast": "+++++ (under 0.5 s: too fast to measure, not zero): raise -s (file size) or -n (number of files)",
+    "too_fast": f"{bonnie.TOO_FAST_MEANING}: raise {' or '.join(f'{o} ({text})' for o, text in bonnie.OPTION_TEXT.items())}",
     "high_spread": f"runs disagree (CV > {SPREAD_CV_PCT:g} %): run more, or find the noise",
     "per_char": "per-char tests measure the C library or system-call path and the CPU, not the disk",
 }

@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app import charts
+from app import bonnie, charts
 from app.comparison_request import MAX_RUNS, parse_baseline, parse_run_ids
 from app.errors import BadRequest
 from app.figures import RunFigures
@@ -34,13 +34,8 @@ from app.summary import percent
 from app.units import display_unit, format_in
 
 # Families whose ratios may be averaged together: same kind of work, same unit.
-FAMILIES = {
-    "block_io": ("Block I/O", TESTS[:5]),
-    "seeks": ("Seeks", ("seeks",)),
-    "metadata": ("Metadata (create, stat, delete)", TESTS[6:]),
-}
+FAMILIES = {family.key: (family.title, bonnie.family_tests(family)) for family in bonnie.FAMILIES}
 DEFAULT_TEST = "put_block"
-RATE_CHARTS = ("block_io", "seeks", "metadata", "metadata_stat")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,14 +93,13 @@ def build(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
     grouping = Grouping(keys=(request.rows, request.cols), kind="tags")
     data = charts.compare(runs, baseline=baseline, grouping=grouping)
     base_id = data["baseline_configuration"]
-    rate_charts = [chart for chart in data["charts"] if chart["key"] in RATE_CHARTS]
+    rate_charts = [chart for chart in data["charts"] if chart["key"] in charts.RATE_CHART_KEYS]
     # configuration id -> test -> its rate cell (the statistics of compare())
     cells: dict[int, dict[str, dict[str, Any]]] = {c["id"]: {} for c in data["configurations"]}
     for chart in rate_charts:
         for entry in chart["configurations"]:
             for cell in entry["tests"]:
                 cells[entry["configuration"]][cell["test"]] = cell
-    chart_of_test = next(c for c in rate_charts if request.test in c["tests"])
     run_tags = {run.id: run.tags for run in runs}
 
     def value_of(config: dict[str, Any], key: str) -> str:
@@ -152,7 +146,7 @@ def build(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
         "rows_key": request.rows,
         "cols_key": request.cols,
         "test": request.test,
-        "unit": next(spec.unit for spec in charts.CHARTS if spec.key == chart_of_test["key"]),
+        "unit": bonnie.UNITS[request.test],
         "higher_is_better": True,
         "runs": [run.id for run in runs],
         "baseline": data["baseline"],
@@ -179,9 +173,31 @@ def _natural(value: str) -> tuple[Any, ...]:
         return (1, 0, value)
 
 
+EMPTY_CELL_BAR = {"baseline": False, "status": "not_run", "n": 0}
+
+
+def _multiple_bar(built: dict[str, Any], column: str, position: int, cell: dict[str, Any] | None) -> dict[str, Any]:
+    """A cell's bar in its row's small chart: one colour per column, the same in every row; no bar for a
+    cell without runs or without a measured mean."""
+    bar: dict[str, Any] = {"label": f"{built['cols_key']}={column}", **charts.swatch(position)}
+    if cell is None:
+        return bar | dict.fromkeys(("configuration", "value", "error", "verdict")) | EMPTY_CELL_BAR
+    measured = cell["status"] == "ok"
+    return bar | {
+        "configuration": cell["configuration"],
+        "baseline": cell["baseline"],
+        "value": cell["mean"] if measured else None,
+        "error": cell["ci95"] if measured else None,
+        "status": cell["status"],
+        "verdict": None if cell["baseline"] else cell["verdict"],
+        "n": cell["n"],
+    }
+
+
 def display(built: dict[str, Any]) -> dict[str, Any]:
     """What the page prints: one unit for every cell (MiB/s when a mean reaches it), each cell's mean
-    and CI in it, its difference from the baseline cell, and the family summaries as ×ratios."""
+    and CI in it, its difference from the baseline cell, and the family summaries as ×ratios; and what its
+    small charts draw (static/charts.js only draws): per row, per column, the bar."""
     means = [cell["mean"] for row in built["rows"] for cell in row["cells"] if cell]
     unit, divisor = display_unit(built["unit"], means)
     texts: dict[int, dict[str, str]] = {}
@@ -191,7 +207,9 @@ def display(built: dict[str, Any]) -> dict[str, Any]:
                 continue
             ci = cell["ci95"]
             texts[cell["configuration"]] = {
-                "mean": "+++++" if cell["status"] == "too_fast" else format_in(cell["mean"], unit, divisor),
+                "mean": bonnie.TOO_FAST_MARK
+                if cell["status"] == "too_fast"
+                else format_in(cell["mean"], unit, divisor),
                 "ci": f"{format_in(ci[0], unit, divisor)} to {format_in(ci[1], unit, divisor)}" if ci else "",
                 "relative": ""
                 if cell["baseline"] or cell["ratio"] is None
@@ -202,4 +220,20 @@ def display(built: dict[str, Any]) -> dict[str, Any]:
                     if f["ratio_geomean"] is not None
                 ),
             }
-    return {"unit": unit, "divisor": divisor, "texts": texts, "test_title": charts.TEST_TITLES[built["test"]]}
+    bars = [
+        [
+            _multiple_bar(built, column, i, cell)
+            for i, (column, cell) in enumerate(zip(built["columns"], row["cells"], strict=True))
+        ]
+        for row in built["rows"]
+    ]
+    return {
+        "unit": unit,
+        "divisor": divisor,
+        "texts": texts,
+        "test_title": charts.TEST_TITLES[built["test"]],
+        "bars": bars,
+        "status_text": charts.STATUS_TEXT,
+        "verdict_mark": charts.VERDICT_MARK,
+        "too_fast_marks": charts.TOO_FAST_MARKS,
+    }

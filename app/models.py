@@ -23,6 +23,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from app.columns import RESULT_PARTS, result_column
+from app.limits import MAX_ID as MAX_ID  # re-exported: the routes read it from here
 from app.parsing import TESTS
 
 NAMING_CONVENTION = {
@@ -163,8 +164,3 @@ data_generation_table = Table(
     Column("id", Integer, primary_key=True, autoincrement=False),
     Column("generation", BigInteger, nullable=False),
 )
-
-
-# Ids are INTEGER columns; PostgreSQL's INTEGER holds at most 2**31 - 1, so a larger id in a URL
-# names no row (and must not reach the database, which would refuse to compare it).
-MAX_ID = 2**31 - 1

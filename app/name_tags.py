@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from app.schemas import MAX_TAG_CHARS
+from app.limits import MAX_TAG_CHARS
 
 MAX_PATTERN_CHARS = 500
 

@@ -18,23 +18,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-TESTS = (
-    "putc",
-    "put_block",
-    "rewrite",
-    "getc",
-    "get_block",
-    "seeks",
-    "seq_create",
-    "seq_stat",
-    "seq_del",
-    "ran_create",
-    "ran_stat",
-    "ran_del",
-)
-IO_TESTS = TESTS[:6]
-FILE_TESTS = TESTS[6:]
-UNITS = dict.fromkeys(TESTS[:5], "KiB/s") | {"seeks": "seeks/s"} | dict.fromkeys(FILE_TESTS, "files/s")
+from app.bonnie import FILE_TESTS, IO_TESTS, TESTS
+from app.bonnie import UNITS as UNITS  # re-exported: its importers predate the catalog
+from app.limits import MAX_MACHINE_CHARS
 
 OK, TOO_FAST, NOT_RUN = "ok", "too_fast", "not_run"
 
@@ -75,10 +61,6 @@ DEFAULT_MAX_LINE_BYTES = 4096
 
 # A rate or %CPU larger than this is not a measurement; it also keeps values inside a 64-bit column.
 MAX_NUMBER = 10**15
-# A machine name is a host name (at most 253 characters) or bonnie++'s -m text. PostgreSQL refuses an entry of
-# the (machine, id) index over 2,704 bytes, which a longer name of incompressible text reached: the upload failed
-# as a whole. 500 characters of at most 4 bytes each fit, and the page filters take names that long.
-MAX_MACHINE_CHARS = 500
 
 _VERSION_RE = re.compile(r"\d+\.\d+[a-z]?", re.ASCII)
 _SEEKS_RE = re.compile(r"\d{1,16}(?:\.\d{1,6})?", re.ASCII)

@@ -17,8 +17,9 @@ from starlette.requests import Request
 
 from app.config import get_settings
 from app.errors import AppError, BadRequest, PayloadTooLarge
+from app.limits import MAX_TAGS_PER_RUN
 from app.name_tags import NamePattern
-from app.schemas import MAX_TAGS_PER_RUN, JsonUpload
+from app.schemas import JsonUpload
 from app.validation import (
     MAX_DOCUMENT_VALUES,
     check_document,

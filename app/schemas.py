@@ -7,23 +7,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
+from app.bonnie import TESTS, UNITS
 from app.columns import FILE_TEST_COLUMNS, RESULT_PARTS, RUN_LINE_COLUMNS, result_column
-from app.parsing import TESTS, UNITS
+from app.limits import MAX_LABEL_CHARS, MAX_TAG_CHARS, MAX_TAGS_PER_RUN, TAG_SPACES
 
 if TYPE_CHECKING:
     from app.models import Run
 
 Status = Literal["ok", "too_fast", "not_run"]
-
-# Tags and labels are short names; a limit keeps a hostile upload from storing megabytes in them.
-MAX_TAG_CHARS = 200
-MAX_LABEL_CHARS = 500
-# Tags one run may have: a PATCH or an upload with more is refused (400).
-MAX_TAGS_PER_RUN = 50
-
-# The characters str.isspace() calls spaces, as a regular expression class written out (JSON Schema's `\s` is
-# ECMAScript's, Python's differs): a tag holds none of them (app.validation.check_tag).
-TAG_SPACES = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
 
 # What app.validation's check_tag and check_label accept, for the OpenAPI description. They answer
 # 400 with their own message, so these document the rule rather than have pydantic enforce it (422).

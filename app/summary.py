@@ -8,11 +8,11 @@ ratio excludes 1 (better / worse, with the CI), those within noise, those that c
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
-from app.hints import raise_option
+from app.bonnie import TOO_FAST_MARK, raise_option
 
-RATE_CHARTS = ("block_io", "seeks", "metadata", "metadata_stat")
 MAX_CONFIGURATIONS = 6  # more would be a wall of text: the charts and table have the rest
 TOO_FAST, OK = "too_fast", "ok"
 SINGLE_RUN = "Single runs cannot tell a difference from noise: repeat them, e.g. bonnie++ -x 5."
@@ -28,11 +28,11 @@ def _join(titles: list[str]) -> str:
     return titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
 
 
-def _cells(data: dict[str, Any], config_id: int) -> list[dict[str, Any]]:
-    """The configuration's rate cells, in the charts' order."""
+def _cells(data: dict[str, Any], config_id: int, rate_charts: Collection[str]) -> list[dict[str, Any]]:
+    """The configuration's rate cells (those of the charts `rate_charts` names), in the charts' order."""
     cells = []
     for chart in data["charts"]:
-        if chart["key"] in RATE_CHARTS:
+        if chart["key"] in rate_charts:
             entry = next(e for e in chart["configurations"] if e["configuration"] == config_id)
             cells += entry["tests"]
     return cells
@@ -48,11 +48,11 @@ def _cpu_bound(cell: dict[str, Any]) -> bool:
     return any(h["code"] == "cpu_bound" for h in cell["hints"])
 
 
-def summarise(data: dict[str, Any], titles: dict[str, str]) -> str:
+def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collection[str]) -> str:
     configurations = data["configurations"]
     names = {c["id"]: c["name"] for c in configurations}
     base_id = data["baseline_configuration"]
-    base_cells = _cells(data, base_id)
+    base_cells = _cells(data, base_id, rate_charts)
     base_cpu = _cpu(data, base_id)
     if len(configurations) == 1:
         runs = len(configurations[0]["runs"])
@@ -63,7 +63,7 @@ def summarise(data: dict[str, Any], titles: dict[str, str]) -> str:
     for config in others[:MAX_CONFIGURATIONS]:
         cpu = _cpu(data, config["id"])
         judged, noise, unknown, cpu_bound, too_fast, missing = [], [], [], [], [], []
-        for cell, base in zip(_cells(data, config["id"]), base_cells, strict=True):
+        for cell, base in zip(_cells(data, config["id"], rate_charts), base_cells, strict=True):
             title = titles[cell["test"]]
             if cell["status"] == TOO_FAST and base["status"] == TOO_FAST:
                 too_fast.append((title, cell["test"]))
@@ -100,9 +100,9 @@ def summarise(data: dict[str, Any], titles: dict[str, str]) -> str:
             parts.append(f"{_join(tests)} {unchanged}CPU-bound in both{level}: they measure the CPU, not the disk")
         if too_fast:
             options = dict.fromkeys(raise_option(test).split(" ")[0] for _, test in too_fast)
-            parts.append(f"{_join([t for t, _ in too_fast])} +++++ in both: raise {' and '.join(options)}")
+            parts.append(f"{_join([t for t, _ in too_fast])} {TOO_FAST_MARK} in both: raise {' and '.join(options)}")
         if missing:
-            parts.append(f"{_join(missing)} not comparable (+++++ or not run on one side)")
+            parts.append(f"{_join(missing)} not comparable ({TOO_FAST_MARK} or not run on one side)")
         sentences.append(f"{names[config['id']]} vs {names[base_id]}: {'; '.join(parts) or 'nothing to compare'}.")
     if len(others) > MAX_CONFIGURATIONS:
         sentences.append(f"{len(others) - MAX_CONFIGURATIONS} more configurations are in the charts and the table.")

@@ -6,6 +6,7 @@ from fastapi import Request
 from fastapi.templating import Jinja2Templates
 from jinja2 import pass_context
 
+from app import bonnie
 from app.paths import TEMPLATES_DIR
 from app.units import format_latency, format_rate
 
@@ -25,6 +26,8 @@ def render(request: Request, name: str, context: dict[str, Any], status_code: in
 
 templates.env.filters["rate"] = format_rate
 templates.env.filters["latency"] = format_latency
+# The catalog of bonnie++'s tests, for what every page says of them (e.g. bonnie.TOO_FAST_TITLE).
+templates.env.globals["bonnie"] = bonnie
 
 
 @pass_context

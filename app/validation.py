@@ -9,8 +9,8 @@ import re
 from typing import Any
 
 from app.errors import BadRequest, PayloadTooLarge
+from app.limits import MAX_LABEL_CHARS, MAX_TAG_CHARS, TAG_SPACES
 from app.name_tags import NamePattern, NamePatternError, compile_name_pattern
-from app.schemas import MAX_LABEL_CHARS, MAX_TAG_CHARS, TAG_SPACES
 
 # The runner's document nests about six levels; far deeper ones could not be sent back (issue #5).
 MAX_DOCUMENT_DEPTH = 32

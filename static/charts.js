@@ -1,12 +1,14 @@
 /* bonnieboard comparison charts.
  *
  * Reads the JSON the /compare page embeds (<script type="application/json" id="compare-data">:
- * {"compare": the body of GET /api/compare, "view": names, titles and display units from app/charts.py,
- * the unit steps from app/units.py}) and draws one Chart.js bar chart per <canvas data-chart="KEY">:
- * one dataset per configuration (compare.configurations), always in that configuration's colour (and,
- * past 12 configurations, a pattern), whose bars are the API's means (absolute) or their difference
- * from the baseline configuration (relative): a % for rates, a ratio on a log axis (×0.5 … ×2 … ×100)
- * for latency, percentage points for %CPU. Each bar has its 95 % CI as an error bar (bbErrorBars) and
+ * {"compare": the body of GET /api/compare, "view": names, titles, display units and each chart's bars
+ * from app/charts.py, the unit steps from app/units.py}) and draws one Chart.js bar chart per
+ * <canvas data-chart="KEY">. It only draws: each bar's value, error bar, status (why it is missing),
+ * verdict and colour come worked out by the view (charts.chart_bars), and so do the words and marks.
+ * One dataset per configuration, always in that configuration's colour (and, past 12 configurations,
+ * a pattern), whose bars are the API's means (absolute) or their difference from the baseline
+ * configuration (relative): a % for rates, a ratio on a log axis (×0.5 … ×2 … ×100) for latency,
+ * percentage points for %CPU. Each bar has its 95 % CI as an error bar (bbErrorBars) and
  * its verdict as a mark (▲ better, ▼ worse, ~ within noise, ? unknown); better/worse is said by the
  * sign, that mark and the verdict, never by repainting the bar (noise and unknown bars are paler).
  * A value beyond the axis (an outlier) is clipped with a labelled "off scale" marker (bbOffScale).
@@ -24,10 +26,7 @@
   const TOO_FAST = "too_fast";
   const MARK_PX = 22; // height of a +++++ mark at the top of a chart
   const CAP_PX = 4; // half width of an error bar's caps
-  const VERDICT_MARK = { better: "▲", worse: "▼", within_noise: "~", unknown: "?" };
   const NARROW_PX = 520;
-  const COLOURS = 12; // --run-0 .. --run-11 in app.css; then the same colours striped, then dotted
-  const PATTERNS = 3;
   const LOG_RATIO_LIMIT = 100; // relative latency axis: ×0.01 .. ×100 at most
   const INK = "#1d232a";
 
@@ -36,9 +35,10 @@
     return value || fallback;
   }
 
-  // The configuration colours live in app.css, shared with the swatches of the page.
-  function runColor(index) {
-    return cssVar("--run-" + (index % COLOURS), "#4e79a7");
+  // The configuration colours live in app.css, shared with the swatches of the page; the view says which
+  // (colour: --run-N, pattern: 0 solid, 1 striped, 2 dotted).
+  function runColor(colour) {
+    return cssVar("--run-" + colour, "#4e79a7");
   }
 
   function withAlpha(color, alpha) {
@@ -48,10 +48,10 @@
     return "rgba(" + (n >> 16) + "," + ((n >> 8) & 255) + "," + (n & 255) + "," + alpha + ")";
   }
 
-  // kind 0: solid colour; 1: white stripes over it; 2: white dots over it (series 13-24, 25-36).
-  function runFill(index, alpha) {
-    const color = withAlpha(runColor(index), alpha);
-    const kind = Math.floor(index / COLOURS) % PATTERNS;
+  // pattern 0: solid colour; 1: white stripes over it; 2: white dots over it.
+  function runFill(look, alpha) {
+    const color = withAlpha(runColor(look.colour), alpha);
+    const kind = look.pattern;
     if (kind === 0) return color;
     const size = 8;
     const tile = document.createElement("canvas");
@@ -252,8 +252,8 @@
   }
 
   // +++++ has no value, so no bar from zero. A rate chart marks it at the top, off the scale (it was
-  // faster than measurable); the %CPU chart, where up means worse, as an empty labelled slot. The
-  // marks are recorded (chart.$bbMarks) so that a test can find them.
+  // faster than measurable); the %CPU chart, where up means worse, as an empty labelled slot, with the
+  // view's words for it where they fit. The marks are recorded (chart.$bbMarks) so that a test can find them.
   const tooFastMarks = {
     id: "bbTooFast",
     afterDatasetsDraw(chart) {
@@ -263,6 +263,7 @@
       const zero = chart.scales.y.type === "logarithmic" ? area.bottom : Math.min(Math.max(chart.scales.y.getPixelForValue(chart.$bb.origin), area.top), area.bottom);
       const ctx = chart.ctx;
       const marks = [];
+      const words = chart.$bb.words;
       eachBar(chart, function (dataset, datasetIndex, value, index, el) {
         if (dataset.bbStatus[index] !== TOO_FAST || value !== null) return;
         const w = Math.max(el.width, 4);
@@ -282,7 +283,7 @@
             ctx.font = "bold 9px system-ui, sans-serif";
             ctx.textAlign = "center";
             ctx.textBaseline = "middle";
-            textWithHalo(ctx, height > 90 ? "+++++ not measured" : "+++++", 0, 0);
+            textWithHalo(ctx, ctx.measureText(words.status).width + 8 <= height ? words.status : words.marks.wide, 0, 0);
           }
           marks.push({ kind: "slot", datasetIndex: datasetIndex, index: index, run: dataset.bbRun, test: chart.data.labels[index], x: x, y: top, width: w, height: height });
         } else {
@@ -302,11 +303,11 @@
           ctx.font = "bold 9px system-ui, sans-serif";
           ctx.textAlign = "center";
           ctx.textBaseline = "middle";
-          if (w >= 30) textWithHalo(ctx, "+++++", el.x, top + MARK_PX / 2);
+          if (w >= 30) textWithHalo(ctx, words.marks.wide, el.x, top + MARK_PX / 2);
           else if (w >= 9) {
             ctx.translate(el.x, top + MARK_PX / 2);
             ctx.rotate(-Math.PI / 2);
-            textWithHalo(ctx, "+++", 0, 0);
+            textWithHalo(ctx, words.marks.narrow, 0, 0);
           }
           marks.push({ kind: "top", datasetIndex: datasetIndex, index: index, run: dataset.bbRun, test: chart.data.labels[index], x: x, y: area.top, width: w, height: MARK_PX + tip });
         }
@@ -452,7 +453,7 @@
   // both (chart.$bbErrorBars, chart.$bbVerdictMarks) so that a test can read what was drawn.
   const errorBars = {
     id: "bbErrorBars",
-    // options (plugins.bbErrorBars): relative, better and worse colours; set before the first draw.
+    // options (plugins.bbErrorBars): relative, better and worse colours, the verdicts' marks; set before the first draw.
     afterDatasetsDraw(chart, args, options) {
       const yScale = chart.scales.y;
       const area = chart.chartArea;
@@ -493,7 +494,7 @@
           }
           const verdict = dataset.bbVerdicts[index];
           if (!verdict || (!relative && verdict === "unknown")) return;
-          const text = VERDICT_MARK[verdict];
+          const text = options.marks[verdict];
           const below = relative && value < origin;
           const y = clamp(below ? bottom + 10 : top - 8);
           ctx.save();
@@ -597,78 +598,38 @@
     const origin = kind === "ratio" ? 1 : 0;
     const better = cssVar("--better", "#2f9e5b");
     const worse = cssVar("--worse", "#d64545");
-    const configIds = compare.configurations.map(function (c) { return c.id; });
-    const runsOf = {};
-    compare.configurations.forEach(function (c) { runsOf[c.id] = c.runs.length; });
-    const repeated = compare.configurations.some(function (c) { return c.runs.length > 1; });
-    const baseId = compare.baseline_configuration;
-    const baseName = view.configuration_names[String(baseId)];
-    const baseCells = chart.configurations.find(function (e) { return e.configuration === baseId; }).tests;
-    const shown = chart.configurations.filter(function (e) { return !(relative && e.configuration === baseId); });
-    const percent = function (ratio) { return Math.round((ratio - 1) * 1000) / 10 + 0; };
-    const tenth = function (x) { return Math.round(x * 10) / 10 + 0; };
+    const baseName = view.baseline_name;
 
-    const datasets = shown.map(function (entry) {
-      const colourIndex = configIds.indexOf(entry.configuration);
-      const color = runColor(colourIndex);
-      const isBase = entry.configuration === baseId;
-      const data = [], errors = [], verdicts = [], statuses = [], ns = [];
-      entry.tests.forEach(function (cell, i) {
-        let status = cell.status;
-        const base = baseCells[i];
-        if (relative && status === OK) {
-          if (base.status !== OK) status = "baseline_" + base.status;
-          else if (cell.ratio === null) status = "baseline_zero";
-        }
-        statuses.push(status);
-        ns.push(cell.n);
-        verdicts.push(isBase ? null : cell.verdict);
-        if (status !== OK) {
-          data.push(null);
-          errors.push(null);
-        } else if (kind === "percent") {
-          data.push(percent(cell.ratio));
-          errors.push(cell.ratio_ci95 ? [percent(cell.ratio_ci95[0]), percent(cell.ratio_ci95[1])] : null);
-        } else if (kind === "ratio") {
-          data.push(cell.ratio);
-          errors.push(cell.ratio_ci95 ? cell.ratio_ci95.slice() : null);
-        } else if (kind === "points") {
-          // percentage points: the difference of the means; its CI is the ratio's, scaled by the baseline
-          data.push(tenth(cell.mean - base.mean));
-          errors.push(cell.ratio_ci95 ? [tenth((cell.ratio_ci95[0] - 1) * base.mean), tenth((cell.ratio_ci95[1] - 1) * base.mean)] : null);
-        } else {
-          data.push(cell.mean);
-          errors.push(cell.ci95);
-        }
-      });
+    // One dataset per bar set of the view (charts.chart_bars): values, error bars, statuses, verdicts and
+    // N as the view worked them out.
+    const datasets = chartView.bars.map(function (bar) {
+      const color = runColor(bar.colour);
       // Each configuration keeps its colour in every mode; a relative bar whose difference is
       // within noise (or unknown) is paler, never another colour.
-      const solid = runFill(colourIndex, 1);
-      const pale = runFill(colourIndex, 0.4);
+      const solid = runFill(bar, 1);
+      const pale = runFill(bar, 0.4);
       const fill = relative
-        ? verdicts.map(function (v) { return v === "better" || v === "worse" ? solid : pale; })
+        ? bar.verdicts.map(function (v) { return v === "better" || v === "worse" ? solid : pale; })
         : solid;
-      const name = view.configuration_names[String(entry.configuration)];
-      const label = repeated ? name + " (N=" + runsOf[entry.configuration] + ")" : name;
       return {
-        label: label,
-        data: data,
+        label: bar.label,
+        data: bar.values.slice(),
         base: kind === "ratio" ? 1 : undefined,
         backgroundColor: fill,
-        borderColor: isBase ? INK : color,
-        borderWidth: isBase ? 2 : relative ? 1 : 0,
-        bbConfiguration: entry.configuration,
-        bbRun: entry.configuration,
-        bbBaseline: isBase,
-        bbStatus: statuses,
-        bbErrors: errors,
-        bbVerdicts: verdicts,
-        bbN: ns,
+        borderColor: bar.baseline ? INK : color,
+        borderWidth: bar.baseline ? 2 : relative ? 1 : 0,
+        bbConfiguration: bar.configuration,
+        bbRun: bar.configuration,
+        bbBaseline: bar.baseline,
+        bbStatus: bar.status,
+        bbErrors: bar.errors,
+        bbVerdicts: bar.verdicts,
+        bbN: bar.n,
         bbColor: color,
-        bbColour: colourIndex,
+        bbColour: bar.position,
         bbFill: solid,
         bbHatch: hatch(color),
-        bbOffScale: data.map(function () { return false; }),
+        bbOffScale: bar.values.map(function () { return false; }),
       };
     });
     const values = [];
@@ -747,7 +708,7 @@
           },
         },
         plugins: {
-          bbErrorBars: { relative: relative, better: better, worse: worse },
+          bbErrorBars: { relative: relative, better: better, worse: worse, marks: view.verdict_mark },
           legend: {
             display: true,
             position: "bottom",
@@ -775,7 +736,7 @@
                 if (item.dataset.bbOffScale[i]) text += " (off scale)";
                 const extra = ["N=" + item.dataset.bbN[i]];
                 if (error) extra.push("95 % CI " + formatValue(error[0], chart, chartView, kind) + " to " + formatValue(error[1], chart, chartView, kind));
-                if (verdict) extra.push(VERDICT_MARK[verdict] + " " + view.verdict_text[verdict]);
+                if (verdict) extra.push(view.verdict_mark[verdict] + " " + view.verdict_text[verdict]);
                 return [text, "  " + extra.join(", ")];
               },
               footer: function (items) {
@@ -789,7 +750,8 @@
         },
       },
     };
-    const bb = { relative: relative, key: key, kind: kind, measure: chartView.measure, origin: origin, view: chartView };
+    const bb = { relative: relative, key: key, kind: kind, measure: chartView.measure, origin: origin, view: chartView,
+                 words: { status: view.status_text[TOO_FAST], marks: view.too_fast_marks } };
     // fitAxis runs inside the constructor's first update: it reads these from the instance.
     const instance = new Chart(canvas, Object.assign(config, {
       plugins: [{ id: "bbState", beforeInit: function (c) { c.$bb = bb; c.$bbAxis = { origin: origin, limits: limits, kind: kind }; } }],
@@ -834,38 +796,38 @@
     const row = m.rows[Number(canvas.dataset.matrixRow)];
     if (!row) return null;
     let top = 0, reference;
-    m.rows.forEach(function (r) {
-      r.cells.forEach(function (cell) {
-        if (!cell || cell.mean === null) return;
-        top = Math.max(top, cell.ci95 ? cell.ci95[1] : cell.mean, cell.mean);
-        if (cell.baseline) reference = cell.mean;
+    payload.bars.forEach(function (bars) {
+      bars.forEach(function (bar) {
+        if (bar.value === null) return;
+        top = Math.max(top, bar.error ? bar.error[1] : bar.value, bar.value);
+        if (bar.baseline) reference = bar.value;
       });
     });
     const view = { scale: "linear", divisor: payload.divisor, steps: null, display_unit: payload.unit };
-    const datasets = m.columns.map(function (col, i) {
-      const cell = row.cells[i];
-      const color = runColor(i);
-      const ok = cell && cell.status === OK;
+    // one bar per column, as app/matrix.py's display() worked it out
+    const datasets = payload.bars[Number(canvas.dataset.matrixRow)].map(function (bar) {
+      const color = runColor(bar.colour);
       return {
-        label: m.cols_key + "=" + col,
-        data: [ok ? cell.mean : null],
-        backgroundColor: runFill(i, cell && (cell.verdict === "better" || cell.verdict === "worse" || cell.baseline) ? 1 : 0.55),
-        borderColor: cell && cell.baseline ? INK : color,
-        borderWidth: cell && cell.baseline ? 2 : 0,
-        bbConfiguration: cell ? cell.configuration : null,
-        bbRun: cell ? cell.configuration : null,
+        label: bar.label,
+        data: [bar.value],
+        backgroundColor: runFill(bar, bar.verdict === "better" || bar.verdict === "worse" || bar.baseline ? 1 : 0.55),
+        borderColor: bar.baseline ? INK : color,
+        borderWidth: bar.baseline ? 2 : 0,
+        bbConfiguration: bar.configuration,
+        bbRun: bar.configuration,
         bbBaseline: false,
-        bbStatus: [cell ? cell.status : "not_run"],
-        bbErrors: [ok ? cell.ci95 : null],
-        bbVerdicts: [cell && !cell.baseline ? cell.verdict : null],
-        bbN: [cell ? cell.n : 0],
+        bbStatus: [bar.status],
+        bbErrors: [bar.error],
+        bbVerdicts: [bar.verdict],
+        bbN: [bar.n],
         bbColor: color,
-        bbFill: runFill(i, 1),
+        bbFill: runFill(bar, 1),
         bbHatch: hatch(color),
         bbOffScale: [false],
       };
     });
-    const bb = { relative: false, key: "matrix", kind: null, measure: "value", origin: 0, view: view, reference: reference };
+    const bb = { relative: false, key: "matrix", kind: null, measure: "value", origin: 0, view: view, reference: reference,
+                 words: { status: payload.status_text[TOO_FAST], marks: payload.too_fast_marks } };
     return new Chart(canvas, {
       type: "bar",
       data: { labels: [m.rows_key + "=" + row.value], datasets: datasets },
@@ -880,7 +842,7 @@
                afterBuildTicks: displayUnitTicks(payload.divisor) },
         },
         plugins: {
-          bbErrorBars: { relative: false, better: cssVar("--better", "#2f9e5b"), worse: cssVar("--worse", "#d64545") },
+          bbErrorBars: { relative: false, better: cssVar("--better", "#2f9e5b"), worse: cssVar("--worse", "#d64545"), marks: payload.verdict_mark },
           legend: { display: true, position: "bottom", labels: { boxWidth: 12, font: { size: 10 },
             generateLabels: function (c) {
               return c.data.datasets.map(function (d, i) {
@@ -888,10 +850,10 @@
               }).concat(reference !== undefined ? [{ text: "dashed: baseline cell", fillStyle: "rgba(0,0,0,0)", strokeStyle: INK, lineWidth: 2, lineDash: [5, 3], hidden: false }] : []);
             } } },
           tooltip: { callbacks: { label: function (item) {
-            const cell = row.cells[item.datasetIndex];
-            if (!cell) return item.dataset.label + ": no runs";
-            if (item.raw === null) return item.dataset.label + ": " + (cell.status === TOO_FAST ? "+++++ too fast to measure" : cell.status);
-            return item.dataset.label + ": " + fmtNumber(item.raw / payload.divisor) + " " + payload.unit + " (N=" + cell.n + (cell.verdict ? ", " + VERDICT_MARK[cell.verdict] + " " + cell.verdict.replace("_", " ") : "") + ")";
+            const bar = payload.bars[Number(canvas.dataset.matrixRow)][item.datasetIndex];
+            if (bar.configuration === null) return item.dataset.label + ": no runs";
+            if (item.raw === null) return item.dataset.label + ": " + (bar.status === TOO_FAST ? payload.status_text[TOO_FAST] : bar.status);
+            return item.dataset.label + ": " + fmtNumber(item.raw / payload.divisor) + " " + payload.unit + " (N=" + bar.n + (bar.verdict ? ", " + payload.verdict_mark[bar.verdict] + " " + bar.verdict.replace("_", " ") : "") + ")";
           } } },
         },
       },

@@ -264,6 +264,85 @@ def test_view_titles_say_where_the_numbers_come_from_and_notes_say_why_bars_are_
     ]
 
 
+def drawn_bars(data: dict, chart: dict) -> list[tuple]:
+    """What static/charts.js computed from /api/compare before the view did (issue #20): per configuration
+    (the baseline one left out in relative mode) its values, reasons, error bars, verdicts and N."""
+    relative = data["mode"] == "relative"
+    base_id = data["baseline_configuration"]
+    base_cells = next(e["tests"] for e in chart["configurations"] if e["configuration"] == base_id)
+    percent = lambda ratio: math.floor((ratio - 1) * 1000 + 0.5) / 10  # noqa: E731 - Math.round((r - 1) * 1000) / 10
+    tenth = lambda x: math.floor(x * 10 + 0.5) / 10  # noqa: E731
+    drawn = []
+    for entry in chart["configurations"]:
+        if relative and entry["configuration"] == base_id:
+            continue
+        values, statuses, errors = [], [], []
+        for cell, base in zip(entry["tests"], base_cells, strict=True):
+            status = cell["status"]
+            if relative and status == "ok" and base["status"] != "ok":
+                status = "baseline_" + base["status"]
+            elif relative and status == "ok" and cell["ratio"] is None:
+                status = "baseline_zero"
+            statuses.append(status)
+            ci = cell["ratio_ci95"]
+            if status != "ok":
+                value, error = None, None
+            elif relative and chart["key"] == "latency":
+                value, error = cell["ratio"], ci
+            elif relative and chart["key"] == "cpu":
+                value = tenth(cell["mean"] - base["mean"])
+                error = ci and [tenth((r - 1) * base["mean"]) for r in ci]
+            elif relative:
+                value, error = percent(cell["ratio"]), ci and [percent(r) for r in ci]
+            else:
+                value, error = cell["mean"], cell["ci95"]
+            values.append(value)
+            errors.append(error)
+        verdicts = [None if entry["configuration"] == base_id else cell["verdict"] for cell in entry["tests"]]
+        drawn.append((entry["configuration"], values, statuses, errors, verdicts, [c["n"] for c in entry["tests"]]))
+    return drawn
+
+
+@pytest.mark.parametrize("mode", ["absolute", "relative"])
+@pytest.mark.parametrize("group", ["none", "cfg"])
+def test_the_view_ships_the_bars_the_page_draws(mode, group):
+    runs = [
+        V198,
+        V197,
+        V103,
+        *(
+            synthetic(i, {"cfg": "a"}, put_block=v, getc=g, put_block_cpu=c)
+            for i, v, g, c in ((4, 100_000, 1000, 50), (5, 101_000, 1050, 51))
+        ),
+        *(
+            synthetic(i, {"cfg": "b"}, put_block=v, getc=g, put_block_cpu=c)
+            for i, v, g, c in ((6, 120_000, 1010, 40), (7, 121_200, 1060, 41))
+        ),
+    ]
+    data = charts.compare(runs, mode=mode, baseline=4, grouping=parse_group(group))
+    view = charts.compare_view(runs, data)
+    positions = {c["id"]: i for i, c in enumerate(data["configurations"])}
+    repeated = any(len(c["runs"]) > 1 for c in data["configurations"])
+    for chart, chart_view in zip(data["charts"], view["charts"], strict=True):
+        bars = chart_view["bars"]
+        assert [
+            (b["configuration"], b["values"], b["status"], b["errors"], b["verdicts"], b["n"]) for b in bars
+        ] == drawn_bars(data, chart), chart["key"]
+        for bar in bars:
+            position = positions[bar["configuration"]]
+            assert (bar["position"], bar["colour"], bar["pattern"]) == (position, position % 12, position // 12 % 3)
+            name = view["configuration_names"][str(bar["configuration"])]
+            runs_in = len(data["configurations"][position]["runs"])
+            assert bar["label"] == (f"{name} (N={runs_in})" if repeated else name)
+            assert bar["baseline"] == (bar["configuration"] == data["baseline_configuration"])
+
+
+def test_bars_round_halves_up_as_the_browser_did():
+    assert [charts._js_round(x) for x in (2.5, -2.5, 0.49999999999999994, -0.5, 1.4999)] == [3, -2, 0, 0, 1]
+    assert charts._percent_bar(1.2) == 20.0 and charts._percent_bar(0.9995) == 0.0  # never -0.0
+    assert math.copysign(1, charts._tenth(-0.04)) == 1
+
+
 def heat_cells(table, configuration, test):
     """A configuration's rate, %CPU and latency cells for one test."""
     row = next(r for r in table["rows"] if r["configuration"] == configuration)

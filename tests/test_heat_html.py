@@ -57,7 +57,7 @@ def test_the_cells_are_the_templates_for_every_corpus_comparison():
 
 def test_every_text_of_a_cell_is_escaped():
     table = {
-        "columns": [{"test": "putc", "measure": "value", "unit": "KiB/s"}],
+        "columns": [{"test": "putc", "measure": "value", "unit": "KiB/s", "group_start": True}],
         "rows": [
             {"cells": [{"text": HOSTILE, "relative": HOSTILE, "status": "ok", "verdict": "better", "n": 2}]},
         ],
