@@ -554,6 +554,27 @@ def test_the_token_is_written_nowhere(runner, tmp_path):
     _assert_secret_absent(secret, default_spool=made.read_text(), stderr=default_spool.stderr)
 
 
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [
+        (["--toke=SECRET"], "ambiguous option --toke: --token, --token-file"),
+        (["--tokn=SECRET"], "unknown option --tokn"),
+        (["--tokn", "SECRET"], "unknown option --tokn"),
+        (["-m", "--tkoen", "SECRET"], 'unexpected argument "***"'),  # -m takes the typo as its value
+        (["-s", "--token=SECRET"], '"--token=***"'),  # the token given as another option's value
+        (["--jsn=SECRET"], "unknown option --jsn"),
+        (["--help=SECRET"], "option --help takes no value"),
+    ],
+)
+def test_a_mistyped_token_option_never_prints_its_value(runner, tmp_path, args, shown):
+    """A usage error names the option it refuses, up to its '=', and never shows what follows a
+    token-like name: the value of a mistyped --token is the token."""
+    proc = run([runner, "-d", tmp_path, *args])
+    assert proc.returncode == 1, proc.stderr
+    assert "SECRET" not in proc.stdout + proc.stderr, proc.stderr
+    assert shown in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("size", ["9000000000000000:256", "4503599627370496:256", "2147483647:256"])
 def test_huge_sizes_are_usage_errors(runner, tmp_path, size):
     """Issue 8.12: sizes whose chunk arithmetic overflowed (UB, or a 0-chunk file and a division by
