@@ -394,7 +394,22 @@ struct seek_report {
     double latency_s;
     int status;                /* BENCH_* */
     struct sys_counts calls;
+    struct seeker_facts facts; /* its wait for a CPU and its block I/O, around its seeks */
 };
+
+/* The seeker's own run-queue delay and block I/O so far, from its /proc/self/schedstat (fd) and
+ * getrusage. run_delay_known stays 0 without schedstat. */
+static void seeker_counters(int schedstat_fd, struct seeker_facts *f)
+{
+    uint64_t delay_ns;
+    f->run_delay_known = evidence_run_delay_ns(schedstat_fd, &delay_ns) == 0;
+    f->run_delay_s = f->run_delay_known ? (double)delay_ns / 1e9 : 0;
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) {
+        f->block_in = ru.ru_inblock;
+        f->block_out = ru.ru_oublock;
+    }
+}
 
 /* Reads exactly n bytes from a pipe, counting each read(2). Returns 0, or
  * -1 on EOF/error, or 1 when interrupted with the stop flag set. */
@@ -471,10 +486,14 @@ static void seeker_main(const struct io_config *c, int64_t total_chunks, int ctl
     char *buf = aligned_alloc(4096, c->p->io_chunk_bytes < 4096 ? 4096 : (size_t)c->p->io_chunk_bytes);
     int ticket;
     rep.status = BENCH_ERROR;
+    /* its own /proc/self: the parent's open file describes the parent */
+    int schedstat_fd = open("/proc/self/schedstat", O_RDONLY | O_CLOEXEC);
+    struct seeker_facts before = {0};
     if (!buf || file_open(&f, 0, &rep.calls))
         goto report;
     int rc = pipe_read_full(ctl_fd, &ticket, sizeof(ticket), &rep.calls, c->stop);
     double u0, s0;
+    seeker_counters(schedstat_fd, &before);
     rep.start_s = timer_now_s();
     timer_cpu_now(&u0, &s0);
     while (rc == 0 && ticket != END_SEEK_PROCESS) {
@@ -487,6 +506,7 @@ static void seeker_main(const struct io_config *c, int64_t total_chunks, int ctl
         if (doseek(c, f.fd, buf, (unsigned int)((int64_t)ticket % total_chunks), update, &rep.calls))
             goto report;
         op_timer_stop(&op);
+        rep.facts.seeks++;
         if (*c->stop) {
             rep.status = BENCH_STOPPED;
             goto report;
@@ -503,11 +523,23 @@ static void seeker_main(const struct io_config *c, int64_t total_chunks, int ctl
     file_close(&f, &rep.calls);
     rep.end_s = timer_now_s();
     timer_cpu_now(&rep.user_s, &rep.sys_s);
+    uint64_t seeks = rep.facts.seeks;
+    seeker_counters(schedstat_fd, &rep.facts);
+    rep.facts.seeks = seeks;
     rep.user_s -= u0;
     rep.sys_s -= s0;
     rep.latency_s = op.max_s;
+    rep.facts.wall_s = rep.end_s - rep.start_s;
+    rep.facts.user_s = rep.user_s;
+    rep.facts.sys_s = rep.sys_s;
+    rep.facts.run_delay_known &= before.run_delay_known;
+    rep.facts.run_delay_s -= before.run_delay_s;
+    rep.facts.block_in -= before.block_in;
+    rep.facts.block_out -= before.block_out;
     rep.status = BENCH_OK;
 report:
+    if (schedstat_fd >= 0)
+        close(schedstat_fd);
     if (pipe_write_full(fb_fd, &rep, sizeof(rep), &rep.calls))
         fprintf(stderr, "Can't write report.\n");
     _exit(rep.status == BENCH_OK ? 0 : 1);
@@ -533,9 +565,10 @@ static int test_seeks(const struct io_config *c, struct bigfile *f, int64_t tota
     size_t count = (size_t)c->p->seeks + (size_t)procs;
     int *tickets = malloc(sizeof(int) * count);
     pid_t *pids = calloc((size_t)procs, sizeof(pid_t));
+    r->seekers = calloc((size_t)procs, sizeof(*r->seekers));
     int ctl[2] = {-1, -1}, fb[2] = {-1, -1};
     int status = BENCH_ERROR;
-    if (!tickets || !pids) {
+    if (!tickets || !pids || !r->seekers) {
         fprintf(stderr, "Out of memory for seek tickets.\n");
         goto out;
     }
@@ -614,6 +647,7 @@ static int test_seeks(const struct io_config *c, struct bigfile *f, int64_t tota
             last = rep.end_s;
         r->user_s += rep.user_s;
         r->sys_s += rep.sys_s;
+        r->seekers[r->seeker_count++] = rep.facts;
         if (rep.latency_s > r->latency_s)
             r->latency_s = rep.latency_s;
         uint64_t *dst = (uint64_t *)&r->calls;

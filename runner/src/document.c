@@ -90,28 +90,74 @@ static void json_opt_uint(struct json *j, const char *key, int known, uint64_t v
         json_null(j, key);
 }
 
+/* evidence.seekers: what each seeker process measured around its own seeks (at most
+ * DOCUMENT_MAX_SEEKERS of them, in the order they reported). */
+static void write_seekers(struct json *j, const struct test_result *r)
+{
+    if (!r->seekers) {
+        json_null(j, "seekers");
+        return;
+    }
+    json_begin_array(j, "seekers");
+    for (int i = 0; i < r->seeker_count && i < DOCUMENT_MAX_SEEKERS; i++) {
+        const struct seeker_facts *s = &r->seekers[i];
+        double off = s->wall_s - s->user_s - s->sys_s - (s->run_delay_known ? s->run_delay_s : 0);
+        json_begin_object(j, NULL);
+        json_uint(j, "seeks", s->seeks);
+        json_double(j, "wall_s", s->wall_s);
+        json_double(j, "user_s", s->user_s);
+        json_double(j, "sys_s", s->sys_s);
+        json_opt_double(j, "cpu_pct", s->wall_s > 0, (s->user_s + s->sys_s) / s->wall_s * 100);
+        json_opt_double(j, "run_delay_s", s->run_delay_known, s->run_delay_s);
+        json_opt_double(j, "blocked_s", s->run_delay_known, off > 0 ? off : 0);
+        json_int(j, "block_in", s->block_in);
+        json_int(j, "block_out", s->block_out);
+        json_end_object(j);
+    }
+    json_end_array(j);
+}
+
 /* tests[<test>]["limiter"]: the verdict, its sentence and the numbers behind it (runner/README.md). */
 static void write_limiter(struct json *j, const struct test_result *r, const struct limiter *lim)
 {
-    const char *code = evidence_code_name(lim->code);
+    const char *code = limiter_code_name(lim->code);
     if (!code) {
         json_null(j, "limiter");
         return;
     }
     const struct test_evidence *ev = &r->ev;
     uint64_t requests = ev->dev_reads + ev->dev_writes;
+    double cpu_s = r->user_s + r->sys_s;
     json_begin_object(j, "limiter");
     json_string(j, "code", code);
     json_string(j, "text", lim->text);
     json_begin_object(j, "evidence");
     json_double(j, "cpu_of_wall_pct", lim->cpu_of_wall * 100);
+    json_opt_double(j, "run_delay_s", lim->run_delay_s >= 0, lim->run_delay_s);
+    json_opt_double(j, "run_delay_pct", lim->run_delay_share >= 0, lim->run_delay_share * 100);
+    json_opt_double(j, "blocked_pct", lim->blocked_share >= 0, lim->blocked_share * 100);
+    json_opt_double(j, "cpu_quota_cores", lim->cpu_quota_cores >= 0, lim->cpu_quota_cores);
+    json_opt_double(j, "cpu_of_quota_pct", lim->cpu_quota_cores > 0,
+                    lim->cpu_quota_cores > 0 ? cpu_s / r->elapsed_s / lim->cpu_quota_cores * 100 : 0);
+    json_opt_uint(j, "cpu_throttled_count", ev->cg_cpu_known, ev->cg_nr_throttled);
+    json_opt_double(j, "cpu_throttled_s", ev->cg_cpu_known, ev->cg_throttled_s);
     json_opt_double(j, "device_util_pct", lim->device_util >= 0, lim->device_util * 100);
+    json_string(j, "device_busiest", lim->device_util >= 0 && ev->busiest[0] ? ev->busiest : NULL);
     json_opt_uint(j, "device_reads", ev->disk_known, ev->dev_reads);
     json_opt_uint(j, "device_writes", ev->disk_known, ev->dev_writes);
     json_opt_uint(j, "device_read_bytes", ev->disk_known, ev->dev_read_bytes);
     json_opt_uint(j, "device_write_bytes", ev->disk_known, ev->dev_write_bytes);
     json_opt_double(j, "device_avg_request_bytes", ev->disk_known && requests,
                     requests ? (double)(ev->dev_read_bytes + ev->dev_write_bytes) / (double)requests : 0);
+    json_string(j, "judged_on", lim->judged_on);
+    json_opt_double(j, "device_share_pct", lim->device_share >= 0, lim->device_share * 100);
+    json_string(j, "throttle", lim->throttle[0] ? lim->throttle : NULL);
+    json_opt_double(j, "throttle_s", ev->throttle_known, ev->throttle_s);
+    json_opt_double(j, "throttle_pct", lim->throttle_share >= 0, lim->throttle_share * 100);
+    json_opt_uint(j, "cgroup_read_bytes", ev->throttle_known, ev->cg_read_bytes);
+    json_opt_uint(j, "cgroup_write_bytes", ev->throttle_known, ev->cg_write_bytes);
+    json_opt_double(j, "cgroup_cpu_pressure_pct", ev->cg_psi_cpu_known, ev->cg_cpu_pressure_pct);
+    json_opt_double(j, "cgroup_io_pressure_pct", ev->cg_psi_io_known, ev->cg_io_pressure_pct);
     json_opt_double(j, "steal_pct", ev->cpu_known, ev->steal_pct);
     json_opt_double(j, "cpu_pressure_pct", ev->psi_cpu_known, ev->cpu_pressure_pct);
     json_opt_double(j, "io_pressure_pct", ev->psi_io_known, ev->io_pressure_pct);
@@ -120,8 +166,11 @@ static void write_limiter(struct json *j, const struct test_result *r, const str
     json_opt_uint(j, "voluntary_switches", ev->sampled, (uint64_t)ev->voluntary_switches);
     json_opt_uint(j, "involuntary_switches", ev->sampled, (uint64_t)ev->involuntary_switches);
     json_double(j, "sync_s", (double)r->calls.sync_ns / 1e9);
+    json_double(j, "sync_pct", lim->sync_share * 100);
+    json_string(j, "sync_waited_for", r->calls.sync && lim->sync_waited_for[0] ? lim->sync_waited_for : NULL);
     json_opt_double(j, "file_vs_ram", lim->file_vs_ram >= 0, lim->file_vs_ram);
     json_string(j, "suggestion", lim->suggestion[0] ? lim->suggestion : NULL);
+    write_seekers(j, r);
     json_end_object(j);
     json_end_object(j);
 }
@@ -193,6 +242,39 @@ void document_add_run(struct document *d, const struct run_params *p, const char
         if (results_too_fast(&res[t]))
             document_warn(d, "%s took %.3f s, under bonnie++'s 0.5 s minimum: reported as +++++ "
                           "(its measured rate is in rate_measured)", results_test_names[t], res[t].elapsed_s);
+}
+
+/* system.cgroup: the limits the kernel enforces on the runner (cgroup.h). */
+static void write_cgroup(struct json *j, const struct cgroup_info *cg)
+{
+    char dev[32];
+    json_begin_object(j, "cgroup");
+    json_string(j, "version", cg->v1 && cg->v2 ? "hybrid" : cg->v1 ? "v1" : cg->v2 ? "v2" : NULL);
+    json_string(j, "memory_path", cg->memory_path[0] ? cg->memory_path : NULL);
+    json_opt_uint(j, "memory_limit_bytes", cg->memory_limit_bytes != CGROUP_NONE, cg->memory_limit_bytes);
+    json_string(j, "memory_limit_from", cg->memory_limit_from[0] ? cg->memory_limit_from : NULL);
+    json_opt_double(j, "cpu_quota_cores", cg->cpu_quota_us > 0,
+                    cg->cpu_quota_us > 0 ? (double)cg->cpu_quota_us / (double)cg->cpu_period_us : 0);
+    json_opt_uint(j, "cpu_quota_us", cg->cpu_quota_us > 0, (uint64_t)cg->cpu_quota_us);
+    json_opt_uint(j, "cpu_period_us", cg->cpu_quota_us > 0, (uint64_t)cg->cpu_period_us);
+    json_string(j, "cpu_quota_from", cg->cpu_quota_from[0] ? cg->cpu_quota_from : NULL);
+    json_begin_array(j, "io_limits");
+    for (int i = 0; i < cg->io_limit_count; i++) {
+        const struct cgroup_io_limit *l = &cg->io_limits[i];
+        snprintf(dev, sizeof(dev), "%u:%u", l->dev.major, l->dev.minor);
+        json_begin_object(j, NULL);
+        json_string(j, "device", dev);
+        json_string(j, "name", l->dev.name);
+        json_opt_uint(j, "read_bps", l->read_bps != CGROUP_NONE, l->read_bps);
+        json_opt_uint(j, "write_bps", l->write_bps != CGROUP_NONE, l->write_bps);
+        json_opt_uint(j, "read_iops", l->read_iops != CGROUP_NONE, l->read_iops);
+        json_opt_uint(j, "write_iops", l->write_iops != CGROUP_NONE, l->write_iops);
+        json_string(j, "from", l->dir);
+        json_end_object(j);
+    }
+    json_end_array(j);
+    json_string(j, "pressure_from", cg->pressure_dir[0] ? cg->pressure_dir : NULL);
+    json_end_object(j);
 }
 
 static void write_system(struct json *j, const struct system_info *s)
@@ -320,6 +402,7 @@ static void write_system(struct json *j, const struct system_info *s)
         }
         json_end_object(j);
     }
+    write_cgroup(j, &s->cgroup);
     json_end_object(j);
 }
 

@@ -4,7 +4,7 @@
 #ifndef DOCUMENT_H
 #define DOCUMENT_H
 
-#include "evidence.h"
+#include "limiter.h"
 #include "options.h"
 #include "report.h"
 #include "sbuf.h"
@@ -13,6 +13,7 @@
 
 #define DOCUMENT_SCHEMA "bonnieboard-runner/1"
 #define DOCUMENT_MAX_WARNINGS 64
+#define DOCUMENT_MAX_SEEKERS 64       /* seekers listed in a seek test's evidence */
 
 struct document {
     int argc;

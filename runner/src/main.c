@@ -19,6 +19,7 @@
 #include "bench_io.h"
 #include "document.h"
 #include "evidence.h"
+#include "limiter.h"
 #include "options.h"
 #include "post.h"
 #include "report.h"
@@ -282,7 +283,7 @@ int main(int argc, char **argv)
     }
     sysinfo_collect(sys, opts.dir, wd.dirfd);
     struct evidence_source evsrc;
-    evidence_open(&evsrc, sys->block.found ? sys->block.name : NULL);
+    evidence_open(&evsrc, sys->block.found ? sys->block.name : NULL, &sys->cgroup);
 #ifdef RUNNER_NO_SAMPLING
     /* The control build of bench/runner_vs_bonnie.sh (make nosample): the tests run without the
      * evidence samples, so the samples' cost can be measured against this. Never a release build. */
@@ -292,9 +293,9 @@ int main(int argc, char **argv)
 #endif
     const char *fs_type = sys->mount.found ? sys->mount.fs_type : "";
     struct limiter_context judge = {
-        .bp = &opts.bp, .ram_mib = detected_ram_mib,
+        .bp = &opts.bp, .ram_mib = detected_ram_mib, .cg = &sys->cgroup,
         .memory_fs = strcmp(fs_type, "tmpfs") == 0 || strcmp(fs_type, "ramfs") == 0,
-        .block_device = sys->block.found, .cpus = sys->cpu_count_online,
+        .device = sys->block.found ? sys->block.name : "", .cpus = sys->cpu_count_online,
     };
     struct document doc;
     document_init(&doc, argc, argv, &opts, sys, ram_source);
@@ -334,6 +335,7 @@ int main(int argc, char **argv)
         if (rc == BENCH_OK && opts.bp.num_files)
             rc = bench_files_run(&fc, &rng, res);
         if (rc != BENCH_OK || stop_requested) {
+            results_free(res);
             workdir_cleanup(&wd);
             fprintf(stderr, rc == BENCH_STOPPED || stop_requested
                     ? "Interrupted; test files removed.\n"
@@ -343,7 +345,7 @@ int main(int argc, char **argv)
         }
         struct limiter lim[TEST_COUNT];
         for (int t = 0; t < TEST_COUNT; t++)
-            evidence_judge((enum test_id)t, &res[t], &judge, &lim[t]);
+            limiter_judge((enum test_id)t, &res[t], &judge, &lim[t]);
         if (opts.test_count < 0) {
             report_text(opts.quiet ? stderr : stdout, &params, res);
             report_notes(opts.quiet ? stderr : stdout, lim);
@@ -352,6 +354,7 @@ int main(int argc, char **argv)
         if (report_csv_line(&line, &params, res)) {
             fprintf(stderr, "bonnieboard-runner: out of memory\n");
             exit_code = EXIT_RUNTIME;
+            results_free(res);
             break;
         }
         fputs(sbuf_str(&line), stdout);
@@ -359,10 +362,12 @@ int main(int argc, char **argv)
         if (sbuf_append(&csv, line.s, line.len)) {
             fprintf(stderr, "bonnieboard-runner: out of memory\n");
             exit_code = EXIT_RUNTIME;
+            results_free(res);
             break;
         }
         line.s[line.len - 1] = '\0'; /* the document keeps the line without '\n' */
         document_add_run(&doc, &params, line.s, res, lim);
+        results_free(res);
     }
     workdir_cleanup(&wd);
     workdir_close(&wd);

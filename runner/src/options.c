@@ -198,10 +198,135 @@ static int add_tag(struct options *o, const char *arg, char *err, size_t errlen)
     return 0;
 }
 
+/* ==== Secrets in error messages ==== */
+
+/* The edit distance (insertions, deletions, substitutions, adjacent swaps) between a and b, capped at
+ * 9: enough to tell a typo of "token" from another word. */
+static int edit_distance(const char *a, const char *b)
+{
+    enum { MAX = 24 };
+    size_t la = strlen(a), lb = strlen(b);
+    if (la >= MAX || lb >= MAX)
+        return 9;
+    int d[MAX + 1][MAX + 1];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        for (size_t j = 1; j <= lb; j++) {
+            int cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+            int best = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    }
+    return d[la][lb] > 9 ? 9 : d[la][lb];
+}
+
+int options_token_like(const char *arg)
+{
+    if (strncmp(arg, "--", 2) != 0)
+        return 0;
+    char name[32];
+    size_t len = strcspn(arg + 2, "=");
+    if (len == 0 || len >= sizeof(name))
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        name[i] = (char)tolower((unsigned char)arg[2 + i]);
+    name[len] = '\0';
+    /* a prefix getopt_long may take for --token or --token-file ("--t" is ambiguous with --tag, and
+     * still a token's name to whoever typed it) */
+    if (strncmp(name, "token-file", len) == 0)
+        return 1;
+    if (strstr(name, "tok") || strstr(name, "tkn") || strstr(name, "secret") || strstr(name, "auth") ||
+        strstr(name, "bearer") || strstr(name, "pass"))
+        return 1;
+    return edit_distance(name, "token") <= 2 || edit_distance(name, "token-file") <= 2;
+}
+
+/* What may hold a secret in argv: the value of every token-like option (after its '=', or the
+ * argument after it). Collected before getopt_long permutes argv; the pointers stay valid. */
+struct secrets {
+    int count;
+    const char *values[16];
+};
+
+static void secrets_collect(struct secrets *s, int argc, char **argv)
+{
+    s->count = 0;
+    for (int i = 1; i < argc && s->count < (int)(sizeof(s->values) / sizeof(s->values[0])); i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (!options_token_like(argv[i]))
+            continue;
+        const char *eq = strchr(argv[i], '=');
+        const char *value = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
+        if (value && *value)
+            s->values[s->count++] = value;
+    }
+}
+
+/* Replaces every occurrence of a collected secret in err with OPTIONS_REDACTED (a value given to
+ * the wrong option, as in "-s --token=T", is echoed by that option's message). */
+static void secrets_redact(const struct secrets *s, char *err, size_t errlen)
+{
+    for (int k = 0; k < s->count; k++) {
+        size_t vlen = strlen(s->values[k]);
+        char *at;
+        while ((at = strstr(err, s->values[k])) != NULL) {
+            char rest[1024];
+            snprintf(rest, sizeof(rest), "%s", at + vlen);
+            *at = '\0';
+            size_t used = strlen(err);
+            snprintf(err + used, errlen - used, "%s%s", OPTIONS_REDACTED, rest);
+        }
+    }
+}
+
+/* The message for a long option getopt_long refused: unknown, ambiguous, or given a value it does not
+ * take. Names only the option, up to its '=' (the value may be a mistyped token), and for a name
+ * like --token's says that its value is not shown. Returns -1. */
+static int fail_long_option(char *err, size_t errlen, const char *arg, const struct option *longopts)
+{
+    char name[48];
+    size_t len = strcspn(arg, "=");
+    if (len >= sizeof(name))
+        len = sizeof(name) - 1;
+    for (size_t i = 0; i < len; i++)
+        name[i] = isprint((unsigned char)arg[i]) ? arg[i] : '?';
+    name[len] = '\0';
+    const char *hidden = options_token_like(arg) ? " (its value is not shown)" : "";
+    char matches[160] = "";
+    int count = 0, exact = 0;
+    for (const struct option *lo = longopts; len > 2 && lo->name; lo++) {
+        if (strncmp(lo->name, name + 2, len - 2) != 0)
+            continue;
+        exact |= lo->name[len - 2] == '\0';
+        size_t used = strlen(matches);
+        snprintf(matches + used, sizeof(matches) - used, "%s--%s", count++ ? ", " : "", lo->name);
+    }
+    if (exact || count == 1)
+        return fail(err, errlen, "option %s takes no value%s", name, hidden);
+    if (count > 1)
+        return fail(err, errlen, "ambiguous option %s: %s%s", name, matches, hidden);
+    if (*hidden)
+        return fail(err, errlen, "unknown option %s: --token or --token-file?%s", name, hidden);
+    return fail(err, errlen, "unknown option %s", name);
+}
+
 enum {
     LONG_JSON = 256, LONG_CHAR_MODE, LONG_STDIO_BUFFER, LONG_POST, LONG_TOKEN, LONG_TOKEN_FILE,
     LONG_TAG, LONG_LABEL, LONG_SPOOL, LONG_HELP, LONG_VERSION
 };
+
+static int parse_args(struct options *o, int argc, char **argv, const struct option *longopts, char *err,
+                      size_t errlen);
 
 int options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen)
 {
@@ -233,6 +358,18 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
     o->bp.byte_io_mib = OPT_DEFAULT_BYTE_IO_MIB;
     o->bp.concurrency = 1;
 
+    struct secrets secrets;
+    secrets_collect(&secrets, argc, argv);
+    int rc = parse_args(o, argc, argv, longopts, err, errlen);
+    if (rc)
+        secrets_redact(&secrets, err, errlen);
+    return rc;
+}
+
+/* The getopt_long loop of options_parse. Returns 0 or -1 with a message in err. */
+static int parse_args(struct options *o, int argc, char **argv, const struct option *longopts, char *err,
+                      size_t errlen)
+{
     optind = 1;
     opterr = 0;
     int c;
@@ -360,13 +497,15 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
         case LONG_SPOOL: o->spool_path = optarg; break;
         case LONG_HELP: return fail(err, errlen, "help");
         case LONG_VERSION: return fail(err, errlen, "version");
-        case ':':
-            return fail(err, errlen, "option %s needs an argument",
-                        optopt ? (char[]){'-', (char)optopt, 0} : argv[optind - 1]);
+        case ':': /* a long option's optopt is its value (LONG_*), not a letter */
+            if (optopt > 0 && optopt < LONG_JSON)
+                return fail(err, errlen, "option -%c needs an argument", optopt);
+            return fail(err, errlen, "option %s needs an argument", argv[optind - 1]);
         default:
-            if (optopt)
-                return fail(err, errlen, "unknown option -%c", optopt);
-            return fail(err, errlen, "unknown option %s", argv[optind - 1]);
+            if (optopt > 0 && optopt < LONG_JSON)
+                return isprint(optopt) ? fail(err, errlen, "unknown option -%c", optopt)
+                                       : fail(err, errlen, "unknown option (byte 0x%02x)", (unsigned)optopt);
+            return fail_long_option(err, errlen, argv[optind - 1], longopts);
         }
     }
     if (optind < argc)

@@ -79,6 +79,11 @@ int options_load_token(struct options *o, char *err, size_t errlen);
 enum options_secret { OPTIONS_SECRET_NONE = 0, OPTIONS_SECRET_NEXT, OPTIONS_SECRET_INLINE };
 enum options_secret options_secret_arg(const char *arg);
 
+/* 1 when arg is a long option whose name looks like --token's or --token-file's: a prefix of either,
+ * a name within two typos of either, or one containing "tok", "tkn", "secret", "auth", "bearer" or
+ * "pass". Error messages never show such an option's value (after '=' or the next argument). */
+int options_token_like(const char *arg);
+
 /* The text a record of the command line shows instead of a secret. */
 #define OPTIONS_REDACTED "***"
 

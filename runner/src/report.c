@@ -198,7 +198,7 @@ void report_notes(FILE *fp, const struct limiter lim[TEST_COUNT])
 {
     int any = 0;
     for (int t = 0; t < TEST_COUNT; t++) {
-        const char *code = evidence_code_name(lim[t].code);
+        const char *code = limiter_code_name(lim[t].code);
         if (!code)
             continue;
         if (!any++)

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "evidence.h"
+#include "limiter.h"
 #include "params.h"
 #include "sbuf.h"
 #include "timer.h"

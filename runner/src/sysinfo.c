@@ -602,4 +602,8 @@ void sysinfo_collect(struct system_info *si, const char *dir, int dirfd)
             }
         }
     }
+    /* the throttles that matter are on the filesystem's device and the ones below it */
+    struct cgroup_device chain[EVIDENCE_MAX_DISKS];
+    int chain_count = si->block.found ? evidence_find_chain("/sys", si->block.name, chain, EVIDENCE_MAX_DISKS) : 0;
+    cgroup_read(&si->cgroup, "", chain, chain_count);
 }

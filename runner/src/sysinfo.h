@@ -8,6 +8,8 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "cgroup.h"
+
 #define SYSINFO_MAX_MEMBERS 64
 
 struct mount_info {
@@ -78,6 +80,7 @@ struct system_info {
     int64_t fs_total_bytes, fs_free_bytes;
     struct mount_info mount;
     struct block_info block;
+    struct cgroup_info cgroup;     /* the limits the kernel enforces on the runner */
 };
 
 /* Finds the mount holding dev major:minor whose mount point is the longest
@@ -102,8 +105,8 @@ int sysinfo_read_block(const char *sysfs_root, unsigned major, unsigned minor, s
 /* Reads the queue settings of whole disk `disk_dir` (a sysfs directory). */
 void sysinfo_read_queue(const char *disk_dir, struct disk_settings *out);
 
-/* Collects everything for the directory dir (open as dirfd). Never fails:
- * what cannot be read stays empty/-1. */
+/* Collects everything for the directory dir (open as dirfd), the runner's cgroup limits included.
+ * Never fails: what cannot be read stays empty/-1. */
 void sysinfo_collect(struct system_info *si, const char *dir, int dirfd);
 
 #endif

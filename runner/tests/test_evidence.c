@@ -1,5 +1,5 @@
-/* test_evidence.c -- the /proc parsers and the sysfs walk on fixtures, and each verdict rule on
- * made-up results (issue 12: evidence per test). */
+/* test_evidence.c -- the /proc parsers and the sysfs walk on fixtures, and the deltas between two
+ * made-up samples (the verdicts drawn from them: test_limiter.c). */
 #include "testhelp.h"
 
 #include "evidence.h"
@@ -13,18 +13,6 @@ static char *slurp(const char *path)
         fclose(fp);
     buf[n] = '\0';
     return buf;
-}
-
-static struct test_result result(double wall, double user, double sys)
-{
-    struct test_result r;
-    memset(&r, 0, sizeof(r));
-    r.elapsed_s = wall;
-    r.user_s = user;
-    r.sys_s = sys;
-    r.ev.sampled = 1;
-    r.ev.interval_s = wall;
-    return r;
 }
 
 int main(int argc, char **argv)
@@ -49,6 +37,11 @@ int main(int argc, char **argv)
     snprintf(path, sizeof(path), "%s/pressure_cpu", fx);
     test_cond("pressure some total", evidence_parse_pressure(slurp(path), &us) == 0 && us == 531167112);
     test_cond("pressure without some", evidence_parse_pressure("full total=1\n", &us) == -1);
+    uint64_t on_cpu, delay;
+    test_cond("schedstat: on a CPU, waiting for one",
+              evidence_parse_schedstat("399744060 1612223637 27\n", &on_cpu, &delay) == 0 && on_cpu == 399744060 &&
+              delay == 1612223637);
+    test_cond("schedstat: empty", evidence_parse_schedstat("", &on_cpu, &delay) == -1);
 
     /* sysfs: the disks behind a device */
     snprintf(path, sizeof(path), "%s/sysfs", fx);
@@ -65,9 +58,21 @@ int main(int argc, char **argv)
     test_cond("loop: the backing file is reported", evidence_find_disks(path, "loop3", disks, 16, backing, sizeof(backing)) == 0 &&
               strcmp(backing, "/nonexistent/images/disk.img") == 0);
     test_cond("unknown device: none", evidence_find_disks(path, "nvme9n9", disks, 16, backing, sizeof(backing)) == 0);
+    struct cgroup_device chain[EVIDENCE_MAX_DISKS];
+    n = evidence_find_chain(path, "dm-0", chain, EVIDENCE_MAX_DISKS);
+    test_cond("chain of dm-0: itself, its partition, the disk, with their numbers",
+              n == 3 && strcmp(chain[0].name, "dm-0") == 0 && chain[0].major == 253 && chain[0].minor == 0 &&
+              strcmp(chain[1].name, "vda2") == 0 && chain[1].minor == 2 && strcmp(chain[2].name, "vda") == 0 &&
+              chain[2].major == 254);
+    n = evidence_find_chain(path, "md5p1", chain, EVIDENCE_MAX_DISKS);
+    test_cond("chain of md5p1: the partition, the array, both members", n == 4 && chain[0].minor == 0 &&
+              chain[1].major == 9 && chain[1].minor == 5);
+    test_cond("chain of a loop device whose backing file is gone: itself",
+              evidence_find_chain(path, "loop3", chain, EVIDENCE_MAX_DISKS) == 1 && chain[0].major == 7 &&
+              chain[0].minor == 3);
 
     /* deltas */
-    struct evidence_source src;
+    static struct evidence_source src;
     memset(&src, 0, sizeof(src));
     strcpy(src.device, "vda2");
     src.disk_count = 1;
@@ -92,70 +97,46 @@ int main(int argc, char **argv)
     evidence_delta(&src, &a, &b, &ev);
     test_cond("delta: device requests and bytes", ev.disk_known && ev.dev_reads == 100 && ev.dev_read_bytes == 800 * 512 &&
               ev.dev_writes == 50 && ev.dev_write_bytes == 1600 * 512);
-    test_cond("delta: busy seconds of the busiest disk", ev.busy_s > 1.899 && ev.busy_s < 1.901);
+    test_cond("delta: busy seconds of the busiest disk", ev.busy_s > 1.899 && ev.busy_s < 1.901 &&
+              strcmp(ev.busiest, "vda") == 0);
     test_cond("delta: steal 10 %, CPU pressure 25 %", ev.steal_pct > 9.99 && ev.steal_pct < 10.01 &&
               ev.cpu_pressure_pct > 24.99 && ev.cpu_pressure_pct < 25.01);
 
-    /* verdicts */
-    struct bench_params bp;
-    memset(&bp, 0, sizeof(bp));
-    bp.file_size_mib = 4096;
-    bp.byte_io_mib = 3;
-    bp.io_chunk_bytes = 8192;
-    bp.seeks = 8192;
-    bp.seek_procs = 5;
-    bp.num_files = 16;
-    struct limiter_context ctx = {.bp = &bp, .ram_mib = 1024, .memory_fs = 0, .block_device = 1, .cpus = 2};
-    struct limiter lim;
-    struct test_result r = result(2.0, 0.2, 1.7);
-    evidence_judge(TEST_PUTC, &r, &ctx, &lim);
-    test_str_eq("per-char at 95 % CPU: cpu_bound", evidence_code_name(lim.code), "cpu_bound");
-    ctx.memory_fs = 1;
-    evidence_judge(TEST_PUTC, &r, &ctx, &lim);
-    test_str_eq("per-char on tmpfs is still cpu_bound", evidence_code_name(lim.code), "cpu_bound");
-    r = result(2.0, 0.0, 1.9);
-    evidence_judge(TEST_GET_BLOCK, &r, &ctx, &lim);
-    test_str_eq("block read on tmpfs: cached", evidence_code_name(lim.code), "cached");
-    ctx.memory_fs = 0;
-    r = result(2.0, 0.0, 0.5);
-    r.calls.bytes_read = 1 << 30;
-    r.ev.disk_known = 1;
-    evidence_judge(TEST_GET_BLOCK, &r, &ctx, &lim);
-    test_str_eq("reads with no device reads: cached", evidence_code_name(lim.code), "cached");
-    r.ev.dev_reads = 1000;
-    r.ev.busy_s = 1.9;
-    evidence_judge(TEST_GET_BLOCK, &r, &ctx, &lim);
-    test_str_eq("disk busy 95 %: device_bound", evidence_code_name(lim.code), "device_bound");
-    test_cond("... with its utilisation", lim.device_util > 0.94 && lim.device_util < 0.96);
-    r.ev.busy_s = 0.5;
-    r.sys_s = 1.9;
-    evidence_judge(TEST_GET_BLOCK, &r, &ctx, &lim);
-    test_str_eq("CPU 95 %, disk 25 %: cpu_bound", evidence_code_name(lim.code), "cpu_bound");
-    r.sys_s = 0.5;
-    r.ev.cpu_known = 1;
-    r.ev.steal_pct = 30;
-    evidence_judge(TEST_GET_BLOCK, &r, &ctx, &lim);
-    test_str_eq("steal 30 %: noisy", evidence_code_name(lim.code), "noisy");
-    r.ev.steal_pct = 0;
-    evidence_judge(TEST_GET_BLOCK, &r, &ctx, &lim);
-    test_str_eq("nothing stands out: unknown", evidence_code_name(lim.code), "unknown");
-    r = result(0.25, 0.0, 0.1);
-    r.ev.disk_known = 1;
-    r.ev.dev_writes = 10;
-    evidence_judge(TEST_SEQ_CREATE, &r, &ctx, &lim);
-    test_str_eq("under 0.5 s: too_short", evidence_code_name(lim.code), "too_short");
-    test_str_eq("... with the -n that takes 0.5 s at 65536 files/s", lim.suggestion, "-n 39");
-    bp.file_size_mib = 1024;
-    r = result(5.0, 0.0, 1.0);
-    evidence_judge(TEST_PUT_BLOCK, &r, &ctx, &lim);
-    test_str_eq("file under twice the RAM: cached", evidence_code_name(lim.code), "cached");
-    r = result(1.0, 1.0, 0.0);
-    evidence_judge(TEST_SEEKS, &r, &ctx, &lim);
-    test_cond("seekers' CPU is divided by the cores they can use", lim.cpu_of_wall > 0.49 && lim.cpu_of_wall < 0.51);
-    struct test_result not_run;
-    memset(&not_run, 0, sizeof(not_run));
-    evidence_judge(TEST_GETC, &not_run, &ctx, &lim);
-    test_cond("not run: no verdict", lim.code == LIMIT_NONE && evidence_code_name(lim.code) == NULL);
+    b.device.io_ticks_ms = 1990; /* a loop device is busier than the disk below it */
+    evidence_delta(&src, &a, &b, &ev);
+    test_cond("delta: the device itself when it is the busiest", ev.busy_s > 1.989 && strcmp(ev.busiest, "vda2") == 0);
+    test_cond("delta: no schedstat, no cgroup: unknown", !ev.sched_known && !ev.cg_cpu_known && !ev.throttle_known);
+
+    /* the runner's own wait, a throttled device, the other devices' writes */
+    static struct cgroup_info cg;
+    memset(&cg, 0, sizeof(cg));
+    cg.io_limit_count = 1;
+    cg.io_limits[0] = (struct cgroup_io_limit){.dev = {"loop0", 7, 0}, .read_bps = 8388608, .write_bps = 8388608,
+                                               .read_iops = CGROUP_NONE, .write_iops = 100};
+    src.cg = &cg;
+    src.whole_count = 2;
+    strcpy(src.whole[0], "sdb");
+    strcpy(src.whole[1], "nvme0n1");
+    a.have_sched = b.have_sched = a.have_cg_cpu = b.have_cg_cpu = a.have_cg_io[0] = b.have_cg_io[0] = 1;
+    a.run_delay_ns = 1000000000;
+    b.run_delay_ns = 1500000000;
+    b.cg_nr_throttled = 7;
+    b.cg_throttled_us = 250000;
+    b.cg_io[0][0] = 16u << 20; /* 16 MiB read: 2 s at 8 MiB/s */
+    b.cg_io[0][1] = 4u << 20;  /* 4 MiB written in 200 requests: 0.5 s by bytes, 2 s by requests */
+    b.cg_io[0][3] = 200;
+    b.whole_write_sectors[0] = 2048;
+    b.whole_write_sectors[1] = 4096;
+    evidence_delta(&src, &a, &b, &ev);
+    test_cond("delta: the runner's own run-queue wait", ev.sched_known && ev.run_delay_s > 0.499 && ev.run_delay_s < 0.501);
+    test_cond("delta: the quota's throttling", ev.cg_cpu_known && ev.cg_nr_throttled == 7 && ev.cg_throttled_s > 0.249 &&
+              ev.cg_throttled_s < 0.251);
+    test_cond("delta: the throttle needs reads at their rate plus writes at the slower of theirs",
+              ev.throttle_known && ev.throttle_index == 0 && ev.throttle_s > 3.999 && ev.throttle_s < 4.001 &&
+              ev.cg_read_bytes == 16u << 20 && ev.cg_writes == 200);
+    test_cond("delta: the two other devices that wrote the most, the most first",
+              strcmp(ev.other_writer[0], "nvme0n1") == 0 && ev.other_write_bytes[0] == 4096 * 512 &&
+              strcmp(ev.other_writer[1], "sdb") == 0 && ev.other_write_bytes[1] == 2048 * 512);
 
     test_report();
     return 0;

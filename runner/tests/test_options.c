@@ -90,6 +90,35 @@ int main(void)
     options_free(&o);
     test_cond("unknown option refused", PARSE(&o, "-k") == -1 && strstr(err, "-k"));
     options_free(&o);
+
+    /* a mistyped token option: its name is shown, never its value */
+    test_cond("--toke=V is ambiguous, named without V",
+              PARSE(&o, "--toke=S3CRET") == -1 && strstr(err, "ambiguous option --toke:") && !strstr(err, "S3CRET"));
+    options_free(&o);
+    test_cond("--tokn=V is unknown, named without V",
+              PARSE(&o, "--tokn=S3CRET") == -1 && strstr(err, "unknown option --tokn") && !strstr(err, "S3CRET"));
+    options_free(&o);
+    test_cond("--tokn V: nothing after the name", PARSE(&o, "--tokn", "S3CRET") == -1 && !strstr(err, "S3CRET"));
+    options_free(&o);
+    test_cond("a typo's next argument is not echoed as unexpected",
+              PARSE(&o, "-m", "--tkoen", "S3CRET") == -1 && !strstr(err, "S3CRET"));
+    options_free(&o);
+    test_cond("--token=V given to another option is hidden",
+              PARSE(&o, "-s", "--token=S3CRET") == -1 && strstr(err, "--token=***") && !strstr(err, "S3CRET"));
+    options_free(&o);
+    test_cond("any unknown option's value is hidden",
+              PARSE(&o, "--jsn=S3CRET") == -1 && strstr(err, "--jsn") && !strstr(err, "S3CRET"));
+    options_free(&o);
+    test_cond("a value for an option without one",
+              PARSE(&o, "--help=S3CRET") == -1 && strstr(err, "--help takes no value") && !strstr(err, "S3CRET"));
+    options_free(&o);
+    test_cond("a long option without its argument is named, not a control byte",
+              PARSE(&o, "--json") == -1 && strcmp(err, "option --json needs an argument") == 0);
+    options_free(&o);
+    test_cond("token-like names", options_token_like("--tokn") && options_token_like("--t=x") &&
+              options_token_like("--tkoen") && options_token_like("--Token-fiel") && !options_token_like("--json") &&
+              !options_token_like("--tag") && !options_token_like("-t"));
+    options_free(&o);
     test_cond("missing argument refused", PARSE(&o, "-s") == -1);
     options_free(&o);
     test_cond("stray argument refused", PARSE(&o, "extra") == -1);
