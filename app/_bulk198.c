@@ -76,15 +76,16 @@ static int is(Cell c, const char *text) {
     return (size_t)c.len == n && memcmp(c.at, text, n) == 0;
 }
 
-/* Free text (version, name, seed): UTF-8 that Python's strict decoder accepts, without '"', '\\', a control
- * character below 0x20 or U+FEFF (the parser refuses a byte order mark inside a line). A comma in the name
- * made a line of more than fifty fields, which only the parser reads (counted from the end: §1.4). */
+/* Free text (version, name, seed): UTF-8 that Python's strict decoder accepts, without '"', '\\', U+FEFF (the
+ * parser refuses a byte order mark inside a line) or what parsing.control_or_separator() finds (C0 and C1
+ * controls, DEL, U+2028 and U+2029: the parser names the field that holds one). A comma in the name made a line of
+ * more than fifty fields, which only the parser reads (counted from the end: §1.4). */
 static int is_plain_text(Cell c) {
     const unsigned char *s = c.at, *end = c.at + c.len;
     while (s < end) {
         unsigned char b = *s;
         if (b < 0x80) {
-            if (b < 0x20 || b == '"' || b == '\\')
+            if (b < 0x20 || b == 0x7F || b == '"' || b == '\\')
                 return 0;
             s++;
             continue;
@@ -114,6 +115,10 @@ static int is_plain_text(Cell c) {
                 return 0;
         if (b == 0xEF && s[1] == 0xBB && s[2] == 0xBF)
             return 0; /* U+FEFF */
+        if (b == 0xC2 && s[1] <= 0x9F)
+            return 0; /* U+0080-U+009F, the C1 controls */
+        if (b == 0xE2 && s[1] == 0x80 && (s[2] == 0xA8 || s[2] == 0xA9))
+            return 0; /* U+2028, U+2029 */
         s += more + 1;
     }
     return 1;

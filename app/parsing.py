@@ -126,7 +126,7 @@ class ParseResult:
 # escape. For such a line parse_line() can raise no error, so its cells can be converted elsewhere
 # by the same rules: the C extension app/_bulk198.c keeps these lines (and only these) for itself;
 # tests/test_sqlite_bulk.py holds its check to this one.
-_PLAIN_CHAR = r'[^,"\\\x00-\x1f\ufeff]'
+_PLAIN_CHAR = r'[^,"\\\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]'
 _PLAIN_TEXT = _PLAIN_CHAR + "*"
 _PAIR = r"(?:\d{1,15},\d{1,9}|\+\+\+\+\+,\+\+\+|,)"
 # 15 digits and a fraction can round up to MAX_NUMBER, which the parser refuses: such a cell is the parser's.
@@ -291,7 +291,35 @@ def _parse_fields(fields: list[str], line: str, line_no: int) -> ParsedRun:
 def _check_machine(machine: str) -> str:
     if len(machine) > MAX_MACHINE_CHARS:
         raise _FieldError("name", f"the machine name is {len(machine)} characters; the limit is {MAX_MACHINE_CHARS}")
-    return machine
+    return _check_text(machine, "name")
+
+
+def _check_text(text: str, field: str) -> str:
+    bad = control_or_separator(text)
+    if bad is not None:
+        raise _FieldError(field, f"{field} {_show(text)} holds {describe_character(bad)}")
+    return text
+
+
+# What no text field (machine name, bonnie++ version, seed) may hold, whichever path the text came by: a CSV line,
+# a text report (app.report_text) or the runner's -m (runner/src/options.c, the same set): the C0 and C1
+# controls, DEL, and Unicode's line and paragraph separators. Each ends a line for some reader (str.splitlines,
+# a terminal, a spreadsheet), so a name holding one is shown cut in two, and an exported line splits.
+_CONTROL_OR_SEPARATOR = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def control_or_separator(text: str) -> str | None:
+    """The first control or line/paragraph separator character of `text`, or None when it holds none."""
+    if text.isprintable():  # the usual text, at C speed: printable means no control and no separator
+        return None
+    match = _CONTROL_OR_SEPARATOR.search(text)
+    return None if match is None else match[0]
+
+
+def describe_character(char: str) -> str:
+    """`U+2028 (a line separator)`: how an error names a character control_or_separator() found."""
+    kind = "a line or paragraph separator" if char in "\u2028\u2029" else "a control character"
+    return f"U+{ord(char):04X} ({kind}), which no text field may hold"
 
 
 def _too_few_fields(first: str, count: int) -> str:
@@ -323,7 +351,7 @@ def _parse_9x(fields: list[str], line: str, line_no: int) -> ParsedRun:
     tail = fields[name_end:]
 
     concurrency = _parse_count(tail[0], "concurrency")
-    seed = tail[1] or None
+    seed = _check_text(tail[1], "seed") or None
     at = 2
     file_size_mib = _parse_size_9x(tail[at])
     io_chunk_bytes = _parse_chunk_9x(tail[at + 1])
@@ -349,7 +377,7 @@ def _parse_9x(fields: list[str], line: str, line_no: int) -> ParsedRun:
         line_no=line_no,
         raw_line=line,
         format_version=fmt,
-        bonnie_version=fields[1] or None,
+        bonnie_version=_check_text(fields[1], "bonnie_version") or None,
         machine=machine,
         concurrency=concurrency,
         seed=seed,

@@ -7,6 +7,7 @@ from app.parsing import (
     TESTS,
     LineError,
     ParsedRun,
+    control_or_separator,
     iter_parse,
     iter_parse_bytes,
     parse_bytes,
@@ -353,6 +354,28 @@ def test_a_machine_name_is_at_most_500_characters_in_either_family():
         assert [(e.field, e.error) for e in errors] == [
             ("name", "the machine name is 501 characters; the limit is 500")
         ]
+
+
+@pytest.mark.parametrize("char", ["\x01", "\t", "\x1c", "\x7f", "\x85", "\x9f", "\u2028", "\u2029"])
+def test_no_text_field_holds_a_control_or_line_separator_in_either_family(char):
+    """control_or_separator(): the C0 and C1 controls, DEL and U+2028/U+2029, which str.splitlines (and so a page or
+    a spreadsheet reading the export) takes for line ends; the compiled path leaves such a line to the parser."""
+    assert control_or_separator(f"a{char}b") == char
+    for line, index, field in ((LINE_198, 2, "name"), (LINE_198, 1, "bonnie_version"), (LINE_198, 4, "seed")):
+        changed = with_field(line, index, f"a{char}b")
+        assert not _bulk198.line_is_plain(changed.encode())
+        [error] = parse_text(changed).errors
+        assert error.field == field and f"U+{ord(char):04X}" in error.error, error
+    [error] = parse_text(with_field(LINE_103, 0, f"a{char}b")).errors
+    assert error.field == "name"
+
+
+@pytest.mark.parametrize("name", ["a\u00a0b", "caf\u00e9", "a\u200bb", "\u202eevil", "\u3000x", "x\u2027"])
+def test_other_characters_are_names_as_before(name):
+    """Spaces of other kinds, format characters and punctuation are text: only control and separator characters
+    are refused."""
+    assert control_or_separator(name) is None
+    assert parse_text(with_field(LINE_198, 2, name)).runs[0].machine == name
 
 
 @pytest.mark.parametrize("name", ["1.5,rack2", "1.96,x", "2.0,a,b"])

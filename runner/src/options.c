@@ -325,6 +325,31 @@ enum {
     LONG_TAG, LONG_LABEL, LONG_SPOOL, LONG_HELP, LONG_VERSION
 };
 
+/* A text field of the CSV line (the machine name, -Z's file name as the seed): UTF-8 without a comma (it would
+ * split the field) and without what the board refuses in every text field (app/parsing.py control_or_separator):
+ * C0 and C1 controls, DEL and the line and paragraph separators, each of which ends a line for some reader; nor
+ * U+FEFF, which the board refuses inside a line. Returns 0, or -1 with err naming `what` and the byte. */
+static int check_csv_text(const char *what, const char *text, char *err, size_t errlen)
+{
+    for (const unsigned char *p = (const unsigned char *)text; *p;) {
+        unsigned cp;
+        int n = json_utf8_decode(p, &cp);
+        size_t at = (size_t)(p - (const unsigned char *)text) + 1;
+        if (!n)
+            return fail(err, errlen, "%s is not UTF-8 (byte 0x%02x at byte %zu)", what, *p, at);
+        if (cp == ',')
+            return fail(err, errlen, "%s has a comma (byte %zu): the CSV line would "
+                        "have more columns than its format, and readers would split the field", what, at);
+        if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029)
+            return fail(err, errlen, "%s has control or line separator character U+%04X at byte %zu "
+                        "(a newline would split the CSV line)", what, cp, at);
+        if (cp == 0xfeff)
+            return fail(err, errlen, "%s has a byte order mark (U+FEFF) at byte %zu", what, at);
+        p += n;
+    }
+    return 0;
+}
+
 static int parse_args(struct options *o, int argc, char **argv, const struct option *longopts, char *err,
                       size_t errlen);
 
@@ -435,10 +460,8 @@ static int parse_args(struct options *o, int argc, char **argv, const struct opt
             break;
         case 'Z':
             /* the file's name is the CSV's seed column, as in bonnie++ */
-            for (const unsigned char *q = (const unsigned char *)optarg; *q; q++)
-                if (*q == ',' || *q < 0x20 || *q == 0x7f)
-                    return fail(err, errlen, "-Z: the file name goes into the CSV's seed column: no commas "
-                                "or control characters, got \"%s\"", optarg);
+            if (check_csv_text("-Z: the file name (the CSV's seed column)", optarg, err, errlen))
+                return -1;
             if (!optarg[0] || strlen(optarg) > OPT_MAX_MACHINE_BYTES)
                 return fail(err, errlen, "-Z: the file name must be 1..%d bytes", OPT_MAX_MACHINE_BYTES);
             o->random_file = optarg;
@@ -584,23 +607,7 @@ int options_check_machine(const char *name, char *err, size_t errlen)
     if (len > OPT_MAX_MACHINE_BYTES)
         return fail(err, errlen, "-m: the machine name is %zu bytes long, at most %d are allowed", len,
                     OPT_MAX_MACHINE_BYTES);
-    for (const unsigned char *p = (const unsigned char *)name; *p;) {
-        unsigned cp;
-        int n = json_utf8_decode(p, &cp);
-        size_t at = (size_t)(p - (const unsigned char *)name) + 1;
-        if (!n)
-            return fail(err, errlen, "-m: the machine name is not UTF-8 (byte 0x%02x at byte %zu)", *p, at);
-        if (cp == ',')
-            return fail(err, errlen, "-m: the machine name has a comma (byte %zu): the CSV line would "
-                        "have more columns than its format, and readers would split the name", at);
-        if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
-            return fail(err, errlen, "-m: the machine name has control character U+%04X at byte %zu "
-                        "(a newline would split the CSV line)", cp, at);
-        if (cp == 0xfeff)
-            return fail(err, errlen, "-m: the machine name has a byte order mark (U+FEFF) at byte %zu", at);
-        p += n;
-    }
-    return 0;
+    return check_csv_text("-m: the machine name", name, err, errlen);
 }
 
 enum options_secret options_secret_arg(const char *arg)

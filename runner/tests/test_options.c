@@ -217,6 +217,10 @@ int main(void)
     test_cond("tab refused", options_check_machine("a\tb", err, sizeof(err)) == -1);
     test_cond("DEL refused", options_check_machine("a\x7f", err, sizeof(err)) == -1);
     test_cond("C1 control refused", options_check_machine("a\xc2\x85", err, sizeof(err)) == -1);
+    test_cond("line separator refused",
+              options_check_machine("a\xe2\x80\xa8", err, sizeof(err)) == -1 && strstr(err, "U+2028"));
+    test_cond("paragraph separator refused", options_check_machine("a\xe2\x80\xa9", err, sizeof(err)) == -1);
+    test_cond("other punctuation ok", options_check_machine("a\xe2\x80\xa7", err, sizeof(err)) == 0);
     test_cond("comma refused", options_check_machine("a,b", err, sizeof(err)) == -1 && strstr(err, "comma"));
     test_cond("BOM refused", options_check_machine("\xef\xbb\xbfx", err, sizeof(err)) == -1);
     test_cond("not UTF-8 refused", options_check_machine("a\xff", err, sizeof(err)) == -1 && strstr(err, "0xff"));
@@ -258,6 +262,9 @@ int main(void)
     test_cond("-Z file", PARSE(&o, "-Z", "/tmp/rand.bin") == 0 && strcmp(o.random_file, "/tmp/rand.bin") == 0);
     options_free(&o);
     test_cond("-Z with a comma refused (it is the CSV's seed)", PARSE(&o, "-Z", "a,b") == -1);
+    test_cond("-Z with a C1 control refused, as the board refuses it in the seed",
+              PARSE(&o, "-Z", "a\xc2\x85") == -1 && strstr(err, "U+0085"));
+    test_cond("-Z with a line separator refused", PARSE(&o, "-Z", "a\xe2\x80\xa8") == -1);
     options_free(&o);
     test_cond("-Z with -z refused", PARSE(&o, "-Z", "f", "-z", "1") == -1);
     options_free(&o);
