@@ -150,8 +150,9 @@ def ingest(
 ) -> IngestOutcome:
     """Store every ParsedRun of `items`, and the lines of `plain` (the rest of the upload), under a new upload.
 
-    Without `partial`, any LineError raises InvalidUpload and nothing must be committed; with it,
-    the valid lines are stored and the errors returned. A line already stored (or repeated in this
+    Without `partial`, any LineError raises InvalidUpload and nothing must be committed, and reading stops at
+    the first error past MAX_REPORTED_ERRORS (the rest could only be counted: 16 million junk lines took minutes);
+    with it, the valid lines are stored and the errors returned. A line already stored (or repeated in this
     upload) is not stored again: its existing id is listed as a duplicate, and the tags it would have
     got that it lacks are added to it (never replacing a value: `tagged` lists those runs).
 
@@ -186,6 +187,13 @@ def ingest(
             error_count += 1
             if len(errors) < MAX_REPORTED_ERRORS:
                 errors.append(item)
+            elif not partial:
+                raise InvalidUpload(
+                    f"more than {MAX_REPORTED_ERRORS} lines are invalid; nothing was stored (reading stopped at "
+                    f"line {item.line}; with partial=true every line is read and the valid ones are stored)",
+                    errors,
+                    error_count,
+                )
             if not partial:
                 writer.discard()
             continue
