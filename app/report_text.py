@@ -9,8 +9,14 @@ what each report layout (1.03x; 1.93c to 1.97; 1.98 to 2.00a) carries and what i
   are written as not run (value and %CPU empty), their latencies kept, and ConvertedRun.missing names them;
 * 1.03x print seeks of 1000/s and more without the decimal the CSV has (bounds again);
 * the machine name is cut to fit its column (ConvertedRun.name_may_be_cut).
+bonnie++'s `bon_csv2txt` prints CSV lines in a table that looks like the report but is not the same (§8.1): its
+size column is size:chunk:seeks:seek processes where the report has size:chunk:concurrency:seeks:seek processes,
+and its file-test rates are the CSV's own. Each block is read as the layout its own features say it is; when
+nothing tells, a row whose reading depends on it is an error.
 A report may be pasted with other text around it (progress messages, prose, an indentation, tabs); only rows
-under a report header are read, and a row there that cannot be read is an error naming its line.
+under a report header are read, and a row there that cannot be read is an error naming its line. Lines are cut
+out of the text one at a time and only a report's own lines are ever expanded: a 32 MiB paste is never held as
+millions of strings.
 """
 
 from __future__ import annotations
@@ -21,12 +27,20 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from app.parsing import DEFAULT_MAX_LINE_BYTES, FILE_TESTS, IO_TESTS, LineError
+from app.parsing import (
+    DEFAULT_MAX_LINE_BYTES,
+    FILE_TESTS,
+    IO_TESTS,
+    LineError,
+    control_or_separator,
+    describe_character,
+)
 
 # ---- what a report looks like (matched on the stripped line) ----
 
 _IO_TITLE = re.compile(r"(?:Version\s+(?P<version>\S+)\s+)?-+Sequential Output-+\s+-+Sequential Input-+\s+-+Random-+")
 _FILE_TITLE = re.compile(r"(?:Version\s+(?P<version>\S+)\s+)?-+Sequential Create-+\s+-+Random Create-+")
+_TITLE_WORD = "Sequential "  # in every title: the text is searched for it, never split into lines
 _IO_COLUMNS = re.compile(
     r"(?:Concurrency\s+(?P<concurrency>\d+)\s+)?-Per Chr-\s+--Block--\s+-Rewrite-\s+-Per Chr-\s+--Block--\s+--Seeks--"
 )
@@ -36,10 +50,15 @@ _FILE_COLUMNS = re.compile(
 _IO_UNITS = re.compile(r"(?:Machine\s+Size(?::chnk)?|Name:Size etc)\s+(?:K/sec|/sec)\s+%CP\b.*")
 _FILE_UNITS = re.compile(r"files(?::max(?::min)?)?\s+/sec\s+%CP\b.*")
 
-# The name and size share the report's first 19 columns: the size right-aligned, the name cut to fit (§8).
+# The name and size share a row's first 19 columns, in bonnie++'s report and in bon_csv2txt's table alike: the
+# name is cut to 18 - the size's length. A 1.9x file block's header shows the name's first 19 characters.
 _HEAD_WIDTH = 19
 # Latency cells are "%9s" after a space, from column 17: a cell ends at column 27, 37, ... 77.
 _LATENCY_START, _LATENCY_WIDTH = 17, 10
+
+# A paste of text reports holds a few runs; bonnie++'s CSV lines are the way to send many. Bounding the rows
+# bounds the memory and the answer's `converted` list (each run's CSV line and notes) of any paste.
+MAX_REPORT_ROWS = 2000
 
 _NUMBER = re.compile(r"\d{1,15}")
 _SEEKS = re.compile(r"\d{1,15}(?:\.\d)?")
@@ -51,13 +70,26 @@ _SIZE_9X = re.compile(r"(?P<size>\d{1,12}[MG])(?::(?P<chunk>\d{1,12}[km]?))?")
 _SIZE_198 = re.compile(
     r"(?P<size>\d{1,12}[MG])(?::(?P<chunk>[^:]*)(?::(?P<conc>[^:]*)(?::(?P<seeks>[^:]*)(?::(?P<procs>[^:]*))?)?)?)?"
 )
+# bon_csv2txt joins the CSV's size, io_chunk_size, seek_count and seek_proc_count with ':' and drops trailing ':'.
+_SIZE_CSV2TXT = re.compile(r"(?P<size>\d{1,12}[MG])(?::(?P<chunk>[^:]*)(?::(?P<seeks>[^:]*)(?::(?P<procs>[^:]*))?)?)?")
 _FILES_SPEC = re.compile(
     r"(?P<num>\d{1,12})(?::(?P<link>link|symlink)|:(?P<max>\d{1,15}):(?P<min>\d{1,15}))?(?:/(?P<dirs>\d{1,12}))?"
 )
+# bon_csv2txt's spec: num_files, then each of max_size, min_size and num_dirs that is not empty, after a ':'.
+_FILES_SPEC_CSV2TXT = re.compile(r"\d{1,12}(?::(?:link|symlink|\d{1,15})){0,3}")
 _FIGURE = re.compile(r"[-+]?[\d.+]+[kmg]?")  # how a row's cells look, to tell a row from prose after a report
+_TOKEN = re.compile(r"\S+")
 
 _RATE_FACTOR = {"k": 1, "m": 1024, "g": 1024 * 1024}
 DEFAULT_SEEKS, DEFAULT_SEEK_PROCS = 8192, 5
+# bonnie++ refuses -c outside 1..200 (S200 bonnie++.cpp:386): a larger number beside the size is no concurrency.
+MAX_BONNIE_CONCURRENCY = 200
+
+# The two layouts (§8.1).
+BONNIE = "bonnie++"  # bonnie++'s own report
+CSV2TXT = "bon_csv2txt"  # bonnie++'s bon_csv2txt table of CSV lines
+# bon_csv2txt's file heading, as 2.00a's script prints it (bonnie++ and older scripts: "files:max:min        /sec").
+_CSV2TXT_FILE_UNITS = "files:max:min  /sec %CP"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +98,8 @@ class ConvertedRun:
 
     line: int  # the pasted text's line (1-based) where this run's report starts
     csv_line: str
-    bonnie_version: str
+    bonnie_version: str  # the version that wrote the report ("" when the text does not say it)
+    format_version: str  # field 0 of csv_line ("1.03" for the 27-field family, which has none)
     # Column name -> (low, high): bonnie++'s own value lies in [low, high]; csv_line holds a value inside it.
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
     # Columns the report does not carry: left empty in csv_line.
@@ -74,11 +107,24 @@ class ConvertedRun:
     # Columns the report does not show, written with bonnie++'s default (concurrency 1, 5 seeker processes).
     assumed: tuple[str, ...] = ()
     name_may_be_cut: bool = False  # the name filled its column: bonnie++ may have cut it short
+    layout: str = BONNIE  # BONNIE or CSV2TXT
+    # bon_csv2txt's I/O row and file-test row of one CSV line are in two tables; paired by their order there.
+    paired_by_order: bool = False
 
     @property
     def notes(self) -> list[str]:
         """What a person should know about this conversion, in words."""
         notes = []
+        if self.layout == CSV2TXT:
+            notes.append(
+                "read as bon_csv2txt's table (its size column is size:chunk:seeks:seek processes, and its "
+                "'Version' is bon_csv2txt's own)"
+            )
+        if self.paired_by_order:
+            notes.append(
+                "bon_csv2txt prints the I/O and the file-test results in two tables: this run's two rows are paired "
+                "by their order in them"
+            )
         if self.missing:
             notes.append(f"not in the text report, so left empty: {', '.join(self.missing)}")
         if self.assumed:
@@ -98,11 +144,7 @@ class ReportConversion:
 
 def looks_like_report(text: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> bool:
     """True when the text holds a bonnie++ report header (so an upload is a report, not CSV)."""
-    return any(
-        _over_limit(line, max_line_bytes) is None
-        and (_IO_TITLE.fullmatch(line.strip()) or _FILE_TITLE.fullmatch(line.strip()))
-        for line in text.splitlines()
-    )
+    return _Lines(text, max_line_bytes).next_title() is not None
 
 
 def _over_limit(line: str, max_line_bytes: int) -> int | None:
@@ -139,13 +181,9 @@ def _csv_version(version: str) -> str:
 
 def convert_report(text: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> ReportConversion:
     """Every report block in `text` -> a ConvertedRun, or a LineError naming the line that could not be read."""
-    raw_lines = text.split("\n")
-    too_long = {at: size for at, line in enumerate(raw_lines) if (size := _over_limit(line, max_line_bytes))}
-    # An over-long line is read as blank (never expanded or searched); inside a report _LongLines names it.
-    lines = ["" if at in too_long else line.rstrip("\r").expandtabs(8) for at, line in enumerate(raw_lines)]
     result = ReportConversion([], [])
     try:
-        blocks = _read_blocks(lines, _LongLines(too_long, max_line_bytes))
+        blocks = _read_blocks(_Lines(text, max_line_bytes))
         if not blocks:
             raise _RowError(
                 1, None, "no bonnie++ report here: expected a 'Version ...  ------Sequential Output------' header"
@@ -165,6 +203,66 @@ class _RowError(Exception):
     def __init__(self, line: int, field: str | None, error: str):
         super().__init__(error)
         self.line, self.field, self.error = line, field, error
+
+
+class _Lines:
+    """The text's lines, cut out one at a time as the reader moves on: a cursor, never a list of all of them."""
+
+    def __init__(self, text: str, max_line_bytes: int):
+        self.text, self.limit = text, max_line_bytes
+        self.start = 0  # where the current line starts in text; past its end when every line is read
+        self.index = 0  # the current line's 0-based number
+
+    @property
+    def ended(self) -> bool:
+        return self.start > len(self.text)
+
+    @property
+    def line_no(self) -> int:
+        """The current line's number, or the last line's when every line is read (an error names a real line)."""
+        return self.index if self.ended else self.index + 1
+
+    def raw(self) -> str:
+        end = self.text.find("\n", self.start)
+        return self.text[self.start :] if end < 0 else self.text[self.start : end]
+
+    def read(self) -> str:
+        """The current line with its tabs expanded; "" (never expanded or searched) when it is over the limit."""
+        raw = self.raw()
+        return "" if _over_limit(raw, self.limit) else raw.rstrip("\r").expandtabs(8)
+
+    def check_length(self) -> None:
+        """Inside a report, a line over the limit is an error."""
+        size = _over_limit(self.raw(), self.limit)
+        if size:
+            raise _RowError(self.index + 1, None, f"line is {size} bytes long; the limit is {self.limit}")
+
+    def advance(self) -> None:
+        end = self.text.find("\n", self.start)
+        self.start = len(self.text) + 1 if end < 0 else end + 1
+        self.index += 1
+
+    def next_title(self) -> re.Match[str] | None:
+        """Move to the next line, from the current one on, that is a report block's title (None: there is none).
+        Only lines holding the word every title has are looked at; a line over the limit is never a title."""
+        text = self.text
+        while not self.ended:
+            found = text.find(_TITLE_WORD, self.start)
+            if found < 0:
+                self.start = len(text) + 1
+                return None
+            newline = text.rfind("\n", self.start, found)
+            line_start = self.start if newline < 0 else newline + 1
+            self.index += text.count("\n", self.start, line_start)
+            self.start = line_start
+            raw = self.raw()
+            if _over_limit(raw, self.limit) is None:
+                stripped = raw.strip()
+                title = _IO_TITLE.fullmatch(stripped) or _FILE_TITLE.fullmatch(stripped)
+                if title is not None:
+                    return title
+            self.advance()
+        return None
 
 
 @dataclass(slots=True)
@@ -191,6 +289,16 @@ class _FileRow:
     latencies: list[str] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Evidence:
+    """A feature that only one layout has: the line and field that show it, and what it is, in words."""
+
+    layout: str
+    line: int
+    field: str | None
+    what: str
+
+
 @dataclass(slots=True)
 class _Block:
     kind: str  # "io" or "file"
@@ -199,89 +307,128 @@ class _Block:
     concurrency: str | None = None
     name: str | None = None  # a file block's header names the machine (1.9x; 1.03 with -s 0)
     rows: list[Any] = field(default_factory=list)  # _IORow in an "io" block, _FileRow in a "file" block
+    evidence: list[_Evidence] = field(default_factory=list)
+    # bon_csv2txt's file heading as 2.00a's script prints it: a table of format 1.98 lines, version or not.
+    csv2txt_198: bool = False
+
+    def layout(self) -> str | None:
+        """BONNIE or CSV2TXT as the block's features say, None when none does; an error when they disagree."""
+        found = {item.layout: item for item in self.evidence}
+        if len(found) > 1:
+            first, second = sorted(found.values(), key=lambda item: item.line)
+            raise _RowError(
+                second.line,
+                second.field,
+                f"{second.what}, but {first.what} (line {first.line}): the lines mix bonnie++'s report and "
+                "bon_csv2txt's table, which write the same columns differently",
+            )
+        return next(iter(found), None)
 
 
 @dataclass(slots=True)
 class _Run:
     line: int
-    version: str
+    version: str | None  # the title's version (None: a bon_csv2txt table without one)
+    fmt: str  # the CSV format written
+    layout: str
     io: _IORow | None
     concurrency: str | None
     files: _FileRow | None
     file_header_name: str | None
+    paired_by_order: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class _LongLines:
-    sizes: dict[int, int]  # line index -> its size in bytes, for the lines over the limit
-    limit: int
-
-    def check(self, at: int) -> None:
-        if at in self.sizes:
-            raise _RowError(at + 1, None, f"line is {self.sizes[at]} bytes long; the limit is {self.limit}")
-
-
-def _read_blocks(lines: list[str], long_lines: _LongLines) -> list[_Block]:
+def _read_blocks(lines: _Lines) -> list[_Block]:
     blocks: list[_Block] = []
-    at = 0
-    while at < len(lines):
-        stripped = lines[at].strip()
-        title = _IO_TITLE.fullmatch(stripped) or _FILE_TITLE.fullmatch(stripped)
-        if title is None:
-            at += 1
-            continue
+    rows = 0
+    while (title := lines.next_title()) is not None:
+        expanded = lines.read()
+        indent = len(expanded) - len(expanded.lstrip())
         kind = "io" if title.re is _IO_TITLE else "file"
-        indent = len(lines[at]) - len(lines[at].lstrip())
-        block = _Block(kind, at + 1, title["version"])
-        at = _read_headers(lines, at + 1, block, long_lines)
-        at = _read_rows(lines, at, indent, block, long_lines)
+        block = _Block(kind, lines.index + 1, title["version"])
+        _title_evidence(block, expanded.strip())
+        lines.advance()
+        _read_headers(lines, block)
+        _read_rows(lines, indent, block, rows)
+        rows += len(block.rows)
         blocks.append(block)
     return blocks
 
 
-def _read_headers(lines: list[str], at: int, block: _Block, long_lines: _LongLines) -> int:
-    """The column and unit lines under a title; returns the index of the first row."""
+def _title_evidence(block: _Block, title: str) -> None:
+    """bonnie++ prints `Version %5s` and 7 spaces before the dashes, bon_csv2txt `Version %9s` and 3 (S200
+    bon_time.cpp:247, bon_csv2txt.in:27); with its spacing lost (a web page) the title tells neither."""
+    if block.kind == "file":
+        if block.version is not None:  # bon_csv2txt's file table has no version in its title
+            block.evidence.append(_Evidence(BONNIE, block.line, None, "the file-test title names a version"))
+        return
+    match = re.match(r"Version +\S+", title)
+    if match is None:
+        return
+    after = title[match.end() : match.end() + 8]
+    if match.end() == 17 and after.startswith("   -"):
+        block.evidence.append(_Evidence(CSV2TXT, block.line, None, "the title is spaced as bon_csv2txt's"))
+    elif match.end() == 13 and after.startswith("       -"):
+        block.evidence.append(_Evidence(BONNIE, block.line, None, "the title is spaced as bonnie++'s report"))
+
+
+def _read_headers(lines: _Lines, block: _Block) -> None:
+    """The column and unit lines under a title; leaves `lines` at the first row."""
     columns, units = (_IO_COLUMNS, _IO_UNITS) if block.kind == "io" else (_FILE_COLUMNS, _FILE_UNITS)
-    start = at
-    while at < len(lines) and at - start < 2:
-        long_lines.check(at)
-        stripped = lines[at].strip()
-        match = columns.fullmatch(stripped)
+    for _ in range(2):
+        if lines.ended:
+            break
+        lines.check_length()
+        match = columns.fullmatch(lines.read().strip())
         if match is None:
             break
         if block.kind == "io":
             block.concurrency = match["concurrency"]
+            if match["concurrency"] is not None:  # 1.93c-1.97 print -c's value there; bon_csv2txt never does
+                block.evidence.append(_Evidence(BONNIE, lines.index + 1, None, "a 'Concurrency' heading"))
         elif match["name"]:
             block.name = match["name"]
-        at += 1
-    if at < len(lines):
-        long_lines.check(at)
-    if at >= len(lines) or not units.fullmatch(lines[at].strip()):
+            block.evidence.append(_Evidence(BONNIE, lines.index + 1, None, "the file-test heading names the machine"))
+        lines.advance()
+    if not lines.ended:
+        lines.check_length()
+    heading = "" if lines.ended else lines.read().strip()
+    if not units.fullmatch(heading):
         what = "'Machine  Size K/sec %CP ...'" if block.kind == "io" else "'files  /sec %CP ...'"
-        raise _RowError(min(at, len(lines) - 1) + 1, None, f"expected the report's column heading {what} here")
-    return at + 1
+        raise _RowError(lines.line_no, None, f"expected the report's column heading {what} here")
+    if block.kind == "file" and heading.startswith(_CSV2TXT_FILE_UNITS):
+        block.csv2txt_198 = True
+        block.evidence.append(_Evidence(CSV2TXT, lines.index + 1, None, "the file-test heading is bon_csv2txt's"))
+    lines.advance()
 
 
-def _read_rows(lines: list[str], at: int, indent: int, block: _Block, long_lines: _LongLines) -> int:
+def _read_rows(lines: _Lines, indent: int, block: _Block, rows_before: int) -> None:
     """Rows (and their Latency lines) until a line that is neither; the first row must be there."""
-    while at < len(lines):
+    while not lines.ended:
         if not block.rows:
-            long_lines.check(at)  # after a row, a long line (read as blank) ends the report
-        raw = lines[at]
+            lines.check_length()  # after a row, a long line (read as blank) ends the report
+        line_no = lines.index + 1
+        raw = lines.read()
         row = raw[indent:] if not raw[:indent].strip() else raw.lstrip()  # dedent as the title was
         stripped = row.strip()
         if stripped.startswith("Latency") and block.rows:
-            _set_latencies(block.rows[-1], row, at + 1)
+            _set_latencies(block.rows[-1], row, line_no)
         elif block.rows and not _looks_like_row(stripped):
             break  # the report has ended: prose, "[...]", a blank line, the next title or a CSV line
+        elif rows_before + len(block.rows) >= MAX_REPORT_ROWS:
+            raise _RowError(
+                line_no,
+                None,
+                f"more than {MAX_REPORT_ROWS} rows of results in text reports in one upload; upload bonnie++'s "
+                "CSV lines instead",
+            )
         elif block.kind == "io":
-            block.rows.append(_read_io_row(row, at + 1))
+            block.rows.append(_read_io_row(row, line_no, block))
         else:
-            block.rows.append(_read_file_row(row, at + 1))
-        at += 1
+            block.rows.append(_read_file_row(row, line_no, block))
+        lines.advance()
     if not block.rows:
-        raise _RowError(at, None, "the report ends before its first row of results")
-    return at
+        raise _RowError(lines.line_no, None, "the report ends before its first row of results")
 
 
 def _looks_like_row(stripped: str) -> bool:
@@ -289,56 +436,79 @@ def _looks_like_row(stripped: str) -> bool:
     return len(tokens) >= 9 and sum(bool(_FIGURE.fullmatch(token)) for token in tokens) >= 8
 
 
-def _read_io_row(row: str, line: int) -> _IORow:
-    head = row[:_HEAD_WIDTH]
-    if len(row) > _HEAD_WIDTH and row[_HEAD_WIDTH] == " " and head.strip():
-        size = head.split()[-1]
-        name = head[: _HEAD_WIDTH - len(size) - 1].rstrip()
-        tokens = row[_HEAD_WIDTH:].split()
-    else:  # the report's spacing was lost (pasted through a web page): the size is the token before the figures
-        tokens = row.split()
+def _read_io_row(row: str, line: int, block: _Block) -> _IORow:
+    """The name, the size and the figures, told apart by the tokens themselves: the size is the last token that
+    looks like one (a size has M or G, a figure k, m or g), the figures are the tokens after it (12, or 8 when the
+    per-character tests were skipped), the name is the text before it. Never by columns: in a report re-spaced by
+    hand or by a web page the size is anywhere, and a cut at column 19 put its digits into the name."""
+    tokens = list(_TOKEN.finditer(row))
+    at = next((at for at in range(len(tokens) - 1, -1, -1) if _looks_like_size(tokens[at][0])), None)
+    if at is None:
         for count in (12, 8):
-            if len(tokens) > count and _looks_like_size(tokens[-count - 1]):
-                name, size, tokens = " ".join(tokens[: -count - 1]), tokens[-count - 1], tokens[-count:]
-                break
-        else:
-            raise _RowError(line, None, "not a row of results: expected the machine name, the size and 12 figures")
-    if not _looks_like_size(size):
-        raise _RowError(line, "file_size", f"{size!r} is not a file size like 512M, 2G or 96G:1m")
-    if len(tokens) == 12:
-        cells = [_Cell(tokens[i], tokens[i + 1]) for i in range(0, 12, 2)]
-    elif len(tokens) == 8:  # -f: no per-character tests, the only way bonnie++ leaves I/O cells empty
-        pairs = [_Cell(tokens[i], tokens[i + 1]) for i in range(0, 8, 2)]
+            if len(tokens) > count and tokens[-count - 1][0][:1].isdigit():
+                raise _RowError(
+                    line, "file_size", f"{tokens[-count - 1][0]!r} is not a file size like 512M, 2G or 96G:1m"
+                )
+        raise _RowError(line, None, "not a row of results: expected the machine name, the size and 12 figures")
+    size_token = tokens[at]
+    size = size_token[0]
+    figures = len(tokens) - at - 1
+    texts = [token[0] for token in tokens[at + 1 :]]
+    if figures == 12:
+        cells = [_Cell(texts[i], texts[i + 1]) for i in range(0, 12, 2)]
+    elif figures == 8:  # -f: no per-character tests, the only way bonnie++ leaves I/O cells empty
+        pairs = [_Cell(texts[i], texts[i + 1]) for i in range(0, 8, 2)]
         cells = [_Cell("", ""), pairs[0], pairs[1], _Cell("", ""), pairs[2], pairs[3]]
     else:
         raise _RowError(
-            line,
-            None,
-            f"{len(tokens)} figures after the size; a row has 12 (8 when the per-character tests were skipped)",
+            line, None, f"{figures} figures after the size; a row has 12 (8 when the per-character tests were skipped)"
         )
-    return _IORow(line, name, size, cells)
+    _io_row_evidence(block, line, size, cells)
+    return _IORow(line, row[: size_token.start()].strip(), size, cells)
+
+
+def _io_row_evidence(block: _Block, line: int, size: str, cells: list[_Cell]) -> None:
+    for test, cell in zip(IO_TESTS[:5], cells, strict=False):  # the rates bon_csv2txt prints with k, m or g
+        if (cell.text, cell.cpu) == ("0k", "+++"):
+            block.evidence.append(_Evidence(CSV2TXT, line, test, f"{test} is bon_csv2txt's '0k +++' for +++++"))
+        elif (cell.text, cell.cpu) == ("+++++", "+++"):
+            block.evidence.append(_Evidence(BONNIE, line, test, f"{test} is +++++, which bon_csv2txt prints as 0k"))
+    parts = size.split(":")
+    if len(parts) != 4 or parts[1] or not parts[2] or not parts[3]:
+        # bon_csv2txt of any line bonnie++ or the runner wrote shows size::seeks:procs (both always written).
+        block.evidence.append(_Evidence(BONNIE, line, "file_size", f"the size {size!r} is written as bonnie++'s"))
+    elif parts[2].isdigit() and int(parts[2]) > MAX_BONNIE_CONCURRENCY:
+        block.evidence.append(
+            _Evidence(CSV2TXT, line, "file_size", f"{size!r} has {parts[2]} where bonnie++ shows its -c (1-200)")
+        )
 
 
 def _looks_like_size(token: str) -> bool:
     return bool(re.fullmatch(r"\d{1,12}[MG](?::\S*)?", token))
 
 
-def _read_file_row(row: str, line: int) -> _FileRow:
-    tokens = row.split()
+def _read_file_row(row: str, line: int, block: _Block) -> _FileRow:
+    tokens = list(_TOKEN.finditer(row))
     if len(tokens) < 13:
         raise _RowError(line, None, f"{len(tokens)} items; a file-test row has the number of files and 12 figures")
-    name = " ".join(tokens[:-13]) or None  # bon_csv2txt's layout puts the machine name first
-    spec = tokens[-13]
-    if not _FILES_SPEC.fullmatch(spec):
+    spec = tokens[-13][0]
+    if not _FILES_SPEC.fullmatch(spec) and not _FILES_SPEC_CSV2TXT.fullmatch(spec):
         raise _RowError(line, "num_files", f"{spec!r} is not a file-test spec like 16, 16:4096:1024/4 or 4:link")
-    figures = tokens[-12:]
+    name = row[: tokens[-13].start()].strip() or None
+    if name is not None:  # bonnie++ names the machine in the file block's heading, bon_csv2txt on each row
+        block.evidence.append(_Evidence(CSV2TXT, line, "name", "the file-test row begins with a machine name"))
+    if "/" in spec:
+        block.evidence.append(_Evidence(BONNIE, line, "num_files", f"the file-test spec {spec!r} is bonnie++'s"))
+    elif spec.count(":") == 3:
+        block.evidence.append(_Evidence(CSV2TXT, line, "num_files", f"the file-test spec {spec!r} is bon_csv2txt's"))
+    figures = [token[0] for token in tokens[-12:]]
     return _FileRow(line, name, spec, [_Cell(figures[i], figures[i + 1]) for i in range(0, 12, 2)])
 
 
 def _set_latencies(target: _IORow | _FileRow, row: str, line: int) -> None:
     tests = IO_TESTS if isinstance(target, _IORow) else FILE_TESTS
     slots = [""] * 6
-    tokens = list(re.finditer(r"\S+", row))[1:]
+    tokens = list(_TOKEN.finditer(row))[1:]
     ends = [(match.end() - _LATENCY_START) / _LATENCY_WIDTH for match in tokens]
     if all(end.is_integer() and 1 <= end <= 6 for end in ends):
         for match, end in zip(tokens, ends, strict=True):
@@ -361,103 +531,194 @@ def _set_latencies(target: _IORow | _FileRow, row: str, line: int) -> None:
 
 
 def _pair(blocks: list[_Block]) -> list[_Run]:
-    """A file block right after an I/O block with as many rows belongs to it, row by row."""
+    """A file block right after an I/O block of the same layout with as many rows belongs to it, row by row."""
     runs: list[_Run] = []
     at = 0
     while at < len(blocks):
         block = blocks[at]
         following = blocks[at + 1] if at + 1 < len(blocks) else None
-        if block.kind == "io":
-            files = (
-                following if following and following.kind == "file" and len(following.rows) == len(block.rows) else None
-            )
-            version = block.version or (files.version if files else None)
-            for index, row in enumerate(block.rows):
-                runs.append(
-                    _Run(
-                        row.line,
-                        _known_version(version, block.line),
-                        row,
-                        block.concurrency,
-                        files.rows[index] if files else None,
-                        files.name if files else None,
-                    )
-                )
-            at += 2 if files else 1
-        else:
+        if block.kind == "file":
+            alone = _decided(block, block.layout())
+            version, fmt = _known_version(block, alone)
             for row in block.rows:
-                version = _known_version(block.version, block.line)
-                runs.append(_Run(row.line, version, None, None, row, block.name))
+                runs.append(_Run(row.line, version, fmt, alone, None, None, row, block.name))
             at += 1
+            continue
+        own = block.layout()
+        files = follower = None
+        if following is not None and following.kind == "file":
+            follower = following.layout()
+            if own is None or follower is None or own == follower:
+                files = following
+        found = own or (follower if files is not None else None)
+        if files is not None and len(files.rows) != len(block.rows):
+            if found == CSV2TXT:
+                raise _RowError(
+                    files.line,
+                    None,
+                    f"bon_csv2txt's two tables hold {len(block.rows)} I/O rows and {len(files.rows)} file-test "
+                    "rows: which rows are one CSV line cannot be told; upload the CSV lines instead",
+                )
+            files, found = None, own
+        layout = _decided(block, found)
+        version, fmt = _known_version(block if block.version or files is None else files, layout)
+        by_order = files is not None and layout == CSV2TXT
+        for index, row in enumerate(block.rows):
+            file_row = files.rows[index] if files else None
+            if layout == CSV2TXT and file_row is not None:
+                _check_same_machine(row, file_row)
+            runs.append(
+                _Run(
+                    row.line,
+                    version,
+                    fmt,
+                    layout,
+                    row,
+                    block.concurrency,
+                    file_row,
+                    files.name if files else None,
+                    by_order,
+                )
+            )
+        at += 2 if files else 1
     return runs
 
 
-def _known_version(version: str | None, line: int) -> str:
-    if version is None:
-        raise _RowError(line, None, "the report does not say which bonnie++ version wrote it (no 'Version ...' title)")
-    if csv_format_of(version) is None:
+def _decided(block: _Block, layout: str | None) -> str:
+    """The block's layout; when nothing tells and a row reads differently in each, an error naming that row."""
+    if layout is not None:
+        return layout
+    if block.kind == "io":
+        # Only a size:chunk:x:y with x at most 200 leaves an I/O block undecided (_io_row_evidence).
+        row = block.rows[0]
         raise _RowError(
-            line, None, f"'Version {version}': bonnieboard reads the reports of bonnie++ 1.0x and 1.93c to 2.00a"
+            row.line,
+            "file_size",
+            f"{row.size!r} reads as size:chunk:concurrency:seeks in bonnie++'s report and as size:chunk:seeks:"
+            "seek processes in bon_csv2txt's table, and nothing else here tells which this is; upload the CSV "
+            "line instead",
         )
-    return version
+    return BONNIE  # a file block without any feature of bon_csv2txt's: its version (or its lack) decides
+
+
+def _check_same_machine(io: _IORow, files: _FileRow) -> None:
+    """Rows paired by order must name one machine (each cut to its own width)."""
+    io_name, file_name = io.name, files.name or ""
+    if not (io_name.startswith(file_name) or file_name.startswith(io_name)):
+        raise _RowError(
+            files.line,
+            "name",
+            f"the file-test row names {file_name!r} and its I/O row (line {io.line}) {io_name!r}: bon_csv2txt's "
+            "two tables cannot be paired; upload the CSV lines instead",
+        )
+
+
+def _known_version(block: _Block, layout: str) -> tuple[str | None, str]:
+    """(the title's version, the CSV format to write) for a block of `layout`."""
+    version = block.version
+    if version is not None:
+        bad = "','" if "," in version else None
+        char = control_or_separator(version)
+        if char is not None:
+            bad = describe_character(char)
+        if bad is not None:
+            raise _RowError(
+                block.line, "bonnie_version", f"the version {version!r} holds {bad}: no CSV field may hold it"
+            )
+    if layout == CSV2TXT:
+        if version is None and block.csv2txt_198:
+            return None, "1.98"
+        if version is not None and csv_format_of(version) == "1.98":
+            return version, "1.98"
+        if version is not None:
+            raise _RowError(
+                block.line,
+                None,
+                f"bon_csv2txt's table titled 'Version {version}': bonnieboard reads the tables of bonnie++ 1.98 to "
+                "2.00a's bon_csv2txt; upload the CSV lines instead",
+            )
+    if version is None:
+        raise _RowError(
+            block.line, None, "the report does not say which bonnie++ version wrote it (no 'Version ...' title)"
+        )
+    fmt = csv_format_of(version)
+    if fmt is None:
+        raise _RowError(
+            block.line, None, f"'Version {version}': bonnieboard reads the reports of bonnie++ 1.0x and 1.93c to 2.00a"
+        )
+    return version, fmt
 
 
 # ==== writing the CSV line ====
 
 
 def _to_csv(run: _Run) -> ConvertedRun:
-    fmt = csv_format_of(run.version)
-    assert fmt is not None  # _known_version checked it
+    fmt = run.fmt
     bounds: dict[str, tuple[float, float]] = {}
     missing: list[str] = []
     assumed: list[str] = []
-    io_cells = _io_cells(run, fmt, bounds)
-    file_cells = _file_cells(run, fmt, missing)
+    io_cells = _io_cells(run, bounds)
+    file_cells = _file_cells(run, missing)
     name, cut = _machine_name(run)
-    if any(ord(char) < 32 or ord(char) == 127 for char in name):
-        raise _RowError(run.line, "name", f"the machine name {name!r} contains a control character")
+    char = control_or_separator(name)
+    if char is not None:
+        raise _RowError(run.line, "name", f"the machine name {name!r} holds {describe_character(char)}")
     if fmt == "1.03":
         size = run.io.size if run.io else ""
         if run.io and not _SIZE_103.fullmatch(size):
             raise _RowError(run.io.line, "file_size", f"{size!r} is not a bonnie++ 1.03 size like 2G or 2G:4k")
         spec = run.files.spec if run.files else ""
         fields = [name, size, *io_cells, spec, *file_cells]
+        assert run.version is not None  # _known_version checked it
+        version = run.version
     else:
-        missing.insert(0, "seed")
-        fields = [
-            fmt,
-            _csv_version(run.version),
-            name,
-            _concurrency(run, fmt, assumed),
-            "",
-            *_io_head(run, fmt, assumed),
-        ]
+        if run.layout == CSV2TXT:  # the title's version is bon_csv2txt's own, not that of what ran
+            version = ""
+            missing[:0] = ["bonnie_version", "seed"]
+        else:
+            assert run.version is not None  # _known_version checked it
+            version = _csv_version(run.version)
+            missing.insert(0, "seed")
+        fields = [fmt, version, name, _concurrency(run, assumed), "", *_io_head(run, assumed)]
         fields += [*io_cells, *_file_head_9x(run), *file_cells, *_latencies(run)]
     return ConvertedRun(
-        run.line, ",".join(fields), _csv_version(run.version), bounds, tuple(missing), tuple(assumed), cut
+        run.line,
+        ",".join(fields),
+        version,
+        fmt,
+        bounds,
+        tuple(missing),
+        tuple(assumed),
+        cut,
+        run.layout,
+        run.paired_by_order,
     )
 
 
 def _machine_name(run: _Run) -> tuple[str, bool]:
-    """The I/O row cuts the name to fit beside the size; a 1.9x file header shows its first 19 characters."""
-    candidates = [name for name in (run.file_header_name, run.files.name if run.files else None) if name]
-    if run.io:
-        candidates.append(run.io.name)
-    name = max(candidates, key=len, default="")
-    if run.io and name == run.io.name:
-        cut = len(name) >= _HEAD_WIDTH - len(run.io.size) - 1
-    else:
-        cut = len(name) >= _HEAD_WIDTH
-    return name, cut
+    """The longest of the names the rows show, and whether it filled its column (so may have been cut): an I/O
+    row's (and a bon_csv2txt file row's) is cut to 18 - the size's length, a 1.9x file heading's to 19."""
+    candidates: list[tuple[str, int]] = []
+    if run.file_header_name:
+        candidates.append((run.file_header_name, _HEAD_WIDTH))
+    if run.files is not None and run.files.name:
+        candidates.append((run.files.name, _HEAD_WIDTH - 1 - len(run.files.spec)))
+    if run.io is not None:
+        candidates.append((run.io.name, _HEAD_WIDTH - 1 - len(run.io.size)))
+    name, width = max(candidates, key=lambda candidate: len(candidate[0]), default=("", _HEAD_WIDTH))
+    return name, len(name) >= width
 
 
-def _concurrency(run: _Run, fmt: str, assumed: list[str]) -> str:
-    if fmt == "1.98" and run.io:
+def _concurrency(run: _Run, assumed: list[str]) -> str:
+    if run.layout == CSV2TXT:
+        assumed.append("concurrency")  # bon_csv2txt never shows it
+        return "1"
+    if run.fmt == "1.98" and run.io:
         conc = _size_parts(run)["conc"]
         if conc and not conc.isdigit():
             raise _RowError(run.io.line, "concurrency", f"{run.io.size!r}: the concurrency part is not a number")
         return conc or "1"  # 1.98+ shows it beside the size only when it is not 1
-    if fmt != "1.98" and run.concurrency is not None:
+    if run.fmt != "1.98" and run.concurrency is not None:
         return run.concurrency
     assumed.append("concurrency")  # a -s 0 report does not show it; 1 is what nearly everyone runs
     return "1"
@@ -465,7 +726,7 @@ def _concurrency(run: _Run, fmt: str, assumed: list[str]) -> str:
 
 def _size_parts(run: _Run) -> dict[str, str | None]:
     assert run.io is not None
-    pattern = _SIZE_198 if csv_format_of(run.version) == "1.98" else _SIZE_9X
+    pattern = _SIZE_CSV2TXT if run.layout == CSV2TXT else _SIZE_198 if run.fmt == "1.98" else _SIZE_9X
     match = pattern.fullmatch(run.io.size)
     if match is None:
         raise _RowError(
@@ -474,45 +735,51 @@ def _size_parts(run: _Run) -> dict[str, str | None]:
     return match.groupdict()
 
 
-def _io_head(run: _Run, fmt: str, assumed: list[str]) -> list[str]:
+def _io_head(run: _Run, assumed: list[str]) -> list[str]:
     """The size columns before the I/O results (§3.1, §3.2), or the empty ones of a -s 0 line (§3.3-3)."""
     if run.io is None:
-        return [""] * {"1.93c": 1, "1.96": 1, "1.97": 2, "1.98": 4}[fmt]
+        return [""] * {"1.93c": 1, "1.96": 1, "1.97": 2, "1.98": 4}[run.fmt]
     parts = _size_parts(run)
-    if fmt != "1.98":
+    if run.fmt != "1.98":
         return [parts["size"] or "", parts["chunk"] or ""]
-    for key in ("seeks", "procs"):
+    for key, column in (("seeks", "seek_count"), ("procs", "seek_proc_count")):
         value = parts[key]
         if value and not value.isdigit():
-            raise _RowError(run.io.line, "file_size", f"{run.io.size!r}: the {key} part is not a number")
+            raise _RowError(run.io.line, column, f"{run.io.size!r}: the {column} part {value!r} is not a number")
+    if run.layout == CSV2TXT:  # the CSV's own four columns, each as it was
+        return [parts["size"] or "", parts["chunk"] or "", parts["seeks"] or "", parts["procs"] or ""]
     if not parts["procs"]:
         # 2.00a prints a seeker count other than 5 only when it has two digits (§8): 1-9 are lost too.
         assumed.append("seek_proc_count")
     return [parts["size"] or "", "", parts["seeks"] or str(DEFAULT_SEEKS), parts["procs"] or str(DEFAULT_SEEK_PROCS)]
 
 
-def _io_cells(run: _Run, fmt: str, bounds: dict[str, tuple[float, float]]) -> list[str]:
+def _io_cells(run: _Run, bounds: dict[str, tuple[float, float]]) -> list[str]:
     if run.io is None:
         return [""] * 12
     out: list[str] = []
     for test, cell in zip(IO_TESTS, run.io.cells, strict=True):
-        out += _pair_cells(test, cell, run.io.line, partial(_io_rate, test, fmt=fmt, run=run, bounds=bounds))
+        if run.layout == CSV2TXT and test != "seeks" and (cell.text, cell.cpu) == ("0k", "+++"):
+            out += ["+++++", "+++"]  # bon_csv2txt's rate of "+++++" (Perl reads it as 0), with its +++
+            continue
+        out += _pair_cells(test, cell, run.io.line, partial(_io_rate, test, run=run, bounds=bounds))
     return out
 
 
-def _io_rate(test: str, text: str, fmt: str, run: _Run, bounds: dict[str, tuple[float, float]]) -> str:
+def _io_rate(test: str, text: str, run: _Run, bounds: dict[str, tuple[float, float]]) -> str:
     assert run.io is not None
     line = run.io.line
     if test == "seeks":
         if not _SEEKS.fullmatch(text):
             raise _RowError(line, test, f"seeks is {text!r}, not a number of seeks per second like 157.0 or 2636")
-        if fmt == "1.03" and "." not in text:  # %5.0f in the report, %.1f in the CSV
+        if run.fmt == "1.03" and "." not in text:  # %5.0f in the report, %.1f in the CSV
             bounds[test] = (int(text) - 0.5, int(text) + 0.5)
         return text
-    if fmt != "1.98":
+    if run.fmt != "1.98":
         if not _NUMBER.fullmatch(text):
             raise _RowError(line, test, f"{test} is {text!r}, not a rate in K/sec")
         return text
+    # bon_csv2txt's convSpd prints rates as the 1.98 report does (S200 bon_csv2txt.in:131-152).
     match = _RATE_198.fullmatch(text)
     if match is None:
         raise _RowError(line, test, f"{test} is {text!r}, not a rate like 1193k, 65.6m or 342m")
@@ -530,19 +797,58 @@ def _file_head_9x(run: _Run) -> list[str]:
     """num_files, max_size, min_size, the always-empty column, and num_dirs one column late (§3.3-1)."""
     if run.files is None:
         return [""] * 5
+    if run.layout == CSV2TXT:
+        return _file_head_csv2txt(run.files)
     match = _FILES_SPEC.fullmatch(run.files.spec)
-    assert match is not None
+    if match is None:
+        raise _RowError(
+            run.files.line, "num_files", f"{run.files.spec!r} is not a file-test spec like 16, 16:4096:1024/4 or 4:link"
+        )
     largest = match["link"] or (match["max"] if match["max"] not in (None, "0") else "")
     smallest = match["min"] if match["min"] not in (None, "0") and not match["link"] else ""
     dirs = match["dirs"] if match["dirs"] not in (None, "0", "1") else ""
     return [match["num"], largest, smallest, "", dirs]
 
 
-def _file_cells(run: _Run, fmt: str, missing: list[str]) -> list[str]:
+def _file_head_csv2txt(files: _FileRow) -> list[str]:
+    """bon_csv2txt's spec: num_files, then ':' and each of max_size, min_size and the num_dirs column that is not
+    empty (S200 bon_csv2txt.in:70-88). With one of them empty, which one is not said: a spec is read only when
+    bonnie++'s own rules leave one reading (it refuses -n with min_size above max_size)."""
+    num, *rest = files.spec.split(":")
+    if _FILES_SPEC_CSV2TXT.fullmatch(files.spec) is None:
+        raise _RowError(
+            files.line, "num_files", f"{files.spec!r} is not bon_csv2txt's file-test spec like 16:4096:1024"
+        )
+    if rest and rest[0] in ("link", "symlink"):
+        if len(rest) > 2 or "link" in rest[1:] or "symlink" in rest[1:]:
+            raise _RowError(files.line, "num_files", f"{files.spec!r} is not bon_csv2txt's file-test spec")
+        return [num, rest[0], "", "", rest[1] if len(rest) > 1 else ""]
+    if any(part in ("link", "symlink") for part in rest):
+        raise _RowError(files.line, "num_files", f"{files.spec!r} is not bon_csv2txt's file-test spec")
+    if not rest:
+        return [num, "", "", "", ""]
+    if len(rest) == 3:
+        return [num, rest[0], rest[1], "", rest[2]]
+    if len(rest) == 2 and int(rest[1]) > int(rest[0]):  # no smallest size above the largest: the directories
+        return [num, rest[0], "", "", rest[1]]
+    readings = (
+        f"the largest file size or the number of directories ({rest[0]})"
+        if len(rest) == 1
+        else f"the largest and smallest file sizes or the largest size and the number of directories ({':'.join(rest)})"
+    )
+    raise _RowError(
+        files.line,
+        "num_files",
+        f"bon_csv2txt's file-test spec {files.spec!r} leaves out its empty columns, so it reads as either {readings}; "
+        "upload the CSV line instead",
+    )
+
+
+def _file_cells(run: _Run, missing: list[str]) -> list[str]:
     if run.files is None:
         return [""] * 12
     line = run.files.line
-    garbage = fmt == "1.98" and not _is_runner(run.version)
+    garbage = run.fmt == "1.98" and run.layout == BONNIE and not _is_runner(run.version or "")
     out: list[str] = []
     for test, cell in zip(FILE_TESTS, run.files.cells, strict=True):
         if garbage and cell.text not in ("", "+++++"):

@@ -28,6 +28,7 @@ from tests.helpers import (
     with_field,
 )
 from tests.live_server import live_server
+from tests.test_report_text import REPORTS
 
 # Cells that each break a line in its own way: huge, negative, non-ASCII digits, control and
 # markup characters, a float where an integer belongs, an overflowing latency.
@@ -125,6 +126,22 @@ def test_the_longest_machine_name_of_text_that_does_not_compress_is_stored_and_f
     by_cursor = client.get("/", params={"sort": "name", "at_machine": name, "skip": 1})
     assert by_cursor.status_code == 200, by_cursor.text[:300]
     assert client.get("/", params={"sort": "name", "at_machine": "x" * 5000}).status_code == 400
+
+
+@pytest.mark.parametrize("char", ["\x85", "\u2028", "\u2029", "\x7f", "\x1e"])
+def test_a_control_or_line_separator_in_any_text_field_is_refused_on_every_path(client, char):
+    """One rule for the machine name, the version and the seed (app.parsing.control_or_separator), whichever way
+    the line comes: SQLite's compiled path stored a name holding U+0085 or U+2028 that str.splitlines cuts in two."""
+    for index, field in ((1, "bonnie_version"), (2, "name"), (4, "seed")):
+        response = post_csv(client, with_field(LINE_198, index, f"a{char}b"))
+        assert response.status_code == 422, (field, response.text)
+        [error] = response.json()["errors"]
+        assert (error["line"], error["field"]) == (1, field) and f"U+{ord(char):04X}" in error["error"]
+    report = (REPORTS / "real-default.txt").read_text().rsplit("1.98,", 1)[0].replace("default", f"lab{char}1")
+    response = client.post("/api/runs", content=report, headers={"Content-Type": "text/plain"})
+    assert response.status_code == 422, response.text
+    assert [(e["line"], e["field"]) for e in response.json()["errors"]] == [(4, "name")]
+    assert client.get("/api/runs").json()["total"] == 0
 
 
 def test_document_numbers_past_a_double_or_64_bits_are_refused_or_shown_as_they_are(client):

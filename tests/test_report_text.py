@@ -3,14 +3,16 @@ every way a pasted report can be unreadable (the error names the line)."""
 
 import math
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.parsing import COLUMNS_103, COLUMNS_198, ParsedRun, parse_line
-from app.report_text import _FILE_COLUMNS, convert_report, csv_format_of, looks_like_report
+from app.parsing import COLUMNS_103, COLUMNS_198, FILE_TESTS, LineError, ParsedRun, control_or_separator, parse_line
+from app.report_text import _FILE_COLUMNS, MAX_REPORT_ROWS, convert_report, csv_format_of, looks_like_report
 
 REPORTS = Path(__file__).resolve().parent / "data" / "reports"
 REAL = sorted(REPORTS.glob("real-*.txt"))
@@ -29,7 +31,7 @@ def assert_same_as_bonnie(run, csv: str) -> None:
     """Column by column, what the report carries must equal bonnie++'s CSV; what it rounds must contain it."""
     assert isinstance(parse_line(run.csv_line, 1), ParsedRun), parse_line(run.csv_line, 1)
     ours, theirs = run.csv_line.split(","), csv.split(",")
-    columns = COLUMNS[csv_format_of(run.bonnie_version)]
+    columns = COLUMNS[run.format_version]
     assert len(ours) == len(theirs) == len(columns)
     for column, mine, real in zip(columns, ours, theirs, strict=True):
         if column in run.missing:
@@ -290,3 +292,182 @@ def test_a_hostile_report_upload_is_a_422_naming_the_line(client):
     assert response.status_code == 422
     [error] = response.json()["errors"]
     assert error["line"] == 2 and "200002 bytes long" in error["error"]
+
+
+# ---- bon_csv2txt's tables (docs/bonnie-csv-format.md §8.1) ----
+
+CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
+# Every real format-1.98 line at hand: bonnie++ 2.00a's (the reports' own lines and the corpus) and the runner's.
+REAL_198 = {path.stem: split_real(path)[1] for path in [*REAL, REPORTS / "runner-0.1.0.txt"] if split_real(path)[1]} | {
+    f"{path.stem}-{number}": line
+    for path in sorted(CORPUS.glob("*.csv"))
+    for number, line in enumerate(path.read_text().splitlines(), 1)
+    if line.startswith("1.98,")
+}
+
+
+def csv2txt(*lines: str) -> str:
+    """What bonnie++'s own bon_csv2txt prints for these CSV lines."""
+    tool = shutil.which("bon_csv2txt")
+    if tool is None:
+        pytest.fail("bon_csv2txt is missing: run `apt-get install -y bonnie++`")
+    done = subprocess.run([tool], input="".join(f"{line}\n" for line in lines), capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    return done.stdout
+
+
+def spec_reads_two_ways(line: str) -> bool:
+    """bon_csv2txt writes the file-test spec's non-empty columns after ':'s: with the smallest size empty (and the
+    largest not a link), 'N:4096' is the largest size or the directories, 'N:4096:4' max and min or max and dirs."""
+    num, largest, smallest = line.split(",")[-29:-26]
+    return bool(num) and largest not in ("", "link", "symlink") and smallest == ""
+
+
+@pytest.mark.parametrize("name", sorted(REAL_198))
+def test_bon_csv2txt_of_a_real_line_gives_the_line_back(name):
+    """bon_csv2txt's table is read as what it is: size::seeks:procs (not bonnie++'s size::concurrency:seeks),
+    '0k +++' for +++++, the real file-test rates, the name cut beside the size and on the file-test row."""
+    line = REAL_198[name]
+    table = csv2txt(line)
+    converted = convert_report(table)
+    if spec_reads_two_ways(line):
+        [error] = converted.errors
+        file_row = next(n for n, text in enumerate(table.splitlines(), 1) if re.match(r"\S.* \d+:\d+ ", text))
+        assert (error.line, error.field) == (file_row, "num_files") and "reads as either" in error.error
+        return
+    assert converted.errors == []
+    [run] = converted.runs
+    assert run.layout == "bon_csv2txt" and run.format_version == "1.98"
+    assert_same_as_bonnie(run, line)
+    # The title's version is bon_csv2txt's own; bon_csv2txt never shows the seed or the concurrency.
+    assert run.missing[:2] == ("bonnie_version", "seed") and run.assumed == ("concurrency",)
+    assert not [column for column in run.missing[2:] if column in FILE_TESTS], "bon_csv2txt's file rates are real"
+
+
+def test_bon_csv2txt_seeks_are_not_a_concurrency():
+    """`512M::8192:5` is the size, the chunk (never written by 1.98), 8192 seeks and 5 seekers; and 49,152 files/s
+    there is a measured rate, not 2.00a's garbage."""
+    line = REAL_198["bonnie200-sample-4"]
+    table = csv2txt(line)
+    assert "512M::8192:5" in table
+    [run] = convert_report(table).runs
+    fields = run.csv_line.split(",")
+    assert (fields[3], fields[5:9]) == ("1", ["512M", "", "8192", "5"])
+    assert fields[21:26] == ["16", "4096", "1024", "", "4"]  # '16:4096:1024:4': the directories after a ':'
+    assert fields[26:28] == ["3213", "94"]
+
+
+def test_bon_csv2txt_pairs_its_two_tables_by_order_and_says_so():
+    lines = [REAL_198["bonnie200-sample-1"], REAL_198["bonnie200-sample-2"], REAL_198["real-lab1-run2"]]
+    runs = convert_report(csv2txt(*lines)).runs
+    assert len(runs) == 3
+    for run, line in zip(runs, lines, strict=True):
+        assert_same_as_bonnie(run, line)
+        assert run.paired_by_order and any("paired by their order" in note for note in run.notes)
+
+
+def test_bon_csv2txt_tables_of_different_lengths_are_refused():
+    """bonnie200-sample.csv mixes -n 0 and -s 0 lines: 6 I/O rows, 7 file-test rows; which belong together is lost."""
+    table = csv2txt(*(CORPUS / "bonnie200-sample.csv").read_text().splitlines())
+    converted = convert_report(table)
+    [error] = converted.errors
+    file_title = next(n for n, text in enumerate(table.splitlines(), 1) if "Sequential Create" in text)
+    assert (error.line, error.field) == (file_title, None) and "6 I/O rows and 7 file-test rows" in error.error
+    assert converted.runs == []
+
+
+def test_bon_csv2txt_with_its_spacing_lost_is_read_by_its_rows():
+    """A web page collapses the spaces: the title no longer tells, but '0k +++' and 8192 beside the size do."""
+    line = REAL_198["real-default"]
+    [run] = convert_report(re.sub(" +", " ", csv2txt(line))).runs
+    assert run.layout == "bon_csv2txt"
+    assert_same_as_bonnie(run, line)
+
+
+def test_a_size_that_reads_two_ways_is_refused_when_nothing_tells():
+    """The table of a line run with -s 63G:0:100:3 -n 0 (100 seeks, 3 seekers; by the rules of bonnie++'s report,
+    -c 100 and 3 seeks), its spacing lost and no +++++ among its rates: which table it is cannot be told."""
+    fields = REAL_198["public-sample-29"].split(",")  # ANDREW-PC: every block rate measured
+    fields[7:9] = ["100", "3"]
+    with_files = ",".join(fields)
+    fields[21:38], fields[44:50] = [""] * 17, [""] * 6
+    table = csv2txt(",".join(fields))
+    assert "63G::100:3" in table and "0k +++" not in table and "Sequential Create" not in table
+    [error] = convert_report(re.sub(" +", " ", table)).errors
+    assert (error.line, error.field) == (4, "file_size") and "nothing else here tells which" in error.error
+    # With its spacing, the title is bon_csv2txt's; with the file tests, so are its named file-test rows.
+    for text in (table, re.sub(" +", " ", csv2txt(with_files))):
+        [run] = convert_report(text).runs
+        assert run.csv_line.split(",")[3:9] == ["1", "", "63G", "", "100", "3"]
+
+
+def test_a_table_mixing_both_layouts_is_refused():
+    table = csv2txt(REAL_198["real-default"], REAL_198["real-lab1-run1"])
+    lines = table.splitlines()
+    assert lines[5].split()[4:6] == ["0k", "+++"]  # the second row's put_block: +++++ in bon_csv2txt's words
+    lines[5] = lines[5].replace("   0k +++", "+++++ +++", 1)
+    [error] = convert_report("\n".join(lines)).errors
+    assert (error.line, error.field) == (6, "put_block") and "mix bonnie++'s report and bon_csv2txt's" in error.error
+
+
+# ---- the name, the size and the version, whatever the spacing ----
+
+
+def test_a_size_left_of_column_19_stays_out_of_the_name():
+    """Re-spaced by hand, the size ends before column 19: its digits are not read into the machine name."""
+    row = next(line for line in DEFAULT.splitlines() if line.startswith("default "))
+    moved = "default 256M" + " " * 7 + row[19:]  # the figures where they were
+    assert len(moved) == len(row) and moved[19] == " "
+    [run] = convert_report(DEFAULT.replace(row, moved)).runs
+    assert run.csv_line == convert_report(DEFAULT).runs[0].csv_line
+
+
+RESPACEABLE = [split_real(path) for path in REAL if "Sequential Output" in split_real(path)[0]]
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(RESPACEABLE), st.lists(st.integers(1, 30), min_size=14, max_size=14), st.integers(0, 1))
+def test_an_io_row_spaced_anyhow_gives_the_same_line(report_and_csv, gaps, before):
+    """Any spacing of the I/O row after its name (a web page's, an editor's) gives bonnie++'s own CSV line back."""
+    report, csv = report_and_csv
+    lines = report.split("\n")
+    at = next(index for index, line in enumerate(lines) if re.match(r".*\d[MG](?::\S*)? ", line))
+    row = lines[at]
+    size = re.search(r" (\d+[MG]\S*) ", row)
+    assert size is not None
+    name, rest = row[: size.start()].rstrip(), row[size.start() :].split()
+    lines[at] = " " * before + name + "".join(" " * gap + token for gap, token in zip(gaps, rest, strict=False))
+    [run] = convert_report("\n".join(lines)).runs
+    assert_same_as_bonnie(run, csv)
+
+
+@pytest.mark.parametrize("version", ["bonnieboard-0.1,x", "2.00a,x", "0.1.0,x"])
+def test_a_version_that_would_split_the_csv_line_is_refused(version):
+    """The runner's report titles itself with its version: a comma there moved every field of the line, the
+    name among them, and the line was stored so."""
+    report = split_real(REPORTS / "runner-0.1.0.txt")[0]
+    converted = convert_report(report.replace("Version 0.1.0", f"Version {version}"))
+    assert converted.runs == []
+    [error] = converted.errors
+    assert (error.line, error.field) == (1, "bonnie_version") and "no CSV field may hold it" in error.error
+
+
+@pytest.mark.parametrize("char", ["\x85", "\u2028", "\u2029", "\x7f", "\x1c", "\x01"])
+def test_a_control_or_line_separator_in_a_name_is_refused_on_both_paths(char):
+    """One rule (parsing.control_or_separator) for a report's machine name and a CSV line's."""
+    name = f"lab{char}1"
+    converted = convert_report(DEFAULT.replace("default", name))
+    [error] = converted.errors
+    assert (error.line, error.field) == (4, "name") and f"U+{ord(char):04X}" in error.error
+    parsed = parse_line(split_real(REPORTS / "real-default.txt")[1].replace("default", name), 1)
+    assert isinstance(parsed, LineError) and parsed.field == "name" and f"U+{ord(char):04X}" in parsed.error
+    assert control_or_separator(name) == char
+
+
+def test_a_report_of_more_rows_than_the_limit_is_refused_at_the_first_row_past_it():
+    head, row = "".join(DEFAULT.splitlines(True)[:3]), DEFAULT.splitlines(True)[3]
+    assert len(convert_report(head + row * MAX_REPORT_ROWS).runs) == MAX_REPORT_ROWS
+    converted = convert_report(head + row * (MAX_REPORT_ROWS + 1))
+    [error] = converted.errors
+    assert error.line == 3 + MAX_REPORT_ROWS + 1 and f"more than {MAX_REPORT_ROWS} rows" in error.error
+    assert converted.runs == []

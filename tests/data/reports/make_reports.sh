@@ -45,6 +45,10 @@ report fsync-ext4 "$WORK/ext4" -s 256M -n 1 -b
 report measured-files-ext4 "$WORK/ext4" -s 0 -n 48
 report "a very long machine name.example.org" "$WORK/tmpfs" -s 256M -n 1 -f
 mv "$OUT/real-a very long machine name.example.org.txt" "$OUT/real-long-name.txt"
+# Two runs of one machine with the same options: different runs that share a name and a size.
+for run in 1 2; do
+    bonnie++ -u root -r 128 -d "$WORK/tmpfs" -m lab1 -s 256M -n 4 >"$OUT/real-lab1-run$run.txt" 2>/dev/null
+done
 
 # bonnieboard's own runner titles its report "Version 0.1.0" and prints real file-test rates.
 RUNNER="$OUT/../../../runner/bonnieboard-runner"
