@@ -8,7 +8,10 @@ are stored: each valid line once, in line order, nothing at all when a line is i
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+import heapq
+import math
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -20,8 +23,18 @@ from app.db import begin_write
 from app.errors import BadRequest, InvalidUpload
 from app.models import Tag, Upload, run_table
 from app.name_tags import NameMismatchError, NamePattern
-from app.parsing import LineError, ParsedRun, iter_parse_bytes, parse_line
-from app.report_text import convert_report, looks_like_report
+from app.parsing import (
+    COLUMNS_103,
+    IO_TESTS,
+    OK,
+    TESTS,
+    LineError,
+    ParsedRun,
+    iter_parse_bytes,
+    parse_line,
+    parse_raw_line,
+)
+from app.report_text import ConvertedRun, convert_report, looks_like_report
 from app.run_writers import BATCH_ROWS, LOOKUP_CHUNK, writer_class
 from app.schemas import MAX_TAGS_PER_RUN
 from app.secrets_scrub import scrub_document
@@ -43,7 +56,7 @@ class IngestOutcome:
     error_count: int = 0  # all of them
     tagged: list[int] = field(default_factory=list)  # runs already stored that this upload gave new tags
     converted: list[ConvertedOut] = field(default_factory=list)  # runs read from a text report
-    run_ids: dict[bytes, int] = field(default_factory=dict, repr=False)  # line hash -> run id, if keep_run_ids
+    run_ids: dict[bytes, int] = field(default_factory=dict, repr=False)  # line hash -> run id, for run_ids_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +76,20 @@ def ingest_bytes(
     plain format-1.98 lines never reach the parser (app.sqlite_bulk)."""
     report = _report_items(data, max_line_bytes)
     if report is not None:
-        items, converted = report
-        outcome = ingest(session=session, items=items, name_pattern=name_pattern, keep_run_ids=True, **options)
-        outcome.converted = [
+        wanted = {line_hash(run.csv_line) for run in report.converted}
+        wanted |= {line_hash(same.csv_line) for same in report.same_runs}
+        outcome = ingest(session=session, items=report.items, name_pattern=name_pattern, run_ids_of=wanted, **options)
+        converted = [
             ConvertedOut(run.line, outcome.run_ids[line_hash(run.csv_line)], run.csv_line, run.notes)
-            for run in converted
+            for run in report.converted
             if line_hash(run.csv_line) in outcome.run_ids
         ]
+        converted += [
+            ConvertedOut(same.run.line, outcome.run_ids[line_hash(same.csv_line)], same.csv_line, [same.note])
+            for same in report.same_runs
+            if line_hash(same.csv_line) in outcome.run_ids
+        ]
+        outcome.converted = sorted(converted, key=lambda run: run.line)
         return outcome
     # Name tags need each line's machine name: the writer gets parsed lines only.
     plain = scan_plain_lines(session, data, max_line_bytes) if name_pattern is None else None
@@ -85,14 +105,39 @@ def ingest_bytes(
 # A CSV line has at least 26 commas; a report's row none. A line with this many that does not parse is a
 # CSV line gone wrong, reported as such; other lines around a report (prose, progress messages) are not.
 _CSV_LIKE_COMMAS = 10
+_FEWEST_CSV_COMMAS = len(COLUMNS_103) - 1
+# Possessive: a line with fewer commas fails in one pass, without backtracking.
+_CSV_LIKE_LINE = re.compile(rb"^(?:[^,\n]*+,){%d}[^\n]*" % _CSV_LIKE_COMMAS, re.MULTILINE)
+_CSV_LINE = re.compile(rb"^(?:[^,\n]*+,){%d}[^\n]*" % _FEWEST_CSV_COMMAS, re.MULTILINE)
 
 
-def _report_items(data: bytes, max_line_bytes: int) -> tuple[list[ParsedRun | LineError], list[Any]] | None:
-    """A pasted text report's runs as parsed lines, or None when the upload is not a report.
+@dataclass(frozen=True, slots=True)
+class _SameRun:
+    """A report's run left out because a CSV line of the paste is the same run (bonnie++ prints both)."""
 
-    bonnie++ prints the report and then its CSV line; when a paste holds both, the CSV line is stored
-    and the report block of the same run (same machine name and file size) is left out.
-    """
+    run: ConvertedRun
+    csv_line_no: int
+    csv_line: str
+
+    @property
+    def note(self) -> str:
+        return (
+            f"the same run as the CSV line on line {self.csv_line_no}, which is stored instead: every figure of "
+            "the report equals that line's, within the report's rounding"
+        )
+
+
+@dataclass(slots=True)
+class _ReportUpload:
+    items: Iterator[ParsedRun | LineError]  # the report's runs and errors and the paste's CSV lines, in line order
+    converted: list[ConvertedRun]  # the report's runs that are stored
+    same_runs: list[_SameRun]  # those left out for a CSV line of the same run
+
+
+def _report_items(data: bytes, max_line_bytes: int) -> _ReportUpload | None:
+    """A pasted text report's runs as parsed lines, with the CSV lines among them, or None when the upload is not
+    a report. Nothing is held per line of the paste: its CSV lines are read twice (to find a report's run that
+    one of them is, then to store them), each time one at a time."""
     if b"Sequential" not in data:  # cheap: a 32 MiB CSV upload is never decoded and scanned twice
         return None
     try:
@@ -101,33 +146,130 @@ def _report_items(data: bytes, max_line_bytes: int) -> tuple[list[ParsedRun | Li
         return None
     if not looks_like_report(text, max_line_bytes=max_line_bytes):
         return None
-    lines = text.split("\n")
-    items: list[ParsedRun | LineError] = []
-    for item in iter_parse_bytes(data, max_line_bytes=max_line_bytes):
-        if isinstance(item, LineError):
-            if item.line <= len(lines) and lines[item.line - 1].count(",") >= _CSV_LIKE_COMMAS:
-                items.append(item)
-        elif isinstance(item, ParsedRun):
-            items.append(item)
-    csv_runs = [item for item in items if isinstance(item, ParsedRun)]
     conversion = convert_report(text, max_line_bytes=max_line_bytes)
-    items.extend(conversion.errors)
-    converted = []
+    del text
+    report_items: list[ParsedRun | LineError] = list(conversion.errors)
+    runs: list[tuple[ConvertedRun, ParsedRun]] = []
     for run in conversion.runs:
         parsed = parse_line(run.csv_line, run.line, max_line_bytes=max_line_bytes)
-        if parsed is None:
-            continue
-        if isinstance(parsed, ParsedRun) and any(_same_run(csv, parsed, run.name_may_be_cut) for csv in csv_runs):
-            continue
-        items.append(parsed)
-        converted.append(run)
-    items.sort(key=lambda item: item.line if isinstance(item, LineError) else item.line_no)
-    return items, converted
+        if isinstance(parsed, ParsedRun):
+            runs.append((run, parsed))
+        elif parsed is not None:
+            report_items.append(parsed)
+    same = _csv_lines_of_the_same_runs(data, runs, max_line_bytes)
+    upload = _ReportUpload(iter(()), [], [])
+    for index, (run, parsed) in enumerate(runs):
+        if index in same:
+            upload.same_runs.append(_SameRun(run, *same[index]))
+        else:
+            report_items.append(parsed)
+            upload.converted.append(run)
+    report_items.sort(key=_line_of)
+    upload.items = heapq.merge(_csv_like_items(data, max_line_bytes), report_items, key=_line_of)
+    return upload
 
 
-def _same_run(csv: ParsedRun, report: ParsedRun, name_may_be_cut: bool) -> bool:
-    same_name = csv.machine == report.machine or (name_may_be_cut and csv.machine.startswith(report.machine))
-    return same_name and csv.file_size_mib == report.file_size_mib
+def _line_of(item: ParsedRun | LineError) -> int:
+    return item.line if isinstance(item, LineError) else item.line_no
+
+
+def _lines_matching(pattern: re.Pattern[bytes], data: bytes) -> Iterator[tuple[int, bytes]]:
+    """(line number, the line's bytes) of each line `pattern` matches from its start, a leading BOM left out."""
+    line_no, counted_to = 1, 0
+    for match in pattern.finditer(data):
+        line_no += data.count(b"\n", counted_to, match.start())
+        counted_to = match.start()
+        raw = match[0]
+        yield line_no, raw[len(_BOM) :] if match.start() == 0 and raw.startswith(_BOM) else raw
+
+
+_BOM = "\ufeff".encode()
+
+
+def _csv_like_items(data: bytes, max_line_bytes: int) -> Iterator[ParsedRun | LineError]:
+    """The paste's CSV lines, and the errors of lines that look like CSV lines gone wrong."""
+    for line_no, raw in _lines_matching(_CSV_LIKE_LINE, data):
+        item = parse_raw_line(raw, line_no, max_line_bytes)
+        if item is not None:
+            yield item
+
+
+# A CSV line is compared with at most this many of the report's runs that share its exact figures (below): a paste
+# crafted to put thousands of each in one group would otherwise cost their product. Real runs differ in their
+# latencies or %CPU, so a group holds one; past the bound a report's run is stored beside its CSV line.
+_MAX_COMPARED = 16
+
+
+def _csv_lines_of_the_same_runs(
+    data: bytes, runs: list[tuple[ConvertedRun, ParsedRun]], max_line_bytes: int
+) -> dict[int, tuple[int, str]]:
+    """Index in `runs` -> (line number, text) of the paste's first CSV line that is the same run as that report's
+    run: bonnie++ prints its report and then its CSV line, and a paste holds both. The same run, told by its
+    figures (_same_run), not by its name and size: two runs of one machine pasted together are two runs."""
+    by_key: dict[tuple[Any, ...], dict[str, list[int]]] = {}
+    for index, (run, parsed) in enumerate(runs):
+        by_key.setdefault(_exact_figures(parsed), {}).setdefault(run.csv_line, []).append(index)
+    found: dict[int, tuple[int, str]] = {}
+    if not by_key:
+        return found
+    for line_no, raw in _lines_matching(_CSV_LINE, data):
+        csv = parse_raw_line(raw, line_no, max_line_bytes)
+        if not isinstance(csv, ParsedRun):
+            continue
+        group = by_key.get(_exact_figures(csv))
+        if group is None:
+            continue
+        for indexes in list(group.values())[:_MAX_COMPARED]:
+            run, parsed = runs[indexes[0]]
+            if indexes[0] not in found and _same_run(run, parsed, csv):
+                for index in indexes:
+                    found[index] = (line_no, csv.raw_line)
+    return found
+
+
+def _exact_figures(run: ParsedRun) -> tuple[Any, ...]:
+    """What every text report layout shows exactly (§8): the parameters, the I/O tests' outcomes and %CPU, every
+    latency. Equal for a report's run and its CSV line; a dict key that finds the candidates at once."""
+    return (
+        run.format_version,
+        run.file_size_mib,
+        run.io_chunk_bytes,
+        run.file_test,
+        tuple((result.status, result.cpu_pct) for result in run.results[: len(IO_TESTS)]),
+        tuple(result.latency_us for result in run.results),
+    )
+
+
+def _same_run(report: ConvertedRun, converted: ParsedRun, csv: ParsedRun) -> bool:
+    """The CSV line is the report's run: the machine names agree (the report's may be cut short) and every figure
+    the report shows equals the line's, a rounded one within the report's rounding (ConvertedRun.bounds)."""
+    name_agrees = csv.machine == converted.machine or (
+        report.name_may_be_cut and csv.machine.startswith(converted.machine)
+    )
+    if not name_agrees:
+        return False
+    for column, mine, theirs in (
+        ("concurrency", converted.concurrency, csv.concurrency),
+        ("seek_count", converted.seek_count, csv.seek_count),
+        ("seek_proc_count", converted.seek_procs, csv.seek_procs),
+    ):
+        if column not in report.assumed and mine != theirs:
+            return False
+    for test, ours, its in zip(TESTS, converted.results, csv.results, strict=True):
+        if test in report.missing:  # not carried (2.00a's file-test rates): nothing to compare
+            continue
+        if ours.status != its.status or ours.cpu_pct != its.cpu_pct:
+            return False
+        if ours.status != OK or its.value is None:
+            continue
+        if test in report.bounds:
+            low, high = report.bounds[test]
+            # bonnie++ prints both from one measurement: the CSV's whole number may sit a fraction outside.
+            if not math.floor(low) <= its.value <= math.ceil(high):
+                return False
+        elif ours.value != its.value:
+            return False
+    return True
 
 
 def line_hash(raw_line: str) -> bytes:
@@ -145,7 +287,7 @@ def ingest(
     tags: dict[str, str] | None = None,
     name_pattern: NamePattern | None = None,
     document: Any = None,
-    keep_run_ids: bool = False,
+    run_ids_of: set[bytes] | None = None,
     plain: PlainLines | None = None,
 ) -> IngestOutcome:
     """Store every ParsedRun of `items`, and the lines of `plain` (the rest of the upload), under a new upload.
@@ -157,7 +299,8 @@ def ingest(
     got that it lacks are added to it (never replacing a value: `tagged` lists those runs).
 
     With `name_pattern`, each line's machine name gives tags (explicit `tags` win on a shared key);
-    a name that does not fit is an error of that line, field `name`.
+    a name that does not fit is an error of that line, field `name`. `run_ids_of`: line hashes whose run ids
+    the outcome's `run_ids` gives.
     """
     if tags and len(tags) > MAX_TAGS_PER_RUN:
         raise BadRequest(f"a run has at most {MAX_TAGS_PER_RUN} tags; {len(tags)} were given")
@@ -222,8 +365,12 @@ def ingest(
 
     created_ids, existing_ids = writer.finish()
     outcome = IngestOutcome(upload_id=upload.id, errors=errors, error_count=error_count)
-    if keep_run_ids:  # not for every upload: 100,000 lines would be a second 100,000-entry dict
-        outcome.run_ids = existing_ids | created_ids
+    if run_ids_of:  # only those: 100,000 lines would be a second 100,000-entry dict
+        outcome.run_ids = {
+            digest: run_id
+            for digest in run_ids_of
+            if (run_id := created_ids.get(digest) or existing_ids.get(digest)) is not None
+        }
     reported: set[bytes] = set()
     duplicates: list[tuple[int, int]] = []  # (line number, run id)
     for line_no, digest in line_hashes:

@@ -1,6 +1,8 @@
 """Server memory for the largest uploads allowed (issue #8): a real server's peak RSS stays under 300 MB for
-32 MiB of junk, whose answer lists the first 100 errors (and counts them all with partial=true), and for 32 MiB of
-valid lines."""
+32 MiB of junk, whose answer lists the first 100 errors (and counts them all with partial=true), for 32 MiB of valid
+lines, and for 32 MiB pastes that hold a text report."""
+
+from pathlib import Path
 
 import httpx
 import pytest
@@ -65,3 +67,55 @@ def test_32_mib_uploads_keep_server_memory_under_300_mb(database_url):
     assert len(valid_response.json()["created"]) + len(valid_response.json()["duplicates"]) == valid.count(b"\n") + 1
 
     assert after_junk < MAX_PEAK_RSS_BYTES and peak < MAX_PEAK_RSS_BYTES, (idle, after_junk, peak)
+
+
+REPORTS = Path(__file__).resolve().parent / "data" / "reports"
+REPORT_AND_CSV = (REPORTS / "real-default.txt").read_text()
+REPORT = REPORT_AND_CSV[: REPORT_AND_CSV.index("1.98,")]  # the report without bonnie++'s CSV line under it
+
+
+def filled(head: str, line: str) -> bytes:
+    """`head`, then `line` again and again up to the upload limit."""
+    return (head + line * ((UPLOAD_BYTES - len(head)) // len(line))).encode()
+
+
+def report_then_csv() -> bytes:
+    lines = distinct_lines("pasted", UPLOAD_BYTES // 200)
+    body = (REPORT + "\n".join(lines)).encode()[:UPLOAD_BYTES]
+    return body[: body.rindex(b"\n")]
+
+
+# What a paste holding a text report can be, at the upload limit (bench/upload_memory.py measures the same):
+# each once took from 470 MB to 1.3 GB, holding every line (and every line's error) at once.
+PASTES = {
+    # Lines that look like CSV lines gone wrong: each an error, counted, the first 100 kept.
+    "report-then-comma-junk": (lambda: filled(REPORT, "," * 11 + "\n"), 422, "more than 100 lines are invalid"),
+    # 4,095 tabs a line are 32,760 columns once expanded: only a report's own lines ever are.
+    "title-then-tab-junk": (lambda: filled(REPORT.splitlines(True)[0], "\t" * 4095 + "\n"), 422, "column heading"),
+    # A report and a whole CSV file: every line stored, none held.
+    "report-then-csv-lines": (report_then_csv, 201, None),
+    # A report of a few hundred thousand rows: at most MAX_REPORT_ROWS are read.
+    "report-rows": (lambda: filled("".join(REPORT.splitlines(True)[:3]), REPORT.splitlines(True)[3]), 422, "rows"),
+}
+
+
+@pytest.mark.databases("sqlite")
+@pytest.mark.parametrize("paste", PASTES)
+def test_32_mib_pastes_with_a_report_keep_server_memory_under_300_mb(database_url, paste):
+    make_body, status, words = PASTES[paste]
+    body = make_body()
+    assert UPLOAD_BYTES - 5000 < len(body) <= UPLOAD_BYTES
+    with live_server(database_url) as server:
+        response = httpx.post(
+            f"{server.url}/api/runs", content=body, headers={"Content-Type": "text/plain"}, timeout=600
+        )
+        peak = peak_rss_bytes(server.process.pid)
+    print(f"{paste}: server peak RSS {peak / 2**20:.0f} MiB")
+    assert response.status_code == status, response.text[:300]
+    if words is not None:
+        assert words in response.json()["detail"] + str(response.json()["errors"][:1])
+        assert len(response.json()["errors"]) <= 100 and len(response.content) < 50_000
+    else:  # every CSV line, and the report's run (not one of them)
+        csv_lines = body.count(b"\n") - REPORT.count("\n") + 1
+        assert len(response.json()["created"]) == csv_lines + 1 and len(response.json()["converted"]) == 1
+    assert peak < MAX_PEAK_RSS_BYTES, peak

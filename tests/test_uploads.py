@@ -3,6 +3,8 @@ report turned into its CSV line, tags with a space refused at input, and "compar
 
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import LINE_198, post_form, run_cli, with_field
 
 REPORTS = Path(__file__).resolve().parent / "data" / "reports"
@@ -94,12 +96,58 @@ def test_a_text_report_is_stored_as_its_csv_line_with_its_notes(client):
     assert converted["csv_line"].split(",")[5:] == csv.split(",")[5:]
 
 
-def test_a_report_with_its_csv_line_stores_the_csv_line_once(client):
-    text = (REPORTS / "real-chunk-seeks-procs.txt").read_text()
-    csv = text.rstrip("\n").rsplit("\n", 1)[1]
+SAME_RUN_NOTE = (
+    "the same run as the CSV line on line {}, which is stored instead: every figure of the report equals that "
+    "line's, within the report's rounding"
+)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*sorted(REPORTS.glob("real-*.txt")), REPORTS / "runner-0.1.0.txt", REPORTS / "seed-1.94-jr4s.txt"],
+    ids=lambda path: path.stem,
+)
+def test_a_report_with_its_csv_line_stores_the_csv_line_once(client, path):
+    """bonnie++'s stdout: the report, then its CSV line. The CSV line is stored; the report is that run (its
+    figures are the line's, a rounded one within its rounding, a cut name a start of the line's), which the
+    answer says."""
+    text = path.read_text()
+    lines = text.rstrip("\n").split("\n")
+    csv_line_no = next(number for number, line in enumerate(lines, 1) if line.count(",") > 20)
+    csv = lines[csv_line_no - 1]
     answer = client.post("/api/runs", content=text, headers={"Content-Type": "text/plain"}).json()
-    assert len(answer["created"]) == 1 and answer["converted"] == []
+    assert len(answer["created"]) == 1, answer
+    [converted] = answer["converted"]
+    assert converted["run_id"] == answer["created"][0] and converted["csv_line"] == csv
+    assert converted["notes"] == [SAME_RUN_NOTE.format(csv_line_no)]
     assert client.get(f"/api/runs/{answer['created'][0]}").json()["raw_line"] == csv
+
+
+def test_two_runs_of_one_machine_pasted_together_are_two_runs(client):
+    """Two real runs of one machine with the same options, pasted together, only the first with its CSV line
+    under it: the second report is another run (its figures differ) and is stored; the first is the CSV line's."""
+    first = (REPORTS / "real-lab1-run1.txt").read_text()
+    second_report, second_csv = (REPORTS / "real-lab1-run2.txt").read_text().rstrip("\n").rsplit("\n", 1)
+    paste = first + "\n" + second_report + "\n"
+    first_csv = first.rstrip("\n").rsplit("\n", 1)[1]
+    answer = client.post("/api/runs", content=paste, headers={"Content-Type": "text/plain"})
+    assert answer.status_code == 201, answer.text
+    body = answer.json()
+    assert len(body["created"]) == 2 and body["errors"] == []
+    stored = [client.get(f"/api/runs/{run_id}").json() for run_id in body["created"]]
+    assert stored[0]["raw_line"] == first_csv
+    assert stored[1]["machine"] == "lab1" and stored[1]["results"]["putc"]["value"] == 1458
+    # The second run's CSV line without the seed (not in a 1.9x report) and 2.00a's garbled file-test rates.
+    assert stored[1]["raw_line"].split(",")[5:21] == second_csv.split(",")[5:21]
+    first_note, second = body["converted"]
+    assert first_note == {
+        "line": 4,
+        "run_id": body["created"][0],
+        "csv_line": first_csv,
+        "notes": [SAME_RUN_NOTE.format(11)],
+    }
+    assert second["line"] == 16 and second["run_id"] == body["created"][1]
+    assert second["csv_line"] == stored[1]["raw_line"]
 
 
 def test_an_unreadable_report_row_is_named_by_its_line(client):
