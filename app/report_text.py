@@ -357,7 +357,7 @@ def _read_blocks(lines: _Lines) -> list[_Block]:
 
 def _title_evidence(block: _Block, title: str) -> None:
     """bonnie++ prints `Version %5s` and 7 spaces before the dashes, bon_csv2txt `Version %9s` and 3 (S200
-    bon_time.cpp:247, bon_csv2txt.in:27); with its spacing lost (a web page) the title tells neither."""
+    bon_time.cpp:250, bon_csv2txt.in:27); with its spacing lost (a web page) the title tells neither."""
     if block.kind == "file":
         if block.version is not None:  # bon_csv2txt's file table has no version in its title
             block.evidence.append(_Evidence(BONNIE, block.line, None, "the file-test title names a version"))
