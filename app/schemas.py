@@ -154,7 +154,11 @@ class UploadOut(BaseModel):
 class ErrorOut(BaseModel):
     detail: str
     errors: list[LineErrorOut] | None = Field(None, description="an invalid upload's first 100 invalid lines")
-    error_count: int | None = Field(None, description="how many lines of an invalid upload are invalid in all")
+    error_count: int | None = Field(
+        None,
+        description="how many lines of an invalid upload are invalid in all; 101 when reading stopped there "
+        "(without partial=true, after the 100th: the detail says so)",
+    )
 
 
 class JsonUpload(BaseModel):
