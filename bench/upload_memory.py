@@ -8,8 +8,9 @@ so one server per body. The bodies are at most --mib MiB (the default limit, BON
 
 * valid csv: distinct real-looking format-1.98 lines (the reference: an upload that stores everything);
 * csv junk: 16-byte lines of text (the case tests/test_ingest_memory.py holds under 300 MB);
-* csv a-lines: `a\\n` again and again, 16 million one-character lines;
-* report + comma junk: a real bonnie++ 2.00a report, then lines of 11 commas (each looks like a CSV line gone wrong);
+* csv a-lines: `a\\n` again and again, 16 million one-character lines (also with partial=true, which reads all);
+* report + comma junk: a real bonnie++ 2.00a report, then lines of 11 commas (each looks like a CSV line gone wrong;
+  also with partial=true);
 * report + tab junk: a report's title, then lines of 4,095 tabs (each 32,760 columns once tabs are expanded);
 * report + csv: a real report, then valid format-1.98 lines (a paste of a report and a whole CSV file);
 * report rows: one report header, then its I/O row again and again (a report of a few hundred thousand runs).
@@ -68,14 +69,25 @@ def report_rows(limit_bytes: int) -> bytes:
     return fill("".join(lines[:3]), lines[3], limit_bytes)
 
 
-BODIES: dict[str, Callable[[int], bytes]] = {
-    "valid csv": valid_lines,
-    "csv junk": lambda limit: fill("", "not a bonnie++ \n", limit),
-    "csv a-lines": lambda limit: fill("", "a\n", limit),
-    "report + comma junk": lambda limit: fill(REPORT_ONLY, "," * 11 + "\n", limit),
-    "report + tab junk": lambda limit: fill(TITLE, "\t" * 4095 + "\n", limit),
-    "report + csv": lambda limit: valid_lines(limit, REPORT_ONLY),
-    "report rows": report_rows,
+def a_lines(limit: int) -> bytes:
+    return fill("", "a\n", limit)
+
+
+def comma_junk(limit: int) -> bytes:
+    return fill(REPORT_ONLY, "," * 11 + "\n", limit)
+
+
+# name -> (the body for a size limit, the query: partial=true reads every line and counts every error)
+BODIES: dict[str, tuple[Callable[[int], bytes], dict[str, str]]] = {
+    "valid csv": (valid_lines, {}),
+    "csv junk": (lambda limit: fill("", "not a bonnie++ \n", limit), {}),
+    "csv a-lines": (a_lines, {}),
+    "csv a-lines, partial": (a_lines, {"partial": "true"}),
+    "report + comma junk": (comma_junk, {}),
+    "report + comma junk, partial": (comma_junk, {"partial": "true"}),
+    "report + tab junk": (lambda limit: fill(TITLE, "\t" * 4095 + "\n", limit), {}),
+    "report + csv": (lambda limit: valid_lines(limit, REPORT_ONLY), {}),
+    "report rows": (report_rows, {}),
 }
 
 
@@ -92,7 +104,7 @@ def peak_rss_mib(pid: int) -> float:
     raise RuntimeError(f"no VmHWM for process {pid}")
 
 
-def measure(root: Path, body: bytes, workdir: Path) -> tuple[int, float, float, float, str]:
+def measure(root: Path, body: bytes, params: dict[str, str], workdir: Path) -> tuple[int, float, float, float, str]:
     """(status, seconds, idle peak RSS MiB, peak RSS MiB after the POST, the answer's start) on a fresh server."""
     db = workdir / f"board-{time.monotonic_ns()}.db"
     port = free_port()
@@ -116,7 +128,9 @@ def measure(root: Path, body: bytes, workdir: Path) -> tuple[int, float, float, 
                 time.sleep(0.1)
         idle = peak_rss_mib(server.pid)
         start = time.perf_counter()
-        response = httpx.post(f"{url}/api/runs", content=body, headers={"Content-Type": "text/plain"}, timeout=1800)
+        response = httpx.post(
+            f"{url}/api/runs", content=body, params=params, headers={"Content-Type": "text/plain"}, timeout=1800
+        )
         elapsed = time.perf_counter() - start
         answer = response.text[:160].replace("\n", " ")
         return response.status_code, elapsed, idle, peak_rss_mib(server.pid), answer
@@ -144,9 +158,10 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for body_name in args.only or list(BODIES):
-            body = BODIES[body_name](limit)
+            make_body, params = BODIES[body_name]
+            body = make_body(limit)
             for server_name, root in servers.items():
-                status, seconds, idle, peak, answer = measure(root, body, Path(tmp))
+                status, seconds, idle, peak, answer = measure(root, body, params, Path(tmp))
                 print(
                     f"| {body_name} | {len(body) / 1e6:.1f} | {server_name} | {status} | {seconds:.1f} "
                     f"| {idle:.0f} | {peak:.0f} | {peak - idle:.0f} |",
