@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import islice
 from typing import Any
 
 from sqlalchemy import insert, literal, select
@@ -219,7 +220,7 @@ def _csv_lines_of_the_same_runs(
         group = by_key.get(_exact_figures(csv))
         if group is None:
             continue
-        for indexes in list(group.values())[:_MAX_COMPARED]:
+        for indexes in islice(group.values(), _MAX_COMPARED):
             run, parsed = runs[indexes[0]]
             if indexes[0] not in found and _same_run(run, parsed, csv):
                 for index in indexes:
