@@ -617,14 +617,15 @@ def _known_version(block: _Block, layout: str) -> tuple[str | None, str]:
     """(the title's version, the CSV format to write) for a block of `layout`."""
     version = block.version
     if version is not None:
-        bad = "','" if "," in version else None
+        if "," in version:
+            raise _RowError(
+                block.line,
+                "bonnie_version",
+                f"the version {version!r} holds a comma, which would move every later field of the CSV line",
+            )
         char = control_or_separator(version)
         if char is not None:
-            bad = describe_character(char)
-        if bad is not None:
-            raise _RowError(
-                block.line, "bonnie_version", f"the version {version!r} holds {bad}: no CSV field may hold it"
-            )
+            raise _RowError(block.line, "bonnie_version", f"the version {version!r} holds {describe_character(char)}")
     if layout == CSV2TXT:
         if version is None and block.csv2txt_198:
             return None, "1.98"
