@@ -20,15 +20,14 @@ from typing import Any
 from sqlalchemy import insert, literal, select
 from sqlalchemy.orm import Session
 
+from app.bonnie import IO_TESTS, TESTS
 from app.db import begin_write
 from app.errors import BadRequest, InvalidUpload
 from app.models import Tag, Upload, run_table
 from app.name_tags import NameMismatchError, NamePattern
 from app.parsing import (
     COLUMNS_103,
-    IO_TESTS,
     OK,
-    TESTS,
     LineError,
     ParsedRun,
     iter_parse_bytes,

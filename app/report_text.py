@@ -27,14 +27,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from app.parsing import (
-    DEFAULT_MAX_LINE_BYTES,
-    FILE_TESTS,
-    IO_TESTS,
-    LineError,
-    control_or_separator,
-    describe_character,
-)
+from app.bonnie import FILE_TESTS, IO_TESTS
+from app.parsing import DEFAULT_MAX_LINE_BYTES, LineError, control_or_separator, describe_character
 
 # ---- what a report looks like (matched on the stripped line) ----
 
