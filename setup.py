@@ -1,14 +1,14 @@
-"""The one compiled module, app._bulk198 (issue #13: plain format-1.98 lines into SQLite at C speed).
+"""The one compiled module, app.ingest._bulk198 (issue #13: plain format-1.98 lines into SQLite at C speed).
 Everything else about the package is in pyproject.toml. It links the system's SQLite (the one CPython's
-sqlite3 module uses; app/sqlite_bulk.py checks that) and libb2 for BLAKE2b: Debian's libsqlite3-dev, libb2-dev."""
+sqlite3 module uses; app/ingest/sqlite_bulk.py checks that) and libb2 for BLAKE2b: Debian's libsqlite3-dev, libb2-dev."""
 
 from setuptools import Extension, setup
 
 setup(
     ext_modules=[
         Extension(
-            "app._bulk198",
-            sources=["app/_bulk198.c"],
+            "app.ingest._bulk198",
+            sources=["app/ingest/_bulk198.c"],
             libraries=["sqlite3", "b2"],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
         )

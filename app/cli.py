@@ -13,15 +13,16 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-from app import auth, generation
 from app.config import default_allowed_hosts, get_settings
-from app.db import get_sessionmaker
 from app.errors import AppError, InvalidUpload
-from app.ingest import ingest_bytes
-from app.migrate import upgrade
-from app.models import run_table
-from app.name_tags import NamePattern
-from app.validation import check_label, check_name_pattern, parse_tag_params
+from app.ingest.name_tags import NamePattern
+from app.ingest.service import ingest_bytes
+from app.ingest.validation import check_label, check_name_pattern, parse_tag_params
+from app.store import generation
+from app.store.db import get_sessionmaker
+from app.store.migrate import upgrade
+from app.store.models import run_table
+from app.web import auth
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
 def _serve(args: argparse.Namespace, settings) -> int:
     import uvicorn
 
-    from app.server import H11WithHeaderTimeout
+    from app.web.server import H11WithHeaderTimeout
 
     upgrade(settings.database_url)
     if settings.secret_key is None:

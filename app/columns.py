@@ -7,7 +7,7 @@ select them by name, never by position.
 """
 
 from app.bonnie import TESTS
-from app.parsing import FileTest, Result
+from app.ingest.parsing import FileTest, Result
 
 RESULT_PARTS: tuple[str, ...] = Result._fields
 

@@ -1,7 +1,7 @@
 """Exceptions that carry their HTTP status. Services raise these, never HTTPException;
 app.main turns them into JSON for /api and into an error page elsewhere."""
 
-from app.parsing import LineError
+from app.ingest.parsing import LineError
 
 
 class AppError(Exception):
@@ -34,7 +34,7 @@ class Forbidden(AppError):
 
 class ServiceUnavailable(AppError):
     """The database cannot be written or reached for now (a full disk, a read-only file, PostgreSQL
-    down): 503, and the next request tries again (app.db.unavailable)."""
+    down): 503, and the next request tries again (app.store.db.unavailable)."""
 
     status = 503
 
@@ -46,5 +46,5 @@ class InvalidUpload(AppError):
 
     def __init__(self, detail: str, errors: list[LineError], error_count: int | None = None):
         super().__init__(detail)
-        self.errors = errors  # the first ones (app.ingest.MAX_REPORTED_ERRORS)
+        self.errors = errors  # the first ones (app.ingest.service.MAX_REPORTED_ERRORS)
         self.error_count = len(errors) if error_count is None else error_count

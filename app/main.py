@@ -1,5 +1,5 @@
 """create_app(): the FastAPI application, its routers, static files, error handlers, who may do what
-(app.deps, wired router-wide), the security headers of every response and a new browser's session cookie."""
+(app.web.deps, wired router-wide), the security headers of every response and a new browser's session cookie."""
 
 import gc
 import logging
@@ -18,12 +18,13 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app import auth, db, deps
 from app.config import LOOPBACK_HOSTS, get_settings
 from app.errors import AppError, InvalidUpload
 from app.paths import STATIC_DIR
-from app.routes import api, login, pages
-from app.templating import render
+from app.store import db
+from app.web import auth, deps
+from app.web.routes import api, login, pages
+from app.web.templating import render
 
 # Vendored from the npm package swagger-ui-dist (`npm pack swagger-ui-dist@5.35.0`, files
 # swagger-ui-bundle.js and swagger-ui.css renamed with the version): /docs works offline and under the CSP.
@@ -100,7 +101,7 @@ class HeadAsGet:
 class AllowedHosts:
     """Refuses (400) a request whose Host header is not one of BONNIEBOARD_ALLOWED_HOSTS: a page on
     evil.example whose name now resolves to this board (DNS rebinding) sends Host: evil.example, and its
-    Origin then agrees with that Host, so app.auth's cross-site check alone would let it read and write.
+    Origin then agrees with that Host, so app.web.auth's cross-site check alone would let it read and write.
     Starlette's TrustedHostMiddleware decides; this only words its answer."""
 
     def __init__(self, app: ASGIApp, allowed_hosts: tuple[str, ...]):
@@ -138,7 +139,7 @@ class AllowedHosts:
 
 
 class SessionCookies:
-    """Sets the session cookie that app.deps made for a browser that had none (it holds the CSRF
+    """Sets the session cookie that app.web.deps made for a browser that had none (it holds the CSRF
     token the page's forms carry) on whatever response the request gets, errors included."""
 
     def __init__(self, app: ASGIApp):
@@ -209,8 +210,8 @@ async def _app_error(request: Request, exc: AppError):
 
 async def _database_error(request: Request, exc: DBAPIError | sqlite3.Error):
     # A read past BONNIEBOARD_READ_TIMEOUT_S, a full disk, a read-only database or PostgreSQL down is 503
-    # and passes (app.db.unavailable); the rest is a bug. SQLite's own errors come unwrapped from the writer
-    # that drives the driver itself (app.run_writers): a full disk there is as much a 503.
+    # and passes (app.store.db.unavailable); the rest is a bug. SQLite's own errors come unwrapped from the writer
+    # that drives the driver itself (app.ingest.writers): a full disk there is as much a 503.
     orig = exc.orig if isinstance(exc, DBAPIError) else exc
     if getattr(orig, "sqlstate", None) == QUERY_CANCELED:
         limit = get_settings().read_timeout_s

@@ -16,7 +16,7 @@ CSS the compare page loads (as served, and gzipped for reference).
 
 wrk sends no Accept-Encoding, so the plain rows are the uncompressed answers; the "(gzip)" rows send
 `Accept-Encoding: gzip`, as every browser does. Repeated requests of one URL are answered from the
-comparison cache (issue #13: app/response_cache.py); --no-cache serves with BONNIEBOARD_COMPARE_CACHE_MIB=0,
+comparison cache (issue #13: app/web/cache.py); --no-cache serves with BONNIEBOARD_COMPARE_CACHE_MIB=0,
 so every request computes its answer (what the first reader after a write waits for).
 """
 

@@ -28,7 +28,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.migrate import upgrade
+from app.store.migrate import upgrade
 from tests.helpers import distinct_lines
 from tests.live_server import live_server
 from tests.postgres import postgres_server

@@ -26,9 +26,10 @@ def one_round(data_file: Path, workdir: Path, tags: dict[str, str]) -> tuple[flo
     """(seconds for ingest and commit, of which the tag step, of which the commit): run inside a checkout."""
     from sqlalchemy.orm import Session
 
-    from app import generation, ingest
-    from app.db import make_engine
-    from app.migrate import upgrade
+    from app.ingest import service as ingest
+    from app.store import generation
+    from app.store.db import make_engine
+    from app.store.migrate import upgrade
 
     database = workdir / f"steps-{time.monotonic_ns()}.db"
     url = f"sqlite:///{database}"

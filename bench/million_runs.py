@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.columns import RESULT_COLUMNS
-from app.migrate import upgrade
+from app.store.migrate import upgrade
 from tests.live_server import BONNIEBOARD, LiveServer, live_server
 from tests.postgres import postgres_server
 

@@ -5,7 +5,7 @@ find a change that is there? The "before" figures of the multiple-comparison iss
 Usage: .venv/bin/python bench/verdict_calibration.py [--pages 1000] [--five-splits N] [--partitions 1000]
        [--jobs 2] [--no-sample-sweep]
 
-Measures the engine as GET /api/compare runs it: app.charts.compare() on in-memory runs, grouped by a tag
+Measures the engine as GET /api/compare runs it: app.compare.engine.compare() on in-memory runs, grouped by a tag
 (group=cfg) against the first configuration (no server, no database). Everything it reads of an answer is in
 one place, "The engine", below: `compare_page` makes a comparison and `rate_flags` (through `flags`) says
 which cells are a ▲/▼. When the engine gains fields (an adjusted verdict, a family-wise flag), re-point those
@@ -46,10 +46,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import charts  # noqa: E402 - after the sys.path line: run as a plain script
-from app.figures import RunFigures  # noqa: E402
-from app.grouping import Grouping  # noqa: E402
-from app.parsing import TESTS  # noqa: E402
+from app.compare import engine as charts  # noqa: E402 - after the sys.path line: run as a plain script
+from app.compare.figures import RunFigures  # noqa: E402
+from app.compare.grouping import Grouping  # noqa: E402
+from app.ingest.parsing import TESTS  # noqa: E402
 from tests.aa_splits import (  # noqa: E402
     CENSORED_SHARE,
     CONFIG_TAG,
@@ -69,7 +69,7 @@ from tests.aa_splits import (  # noqa: E402
 PAGE_GROUPING = Grouping(keys=(CONFIG_TAG,))  # group=cfg
 RATE, CPU, LATENCY = "rate", "cpu", "latency"
 MEASURES = (RATE, CPU, LATENCY)
-# Which of the answer's charts hold which measure (app/charts.py CHARTS): the four rate charts, %CPU, latency.
+# Which of the answer's charts hold which measure (app/compare/engine.py CHARTS): the four rate charts, %CPU, latency.
 MEASURE_OF_CHART = {
     "block_io": RATE,
     "seeks": RATE,
@@ -243,7 +243,7 @@ def power(name: str, noise: Noise, configurations: int, n: int, test: str, facto
     """The last configuration's true mean of `test` is `factor` times the others'."""
     rng = random.Random(seed_of(name))
     changed = configurations - 1
-    # Configuration ids are 1.. in page order (app/grouping.py); a rate that rose is "better".
+    # Configuration ids are 1.. in page order (app/compare/grouping.py); a rate that rose is "better".
     target = (changed + 1, test, "better" if factor > 1 else "worse")
     tally = Tally()
     for _ in range(pages):
@@ -307,11 +307,11 @@ def sample_sweep_summary() -> str:
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
-    from app import queries
-    from app.comparison_request import parse_group
-    from app.db import make_engine
-    from app.figures import figures_of
-    from app.models import tag_table
+    from app.compare.figures import figures_of
+    from app.compare.request import parse_group
+    from app.store import runs as queries
+    from app.store.db import make_engine
+    from app.store.models import tag_table
 
     with tempfile.TemporaryDirectory() as folder:
         url = f"sqlite:///{folder}/samples.db"

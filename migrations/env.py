@@ -1,10 +1,10 @@
-"""Alembic environment: the URL comes from app.config (or the caller), the schema from app.models."""
+"""Alembic environment: the URL comes from app.config (or the caller), the schema from app.store.models."""
 
 from alembic import context
 
 from app.config import get_settings
-from app.db import make_engine
-from app.models import Base
+from app.store.db import make_engine
+from app.store.models import Base
 
 config = context.config
 target_metadata = Base.metadata

@@ -2,7 +2,7 @@
  *
  * Reads the JSON the /compare page embeds (<script type="application/json" id="compare-data">:
  * {"compare": the body of GET /api/compare, "view": names, titles, display units and each chart's bars
- * from app/charts.py, the unit steps from app/units.py}) and draws one Chart.js bar chart per
+ * from app/compare/engine.py, the unit steps from app/units.py}) and draws one Chart.js bar chart per
  * <canvas data-chart="KEY">. It only draws: each bar's value, error bar, status (why it is missing),
  * verdict and colour come worked out by the view (charts.chart_bars), and so do the words and marks.
  * One dataset per configuration, always in that configuration's colour (and, past 12 configurations,
@@ -109,7 +109,7 @@
     return "×" + (r >= 10 ? r.toLocaleString("en-US", { maximumFractionDigits: 0 }) : r.toLocaleString("en-US", { maximumFractionDigits: r >= 1 ? 2 : 3 }));
   }
 
-  // steps: [[factor, unit], ...] from app/charts.py; the largest factor not above the value.
+  // steps: [[factor, unit], ...] from app/compare/engine.py; the largest factor not above the value.
   function withUnit(value, steps, unit) {
     if (!steps) return fmtNumber(value) + " " + unit;
     let chosen = steps[0];
@@ -117,7 +117,7 @@
     return fmtNumber(value / chosen[0]) + " " + chosen[1];
   }
 
-  // kind: null (absolute), "percent" (rates), "ratio" (latency) or "points" (%CPU): see app/charts.py.
+  // kind: null (absolute), "percent" (rates), "ratio" (latency) or "points" (%CPU): see app/compare/engine.py.
   function formatValue(value, chart, view, kind) {
     if (kind === "percent") return signed(value, 1) + " %";
     if (kind === "ratio") return fmtRatio(value);
@@ -804,7 +804,7 @@
       });
     });
     const view = { scale: "linear", divisor: payload.divisor, steps: null, display_unit: payload.unit };
-    // one bar per column, as app/matrix.py's display() worked it out
+    // one bar per column, as app/compare/matrix.py's display() worked it out
     const datasets = payload.bars[Number(canvas.dataset.matrixRow)].map(function (bar) {
       const color = runColor(bar.colour);
       return {

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
 
-from app.figures import RunFigures, RunSetup
-from app.parsing import OK, TESTS, TOO_FAST, ParsedRun, Result, parse_line
+from app.compare.figures import RunFigures, RunSetup
+from app.ingest.parsing import OK, TESTS, TOO_FAST, ParsedRun, Result, parse_line
 
 AA_DIR = Path(__file__).resolve().parent / "data" / "aa"
 AA_FILES = {"tmpfs": AA_DIR / "tmpfs.csv", "ext4": AA_DIR / "ext4.csv"}

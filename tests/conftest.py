@@ -18,9 +18,9 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
-from app import db
 from app.main import create_app
-from app.migrate import upgrade
+from app.store import db
+from app.store.migrate import upgrade
 from tests.helpers import DATABASES, reset_caches, selected_databases
 from tests.postgres import PostgresMissing, PostgresServer, postgres_server
 

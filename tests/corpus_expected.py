@@ -31,7 +31,7 @@ Notes on the less obvious lines:
   chunk of "1m" (1048576 bytes).
 """
 
-from app.parsing import TESTS
+from app.ingest.parsing import TESTS
 
 OK, TF, NR = "ok", "too_fast", "not_run"
 

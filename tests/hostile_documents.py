@@ -1,4 +1,4 @@
-"""Runner documents that the API accepts (app/validation.py's check_document: at most 1 MiB of JSON, 20,000
+"""Runner documents that the API accepts (app/ingest/validation.py's check_document: at most 1 MiB of JSON, 20,000
 values, 32 levels) built to be as costly as possible to draw on the run page: wide mappings of distinct keys,
 long strings and lists, deep nesting, warnings of every shape. Text is apostrophes and angle brackets, which
 HTML escaping makes four or five times longer. tests/test_document_render.py uploads them, and so does
@@ -13,8 +13,8 @@ from typing import Any
 from tests.helpers import LINE_198
 
 DOCUMENT_BYTES = 1_048_576  # BONNIEBOARD_MAX_DOCUMENT_BYTES's default
-DOCUMENT_VALUES = 20_000  # app.validation.MAX_DOCUMENT_VALUES
-DOCUMENT_DEPTH = 32  # app.validation.MAX_DOCUMENT_DEPTH
+DOCUMENT_VALUES = 20_000  # app.ingest.validation.MAX_DOCUMENT_VALUES
+DOCUMENT_DEPTH = 32  # app.ingest.validation.MAX_DOCUMENT_DEPTH
 ESCAPED = "'<"  # 5 and 4 characters each in HTML, 1 in JSON
 SLACK_BYTES = 2_000  # room under the byte limit for the keys around the filled part
 

@@ -326,7 +326,7 @@ def test_multipart_label_and_file_name_are_checked(client):
 
 
 def test_an_unexpected_server_error_is_still_json(client, monkeypatch):
-    from app import queries
+    from app.store import runs as queries
 
     def broken(**_):
         raise RuntimeError("a bug")

@@ -1,4 +1,4 @@
-"""Tokens (app.auth): writes need a bearer token once tokens are in use, reads follow
+"""Tokens (app.web.auth): writes need a bearer token once tokens are in use, reads follow
 BONNIEBOARD_PRIVATE_READS, a refused request changes nothing, and a revoked token stops at once —
 in the app, through the `bonnieboard token` commands, in the browser, and in a real multi-worker server."""
 
@@ -12,10 +12,10 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
-from app import auth
 from app.errors import BadRequest
 from app.main import create_app
-from app.models import ApiToken, BrowserLogin
+from app.store.models import ApiToken, BrowserLogin
+from app.web import auth
 from tests.helpers import (
     LINE_103,
     LINE_197,

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
-from app.charts import CHART_KEYS
+from app.compare.engine import CHART_KEYS
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, ROOT, running_server, upload
 from tests.compare_data import SWEEP, sweep_csv, sweep_line
 from tests.helpers import CORPUS_DIR, HOSTILE, with_field

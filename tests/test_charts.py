@@ -1,4 +1,4 @@
-"""The comparison numbers (app.charts) on real bonnie++ lines: absolute and relative values,
+"""The comparison numbers (app.compare.engine) on real bonnie++ lines: absolute and relative values,
 rounding, nulls and their reasons, direction, units, legend names and the heat-map table.
 Expected numbers are worked out by hand from the lines quoted here."""
 
@@ -6,10 +6,11 @@ import math
 
 import pytest
 
-from app import charts, units
-from app.comparison_request import parse_group
+from app import units
+from app.compare import engine as charts
+from app.compare.request import parse_group
 from app.errors import BadRequest
-from app.parsing import TESTS, Result, parse_line
+from app.ingest.parsing import TESTS, Result, parse_line
 from tests.helpers import LINE_103, LINE_197, LINE_198
 
 

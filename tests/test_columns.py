@@ -2,7 +2,6 @@
 
 from dataclasses import fields
 
-from app import sqlite_bulk
 from app.columns import (
     FILE_TEST_COLUMNS,
     RESULT_COLUMNS,
@@ -10,10 +9,11 @@ from app.columns import (
     RUN_LINE_COLUMNS,
     result_column,
 )
-from app.models import run_table
-from app.parsing import TESTS, ParsedRun, Result, parse_line
-from app.run_writers import ROW_COLUMNS, run_values
-from app.schemas import FileTestOut, ResultOut, RunOut
+from app.ingest import sqlite_bulk
+from app.ingest.parsing import TESTS, ParsedRun, Result, parse_line
+from app.ingest.writers import ROW_COLUMNS, run_values
+from app.store.models import run_table
+from app.web.schemas import FileTestOut, ResultOut, RunOut
 from tests.helpers import LINE_198
 
 

@@ -178,7 +178,7 @@ def test_compare_is_in_the_openapi_description(client):
 
 
 def test_the_page_and_the_api_accept_the_same_urls(client, three_runs):
-    """One reading of the query (app/comparison_request.py): the runs list's run=&run=, runs=, group=."""
+    """One reading of the query (app/compare/request.py): the runs list's run=&run=, runs=, group=."""
     a, b, c = three_runs
     for query in (
         f"run={a}&run={b}&mode=relative",

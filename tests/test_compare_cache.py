@@ -13,8 +13,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import delete
 
 from app.main import create_app
-from app.models import data_generation_table
-from app.response_cache import CACHE, ResponseCache
+from app.store.models import data_generation_table
+from app.web.cache import CACHE, ResponseCache
 from tests.compare_data import embedded_data
 from tests.helpers import (
     BONNIEBOARD,

@@ -1,8 +1,9 @@
-"""app.comparison_request: the one reading of /compare's and /api/compare's query."""
+"""app.compare.request: the one reading of /compare's and /api/compare's query."""
 
 import pytest
 
-from app.comparison_request import (
+from app.compare.grouping import DEFAULT, UNGROUPED
+from app.compare.request import (
     ComparisonRequest,
     parse_group,
     parse_id_filter,
@@ -12,7 +13,6 @@ from app.comparison_request import (
     settle,
 )
 from app.errors import BadRequest
-from app.grouping import DEFAULT, UNGROUPED
 
 
 def test_parse_run_ids():

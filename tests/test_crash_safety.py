@@ -19,7 +19,7 @@ from tests.live_server import live_server
 
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 
-BIG_UPLOAD_LINES = 10_000  # several insert batches (app.run_writers.BATCH_ROWS) are written before the stall
+BIG_UPLOAD_LINES = 10_000  # several insert batches (app.ingest.writers.BATCH_ROWS) are written before the stall
 WAIT_FOR_STALL_S = 120
 REPOSITORY = Path(__file__).resolve().parent.parent
 

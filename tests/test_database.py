@@ -10,10 +10,10 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import JSON, column, inspect, select, table, text
 
-from app.db import make_engine
-from app.migrate import alembic_config, upgrade
-from app.models import Base, run_table
-from app.parsing import TESTS
+from app.ingest.parsing import TESTS
+from app.store.db import make_engine
+from app.store.migrate import alembic_config, upgrade
+from app.store.models import Base, run_table
 from tests.helpers import selected_databases
 
 

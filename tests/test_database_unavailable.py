@@ -19,9 +19,9 @@ from markupsafe import escape
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
-from app import storing
+from app.ingest import upload as storing
 from app.main import create_app
-from app.migrate import upgrade
+from app.store.migrate import upgrade
 from tests.helpers import LINE_103, LINE_198, distinct_lines, post_csv, post_form, reset_caches, with_field
 
 IS_ROOT = os.geteuid() == 0
@@ -41,7 +41,7 @@ def client_on(monkeypatch) -> Iterator:
             with TestClient(create_app()) as client:
                 yield client
         finally:
-            # An upload's checkpoint runs after its answer, on a thread shared by the whole test run (app.storing).
+            # An upload's checkpoint runs after its answer, on a thread shared by the whole test run (app.ingest.upload).
             # In CI a PATCH once answered 200 on the immutable file. The likely cause: this checkpoint still held
             # a lock while the dispose below closed the other connections, so SQLite kept their read-write
             # descriptors open for later opens of the same file to reuse (not reproduced alone). So no
@@ -181,7 +181,7 @@ def database_on_small_disk(request, database_kind, tmp_path) -> Iterator[tuple[s
 
 
 def lines_103(prefix: str, count: int) -> list[str]:
-    """`count` distinct format-1.03 lines: stored through the parsed-line writer (app.run_writers), never the
+    """`count` distinct format-1.03 lines: stored through the parsed-line writer (app.ingest.writers), never the
     compiled path of plain 1.98 lines."""
     return [with_field(LINE_103, 0, f"{prefix}{index}") for index in range(count)]
 
@@ -191,7 +191,7 @@ def run_count(client) -> int:
 
 
 def test_a_full_disk_is_503_stores_nothing_and_passes_once_there_is_room(database_on_small_disk, client_on):
-    # 6,000 lines: several insert batches (app.run_writers.BATCH_ROWS), so the disk fills in the middle of one;
+    # 6,000 lines: several insert batches (app.ingest.writers.BATCH_ROWS), so the disk fills in the middle of one;
     # that reached the client as a bare 500 through the parsed-line writer on SQLite.
     url, disk = database_on_small_disk
     plain = "\n".join(distinct_lines("full-disk", 6000))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from app.config import Settings
-from app.parsing import COLUMNS_198
+from app.ingest.parsing import COLUMNS_198
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

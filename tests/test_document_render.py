@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from app import document_view as dv
+from app.web import document_view as dv
 from tests.helpers import DATA_DIR, LINE_198
 from tests.hostile_documents import HOSTILE_DOCUMENTS, long_string, warnings_string
 

@@ -1,4 +1,4 @@
-"""app/document_view.py: a document shaped into a bounded tree of display nodes, whatever its shape."""
+"""app/web/document_view.py: a document shaped into a bounded tree of display nodes, whatever its shape."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from app import document_view as dv
-from app.document_view import Entries, Items, Pairs, Scalar, Table, Text, Words, document_view
-from app.figures import line_facts
+from app.compare.figures import line_facts
+from app.web import document_view as dv
+from app.web.document_view import Entries, Items, Pairs, Scalar, Table, Text, Words, document_view
 from tests.helpers import DATA_DIR
 from tests.hostile_documents import HOSTILE_DOCUMENTS
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from app import queries
-from app.deps import own_session
-from app.models import run_table
+from app.store import runs as queries
+from app.store.models import run_table
+from app.web.deps import own_session
 from tests.helpers import CORPUS_DIR, post_csv
 
 

@@ -8,8 +8,8 @@ from urllib.parse import urlsplit
 import pytest
 from sqlalchemy import event
 
-from app import db
-from app.routes import api, login, pages
+from app.store import db
+from app.web.routes import api, login, pages
 from tests.helpers import LINE_103, LINE_198, distinct_lines, post_csv, set_setting
 from tests.live_server import live_server
 

@@ -1,15 +1,16 @@
-"""app/heat_html.py builds the heat tables' cells in Python for speed: the same HTML the template's loop wrote
+"""app/compare/heat_table.py builds the heat tables' cells in Python for speed: the same HTML the template's loop wrote
 (kept here as the reference), for every corpus line alone and for grouped runs with verdicts, absolute and
 relative; and every text in it is escaped."""
 
 from jinja2 import Environment
 
-from app import charts, heat_html
-from app.comparison_request import parse_group
-from app.parsing import parse_line
+from app.compare import engine as charts
+from app.compare import heat_table as heat_html
+from app.compare.request import parse_group
+from app.ingest.parsing import parse_line
 from tests.helpers import CORPUS_DIR, HOSTILE
 
-# The template's cells before app/heat_html.py (templates/_compare.html, issue #11).
+# The template's cells before app/compare/heat_table.py (templates/_compare.html, issue #11).
 REFERENCE = Environment(autoescape=True).from_string(
     """{% for i in section.indexes %}{% set cell = row.cells[i] %}{% set column = table.columns[i] %}"""
     """<td class="num{% if column.test in ('putc', 'seeks', 'seq_create', 'ran_create') %} group-start{% endif %} """

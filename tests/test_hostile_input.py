@@ -14,10 +14,10 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from app.ingest.parsing import COLUMNS_198, MAX_MACHINE_CHARS, parse_text
 from app.main import CONTENT_SECURITY_POLICY, create_app
-from app.models import MAX_ID
-from app.parsing import COLUMNS_198, MAX_MACHINE_CHARS, parse_text
-from app.templating import templates
+from app.store.models import MAX_ID
+from app.web.templating import templates
 from tests.helpers import (
     HOSTILE,
     LINE_103,
@@ -130,7 +130,7 @@ def test_the_longest_machine_name_of_text_that_does_not_compress_is_stored_and_f
 
 @pytest.mark.parametrize("char", ["\x85", "\u2028", "\u2029", "\x7f", "\x1e"])
 def test_a_control_or_line_separator_in_any_text_field_is_refused_on_every_path(client, char):
-    """One rule for the machine name, the version and the seed (app.parsing.control_or_separator), whichever way
+    """One rule for the machine name, the version and the seed (app.ingest.parsing.control_or_separator), whichever way
     the line comes: SQLite's compiled path stored a name holding U+0085 or U+2028 that str.splitlines cuts in two."""
     for index, field in ((1, "bonnie_version"), (2, "name"), (4, "seed")):
         response = post_csv(client, with_field(LINE_198, index, f"a{char}b"))

@@ -3,12 +3,12 @@
 import pytest
 from sqlalchemy import func, select
 
-from app import db
 from app.errors import InvalidUpload
-from app.ingest import ingest
-from app.models import Tag, Upload, run_table
-from app.parsing import iter_parse
-from app.secrets_scrub import scrub_command_line, scrub_document
+from app.ingest.parsing import iter_parse
+from app.ingest.secrets_scrub import scrub_command_line, scrub_document
+from app.ingest.service import ingest
+from app.store import db
+from app.store.models import Tag, Upload, run_table
 from tests.helpers import LINE_103, LINE_197, LINE_198, post_form, with_field
 
 

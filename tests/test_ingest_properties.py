@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 
 from app.errors import InvalidUpload
-from app.ingest import ingest
-from app.models import Tag, Upload, run_table
-from app.parsing import ParsedRun, iter_parse_bytes
+from app.ingest.parsing import ParsedRun, iter_parse_bytes
+from app.ingest.service import ingest
+from app.store.models import Tag, Upload, run_table
 from tests.helpers import LINE_103, LINE_197, distinct_lines, with_field
 
 VALID = [*distinct_lines("prop", 6), LINE_103, LINE_197]

@@ -1,5 +1,5 @@
 """`pip install .` works (issue #8 item 14): the wheel holds the templates, static files and migrations
-and every module of app/ (and the compiled app._bulk198), and an installed bonnieboard migrates a database,
+and every module of app/ (and the compiled app.ingest._bulk198), and an installed bonnieboard migrates a database,
 serves a page and stores an upload from a directory with no source in it."""
 
 from __future__ import annotations
@@ -126,12 +126,12 @@ def test_the_wheel_installs_migrates_and_serves_from_anywhere(tmp_path):
         assert page.status_code == 200 and 'class="upload"' in page.text
         css = httpx.get(f"{url}/static/app.css")
         assert css.status_code == 200 and len(css.content) > 100
-        # The compiled ingest path (app/_bulk198.c) works from the wheel: it takes this plain line.
+        # The compiled ingest path (app/ingest/_bulk198.c) works from the wheel: it takes this plain line.
         compiled = subprocess.run(
             [
                 python,
                 "-c",
-                "from app import _bulk198; import sys; print(_bulk198.scan(sys.stdin.buffer.read(), 4096).plain_count)",
+                "from app.ingest import _bulk198; import sys; print(_bulk198.scan(sys.stdin.buffer.read(), 4096).plain_count)",
             ],
             input=LINE_198.encode(),
             cwd=elsewhere,
@@ -145,4 +145,6 @@ def test_the_wheel_installs_migrates_and_serves_from_anywhere(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=30)
-    assert "parser path" not in server.stdout.read().decode(errors="replace")  # app.sqlite_bulk's fallback warning
+    assert "parser path" not in server.stdout.read().decode(
+        errors="replace"
+    )  # app.ingest.sqlite_bulk's fallback warning

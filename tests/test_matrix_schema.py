@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from app.charts import CELL_FIGURES
-from app.schemas import CellStatsOut, MatrixCellOut, MatrixOut
+from app.compare.engine import CELL_FIGURES
+from app.web.schemas import CellStatsOut, MatrixCellOut, MatrixOut
 from tests.compare_data import sweep_line
 from tests.helpers import post_csv
 

@@ -6,9 +6,9 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
-from app.db import SQLITE_BUSY_TIMEOUT_S, SQLITE_PAGE_BYTES, make_engine
-from app.migrate import alembic_config, upgrade
-from app.models import Base
+from app.store.db import SQLITE_BUSY_TIMEOUT_S, SQLITE_PAGE_BYTES, make_engine
+from app.store.migrate import alembic_config, upgrade
+from app.store.models import Base
 
 
 def test_upgrade_empty_database_to_head_and_no_drift(tmp_path):
@@ -51,7 +51,7 @@ def test_a_new_sqlite_database_gets_16_kib_pages_and_an_existing_one_keeps_its_o
 
     from sqlalchemy.orm import Session
 
-    from app.ingest import ingest_bytes
+    from app.ingest.service import ingest_bytes
     from tests.helpers import distinct_lines
 
     new = tmp_path / "new.db"
@@ -81,7 +81,7 @@ def test_a_new_sqlite_database_gets_16_kib_pages_and_an_existing_one_keeps_its_o
 
 def test_sqlite_keeps_tags_without_rowid_from_migrations_and_models_alike(tmp_path):
     """Alembic's comparison does not see WITHOUT ROWID: checked here for a migrated database and one made from
-    app.models."""
+    app.store.models."""
     from sqlalchemy import create_engine, text
 
     migrated = f"sqlite:///{tmp_path / 'migrated.db'}"
@@ -102,8 +102,8 @@ def test_0007_keeps_every_tag_through_its_table_rebuild_down_and_up(tmp_path):
     from sqlalchemy import text
     from sqlalchemy.orm import Session
 
-    from app.ingest import ingest
-    from app.parsing import DEFAULT_MAX_LINE_BYTES, iter_parse_bytes
+    from app.ingest.parsing import DEFAULT_MAX_LINE_BYTES, iter_parse_bytes
+    from app.ingest.service import ingest
     from tests.helpers import distinct_lines
 
     url = f"sqlite:///{tmp_path / 'data.db'}"

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from app.name_tags import (
+from app.ingest.name_tags import (
     MAX_TAG_CHARS,
     NameMismatchError,
     NamePatternError,

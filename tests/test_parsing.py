@@ -2,8 +2,8 @@
 
 import pytest
 
-from app import _bulk198
-from app.parsing import (
+from app.ingest import _bulk198
+from app.ingest.parsing import (
     TESTS,
     LineError,
     ParsedRun,
@@ -244,7 +244,7 @@ def test_only_one_bom_is_skipped():
 
 
 def test_plain_line_check_takes_only_ascii_digits():
-    assert _bulk198.line_is_plain(LINE_198.encode())  # app/_bulk198.c's check
+    assert _bulk198.line_is_plain(LINE_198.encode())  # app/ingest/_bulk198.c's check
     arabic = LINE_198.replace(",1,1795352513,512M,", ",\u0663,1795352513,\u0665\u0661\u0662M,").replace(
         "869", "\u0668\u0666\u0669"
     )

@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.parsing import ParsedRun, parse_bytes, parse_text
+from app.ingest.parsing import ParsedRun, parse_bytes, parse_text
 from tests.helpers import LINE_103, LINE_197, LINE_198
 
 REAL_LINES = [LINE_198, LINE_197, LINE_103]

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from app.parsing import FILE_TESTS, IO_TESTS, TESTS
+from app.ingest.parsing import FILE_TESTS, IO_TESTS, TESTS
 
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 
@@ -55,7 +55,7 @@ def test_real_bonnie_line_parses(config, tmp_path):
     line = _run_bonnie(tmp_path, args)
     assert line.startswith("1.98,2.00a,"), line
 
-    from app.parsing import parse_text
+    from app.ingest.parsing import parse_text
 
     result = parse_text(line + "\n")
     assert list(result.errors) == [], (line, result.errors)

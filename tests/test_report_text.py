@@ -11,8 +11,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.parsing import COLUMNS_103, COLUMNS_198, FILE_TESTS, LineError, ParsedRun, control_or_separator, parse_line
-from app.report_text import _FILE_COLUMNS, MAX_REPORT_ROWS, convert_report, csv_format_of, looks_like_report
+from app.ingest.parsing import (
+    COLUMNS_103,
+    COLUMNS_198,
+    FILE_TESTS,
+    LineError,
+    ParsedRun,
+    control_or_separator,
+    parse_line,
+)
+from app.ingest.report_text import _FILE_COLUMNS, MAX_REPORT_ROWS, convert_report, csv_format_of, looks_like_report
 
 REPORTS = Path(__file__).resolve().parent / "data" / "reports"
 REAL = sorted(REPORTS.glob("real-*.txt"))

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select, text
 
-from app import queries
-from app.models import run_table
-from app.routes import pages
+from app.store import runs as queries
+from app.store.models import run_table
+from app.web.routes import pages
 from tests.helpers import CORPUS_DIR, post_csv
 
 FILTERS = [

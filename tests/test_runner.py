@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from app.errors import BadRequest
-from app.parsing import COLUMNS_198, TESTS
-from app.schemas import MAX_LABEL_CHARS, MAX_TAGS_PER_RUN
-from app.validation import check_tag
+from app.ingest.parsing import COLUMNS_198, TESTS
+from app.ingest.validation import check_tag
+from app.web.schemas import MAX_LABEL_CHARS, MAX_TAGS_PER_RUN
 from tests.live_server import live_server
 
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
@@ -271,7 +271,7 @@ def test_bon_csv2html_accepts_the_line(tiny):
 
 
 def test_project_parser_reads_the_line(tiny):
-    from app.parsing import parse_text
+    from app.ingest.parsing import parse_text
 
     result = parse_text(tiny["line"] + "\n")
     assert result.errors == []
@@ -291,7 +291,7 @@ def test_project_parser_reads_the_line(tiny):
 
 def test_the_parser_skips_the_runners_header_line():
     # The runner's -x header names COLUMNS_198 (checked against the runner's output below).
-    from app.parsing import parse_text
+    from app.ingest.parsing import parse_text
 
     result = parse_text(",".join(COLUMNS_198) + "\n")
     assert result.runs == [] and result.errors == []
@@ -934,7 +934,7 @@ def test_the_golden_document_has_the_runners_keys(tiny):
     ids=repr,
 )
 def test_the_runner_refuses_before_the_run_the_tags_the_board_refuses(runner, tmp_path, tag):
-    """One rule set (docs/api-contract.md "Tags and labels"): what app.validation refuses, the runner refuses up
+    """One rule set (docs/api-contract.md "Tags and labels"): what app.ingest.validation refuses, the runner refuses up
     front (exit 1) instead of after hours of benchmark. An accepted tag reaches the next check: the bad -m name."""
     try:
         check_tag(*tag.split("=", 1))

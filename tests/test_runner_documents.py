@@ -11,7 +11,7 @@ import re
 import pytest
 from sqlalchemy import text
 
-from app.secrets_scrub import BOARD_TOKEN
+from app.ingest.secrets_scrub import BOARD_TOKEN
 from tests.helpers import DATA_DIR, LINE_198, create_token, post_csv, set_setting
 
 
@@ -100,7 +100,7 @@ def test_json_upload_errors_name_the_field(client, body, words):
     assert words in response.json()["detail"], response.json()["detail"]
 
 
-# ---- No token stays in a stored document (app.secrets_scrub) ----
+# ---- No token stays in a stored document (app.ingest.secrets_scrub) ----
 
 ENV_TOKEN = "env-token-0123456789"
 # Shaped as `bonnieboard token create` makes them; this one was made by no board here.

@@ -1,4 +1,4 @@
-"""The compiled ingest path (app/_bulk198.c via app/sqlite_bulk.py) stores exactly what the Python parser would.
+"""The compiled ingest path (app/ingest/_bulk198.c via app/ingest/sqlite_bulk.py) stores exactly what the Python parser would.
 
 Each upload goes into two SQLite databases: through ingest_bytes(), where the extension takes the plain
 format-1.98 lines, and through the parser alone (iter_parse_bytes, the path PostgreSQL and the fallback
@@ -15,14 +15,14 @@ from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
-from app import _bulk198, sqlite_bulk
 from app.config import Settings
-from app.db import make_engine
 from app.errors import InvalidUpload
-from app.ingest import ingest, ingest_bytes
-from app.migrate import upgrade
-from app.models import Base, run_table, tag_table
-from app.parsing import DEFAULT_MAX_LINE_BYTES, MAX_MACHINE_CHARS, PLAIN_198, iter_parse_bytes
+from app.ingest import _bulk198, sqlite_bulk
+from app.ingest.parsing import DEFAULT_MAX_LINE_BYTES, MAX_MACHINE_CHARS, PLAIN_198, iter_parse_bytes
+from app.ingest.service import ingest, ingest_bytes
+from app.store.db import make_engine
+from app.store.migrate import upgrade
+from app.store.models import Base, run_table, tag_table
 from tests.helpers import CORPUS_DIR, LINE_198, distinct_lines, post_csv
 
 COMPARED = [c for c in run_table.c if c.name not in ("id", "upload_id", "created_at")]
@@ -159,7 +159,7 @@ def test_a_line_longer_than_a_quarter_of_the_limit_goes_to_the_parser(two_databa
 
 
 def test_the_extensions_columns_are_the_run_tables():
-    from app.run_writers import ROW_COLUMNS
+    from app.ingest.writers import ROW_COLUMNS
 
     assert ("id", *ROW_COLUMNS) == sqlite_bulk.COLUMNS
 
@@ -204,7 +204,7 @@ def test_a_failing_insert_raises_a_database_error_and_stores_nothing(tmp_path):
             ingest_bytes(session=session, data=data, max_line_bytes=DEFAULT_MAX_LINE_BYTES, source="test")
         # As SQLAlchemy raises a driver error (so the app answers it as any other), from the extension's insert.
         assert isinstance(raised.value.orig, sqlite3.IntegrityError) and str(raised.value.orig) == "no"
-        assert "app._bulk198" in str(raised.value.statement)
+        assert "app.ingest._bulk198" in str(raised.value.statement)
         with Session(engine) as session:
             assert session.execute(select(run_table.c.id)).all() == []
     finally:
@@ -315,7 +315,8 @@ def test_an_upload_leaves_its_checkpoint_to_after_the_answer_and_restores_the_co
     import os
     import threading
 
-    from app import db, storing
+    from app.ingest import upload as storing
+    from app.store import db
 
     path = database_url.removeprefix("sqlite:///")
     size_before = os.path.getsize(path)

@@ -1,4 +1,4 @@
-"""app.stats against numbers worked out by hand (the arithmetic is written beside each), against scipy
+"""app.compare.stats against numbers worked out by hand (the arithmetic is written beside each), against scipy
 (a test-only dependency), and as properties (Hypothesis): a verdict never claims a difference between
 a group and itself, a large shift always gives one, and fewer than two values never give one."""
 
@@ -9,7 +9,7 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import stats
+from app.compare import stats
 
 
 def test_describe_by_hand():

@@ -10,9 +10,9 @@ import re
 import pytest
 from sqlalchemy import insert
 
-from app.models import Tag
-from app.routes import pages
-from app.validation import split_tag_terms
+from app.ingest.validation import split_tag_terms
+from app.store.models import Tag
+from app.web.routes import pages
 from tests.helpers import LINE_103, LINE_197, LINE_198, post_csv
 
 

@@ -4,7 +4,7 @@ Runners before the fix copied their argv, `--token SECRET` included, into the do
 command_line; the API and the run page show it. The value becomes `***`, as the runner and
 ingest now write it. The token cannot be put back: downgrade leaves the documents as they are.
 
-The rule is copied here rather than imported from app/secrets_scrub.py: a migration must do
+The rule is copied here rather than imported from app/ingest/secrets_scrub.py: a migration must do
 tomorrow what it does today, whatever the app's code becomes.
 
 Revision ID: 0004

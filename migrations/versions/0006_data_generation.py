@@ -1,6 +1,6 @@
 """data generation: one row whose stamp every write that can change a comparison replaces (issue #13)
 
-Cached comparisons are keyed by it (app/generation.py, app/response_cache.py): a worker that reads a new
+Cached comparisons are keyed by it (app/store/generation.py, app/web/cache.py): a worker that reads a new
 stamp knows its cached answers are stale, whichever worker or process wrote.
 
 Revision ID: 0006
@@ -26,7 +26,7 @@ def upgrade() -> None:
         sa.Column("generation", sa.BigInteger(), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_data_generation")),
     )
-    # A random first stamp, as app.generation.bump() writes: a database made again from scratch never
+    # A random first stamp, as app.store.generation.bump() writes: a database made again from scratch never
     # meets a stamp a running server has cached answers for.
     op.bulk_insert(table, [{"id": 1, "generation": secrets.randbits(62) + 1}])
 

@@ -126,14 +126,14 @@ static int parse_int(const char *text, long min, long max, long *out)
     return 0;
 }
 
-/* The board's rules for tags and labels (app/validation.py check_tag and check_label, docs/api-contract.md "Tags
+/* The board's rules for tags and labels (app/ingest/validation.py check_tag and check_label, docs/api-contract.md "Tags
  * and labels"), checked before the run: a post the board refuses would come after hours of benchmark. */
 #define BOARD_MAX_TAGS 50
 #define BOARD_MAX_TAG_CHARS 200
 #define BOARD_MAX_LABEL_CHARS 500
 _Static_assert(BOARD_MAX_TAGS <= OPT_MAX_TAGS, "the board's tags must fit in struct options");
 
-/* The board's TAG_SPACES (app/schemas.py): every character Python's str.isspace calls a space. */
+/* The board's TAG_SPACES (app/web/schemas.py): every character Python's str.isspace calls a space. */
 static int is_board_space(unsigned cp)
 {
     return (cp >= 0x09 && cp <= 0x0d) || (cp >= 0x1c && cp <= 0x20) || cp == 0x85 || cp == 0xa0 || cp == 0x1680 ||
@@ -326,7 +326,7 @@ enum {
 };
 
 /* A text field of the CSV line (the machine name, -Z's file name as the seed): UTF-8 without a comma (it would
- * split the field) and without what the board refuses in every text field (app/parsing.py control_or_separator):
+ * split the field) and without what the board refuses in every text field (app/ingest/parsing.py control_or_separator):
  * C0 and C1 controls, DEL and the line and paragraph separators, each of which ends a line for some reader; nor
  * U+FEFF, which the board refuses inside a line. Returns 0, or -1 with err naming `what` and the byte. */
 static int check_csv_text(const char *what, const char *text, char *err, size_t errlen)

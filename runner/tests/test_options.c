@@ -138,7 +138,7 @@ int main(void)
     options_free(&o);
     test_cond("--tag without = refused", PARSE(&o, "--tag", "raid") == -1);
     options_free(&o);
-    /* the board's rules, before the run (app/validation.py) */
+    /* the board's rules, before the run (app/ingest/validation.py) */
     test_cond("--tag with a space refused", PARSE(&o, "--tag", "fs=my xfs") == -1 && strstr(err, "space"));
     options_free(&o);
     test_cond("--tag with a no-break space refused", PARSE(&o, "--tag", "fs=a\xc2\xa0" "b") == -1);

@@ -1,0 +1,1 @@
+"""Pure analysis of stored runs: configurations, statistics, verdicts, hints, charts, tables, exports."""

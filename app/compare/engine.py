@@ -1,0 +1,886 @@
+"""Comparison charts: runs -> the numbers every chart draws, absolute or relative to a baseline.
+
+Pure: no database, no HTTP, no CSS. `compare()` is the body of GET /api/compare (README, "Compare
+configurations"): per chart the runs' own figures (`series`, the original contract) and, per
+configuration (app/compare/grouping.py) and test, the statistics of its runs and the verdict against the
+baseline configuration (app/compare/stats.py), with hints (app/compare/hints.py), warnings (app/compare/comparability.py)
+and a summary (app/compare/summary.py). The /compare page draws exactly that; `compare_view()` adds what a
+person needs to read it (names, titles, display units from app/units.py, notes) and `heat_table()`
+the table under the charts, as data: the template picks the classes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app import bonnie
+from app.compare import comparability, stats, summary
+from app.compare.figures import RunFigures
+from app.compare.grouping import DEFAULT, Configuration, Grouping, group_runs
+from app.compare.hints import CPU_BOUND_PCT, GENERAL_TEXT, PER_CHAR_TESTS, SPREAD_CV_PCT, WORST_LATENCY, result_hints
+from app.compare.request import ABSOLUTE, MODES, RELATIVE, parse_mode
+from app.compare.summary import percent
+from app.errors import BadRequest
+from app.ingest.parsing import NOT_RUN, OK, TESTS, TOO_FAST, UNITS, Result
+from app.units import UNIT_STEPS, display_unit, format_in
+
+__all__ = ["ABSOLUTE", "MODES", "RELATIVE", "RunFigures", "compare", "compare_view", "heat_table"]
+
+NO_LATENCY = "no_latency"
+BASELINE_ZERO = "baseline_zero"
+BASELINE_PREFIX = "baseline_"
+
+VALUE, CPU, LATENCY = "value", "cpu", "latency"
+
+
+@dataclass(frozen=True, slots=True)
+class ChartSpec:
+    key: str
+    title: str
+    tests: tuple[str, ...]
+    unit: str  # the unit of the absolute values
+    higher_is_better: bool
+    measure: str  # VALUE, CPU or LATENCY: which figure of each result the chart shows
+    family: bonnie.Family | None = None  # a rate chart's: its tests are all of that family
+
+
+def _rate_chart(key: str, title: str, family: bonnie.Family, *, stat: bool | None = None) -> ChartSpec:
+    """A chart of the rates of `family`'s tests (only the stat tests, or all but them, when `stat` is given)."""
+    tests = tuple(
+        test.name
+        for test in bonnie.CATALOG
+        if test.family == family and (stat is None or (test.operation == bonnie.STAT) == stat)
+    )
+    return ChartSpec(key, title, tests, family.unit, True, VALUE, family)
+
+
+# One rate chart per family, but the file tests' stat on a chart of its own: it is +++++ in nine lines of ten, and
+# measured it runs several times the rate of create and delete, whose bars it would flatten.
+CHARTS = (
+    _rate_chart("block_io", "Block I/O", bonnie.BLOCK_IO),
+    _rate_chart("seeks", "Random seeks", bonnie.SEEKS),
+    _rate_chart("metadata", "File create and delete", bonnie.METADATA, stat=False),
+    _rate_chart("metadata_stat", "File stat", bonnie.METADATA, stat=True),
+    ChartSpec("latency", "Latency", TESTS, "µs", False, LATENCY),
+    ChartSpec("cpu", "%CPU", TESTS, "%CPU", False, CPU),
+)
+CHART_KEYS = tuple(spec.key for spec in CHARTS)
+RATE_CHART_KEYS = tuple(spec.key for spec in CHARTS if spec.measure == VALUE)
+
+# What /api/compare gives per test of a configuration (CompareOut's cell, besides its `test` and `hints`),
+# in the order the matrix and the CSV export copy them.
+CELL_FIGURES = (
+    "status",
+    "n",
+    "n_too_fast",
+    "n_not_run",
+    "mean",
+    "median",
+    "sd",
+    "cv_pct",
+    "ci95",
+    "ratio",
+    "ratio_ci95",
+    "verdict",
+)
+
+TEST_TITLES = bonnie.TITLES
+
+# Why a cell has no value; the page says these in tooltips and under each chart.
+STATUS_TEXT = {
+    TOO_FAST: bonnie.TOO_FAST_STATUS,
+    NOT_RUN: "not run",
+    NO_LATENCY: "no latency in this line",
+    BASELINE_PREFIX + TOO_FAST: f"no comparison: the baseline's result is {bonnie.TOO_FAST_MARK} ({bonnie.TOO_FAST})",
+    BASELINE_PREFIX + NOT_RUN: "no comparison: the baseline did not run this test",
+    BASELINE_PREFIX + NO_LATENCY: "no comparison: the baseline's line has no latency",
+    BASELINE_ZERO: "no comparison: the baseline's value is 0",
+}
+TOO_FAST_EXPLANATION = bonnie.TOO_FAST_EXPLANATION
+TOO_FAST_HINT = {test.name: f"a larger {test.raise_option}" for test in bonnie.CATALOG}
+
+# ==== The numbers (GET /api/compare) ====
+
+
+def chart_cells(results: tuple[Result, ...], indexes: list[int], measure: str) -> tuple[list[str], list[Any]]:
+    """One run's (statuses, values) for the tests at `indexes` of a chart, in absolute units."""
+    picked = [results[i] for i in indexes]
+    if measure == LATENCY:
+        # bonnie++ prints a latency even for a +++++ result; 1.03 lines have none.
+        values = [r[3] for r in picked]
+        return [OK if v is not None else NO_LATENCY for v in values], values
+    field = 1 if measure == VALUE else 2  # Result: status, value, cpu_pct, latency_us
+    return [r[0] for r in picked], [r[field] if r[0] == OK else None for r in picked]
+
+
+TEST_INDEXES = {spec.key: [TESTS.index(test) for test in spec.tests] for spec in CHARTS}
+ALL_TESTS = list(range(len(TESTS)))
+MEASURES = (VALUE, CPU, LATENCY)
+
+
+def _series(runs: Sequence[RunFigures], base_run: RunFigures | None) -> dict[str, list[dict[str, Any]]]:
+    """Per chart, one series per run: its values and statuses (relative to base_run's when given,
+    which then has no series). Each run's 36 cells are worked out once, then cut per chart."""
+    if base_run is not None:
+        base_cells = {measure: chart_cells(base_run.results, ALL_TESTS, measure) for measure in MEASURES}
+        reasons = {m: [baseline_reason(s, v) for s, v in zip(*base_cells[m], strict=True)] for m in MEASURES}
+    by_chart: dict[str, list[dict[str, Any]]] = {spec.key: [] for spec in CHARTS}
+    for run in runs:
+        if run is base_run:
+            continue
+        cells = {}
+        for measure in MEASURES:
+            statuses, values = chart_cells(run.results, ALL_TESTS, measure)
+            if base_run is not None:
+                why, base_values = reasons[measure], base_cells[measure][1]
+                # (run / baseline - 1) * 100 rounded to one decimal (+ 0.0 turns a rounded -0.0 into 0.0),
+                # null with the reason when either side has no value or the baseline's is 0.
+                values = [
+                    round((v / b - 1) * 100, 1) + 0.0 if s == OK and v is not None and reason is None else None
+                    for s, v, b, reason in zip(statuses, values, base_values, why, strict=True)
+                ]
+                statuses = [s if s != OK else reason or OK for s, reason in zip(statuses, why, strict=True)]
+            cells[measure] = (statuses, values)
+        for spec in CHARTS:
+            statuses, values = cells[spec.measure]
+            if spec.measure != VALUE:  # the latency and %CPU charts hold all twelve tests
+                by_chart[spec.key].append({"run": run.id, "values": values, "status": statuses})
+            else:
+                indexes = TEST_INDEXES[spec.key]
+                by_chart[spec.key].append(
+                    {"run": run.id, "values": [values[i] for i in indexes], "status": [statuses[i] for i in indexes]}
+                )
+    return by_chart
+
+
+def baseline_reason(status: str, value: Any) -> str | None:
+    """Why a run cannot be compared with this baseline cell, or None when it can."""
+    if status != OK or value is None:
+        return BASELINE_PREFIX + status
+    return BASELINE_ZERO if value == 0 else None
+
+
+def check_request(run_ids: Sequence[int], mode: str, baseline: int | None) -> int | None:
+    """Validate a comparison of `run_ids`; return the baseline to use (the first run in relative mode)."""
+    if not run_ids:
+        raise BadRequest("no runs to compare: give their ids as runs=1,2,3")
+    parse_mode(mode)
+    if baseline is not None and baseline not in run_ids:
+        raise BadRequest(f"baseline {baseline} is not one of the runs compared")
+    if mode == RELATIVE and baseline is None:
+        return run_ids[0]
+    return baseline
+
+
+def compare(
+    runs: Sequence[RunFigures], *, mode: str = ABSOLUTE, baseline: int | None = None, grouping: Grouping = DEFAULT
+) -> dict[str, Any]:
+    """The body of GET /api/compare for `runs` (in the order asked)."""
+    baseline = check_request([run.id for run in runs], mode, baseline)
+    base_run = next((run for run in runs if run.id == baseline), None)
+    relative = mode == RELATIVE
+    configurations = group_runs(runs, grouping)
+    base_config = next((c for c in configurations if base_run in c.runs), configurations[0])
+    samples = {config.id: _samples(config) for config in configurations}
+    facts = {config.id: _facts(config) for config in configurations}
+    base_samples = samples[base_config.id]
+    all_series = _series(runs, base_run if relative else None)
+    charts = []
+    for spec in CHARTS:
+        indexes = TEST_INDEXES[spec.key]
+        series = all_series[spec.key]
+        charts.append(
+            {
+                "key": spec.key,
+                "unit": "%" if relative else spec.unit,
+                "higher_is_better": spec.higher_is_better,
+                "tests": list(spec.tests),
+                "series": series,
+                "configurations": [
+                    {
+                        "configuration": config.id,
+                        "tests": [
+                            _cell(
+                                spec,
+                                index,
+                                config,
+                                facts[config.id],
+                                samples[config.id][index],
+                                None if config is base_config else base_samples[index],
+                            )
+                            for index in indexes
+                        ],
+                    }
+                    for config in configurations
+                ],
+                "hints": [WORST_LATENCY] if spec.measure == LATENCY else [],
+            }
+        )
+    data = {
+        "mode": mode,
+        "baseline": baseline,
+        "runs": [{"id": run.id, "label": run.label or run.machine} for run in runs],
+        "group": grouping.spelling,
+        "configurations": [
+            {"id": c.id, "name": c.name, "runs": [run.id for run in c.runs], "tags": c.tags} for c in configurations
+        ],
+        "baseline_configuration": base_config.id,
+        "charts": charts,
+        "warnings": comparability.warnings(runs) + _spread_warnings(charts, configurations),
+        "setup": comparability.setup_table(runs, source_of, {run.id: c.id for c in configurations for run in c.runs}),
+    }
+    data["summary"] = summary.summarise(data, TEST_TITLES, RATE_CHART_KEYS)
+    return data
+
+
+@dataclass(slots=True)  # read-only by convention: frozen=True makes building one 4x dearer
+class Sample:
+    """One configuration's figures for one test: per measure (VALUE, CPU, LATENCY) the description
+    and moments of the measured values (no +++++, no gaps), computed once; and the counts."""
+
+    stats: dict[str, tuple[stats.Description, stats.Moments | None]]
+    n_runs: int
+    n_too_fast: int
+    n_not_run: int
+
+
+def _samples(config: Configuration) -> list[Sample]:
+    """Per test (TESTS order), what the runs of `config` measured: one pass over their results."""
+    n_runs = len(config.runs)
+    if n_runs == 1 and SINGLE_RUN_SHORTCUT:
+        return [_single_sample(result) for result in config.runs[0].results]
+    describe = stats.describe_with_moments
+    samples = []
+    for results in zip(*[run.results for run in config.runs], strict=True):
+        values: list[float] = []
+        cpu: list[float] = []
+        latency: list[float] = []
+        too_fast = not_run = 0
+        for status, value, cpu_pct, latency_us in results:
+            if status == OK:
+                if value is not None:
+                    values.append(value)
+                if cpu_pct is not None:
+                    cpu.append(cpu_pct)
+            elif status == TOO_FAST:
+                too_fast += 1
+            else:
+                not_run += 1
+            if latency_us is not None:  # bonnie++ prints a latency even for a +++++ result
+                latency.append(latency_us)
+        samples.append(
+            Sample({VALUE: describe(values), CPU: describe(cpu), LATENCY: describe(latency)}, n_runs, too_fast, not_run)
+        )
+    return samples
+
+
+# A configuration of one run (every one of an ungrouped comparison) takes a shortcut through
+# _single_sample and _single_cell: the same answer (tests/test_charts.py turns this off to check)
+# for about half the work of the general path.
+SINGLE_RUN_SHORTCUT = True
+_NOTHING = (stats.NOTHING, None)
+
+
+def _one(value: float | None) -> tuple[stats.Description, stats.Moments | None]:
+    """describe_with_moments([value]) (or of [] for None), without building the list."""
+    if value is None:
+        return _NOTHING
+    mean = value / 1
+    return stats.Description(1, mean, mean, None, None, None), stats.Moments(1, mean, None, None)
+
+
+def _single_sample(result: Result) -> Sample:
+    """_samples() of one run's result: what an ungrouped comparison builds 36 times per run."""
+    status, value, cpu_pct, latency_us = result
+    latency = _one(latency_us)
+    if status == OK:
+        return Sample({VALUE: _one(value), CPU: _one(cpu_pct), LATENCY: latency}, 1, 0, 0)
+    return Sample(
+        {VALUE: _NOTHING, CPU: _NOTHING, LATENCY: latency}, 1, int(status == TOO_FAST), int(status != TOO_FAST)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigFacts:
+    """What every hint of a configuration reads, gathered once per configuration."""
+
+    file_size_mib: int | None
+    ram_mib: int | None
+    format_versions: set[str]
+    has_evidence: bool
+
+
+def _facts(config: Configuration) -> ConfigFacts:
+    first = config.runs[0]
+    return ConfigFacts(
+        first.setup.file_size_mib,
+        first.setup.ram_mib,
+        {run.format_version for run in config.runs},
+        any(run.limiters for run in config.runs),
+    )
+
+
+def _cell(
+    spec: ChartSpec, index: int, config: Configuration, facts: ConfigFacts, sample: Sample, base: Sample | None
+) -> dict[str, Any]:
+    """One configuration's statistics for one test of a chart, and its verdict against the
+    baseline's (base is None for the baseline configuration itself)."""
+    measure = spec.measure
+    described, side = sample.stats[measure]
+    n = described.n
+    if sample.n_runs == 1 and not facts.has_evidence and SINGLE_RUN_SHORTCUT:
+        return _single_cell(spec, index, facts, sample, base)
+    if measure == LATENCY:
+        n_too_fast, n_not_run = 0, sample.n_runs - n  # a +++++ test still has its latency
+        status = OK if n else NO_LATENCY
+    else:
+        n_too_fast, n_not_run = sample.n_too_fast, sample.n_not_run
+        status = OK if n else TOO_FAST if n_too_fast else NOT_RUN
+    ratio: float | None = None
+    ratio_ci95: list[float] | None = None
+    verdict: str | None = None
+    if base is not None:
+        compared = stats.ratio_between(side, base.stats[measure][1])
+        if compared.ratio is not None:
+            ratio = round(compared.ratio, 4) + 0.0
+            verdict = stats.verdict(compared.ci95, spec.higher_is_better)
+            if compared.ci95 is not None:
+                ratio_ci95 = [round(compared.ci95[0], 4) + 0.0, round(compared.ci95[1], 4) + 0.0]
+        else:
+            verdict = stats.UNKNOWN
+    test = TESTS[index]
+    rate = measure == VALUE
+    cpu_pct = sample.stats[CPU][0].mean if rate else None
+    cv_pct = described.cv_pct
+    # Most results have no hint: ask the rules only when one of them can apply.
+    hints: list[dict[str, str]] = []
+    if (
+        n_too_fast
+        or (cv_pct is not None and cv_pct > SPREAD_CV_PCT)
+        or (
+            rate
+            and (
+                (cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT)
+                or facts.ram_mib
+                or test in PER_CHAR_TESTS
+                or facts.has_evidence
+            )
+        )
+    ):
+        hints = result_hints(
+            test,
+            measures_rate=rate,
+            n_runs=sample.n_runs,
+            n_too_fast=n_too_fast,
+            cv_pct=cv_pct,
+            cpu_pct=cpu_pct,
+            file_size_mib=facts.file_size_mib,
+            ram_mib=facts.ram_mib,
+            format_versions=facts.format_versions,
+            evidence=_evidence(config, test) if rate and facts.has_evidence else None,
+        )
+    ci95 = described.ci95
+    return {
+        "test": test,
+        "status": status,
+        "n": n,
+        "n_too_fast": n_too_fast,
+        "n_not_run": n_not_run,
+        "mean": None if described.mean is None else _round3(described.mean),
+        "median": None if described.median is None else _round3(described.median),
+        "sd": None if described.sd is None else round(described.sd, 3) + 0.0,
+        "cv_pct": None if cv_pct is None else round(cv_pct, 2) + 0.0,
+        "ci95": None if ci95 is None else [round(ci95[0], 3) + 0.0, round(ci95[1], 3) + 0.0],
+        "ratio": ratio,
+        "ratio_ci95": ratio_ci95,
+        "verdict": verdict,
+        "hints": hints,
+    }
+
+
+def _round3(x: float) -> float:
+    """round(x, 3) + 0.0 (the + 0.0 turns -0.0 into 0.0), skipping round() for whole numbers — most of
+    bonnie++'s figures — where it is the costliest step of a cell."""
+    return x + 0.0 if type(x) is int or x.is_integer() else round(x, 3) + 0.0
+
+
+def _single_cell(
+    spec: ChartSpec, index: int, facts: ConfigFacts, sample: Sample, base: Sample | None
+) -> dict[str, Any]:
+    """_cell() for a configuration of one run, the common case of an ungrouped comparison: no spread,
+    no interval, a verdict that can only be unknown — the same answer with a fraction of the work."""
+    measure = spec.measure
+    described = sample.stats[measure][0]
+    mean = described.mean
+    test = TESTS[index]
+    if measure == LATENCY:
+        n_too_fast, n_not_run = 0, 1 - described.n
+        status = OK if mean is not None else NO_LATENCY
+    else:
+        n_too_fast, n_not_run = sample.n_too_fast, sample.n_not_run
+        status = OK if mean is not None else TOO_FAST if n_too_fast else NOT_RUN
+    ratio = verdict = None
+    if base is not None:
+        verdict = stats.UNKNOWN
+        base_mean = base.stats[measure][0].mean
+        if mean is not None and base_mean is not None and base_mean > 0:
+            ratio = round(mean / base_mean, 4) + 0.0
+    # A single run's hints, only where one can apply (most cells have none; result_hints costs a call each).
+    measures_rate = measure == VALUE
+    cpu_pct = sample.stats[CPU][0].mean if measures_rate else None
+    hints: list[dict[str, str]] = []
+    if n_too_fast or (
+        measures_rate
+        and ((cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT) or facts.ram_mib or test in PER_CHAR_TESTS)
+    ):
+        hints = result_hints(
+            test,
+            measures_rate=measures_rate,
+            n_runs=1,
+            n_too_fast=n_too_fast,
+            cv_pct=None,
+            cpu_pct=cpu_pct,
+            file_size_mib=facts.file_size_mib,
+            ram_mib=facts.ram_mib,
+            format_versions=facts.format_versions,
+            evidence=None,
+        )
+    value = None if mean is None else _round3(mean)
+    return {
+        "test": test,
+        "status": status,
+        "n": described.n,
+        "n_too_fast": n_too_fast,
+        "n_not_run": n_not_run,
+        "mean": value,
+        "median": value,
+        "sd": None,
+        "cv_pct": None,
+        "ci95": None,
+        "ratio": ratio,
+        "ratio_ci95": None,
+        "verdict": verdict,
+        "hints": hints,
+    }
+
+
+def _evidence(config: Configuration, test: str) -> list[dict[str, str]] | None:
+    """The runner's limiters for `test` in the configuration's runs, each code once."""
+    found: dict[str, dict[str, str]] = {}
+    for run in config.runs:
+        limiter = run.limiters.get(test)
+        if limiter is not None:
+            found.setdefault(limiter["code"], limiter)
+    return list(found.values()) or None
+
+
+def _spread_warnings(charts: list[dict[str, Any]], configurations: list[Configuration]) -> list[dict[str, str]]:
+    """One warning naming every configuration whose runs disagree (CV above 5 %) on a rate."""
+    names = {c.id: c.name for c in configurations}
+    where: dict[int, list[str]] = {}
+    for chart, spec in zip(charts, CHARTS, strict=True):
+        if spec.measure != VALUE:
+            continue
+        for entry in chart["configurations"]:
+            for cell in entry["tests"]:
+                if cell["cv_pct"] is not None and cell["cv_pct"] > stats.SPREAD_WARNING_CV_PCT:
+                    where.setdefault(entry["configuration"], []).append(
+                        f"{TEST_TITLES[cell['test']]} {cell['cv_pct']:.1f} %"
+                    )
+    if not where:
+        return []
+    listed = "; ".join(f"{names[cid]}: {', '.join(items)}" for cid, items in where.items())
+    return [
+        {
+            "code": "high_spread",
+            "text": f"Runs of a configuration disagree (CV above {stats.SPREAD_WARNING_CV_PCT:g} %): {listed}. Run more, or find the noise.",
+        }
+    ]
+
+
+# ==== What a person needs to read them (the /compare page) ====
+
+
+def legend_names(runs: Sequence[RunFigures]) -> dict[int, str]:
+    """Label (or machine) plus the tags that differ between the runs; '#id' added where names collide."""
+    keys = sorted({key for run in runs for key in run.tags})
+    differing = [key for key in keys if len({run.tags.get(key) for run in runs}) > 1]
+    names = {}
+    for run in runs:
+        base = run.label or run.machine or f"run {run.id}"
+        extra = " ".join(f"{key}={run.tags[key]}" for key in differing if key in run.tags)
+        names[run.id] = f"{base} · {extra}" if extra else base
+    counts: dict[str, int] = {}
+    for name in names.values():
+        counts[name] = counts.get(name, 0) + 1
+    return {run_id: f"{name} #{run_id}" if counts[name] > 1 else name for run_id, name in names.items()}
+
+
+def source_of(run: RunFigures) -> str:
+    """Where a run's numbers come from: the bonnie++ version and CSV format of its line."""
+    if run.format_version == "1.03":
+        return "bonnie++ 1.0x (CSV 1.03)"
+    version = run.bonnie_version or "?"
+    writer = f"bonnie++ {version}" if version[:1].isdigit() else version
+    return f"{writer} (CSV {run.format_version})"
+
+
+def cell_status(cell: dict[str, Any], base: dict[str, Any] | None) -> str:
+    """Why a configuration has no bar: its own status, else (relative mode) the baseline's as
+    "baseline_" + status, or "baseline_zero"; "ok" when it has one."""
+    if cell["status"] != OK or base is None:
+        return cell["status"]
+    if base["status"] != OK:
+        return BASELINE_PREFIX + base["status"]
+    return BASELINE_ZERO if cell["ratio"] is None else OK
+
+
+def _base_cells(chart: dict[str, Any], base_id: int) -> list[dict[str, Any]]:
+    return next(e["tests"] for e in chart["configurations"] if e["configuration"] == base_id)
+
+
+# The configurations' colours: --run-0 .. --run-11 of static/app.css, then the same colours striped, then
+# dotted (36 distinct series); the page's chips, the heat tables' rows and the charts' bars share them.
+PALETTE_COLOURS = 12
+PALETTE_PATTERNS = 3
+
+
+def swatch(position: int) -> dict[str, int]:
+    """The look of the configuration at `position`: its colour (--run-N) and pattern (0 solid, 1 striped, 2 dotted)."""
+    return {"colour": position % PALETTE_COLOURS, "pattern": (position // PALETTE_COLOURS) % PALETTE_PATTERNS}
+
+
+def _js_round(x: float) -> int:
+    """JavaScript's Math.round (the charts' figures were once computed in the browser): the nearest integer,
+    halves upwards, where Python's round() takes them to the even one."""
+    whole = math.floor(x)
+    return whole + 1 if x - whole >= 0.5 else whole
+
+
+def _percent_bar(ratio: float) -> float:
+    """A ratio as a % difference to 0.1: 1.2 -> 20.0."""
+    return _js_round((ratio - 1) * 1000) / 10
+
+
+def _tenth(x: float) -> float:
+    return _js_round(x * 10) / 10
+
+
+def _bar(cell: dict[str, Any], base: dict[str, Any], kind: str | None) -> tuple[float, list[float] | None]:
+    """What a measured cell's bar shows (absolute: its mean; relative: its difference from the baseline's, as
+    RELATIVE_KIND says) and its error bar (the 95 % CI in the same terms, or None)."""
+    ratio_ci = cell["ratio_ci95"]
+    if kind == PERCENT:
+        return _percent_bar(cell["ratio"]), None if ratio_ci is None else [_percent_bar(r) for r in ratio_ci]
+    if kind == RATIO:
+        return cell["ratio"], None if ratio_ci is None else list(ratio_ci)
+    if kind == POINTS:
+        # percentage points: the difference of the means; its CI is the ratio's, scaled by the baseline's mean
+        mean = base["mean"]
+        return _tenth(cell["mean"] - mean), None if ratio_ci is None else [_tenth((r - 1) * mean) for r in ratio_ci]
+    return cell["mean"], cell["ci95"]
+
+
+def chart_bars(chart: dict[str, Any], data: dict[str, Any], kind: str | None) -> list[dict[str, Any]]:
+    """What the page draws of a chart of `data`: per configuration (the baseline configuration left out in
+    relative mode, where it is the origin) its legend label, swatch and, per test, the bar's value and error
+    bar (None for no bar), the status (why there is no bar: cell_status), the verdict and N."""
+    relative = data["mode"] == RELATIVE
+    base_id = data["baseline_configuration"]
+    base_cells = _base_cells(chart, base_id)
+    names = {c["id"]: c["name"] for c in data["configurations"]}
+    positions = {c["id"]: index for index, c in enumerate(data["configurations"])}
+    runs_of = {c["id"]: len(c["runs"]) for c in data["configurations"]}
+    repeated = any(n > 1 for n in runs_of.values())
+    bars = []
+    for entry in chart["configurations"]:
+        config_id = entry["configuration"]
+        is_base = config_id == base_id
+        if relative and is_base:
+            continue
+        values: list[Any] = []
+        errors: list[Any] = []
+        statuses = []
+        for cell, base in zip(entry["tests"], base_cells, strict=True):
+            status = cell_status(cell, base if relative else None)
+            value, error = _bar(cell, base, kind) if status == OK else (None, None)
+            statuses.append(status)
+            values.append(value)
+            errors.append(error)
+        bars.append(
+            {
+                "configuration": config_id,
+                "label": f"{names[config_id]} (N={runs_of[config_id]})" if repeated else names[config_id],
+                "baseline": is_base,
+                "position": positions[config_id],
+                **swatch(positions[config_id]),
+                "values": values,
+                "errors": errors,
+                "status": statuses,
+                "verdicts": [None if is_base else cell["verdict"] for cell in entry["tests"]],
+                "n": [cell["n"] for cell in entry["tests"]],
+            }
+        )
+    return bars
+
+
+def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, Any]:
+    """Names, titles, axis units, notes, hints and the bars for the charts of `data` (what compare() returned).
+    The page draws one bar per configuration: its mean (absolute) or its difference from the baseline
+    configuration's (relative), with the 95 % CI as an error bar (chart_bars); the browser only draws them."""
+    names = legend_names(runs)
+    config_names = {c["id"]: c["name"] for c in data["configurations"]}
+    sources = list(dict.fromkeys(source_of(run) for run in runs))
+    relative = data["mode"] == RELATIVE
+    base_id = data["baseline_configuration"]
+    charts = []
+    for spec, chart in zip(CHARTS, data["charts"], strict=True):
+        values = [
+            v
+            for entry in chart["configurations"]
+            for cell in entry["tests"]
+            for v in (cell["mean"], *(cell["ci95"] or ()))
+        ]
+        kind = RELATIVE_KIND[spec.measure] if relative else None
+        log = spec.measure == LATENCY  # absolute latency spans decades; relative, so do its ratios
+        if kind == RATIO:
+            unit, divisor = "×", 1
+            axis_title = "× baseline latency (log)"
+        elif kind == POINTS:
+            unit, divisor = "points", 1
+            axis_title = "%CPU points vs baseline"
+        elif relative:
+            unit, divisor = "%", 1
+            axis_title = "% vs baseline"
+        else:
+            unit, divisor = display_unit(spec.unit, values)
+            axis_title = f"{'latency' if log else spec.title}, {unit}" + (" (log scale)" if log else "")
+            if spec.measure == CPU:
+                axis_title = "%CPU"
+        charts.append(
+            {
+                "key": spec.key,
+                "title": spec.title,
+                "measure": spec.measure,
+                "relative_kind": kind,
+                "source": ", ".join(sources),
+                "better": ("higher" if spec.higher_is_better else "lower") + " is better",
+                "axis_title": axis_title,
+                "scale": "logarithmic" if log else "linear",
+                "display_unit": unit,
+                "divisor": divisor,
+                "steps": None if relative else UNIT_STEPS.get(spec.unit),
+                "test_titles": [TEST_TITLES[test] for test in spec.tests],
+                "hints": [TOO_FAST_HINT[test] for test in spec.tests],
+                "notes": chart_notes(chart, config_names, base_id if relative else None),
+                "hint_list": hint_list(chart, config_names),
+                "bars": chart_bars(chart, data, kind),
+            }
+        )
+    return {
+        "names": {str(run_id): name for run_id, name in names.items()},
+        "configuration_names": {str(cid): name for cid, name in config_names.items()},
+        # run id -> its configuration's swatch: the colour (and pattern) of its chip, as of its bars
+        "swatch_of": {str(run): swatch(index) for index, c in enumerate(data["configurations"]) for run in c["runs"]},
+        "baseline_name": config_names[base_id],
+        "charts": charts,
+        "status_text": STATUS_TEXT,
+        "verdict_text": VERDICT_TEXT,
+        "too_fast_explanation": TOO_FAST_EXPLANATION,
+        "too_fast_marks": TOO_FAST_MARKS,
+        "verdict_mark": VERDICT_MARK,
+    }
+
+
+# How a relative chart says "compared with the baseline": rates as a % difference, latency as a
+# ratio on a log axis (it spans decades: ×0.5 and ×2 are equally far from ×1, and +45,000,000 %
+# would flatten every other bar), %CPU as a difference in percentage points (a ratio of two small
+# %CPU figures says little).
+PERCENT, RATIO, POINTS = "percent", "ratio", "points"
+RELATIVE_KIND = {VALUE: PERCENT, LATENCY: RATIO, CPU: POINTS}
+
+
+VERDICT_TEXT = {
+    "better": "better (the 95 % CI of the ratio is entirely on the better side)",
+    "worse": "worse (the 95 % CI of the ratio is entirely on the worse side)",
+    "within_noise": "within noise (~): the 95 % CI of the ratio contains no change",
+    "unknown": "unknown: a single run on a side; repeat it, e.g. bonnie++ -x 5",
+}
+
+
+def chart_notes(chart: dict[str, Any], names: dict[int, str], base_id: int | None = None) -> list[dict[str, Any]]:
+    """Every reason a bar is missing, grouped by reason: [{status, text, explanation, where}], where
+    `where` lists "configuration: test, test" and explanation says what +++++ means and how to
+    measure it. With base_id (relative mode) the baseline configuration has no bars and others
+    miss one where the baseline has nothing to compare with."""
+    base_cells = _base_cells(chart, base_id) if base_id is not None else None
+    grouped: dict[str, dict[int, list[str]]] = {}
+    for entry in chart["configurations"]:
+        if entry["configuration"] == base_id:
+            continue
+        for index, cell in enumerate(entry["tests"]):
+            status = cell_status(cell, base_cells[index] if base_cells else None)
+            if status != OK:
+                grouped.setdefault(status, {}).setdefault(entry["configuration"], []).append(cell["test"])
+    order = list(STATUS_TEXT)
+    notes = []
+    for status in sorted(grouped, key=lambda s: order.index(s) if s in order else len(order)):
+        by_config = grouped[status]
+        explanation = None
+        if status == TOO_FAST:
+            hints = dict.fromkeys(TOO_FAST_HINT[test] for tests in by_config.values() for test in tests)
+            explanation = f"{TOO_FAST_EXPLANATION} {' or '.join(hints).capitalize()} would measure it."
+        notes.append(
+            {
+                "status": status,
+                "text": STATUS_TEXT.get(status, status),
+                "explanation": explanation,
+                "where": [f"{names[cid]}: {', '.join(tests)}" for cid, tests in by_config.items()],
+            }
+        )
+    return notes
+
+
+def hint_list(chart: dict[str, Any], names: dict[int, str]) -> list[dict[str, Any]]:
+    """The chart's hints, each code once, with where it applies: [{code, text, where}]; the text is
+    the hint's own when it is the same everywhere, else the code's general rule (hints.GENERAL_TEXT)."""
+    items: list[dict[str, Any]] = [{**h, "where": []} for h in chart["hints"]]
+    by_code: dict[str, dict[str, Any]] = {}
+    for entry in chart["configurations"]:
+        for cell in entry["tests"]:
+            for h in cell["hints"]:
+                if h["code"] == "too_fast":  # the chart's notes already say where and why
+                    continue
+                item = by_code.get(h["code"])
+                if item is None:
+                    item = by_code[h["code"]] = {**h, "where": []}
+                    items.append(item)
+                elif item["text"] != h["text"]:
+                    item["text"] = GENERAL_TEXT.get(h["code"], item["text"])
+                item["where"].append(f"{names[entry['configuration']]}: {cell['test']}")
+    return items
+
+
+VERDICT_MARK = {"better": "▲", "worse": "▼", "within_noise": "~", "unknown": "?"}
+MEASURE_TITLES = {VALUE: "Rates", CPU: "%CPU", LATENCY: "Latency (the slowest single operation)"}
+# The file tests' rounds, as the heat tables' column groups name them (each round creates, stats and deletes:
+# "File create and delete" is the chart that leaves the stat out).
+ROUND_TITLES = {bonnie.SEQUENTIAL: "Sequential files", bonnie.RANDOM: "Random files"}
+
+
+def _heat_groups() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The column groups of the heat tables, in TESTS order (bonnie++'s, as bon_csv2html and its report show them):
+    the families, the file tests split into their two rounds."""
+    groups: dict[tuple[bonnie.Family, str | None], list[str]] = {}
+    for test in bonnie.CATALOG:
+        groups.setdefault((test.family, test.order), []).append(test.name)
+    return tuple(
+        (ROUND_TITLES[order] if order else family.title, tuple(tests)) for (family, order), tests in groups.items()
+    )
+
+
+HEAT_GROUPS = _heat_groups()
+# The first test of each group: a rule before its column.
+HEAT_GROUP_STARTS = frozenset(tests[0] for _, tests in HEAT_GROUPS)
+
+
+def _column_unit(test: str, measure: str, means: list[float | None]) -> tuple[str, int]:
+    """One unit per column: the display unit of its largest mean (MiB/s for all when one reaches it)."""
+    if measure == CPU:
+        return "%", 1
+    return display_unit("µs" if measure == LATENCY else UNITS[test], means)
+
+
+def _difference(measure: str, cell: dict[str, Any], base: dict[str, Any]) -> str:
+    """As the relative charts say it: a % for rates, a ratio for latency, points for %CPU."""
+    if measure == LATENCY:
+        return f"×{cell['ratio']:.2f}" if cell["ratio"] < 10 else f"×{cell['ratio']:,.0f}"
+    if measure == CPU:
+        points = round(cell["mean"] - base["mean"])
+        return f"{'+' if points > 0 else '−' if points < 0 else '±'}{abs(points)} pts"
+    return percent(cell["ratio"])
+
+
+def heat_table(data: dict[str, Any]) -> dict[str, Any]:
+    """The tables under the charts, in the spirit of bon_csv2html but readable at 1366 px: one table
+    per measure (rates, %CPU, latency when any run has one), one row per configuration, one column
+    per test grouped by family, one unit per column (in its header). Each cell is a dict: `text` (the
+    mean in the column's unit, or +++++), `relative` (the ratio to the baseline configuration as a %,
+    with its verdict mark: ▲ better, ▼ worse, ~ within noise, ? unknown), `verdict` and `status`; the
+    template shades only cells whose verdict is better or worse, so a colour always means a
+    difference beyond the noise. `rows[].cells` run over TESTS x `measures`; `columns` (same order)
+    give each its test, measure, unit and whether it starts a group of columns (HEAT_GROUPS); `sections`
+    list per measure the indexes of its cells and the groups' titles and widths."""
+    by_key = {chart["key"]: chart for chart in data["charts"]}
+    base_id = data["baseline_configuration"]
+    # test -> (chart, index in it) for each measure
+    where = {
+        measure: {
+            test: (by_key[spec.key], spec.tests.index(test))
+            for spec in CHARTS
+            if spec.measure == measure
+            for test in spec.tests
+        }
+        for measure in (VALUE, CPU, LATENCY)
+    }
+    has_latency = any(cell["n"] for entry in by_key["latency"]["configurations"] for cell in entry["tests"])
+    measures = (VALUE, CPU, LATENCY) if has_latency else (VALUE, CPU)
+    columns = []
+    by_config: dict[int, list[dict[str, Any]]] = {c["id"]: [] for c in data["configurations"]}
+    for test in TESTS:
+        for measure in measures:
+            chart, index = where[measure][test]
+            cells = {e["configuration"]: e["tests"][index] for e in chart["configurations"]}
+            unit, divisor = _column_unit(test, measure, [cell["mean"] for cell in cells.values()])
+            columns.append({"test": test, "measure": measure, "unit": unit, "group_start": test in HEAT_GROUP_STARTS})
+            for config_id, cell in cells.items():
+                relative = ""
+                if cell["ratio"] is not None and config_id != base_id:
+                    relative = f"{_difference(measure, cell, cells[base_id])} {VERDICT_MARK[cell['verdict']]}"
+                too_fast = cell["status"] == TOO_FAST and measure != LATENCY
+                by_config[config_id].append(
+                    {
+                        "measure": measure,
+                        "text": TOO_FAST_TEXT if too_fast else format_in(cell["mean"], unit, divisor),
+                        "relative": relative,
+                        "verdict": cell["verdict"],
+                        "status": cell["status"],
+                        "n": cell["n"],
+                    }
+                )
+    rows = [
+        {
+            "configuration": config["id"],
+            "name": config["name"],
+            "runs": config["runs"],
+            "baseline": config["id"] == base_id,
+            "swatch": swatch(index),
+            "cells": by_config[config["id"]],
+        }
+        for index, config in enumerate(data["configurations"])
+    ]
+    sections = [
+        {
+            "measure": measure,
+            "title": MEASURE_TITLES[measure],
+            "families": [(title, len(tests)) for title, tests in HEAT_GROUPS],
+            "indexes": [i for i, column in enumerate(columns) if column["measure"] == measure],
+        }
+        for measure in measures
+    ]
+    return {
+        "tests": list(TESTS),
+        "has_latency": has_latency,
+        "measures": list(measures),
+        "columns": columns,
+        "sections": sections,
+        "rows": rows,
+    }
+
+
+TOO_FAST_TEXT = bonnie.TOO_FAST_MARK
+# A +++++ mark as the charts draw it: where it fits, and in a narrow bar.
+TOO_FAST_MARKS = {"wide": bonnie.TOO_FAST_MARK, "narrow": bonnie.TOO_FAST_CPU_MARK}

@@ -1,0 +1,147 @@
+"""A run as a comparison reads it: identity, bonnie++ parameters (its setup) and twelve results.
+
+`figures_of` turns a row of `queries.COMPARE_COLUMNS` into a `RunFigures`, selecting every cell by
+its column name (app/columns.py), never by position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.columns import RESULT_PARTS, result_column
+from app.ingest.parsing import TESTS, Result
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class RunSetup:
+    """What bonnie++ was asked to do, and the machine's RAM when known: what makes runs comparable."""
+
+    file_size_mib: int | None
+    io_chunk_bytes: int | None
+    file_test: tuple[Any, ...] | None  # (num_files, max_size, min_size, num_dirs, link), None without -n
+    seek_count: int | None
+    seek_procs: int | None
+    concurrency: int | None
+    ram_mib: int | None  # from the runner's document, or a `ram_mib` tag
+
+
+NO_SETUP = RunSetup(None, None, None, None, None, None, None)
+
+
+@dataclass(frozen=True, slots=True)
+class RunFigures:
+    """What a comparison needs of a run; `results` holds twelve Results in TESTS order."""
+
+    id: int
+    machine: str
+    label: str | None
+    tags: dict[str, str]
+    format_version: str
+    bonnie_version: str | None
+    results: tuple[Result, ...]
+    setup: RunSetup = NO_SETUP
+    # The runner's own evidence of what limited a test, by test (limiters_of(line_facts(...))).
+    limiters: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+# Column names, in the order figures_of reads them; queries.COMPARE_COLUMNS selects exactly these.
+IDENTITY_COLUMNS = ("id", "machine", "label", "format_version", "bonnie_version")
+SETUP_COLUMNS = ("file_size_mib", "io_chunk_bytes", "seek_count", "seek_procs", "concurrency")
+FILE_TEST_COLUMNS = ("num_files", "file_max_size", "file_min_size", "file_num_dirs", "file_link")
+RAM_BYTES = "ram_bytes"  # the runner document's system.ram_bytes
+DOCUMENT_RUNS = "document_runs"  # the runner document's runs, each with its CSV line and per-test facts
+RAW_LINE = "raw_line"
+RESULT_NAMES = tuple(tuple(result_column(test, part) for part in RESULT_PARTS) for test in TESTS)
+
+
+class RowReader:
+    """Reads rows whose columns are named `keys`: positions are looked up once, by name."""
+
+    def __init__(self, keys: Sequence[str]):
+        at = {key: index for index, key in enumerate(keys)}
+        self.identity = [at[name] for name in IDENTITY_COLUMNS]
+        self.setup = [at[name] for name in SETUP_COLUMNS]
+        self.file_test = [at[name] for name in FILE_TEST_COLUMNS]
+        self.ram = at.get(RAM_BYTES)
+        self.document_runs = at.get(DOCUMENT_RUNS)
+        self.raw_line = at.get(RAW_LINE)
+        self.results = [[at[name] for name in names] for names in RESULT_NAMES]
+        # Where a test's parts sit side by side in RESULT_PARTS order (as queries.COMPARE_COLUMNS puts
+        # them), a slice reads them: the same cells, found by name, at a fraction of the cost.
+        self.result_starts = [indexes[0] for indexes in self.results]
+        self.sliceable = all(
+            indexes == list(range(indexes[0], indexes[0] + len(RESULT_PARTS))) for indexes in self.results
+        )
+
+    def figures(self, row: Sequence[Any], tags: dict[str, str]) -> RunFigures:
+        run_id, machine, label, format_version, bonnie_version = (row[i] for i in self.identity)
+        file_size, chunk, seek_count, seek_procs, concurrency = (row[i] for i in self.setup)
+        file_test = tuple(row[i] for i in self.file_test)
+        ram_bytes = row[self.ram] if self.ram is not None else None
+        setup = RunSetup(
+            file_size_mib=file_size,
+            io_chunk_bytes=chunk,
+            file_test=file_test if file_test[0] is not None else None,
+            seek_count=seek_count,
+            seek_procs=seek_procs,
+            concurrency=concurrency,
+            ram_mib=ram_mib_of(ram_bytes, tags),
+        )
+        if self.sliceable:
+            cells = tuple(row)
+            width = len(RESULT_PARTS)
+            results = tuple([Result._make(cells[at : at + width]) for at in self.result_starts])
+        else:
+            results = tuple([Result(*(row[i] for i in indexes)) for indexes in self.results])
+        limiters = {}
+        if self.document_runs is not None and self.raw_line is not None and row[self.document_runs] is not None:
+            facts = line_facts(row[self.document_runs], row[self.raw_line])
+            limiters = limiters_of(facts.get("tests")) if facts else {}
+        return RunFigures(run_id, machine, label, tags, format_version, bonnie_version, results, setup, limiters)
+
+
+def line_facts(document_runs: Any, raw_line: str) -> dict[str, Any] | None:
+    """The runner document's entry for this CSV line: one of document["runs"] (one per -x repeat), the one
+    whose `csv` is the line (runner/README.md, "JSON document"); None for other documents."""
+    if not isinstance(document_runs, list):
+        return None
+    return next((run for run in document_runs if isinstance(run, dict) and run.get("csv") == raw_line), None)
+
+
+def limiters_of(document_tests: Any) -> dict[str, dict[str, str]]:
+    """{test: {code, text}} from a line's per-test facts (line_facts(...)["tests"]), where a test has a
+    valid limiter (runner/README.md, "What limited each test")."""
+    if not isinstance(document_tests, dict):
+        return {}
+    found = {}
+    for test in TESTS:
+        facts = document_tests.get(test)
+        limiter = facts.get("limiter") if isinstance(facts, dict) else None
+        if isinstance(limiter, dict) and isinstance(limiter.get("code"), str) and isinstance(limiter.get("text"), str):
+            found[test] = {"code": limiter["code"][:40], "text": limiter["text"][:500]}
+    return found
+
+
+def ram_mib_of(ram_bytes: Any, tags: dict[str, str]) -> int | None:
+    """The machine's RAM: the runner's measurement, else a `ram_mib` tag (a whole number). A byte count past 63
+    bits is no measurement; SQLite reads it back as a float, and the comparison's JSON cannot hold it."""
+    if isinstance(ram_bytes, int) and 0 < ram_bytes < 2**63:
+        return ram_bytes // MIB
+    tagged = tags.get("ram_mib", "")
+    return int(tagged) if tagged.isascii() and tagged.isdigit() and 0 < len(tagged) <= 12 else None
+
+
+_READERS: dict[tuple[str, ...], RowReader] = {}
+
+
+def figures_of(row: Any, tags: dict[str, str]) -> RunFigures:
+    """A run as queries.runs_to_compare() reads it (a row with the columns named above) and its tags."""
+    keys = row._fields
+    reader = _READERS.get(keys)
+    if reader is None:
+        reader = _READERS[keys] = RowReader(keys)
+    return reader.figures(row, tags)

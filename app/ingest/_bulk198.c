@@ -1,0 +1,823 @@
+/* app.ingest._bulk198: plain format-1.98 lines checked, hashed, converted and inserted through SQLite's C API.
+ *
+ * Issue #13 asks that 100,000 lines be stored within 2x of sqlite3's `.import`. Python cannot even bind
+ * that many statements in time, so for the common line this module does everything: scan() cuts the
+ * upload into lines, keeps each line that has the usual shape of a bonnie++ 1.98 line (docs/
+ * bonnie-csv-format.md §3.2: fifty fields, every cell as bonnie++ writes it; parsing.PLAIN_198 says the
+ * same in Python) and hashes it; every other line is handed back to the Python parser (app/ingest/parsing.py),
+ * which alone names a bad line's field. Scan.insert() then converts and binds each kept line into the
+ * `run` table, inside the transaction the caller's SQLite connection has open, by the rules of
+ * app/ingest/parsing.py; tests/test_sqlite_bulk.py holds the two to the same stored rows. Both release the GIL.
+ *
+ * A plain line can be no error for the parser, so nothing here reports one: a line this module is unsure
+ * of is not plain. The line hash is BLAKE2b with a 16-byte digest, as app/ingest/service.py's line_hash(), from
+ * libb2 (the BLAKE2 authors' library, whose code CPython's hashlib carries too; OpenSSL 3.0 only offers
+ * BLAKE2b-512, and a shorter BLAKE2b digest is not a cut 512-bit one).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <blake2.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <string.h>
+
+#define FIELDS 50
+#define DIGEST_BYTES 16
+#define MAX_MACHINE_CHARS 500 /* limits.MAX_MACHINE_CHARS: a longer name is the parser's error to report */
+
+/* ==== the run table's columns, in the order bound (checked against app/columns.py by a test) ==== */
+
+static const char *const TESTS[12] = {
+    "putc", "put_block", "rewrite", "getc", "get_block", "seeks",
+    "seq_create", "seq_stat", "seq_del", "ran_create", "ran_stat", "ran_del",
+};
+static const char *const RESULT_PARTS[4] = {"status", "value", "cpu_pct", "latency_us"};
+static const char *const HEAD_COLUMNS[] = {
+    "id", "upload_id", "created_at", "line_hash", "raw_line", "machine", "format_version", "bonnie_version",
+    "concurrency", "seed", "file_size_mib", "io_chunk_bytes", "seek_count", "seek_procs", "num_files",
+    "file_max_size", "file_min_size", "file_num_dirs", "file_link", "label", "document",
+};
+enum {
+    P_ID = 1, P_UPLOAD_ID, P_CREATED_AT, P_LINE_HASH, P_RAW_LINE, P_MACHINE, P_FORMAT_VERSION, P_BONNIE_VERSION,
+    P_CONCURRENCY, P_SEED, P_FILE_SIZE_MIB, P_IO_CHUNK_BYTES, P_SEEK_COUNT, P_SEEK_PROCS, P_NUM_FILES,
+    P_FILE_MAX_SIZE, P_FILE_MIN_SIZE, P_FILE_NUM_DIRS, P_FILE_LINK, P_LABEL, P_DOCUMENT,
+    P_FIRST_RESULT, /* then four per test */
+};
+#define HEAD_COUNT ((int)(sizeof HEAD_COLUMNS / sizeof HEAD_COLUMNS[0]))
+#define COLUMN_COUNT (HEAD_COUNT + 12 * 4)
+
+/* Field positions in a format-1.98 line (§3.2). */
+enum {
+    F_FORMAT, F_BONNIE_VERSION, F_NAME, F_CONCURRENCY, F_SEED, F_FILE_SIZE, F_IO_CHUNK, F_SEEK_COUNT,
+    F_SEEK_PROCS, F_FIRST_IO = 9, F_NUM_FILES = 21, F_MAX_SIZE, F_MIN_SIZE, F_ALWAYS_EMPTY, F_NUM_DIRS,
+    F_FIRST_FILE = 26, F_FIRST_LATENCY = 38,
+};
+#define IO_FIELDS 16   /* file_size .. seeks_cpu */
+#define FILE_FIELDS 17 /* num_files .. ran_del_cpu */
+
+typedef struct {
+    const unsigned char *at;
+    Py_ssize_t len;
+} Cell;
+
+/* ==== the plain-line check (parsing.PLAIN_198) ==== */
+
+static int is_digits(Cell c, Py_ssize_t fewest, Py_ssize_t most) {
+    if (c.len < fewest || c.len > most)
+        return 0;
+    for (Py_ssize_t i = 0; i < c.len; i++)
+        if (c.at[i] < '0' || c.at[i] > '9')
+            return 0;
+    return 1;
+}
+
+static int is(Cell c, const char *text) {
+    size_t n = strlen(text);
+    return (size_t)c.len == n && memcmp(c.at, text, n) == 0;
+}
+
+/* Free text (version, name, seed): UTF-8 that Python's strict decoder accepts, without '"', '\\', U+FEFF (the
+ * parser refuses a byte order mark inside a line) or what parsing.control_or_separator() finds (C0 and C1
+ * controls, DEL, U+2028 and U+2029: the parser names the field that holds one). A comma in the name made a line of
+ * more than fifty fields, which only the parser reads (counted from the end: §1.4). */
+static int is_plain_text(Cell c) {
+    const unsigned char *s = c.at, *end = c.at + c.len;
+    while (s < end) {
+        unsigned char b = *s;
+        if (b < 0x80) {
+            if (b < 0x20 || b == 0x7F || b == '"' || b == '\\')
+                return 0;
+            s++;
+            continue;
+        }
+        int more;
+        unsigned char low = 0x80, high = 0xBF; /* the range of the second byte */
+        if (b >= 0xC2 && b <= 0xDF)
+            more = 1;
+        else if (b == 0xE0)
+            more = 2, low = 0xA0;
+        else if (b == 0xED)
+            more = 2, high = 0x9F; /* no UTF-16 surrogates */
+        else if (b >= 0xE1 && b <= 0xEF)
+            more = 2;
+        else if (b == 0xF0)
+            more = 3, low = 0x90;
+        else if (b >= 0xF1 && b <= 0xF3)
+            more = 3;
+        else if (b == 0xF4)
+            more = 3, high = 0x8F;
+        else
+            return 0;
+        if (end - s <= more || s[1] < low || s[1] > high)
+            return 0;
+        for (int i = 2; i <= more; i++)
+            if (s[i] < 0x80 || s[i] > 0xBF)
+                return 0;
+        if (b == 0xEF && s[1] == 0xBB && s[2] == 0xBF)
+            return 0; /* U+FEFF */
+        if (b == 0xC2 && s[1] <= 0x9F)
+            return 0; /* U+0080-U+009F, the C1 controls */
+        if (b == 0xE2 && s[1] == 0x80 && (s[2] == 0xA8 || s[2] == 0xA9))
+            return 0; /* U+2028, U+2029 */
+        s += more + 1;
+    }
+    return 1;
+}
+
+/* At most n characters of text is_plain_text() accepted (valid UTF-8: each character has one lead byte). */
+static int chars_at_most(Cell c, Py_ssize_t n) {
+    Py_ssize_t chars = 0;
+    for (Py_ssize_t i = 0; i < c.len; i++)
+        chars += (c.at[i] & 0xC0) != 0x80;
+    return chars <= n;
+}
+
+/* A value and its %CPU (§1.1): digits and digits, "+++++" and "+++", or both empty. */
+static int is_pair(Cell value, Cell cpu, int seeks) {
+    if (value.len == 0)
+        return cpu.len == 0;
+    if (is(value, "+++++"))
+        return is(cpu, "+++");
+    if (!is_digits(cpu, 1, 9))
+        return 0;
+    if (!seeks)
+        return is_digits(value, 1, 15);
+    /* seeks/s may have decimals (§1.2): \d{1,15} or \d{1,14}\.\d{1,6}; 15 digits and a fraction could round up
+     * to parsing.MAX_NUMBER, which the parser refuses */
+    const unsigned char *dot = memchr(value.at, '.', (size_t)value.len);
+    if (dot == NULL)
+        return is_digits(value, 1, 15);
+    Cell whole = {value.at, dot - value.at}, fraction = {dot + 1, value.len - (dot - value.at) - 1};
+    return is_digits(whole, 1, 14) && is_digits(fraction, 1, 6);
+}
+
+/* A latency (§1.3): empty, or up to 12 digits and us, ms or s. */
+static int is_latency(Cell c) {
+    if (c.len == 0)
+        return 1;
+    Py_ssize_t unit = c.len >= 2 && c.at[c.len - 1] == 's' && (c.at[c.len - 2] == 'u' || c.at[c.len - 2] == 'm') ? 2 : 1;
+    if (c.at[c.len - 1] != 's')
+        return 0;
+    return is_digits((Cell){c.at, c.len - unit}, 1, 12);
+}
+
+static int all_empty(const Cell *cells, int count) {
+    for (int i = 0; i < count; i++)
+        if (cells[i].len)
+            return 0;
+    return 1;
+}
+
+static int io_tests_ran_plainly(const Cell *f) {
+    if (!(f[F_FILE_SIZE].len >= 2 && (f[F_FILE_SIZE].at[f[F_FILE_SIZE].len - 1] == 'M' || f[F_FILE_SIZE].at[f[F_FILE_SIZE].len - 1] == 'G') &&
+          is_digits((Cell){f[F_FILE_SIZE].at, f[F_FILE_SIZE].len - 1}, 1, 12)))
+        return 0;
+    if (f[F_IO_CHUNK].len || !is_digits(f[F_SEEK_COUNT], 0, 15) || !is_digits(f[F_SEEK_PROCS], 0, 9))
+        return 0;
+    for (int test = 0; test < 6; test++)
+        if (!is_pair(f[F_FIRST_IO + 2 * test], f[F_FIRST_IO + 2 * test + 1], test == 5))
+            return 0;
+    for (int test = 0; test < 6; test++)
+        if (!is_latency(f[F_FIRST_LATENCY + test]))
+            return 0;
+    return 1;
+}
+
+static int file_tests_ran_plainly(const Cell *f) {
+    Cell max = f[F_MAX_SIZE];
+    if (!is_digits(f[F_NUM_FILES], 1, 15) || !(is_digits(max, 0, 15) || is(max, "link") || is(max, "symlink")))
+        return 0;
+    /* §3.3-1: the column before num_dirs is always empty. */
+    if (!is_digits(f[F_MIN_SIZE], 0, 15) || f[F_ALWAYS_EMPTY].len || !is_digits(f[F_NUM_DIRS], 0, 15))
+        return 0;
+    for (int test = 0; test < 6; test++)
+        if (!is_pair(f[F_FIRST_FILE + 2 * test], f[F_FIRST_FILE + 2 * test + 1], 0))
+            return 0;
+    for (int test = 6; test < 12; test++)
+        if (!is_latency(f[F_FIRST_LATENCY + test]))
+            return 0;
+    return 1;
+}
+
+/* Cut a line into its fifty cells; 0 when it has another number of fields. */
+static int split_fields(const unsigned char *line, Py_ssize_t len, Cell *f) {
+    const unsigned char *s = line, *end = line + len;
+    for (int i = 0; i < FIELDS; i++) {
+        const unsigned char *comma = memchr(s, ',', (size_t)(end - s));
+        if (comma == NULL) {
+            if (i != FIELDS - 1)
+                return 0;
+            f[i] = (Cell){s, end - s};
+            return 1;
+        }
+        f[i] = (Cell){s, comma - s};
+        s = comma + 1;
+    }
+    return 0; /* a 51st field */
+}
+
+/* A format-1.98 line with the I/O tests, the file tests or both run, every cell in the shape bonnie++
+ * writes (§3.2, §1.1-§1.4): the parser accepts it, and convert_and_bind() stores what the parser would. */
+static int is_plain_198(const unsigned char *line, Py_ssize_t len, Cell *f) {
+    if (len < 5 || memcmp(line, "1.98,", 5) != 0 || !split_fields(line, len, f))
+        return 0;
+    if (!is_plain_text(f[F_BONNIE_VERSION]) || !is_plain_text(f[F_SEED]) || !is_digits(f[F_CONCURRENCY], 1, 9))
+        return 0;
+    if (!is_plain_text(f[F_NAME]) || !chars_at_most(f[F_NAME], MAX_MACHINE_CHARS))
+        return 0;
+    int io_ran = f[F_FILE_SIZE].len != 0, files_ran = f[F_NUM_FILES].len != 0;
+    if (!io_ran && !files_ran)
+        return 0;
+    /* A test family that did not run leaves all its cells and latencies empty (-s 0, -n 0: §4). */
+    if (io_ran ? !io_tests_ran_plainly(f) : !(all_empty(f + F_FILE_SIZE, IO_FIELDS) && all_empty(f + F_FIRST_LATENCY, 6)))
+        return 0;
+    if (files_ran ? !file_tests_ran_plainly(f)
+                  : !(all_empty(f + F_NUM_FILES, FILE_FIELDS) && all_empty(f + F_FIRST_LATENCY + 6, 6)))
+        return 0;
+    return 1;
+}
+
+/* ==== conversion: the values app/ingest/parsing.py gives such a line ==== */
+
+static sqlite3_int64 to_int(Cell c) {
+    sqlite3_int64 n = 0;
+    for (Py_ssize_t i = 0; i < c.len; i++)
+        n = n * 10 + (c.at[i] - '0');
+    return n;
+}
+
+static int bind_text(sqlite3_stmt *s, int param, Cell c) {
+    return sqlite3_bind_text(s, param, (const char *)c.at, (int)c.len, SQLITE_STATIC);
+}
+
+static int bind_optional_int(sqlite3_stmt *s, int param, Cell c) {
+    return c.len ? sqlite3_bind_int64(s, param, to_int(c)) : sqlite3_bind_null(s, param);
+}
+
+static int bind_optional_text(sqlite3_stmt *s, int param, Cell c) {
+    return c.len ? bind_text(s, param, c) : sqlite3_bind_null(s, param);
+}
+
+static int bind_result(sqlite3_stmt *s, int test, Cell value, Cell cpu, Cell latency) {
+    int p = P_FIRST_RESULT + 4 * test, rc;
+    /* §1.1: empty is not run, +++++ too fast; value and %CPU only for a measured result. */
+    if (value.len == 0 || value.at[0] == '+') {
+        rc = sqlite3_bind_text(s, p, value.len ? "too_fast" : "not_run", -1, SQLITE_STATIC);
+        rc |= sqlite3_bind_null(s, p + 1) | sqlite3_bind_null(s, p + 2);
+    } else {
+        rc = sqlite3_bind_text(s, p, "ok", 2, SQLITE_STATIC);
+        if (test == 5) { /* seeks/s is a REAL column; strtod rounds as Python's float() does (correctly) */
+            char digits[24];
+            memcpy(digits, value.at, (size_t)value.len);
+            digits[value.len] = '\0';
+            rc |= sqlite3_bind_double(s, p + 1, strtod(digits, NULL));
+        } else {
+            rc |= sqlite3_bind_int64(s, p + 1, to_int(value));
+        }
+        rc |= sqlite3_bind_int64(s, p + 2, to_int(cpu));
+    }
+    if (latency.len == 0)
+        return rc | sqlite3_bind_null(s, p + 3);
+    /* §1.3: 117us, 228ms or 105s, stored in microseconds */
+    sqlite3_int64 factor = 1000000;
+    Py_ssize_t unit = 1;
+    if (latency.len >= 2 && latency.at[latency.len - 2] == 'u')
+        factor = 1, unit = 2;
+    else if (latency.len >= 2 && latency.at[latency.len - 2] == 'm')
+        factor = 1000, unit = 2;
+    return rc | sqlite3_bind_int64(s, p + 3, to_int((Cell){latency.at, latency.len - unit}) * factor);
+}
+
+/* The cells of a line is_plain_198() accepted -> the statement's parameters, except the upload's own
+ * (upload_id, created_at, format_version, io_chunk_bytes, label, document), bound once. */
+static int convert_and_bind(sqlite3_stmt *s, const Cell *f) {
+    int rc = bind_text(s, P_MACHINE, f[F_NAME]);
+    rc |= bind_optional_text(s, P_BONNIE_VERSION, f[F_BONNIE_VERSION]);
+    rc |= sqlite3_bind_int64(s, P_CONCURRENCY, to_int(f[F_CONCURRENCY]));
+    rc |= bind_optional_text(s, P_SEED, f[F_SEED]);
+    Cell size = f[F_FILE_SIZE];
+    if (size.len) /* §3.4: 512M or 2G */
+        rc |= sqlite3_bind_int64(s, P_FILE_SIZE_MIB, to_int((Cell){size.at, size.len - 1}) * (size.at[size.len - 1] == 'G' ? 1024 : 1));
+    else
+        rc |= sqlite3_bind_null(s, P_FILE_SIZE_MIB);
+    rc |= bind_optional_int(s, P_SEEK_COUNT, f[F_SEEK_COUNT]);
+    rc |= bind_optional_int(s, P_SEEK_PROCS, f[F_SEEK_PROCS]);
+    rc |= bind_optional_int(s, P_NUM_FILES, f[F_NUM_FILES]);
+    Cell max = f[F_MAX_SIZE];
+    int link = max.len && (max.at[0] == 'l' || max.at[0] == 's'); /* link or symlink (§3.3-1) */
+    rc |= link ? sqlite3_bind_null(s, P_FILE_MAX_SIZE) : bind_optional_int(s, P_FILE_MAX_SIZE, max);
+    rc |= link ? bind_text(s, P_FILE_LINK, max) : sqlite3_bind_null(s, P_FILE_LINK);
+    rc |= bind_optional_int(s, P_FILE_MIN_SIZE, f[F_MIN_SIZE]);
+    rc |= bind_optional_int(s, P_FILE_NUM_DIRS, f[F_NUM_DIRS]);
+    for (int test = 0; test < 12; test++) {
+        int at = test < 6 ? F_FIRST_IO + 2 * test : F_FIRST_FILE + 2 * (test - 6);
+        rc |= bind_result(s, test, f[at], f[at + 1], f[F_FIRST_LATENCY + test]);
+    }
+    return rc;
+}
+
+/* ==== Scan: an upload cut into plain lines and the ranges of other lines ==== */
+
+typedef struct {
+    Py_ssize_t start, len, line_no;
+    Py_ssize_t first;          /* the index of this line's first occurrence (itself if it is the first) */
+    Py_ssize_t distinct_before; /* first occurrences among the plain lines before this one */
+    unsigned char digest[DIGEST_BYTES];
+} PlainLine;
+
+typedef struct {
+    Py_ssize_t first_line, start, end; /* lines first_line... in data[start:end], for the parser */
+} OtherRange;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *data; /* the upload's bytes: plain lines are bound straight from them */
+    PlainLine *plain;
+    Py_ssize_t plain_count, distinct_count;
+    OtherRange *others;
+    Py_ssize_t other_count;
+    int inserted;
+} Scan;
+
+static int grow(void **array, Py_ssize_t *capacity, Py_ssize_t count, size_t item) {
+    if (count < *capacity)
+        return 0;
+    Py_ssize_t wanted = *capacity ? *capacity * 2 : 1024;
+    void *bigger = PyMem_RawRealloc(*array, (size_t)wanted * item);
+    if (bigger == NULL)
+        return -1;
+    *array = bigger;
+    *capacity = wanted;
+    return 0;
+}
+
+/* Marks repeated lines (same hash, so the same line) with their first occurrence: an open-addressing set. */
+static int mark_repeats(Scan *scan) {
+    size_t slots = 1024;
+    while (slots < 2 * (size_t)scan->plain_count)
+        slots *= 2;
+    Py_ssize_t *table = PyMem_RawMalloc(slots * sizeof *table);
+    if (table == NULL)
+        return -1;
+    memset(table, 0xff, slots * sizeof *table); /* -1: empty */
+    Py_ssize_t distinct = 0;
+    for (Py_ssize_t i = 0; i < scan->plain_count; i++) {
+        PlainLine *line = &scan->plain[i];
+        uint64_t key;
+        memcpy(&key, line->digest, sizeof key);
+        size_t slot = (size_t)key & (slots - 1);
+        line->first = i;
+        while (table[slot] >= 0) {
+            if (memcmp(scan->plain[table[slot]].digest, line->digest, DIGEST_BYTES) == 0) {
+                line->first = table[slot];
+                break;
+            }
+            slot = (slot + 1) & (slots - 1);
+        }
+        if (line->first == i)
+            table[slot] = i;
+        line->distinct_before = distinct;
+        distinct += line->first == i;
+    }
+    scan->distinct_count = distinct;
+    PyMem_RawFree(table);
+    return 0;
+}
+
+/* Without the GIL. The lines as app/ingest/parsing.py's iter_parse_bytes numbers them: a byte order mark only at
+ * the very start, "\r\n" or "\n" ends a line. A plain line is at most a quarter of max_line_bytes long, as in
+ * parsing.py, so the parser's length limit cannot apply to it. */
+static int scan_lines(Scan *scan, const unsigned char *data, Py_ssize_t size, Py_ssize_t max_line_bytes) {
+    Py_ssize_t plain_capacity = 0, other_capacity = 0, line_no = 0;
+    Py_ssize_t start = size >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+    Cell fields[FIELDS];
+    int in_other = 0;
+    for (;;) {
+        line_no++;
+        const unsigned char *newline = memchr(data + start, '\n', (size_t)(size - start));
+        Py_ssize_t end = newline ? newline - data : size;
+        Py_ssize_t len = end - start - (end > start && data[end - 1] == '\r');
+        if (len <= max_line_bytes / 4 && is_plain_198(data + start, len, fields)) {
+            if (grow((void **)&scan->plain, &plain_capacity, scan->plain_count, sizeof(PlainLine)))
+                return -1;
+            PlainLine *line = &scan->plain[scan->plain_count++];
+            line->start = start, line->len = len, line->line_no = line_no;
+            blake2b(line->digest, data + start, NULL, DIGEST_BYTES, (size_t)len, 0);
+            in_other = 0;
+        } else if (in_other) {
+            scan->others[scan->other_count - 1].end = end;
+        } else {
+            if (grow((void **)&scan->others, &other_capacity, scan->other_count, sizeof(OtherRange)))
+                return -1;
+            scan->others[scan->other_count++] = (OtherRange){line_no, start, end};
+            in_other = 1;
+        }
+        if (newline == NULL)
+            return mark_repeats(scan);
+        start = end + 1;
+    }
+}
+
+static PyTypeObject ScanType;
+
+static PyObject *scan(PyObject *module, PyObject *args) {
+    PyObject *data;
+    Py_ssize_t max_line_bytes;
+    if (!PyArg_ParseTuple(args, "Sn:scan", &data, &max_line_bytes))
+        return NULL;
+    Scan *self = PyObject_New(Scan, &ScanType);
+    if (self == NULL)
+        return NULL;
+    Py_INCREF(data);
+    self->data = data;
+    self->plain = NULL, self->others = NULL;
+    self->plain_count = self->distinct_count = self->other_count = 0;
+    self->inserted = 0;
+    int failed;
+    Py_BEGIN_ALLOW_THREADS
+    failed = scan_lines(self, (const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), max_line_bytes);
+    Py_END_ALLOW_THREADS
+    if (failed) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)self;
+}
+
+static void scan_dealloc(Scan *self) {
+    Py_XDECREF(self->data);
+    PyMem_RawFree(self->plain);
+    PyMem_RawFree(self->others);
+    PyObject_Free(self);
+}
+
+static PyObject *scan_others(Scan *self, void *closure) {
+    PyObject *list = PyList_New(self->other_count);
+    for (Py_ssize_t i = 0; list && i < self->other_count; i++) {
+        OtherRange *r = &self->others[i];
+        PyObject *item = Py_BuildValue("(nnn)", r->first_line, r->start, r->end);
+        if (item == NULL) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
+static PyObject *scan_plain_count(Scan *self, void *closure) { return PyLong_FromSsize_t(self->plain_count); }
+static PyObject *scan_distinct_count(Scan *self, void *closure) { return PyLong_FromSsize_t(self->distinct_count); }
+
+/* How many distinct plain lines come before line `line_no`: the runs numbered before it. */
+static PyObject *scan_distinct_before(Scan *self, PyObject *arg) {
+    Py_ssize_t line_no = PyLong_AsSsize_t(arg);
+    if (line_no == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t low = 0, high = self->plain_count; /* the first plain line at or after line_no */
+    while (low < high) {
+        Py_ssize_t mid = (low + high) / 2;
+        if (self->plain[mid].line_no < line_no)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    return PyLong_FromSsize_t(low < self->plain_count ? self->plain[low].distinct_before : self->distinct_count);
+}
+
+/* ==== insert ==== */
+
+/* The sqlite3* of a CPython sqlite3.Connection. CPython 3.11 has no API for it; its pysqlite_Connection
+ * begins with PyObject_HEAD and then `sqlite3 *db` (3.8 to 3.13). app/ingest/sqlite_bulk.py checks before use that
+ * this module and CPython's _sqlite3 run the same SQLite and that the handle's file is the session's. */
+typedef struct {
+    PyObject_HEAD
+    sqlite3 *db;
+} ConnectionHead;
+
+static sqlite3 *connection_db(PyObject *connection) {
+    if (strcmp(Py_TYPE(connection)->tp_name, "sqlite3.Connection") != 0) {
+        PyErr_Format(PyExc_TypeError, "not a sqlite3.Connection: %s", Py_TYPE(connection)->tp_name);
+        return NULL;
+    }
+    sqlite3 *db = ((ConnectionHead *)connection)->db;
+    if (db == NULL)
+        PyErr_SetString(PyExc_ValueError, "the sqlite3.Connection is closed");
+    return db;
+}
+
+static PyObject *db_filename(PyObject *module, PyObject *connection) {
+    sqlite3 *db = connection_db(connection);
+    if (db == NULL)
+        return NULL;
+    const char *name = sqlite3_db_filename(db, "main");
+    return PyUnicode_DecodeFSDefault(name ? name : "");
+}
+
+static PyObject *libversion_number(PyObject *module, PyObject *unused) {
+    return PyLong_FromLong(sqlite3_libversion_number());
+}
+
+typedef struct {
+    sqlite3_int64 id;
+    Py_ssize_t line_no;
+} Duplicate;
+
+typedef struct {
+    sqlite3 *db;
+    Scan *scan;
+    sqlite3_int64 first_id;
+    const Py_ssize_t *parsed_lines; /* line numbers of the parser's runs: their ids are kept free */
+    Py_ssize_t parsed_count;
+    sqlite3_int64 *ids;             /* per plain line: its run's id */
+    sqlite3_int64 *created;         /* ids of the runs made, in line order */
+    Py_ssize_t created_count;
+    Duplicate *duplicates;          /* lines already stored, in line order */
+    Py_ssize_t duplicate_count;
+    sqlite3_int64 *existing;        /* runs stored before this upload that plain lines repeat, once each */
+    Py_ssize_t existing_count;
+    int rc;
+    char message[512];
+} Insert;
+
+static void fail(Insert *job, int rc) {
+    job->rc = rc;
+    snprintf(job->message, sizeof job->message, "%s", sqlite3_errmsg(job->db));
+}
+
+static const char INSERT_SQL_TAIL[] = ") ON CONFLICT (line_hash) DO NOTHING";
+
+/* Without the GIL. Runs are numbered in line order, the parser's runs included: a run's id is first_id
+ * plus the number of distinct lines stored before it, which app/ingest/writers.py's SqliteWriter gives the
+ * parser's runs too. A line already stored keeps its run; its id is looked up (rare). */
+static void insert_lines(Insert *job, sqlite3_stmt *insert, sqlite3_stmt *lookup) {
+    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(job->scan->data);
+    Cell fields[FIELDS];
+    Py_ssize_t parsed_before = 0;
+    for (Py_ssize_t i = 0; i < job->scan->plain_count; i++) {
+        PlainLine *line = &job->scan->plain[i];
+        if (line->first != i) {
+            job->ids[i] = job->ids[line->first];
+            job->duplicates[job->duplicate_count++] = (Duplicate){job->ids[i], line->line_no};
+            continue;
+        }
+        while (parsed_before < job->parsed_count && job->parsed_lines[parsed_before] < line->line_no)
+            parsed_before++;
+        sqlite3_int64 id = job->first_id + line->distinct_before + parsed_before;
+        const unsigned char *text = data + line->start;
+        is_plain_198(text, line->len, fields); /* true: scan() kept it */
+        int rc = sqlite3_bind_int64(insert, P_ID, id);
+        rc |= sqlite3_bind_blob(insert, P_LINE_HASH, line->digest, DIGEST_BYTES, SQLITE_STATIC);
+        rc |= bind_text(insert, P_RAW_LINE, (Cell){text, line->len});
+        rc |= convert_and_bind(insert, fields);
+        if (rc != SQLITE_OK)
+            return fail(job, rc);
+        sqlite3_int64 changes = sqlite3_total_changes64(job->db);
+        rc = sqlite3_step(insert);
+        sqlite3_reset(insert);
+        if (rc != SQLITE_DONE)
+            return fail(job, rc);
+        if (sqlite3_total_changes64(job->db) != changes) {
+            job->ids[i] = id;
+            job->created[job->created_count++] = id;
+            continue;
+        }
+        sqlite3_bind_blob(lookup, 1, line->digest, DIGEST_BYTES, SQLITE_STATIC);
+        rc = sqlite3_step(lookup);
+        if (rc != SQLITE_ROW) {
+            sqlite3_reset(lookup);
+            return fail(job, rc == SQLITE_DONE ? SQLITE_INTERNAL : rc);
+        }
+        job->ids[i] = sqlite3_column_int64(lookup, 0);
+        sqlite3_reset(lookup);
+        job->existing[job->existing_count++] = job->ids[i];
+        job->duplicates[job->duplicate_count++] = (Duplicate){job->ids[i], line->line_no};
+    }
+}
+
+static int prepare_and_insert(Insert *job, sqlite3_int64 upload_id, const char *created_at, const char *label,
+                              Py_ssize_t label_len, const char *document, Py_ssize_t document_len) {
+    char sql[4096];
+    int at = snprintf(sql, sizeof sql, "INSERT INTO run (");
+    for (int c = 0; c < COLUMN_COUNT; c++) {
+        if (c < HEAD_COUNT)
+            at += snprintf(sql + at, sizeof sql - at, "%s%s", c ? ", " : "", HEAD_COLUMNS[c]);
+        else
+            at += snprintf(sql + at, sizeof sql - at, ", %s_%s", TESTS[(c - HEAD_COUNT) / 4], RESULT_PARTS[(c - HEAD_COUNT) % 4]);
+    }
+    at += snprintf(sql + at, sizeof sql - at, ") VALUES (");
+    for (int c = 1; c <= COLUMN_COUNT; c++)
+        at += snprintf(sql + at, sizeof sql - at, "%s?%d", c > 1 ? ", " : "", c);
+    snprintf(sql + at, sizeof sql - at, "%s", INSERT_SQL_TAIL);
+
+    sqlite3_stmt *insert = NULL, *lookup = NULL;
+    int rc = sqlite3_prepare_v2(job->db, sql, -1, &insert, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(job->db, "SELECT id FROM run WHERE line_hash = ?1", -1, &lookup, NULL);
+    if (rc == SQLITE_OK) {
+        rc = sqlite3_bind_int64(insert, P_UPLOAD_ID, upload_id);
+        rc |= sqlite3_bind_text(insert, P_CREATED_AT, created_at, -1, SQLITE_STATIC);
+        rc |= sqlite3_bind_text(insert, P_FORMAT_VERSION, "1.98", 4, SQLITE_STATIC);
+        rc |= sqlite3_bind_null(insert, P_IO_CHUNK_BYTES); /* always empty in format 1.98 (§3.2, §3.3-2) */
+        rc |= label ? sqlite3_bind_text(insert, P_LABEL, label, (int)label_len, SQLITE_STATIC) : sqlite3_bind_null(insert, P_LABEL);
+        rc |= document ? sqlite3_bind_text(insert, P_DOCUMENT, document, (int)document_len, SQLITE_STATIC)
+                       : sqlite3_bind_null(insert, P_DOCUMENT);
+    }
+    if (rc != SQLITE_OK) {
+        fail(job, rc);
+    } else {
+        /* Held once for all lines: each bind and step takes this (recursive) mutex again, cheaply when held. */
+        sqlite3_mutex_enter(sqlite3_db_mutex(job->db));
+        insert_lines(job, insert, lookup);
+        sqlite3_mutex_leave(sqlite3_db_mutex(job->db));
+    }
+    sqlite3_finalize(insert);
+    sqlite3_finalize(lookup);
+    return job->rc;
+}
+
+static PyObject *id_list(const sqlite3_int64 *ids, Py_ssize_t count) {
+    PyObject *list = PyList_New(count);
+    for (Py_ssize_t i = 0; list && i < count; i++) {
+        PyObject *id = PyLong_FromLongLong(ids[i]);
+        if (id == NULL) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, id);
+    }
+    return list;
+}
+
+static PyObject *raise_sqlite_error(Insert *job) {
+    PyObject *sqlite3_module = PyImport_ImportModule("sqlite3");
+    if (sqlite3_module == NULL)
+        return NULL;
+    int primary = job->rc & 0xff;
+    PyObject *type = PyObject_GetAttrString(sqlite3_module, primary == SQLITE_CONSTRAINT ? "IntegrityError" : "OperationalError");
+    Py_DECREF(sqlite3_module);
+    if (type == NULL)
+        return NULL;
+    PyObject *error = PyObject_CallFunction(type, "s", job->message);
+    Py_DECREF(type);
+    if (error == NULL)
+        return NULL;
+    PyObject *code = PyLong_FromLong(job->rc);
+    PyObject *name = PyUnicode_FromString(sqlite3_errstr(job->rc));
+    if (code && name && PyObject_SetAttrString(error, "sqlite_errorcode", code) == 0)
+        PyObject_SetAttrString(error, "sqlite_errorname", name);
+    Py_XDECREF(code);
+    Py_XDECREF(name);
+    PyErr_SetObject((PyObject *)Py_TYPE(error), error);
+    Py_DECREF(error);
+    return NULL;
+}
+
+static PyObject *scan_insert(Scan *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"connection", "first_id", "parsed_lines", "upload_id", "created_at", "label", "document", NULL};
+    PyObject *connection, *parsed;
+    long long first_id, upload_id;
+    const char *created_at, *label, *document;
+    Py_ssize_t label_len, document_len;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OLO!Lsz#z#:insert", keywords, &connection, &first_id, &PyList_Type,
+                                     &parsed, &upload_id, &created_at, &label, &label_len, &document, &document_len))
+        return NULL;
+    if (self->inserted) {
+        PyErr_SetString(PyExc_RuntimeError, "these lines were inserted already");
+        return NULL;
+    }
+    Insert job = {.scan = self, .first_id = first_id, .parsed_count = PyList_GET_SIZE(parsed)};
+    if ((job.db = connection_db(connection)) == NULL)
+        return NULL;
+    Py_ssize_t *parsed_lines = PyMem_RawMalloc((size_t)(job.parsed_count + 1) * sizeof *parsed_lines);
+    Py_ssize_t n = self->plain_count + 1;
+    job.ids = PyMem_RawMalloc((size_t)n * sizeof *job.ids);
+    job.created = PyMem_RawMalloc((size_t)n * sizeof *job.created);
+    job.existing = PyMem_RawMalloc((size_t)n * sizeof *job.existing);
+    job.duplicates = PyMem_RawMalloc((size_t)n * sizeof *job.duplicates);
+    PyObject *result = NULL;
+    if (!parsed_lines || !job.ids || !job.created || !job.existing || !job.duplicates) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < job.parsed_count; i++) {
+        parsed_lines[i] = PyLong_AsSsize_t(PyList_GET_ITEM(parsed, i));
+        if (parsed_lines[i] == -1 && PyErr_Occurred())
+            goto done;
+        if (i && parsed_lines[i] <= parsed_lines[i - 1]) {
+            PyErr_SetString(PyExc_ValueError, "parsed_lines must be in ascending order");
+            goto done;
+        }
+    }
+    job.parsed_lines = parsed_lines;
+    self->inserted = 1;
+    Py_BEGIN_ALLOW_THREADS
+    prepare_and_insert(&job, upload_id, created_at, label, label_len, document, document_len);
+    Py_END_ALLOW_THREADS
+    if (job.rc != SQLITE_OK) {
+        raise_sqlite_error(&job);
+        goto done;
+    }
+    PyObject *created = id_list(job.created, job.created_count);
+    PyObject *existing = id_list(job.existing, job.existing_count);
+    PyObject *duplicates = PyList_New(job.duplicate_count);
+    for (Py_ssize_t i = 0; duplicates && i < job.duplicate_count; i++) {
+        PyObject *pair = Py_BuildValue("(nL)", job.duplicates[i].line_no, (long long)job.duplicates[i].id);
+        if (pair == NULL) {
+            Py_CLEAR(duplicates);
+            break;
+        }
+        PyList_SET_ITEM(duplicates, i, pair);
+    }
+    if (created && existing && duplicates)
+        result = PyTuple_Pack(3, created, duplicates, existing);
+    Py_XDECREF(created);
+    Py_XDECREF(existing);
+    Py_XDECREF(duplicates);
+done:
+    PyMem_RawFree(parsed_lines);
+    PyMem_RawFree(job.ids);
+    PyMem_RawFree(job.created);
+    PyMem_RawFree(job.existing);
+    PyMem_RawFree(job.duplicates);
+    return result;
+}
+
+static PyObject *line_is_plain(PyObject *module, PyObject *args) {
+    const char *line;
+    Py_ssize_t len;
+    if (!PyArg_ParseTuple(args, "y#:line_is_plain", &line, &len))
+        return NULL;
+    Cell fields[FIELDS];
+    return PyBool_FromLong(is_plain_198((const unsigned char *)line, len, fields));
+}
+
+static PyMethodDef scan_methods[] = {
+    {"insert", (PyCFunction)(void (*)(void))scan_insert, METH_VARARGS | METH_KEYWORDS,
+     "insert(connection, first_id, parsed_lines, upload_id, created_at, label, document) -> (created, duplicates, "
+     "existing): store the plain lines in the connection's open transaction. created: new run ids in line order; "
+     "duplicates: (line number, run id) of lines stored before; existing: those runs stored before this upload."},
+    {"distinct_before", (PyCFunction)scan_distinct_before, METH_O, "distinct plain lines before line number n"},
+    {NULL},
+};
+
+static PyGetSetDef scan_getset[] = {
+    {"others", (getter)scan_others, NULL, "(first line number, start, end) of each run of other lines", NULL},
+    {"plain_count", (getter)scan_plain_count, NULL, "plain lines, repeats included", NULL},
+    {"distinct_count", (getter)scan_distinct_count, NULL, "distinct plain lines", NULL},
+    {NULL},
+};
+
+static PyTypeObject ScanType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "app.ingest._bulk198.Scan",
+    .tp_basicsize = sizeof(Scan),
+    .tp_dealloc = (destructor)scan_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "An upload's plain format-1.98 lines (hashed) and the ranges of its other lines.",
+    .tp_methods = scan_methods,
+    .tp_getset = scan_getset,
+};
+
+static PyMethodDef module_methods[] = {
+    {"scan", scan, METH_VARARGS, "scan(data: bytes, max_line_bytes: int) -> Scan"},
+    {"db_filename", db_filename, METH_O, "the file of a sqlite3.Connection's main database"},
+    {"libversion_number", libversion_number, METH_NOARGS, "the SQLite this module runs (sqlite3_libversion_number)"},
+    {"line_is_plain", line_is_plain, METH_VARARGS, "whether scan() keeps this line (without its newline)"},
+    {NULL},
+};
+
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "app.ingest._bulk198", NULL, -1, module_methods};
+
+PyMODINIT_FUNC PyInit__bulk198(void) {
+    if (PyType_Ready(&ScanType) < 0)
+        return NULL;
+    PyObject *module = PyModule_Create(&module_def);
+    if (module == NULL)
+        return NULL;
+    PyObject *columns = PyTuple_New(COLUMN_COUNT);
+    for (int c = 0; columns && c < COLUMN_COUNT; c++) {
+        PyObject *name = c < HEAD_COUNT ? PyUnicode_FromString(HEAD_COLUMNS[c])
+                                        : PyUnicode_FromFormat("%s_%s", TESTS[(c - HEAD_COUNT) / 4], RESULT_PARTS[(c - HEAD_COUNT) % 4]);
+        if (name == NULL) {
+            Py_CLEAR(columns);
+            break;
+        }
+        PyTuple_SET_ITEM(columns, c, name);
+    }
+    if (columns == NULL || PyModule_AddObject(module, "COLUMNS", columns) < 0) {
+        Py_XDECREF(columns);
+        Py_DECREF(module);
+        return NULL;
+    }
+    if (PyModule_AddIntConstant(module, "MAX_MACHINE_CHARS", MAX_MACHINE_CHARS) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    Py_INCREF(&ScanType);
+    if (PyModule_AddObject(module, "Scan", (PyObject *)&ScanType) < 0) {
+        Py_DECREF(&ScanType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

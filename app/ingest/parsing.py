@@ -1,0 +1,658 @@
+"""bonnie++ CSV lines -> ParsedRun values, or LineError values naming the line and field.
+
+Pure: no database, no HTTP. Follows docs/bonnie-csv-format.md (copied from the team's spec);
+section numbers in comments refer to it.
+
+Two families exist:
+* 1.0x (1.02-1.04): 27 fields, starting with the machine name (§2);
+* 1.9x/2.0x: starting with the CSV format and the bonnie++ version: formats 1.93c, 1.96, 1.97
+  (48 fields; 47 for the `-s 0` lines of 1.93c/1.96) and 1.98 (50 fields) (§3).
+The machine name is written raw, so a name with commas makes the line longer than its format;
+every other column is counted from the end of the line (§1.4).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from app.bonnie import FILE_TESTS, IO_TESTS, TESTS
+from app.bonnie import UNITS as UNITS  # re-exported: its importers predate the catalog
+from app.limits import MAX_MACHINE_CHARS
+
+OK, TOO_FAST, NOT_RUN = "ok", "too_fast", "not_run"
+
+# The 50 columns of format 1.98, named as bonnie++'s header names them, with the two columns its
+# header forgot (§3.2) called seek_count and seek_proc_count. Errors name fields by these names.
+COLUMNS_198 = (
+    (
+        "format_version",
+        "bonnie_version",
+        "name",
+        "concurrency",
+        "seed",
+        "file_size",
+        "io_chunk_size",
+        "seek_count",
+        "seek_proc_count",
+    )
+    + tuple(name for test in IO_TESTS for name in (test, f"{test}_cpu"))
+    + ("num_files", "max_size", "min_size", "num_dirs", "file_chunk_size")
+    + tuple(name for test in FILE_TESTS for name in (test, f"{test}_cpu"))
+    + tuple(f"{test}_latency" for test in TESTS)
+)
+COLUMNS_103 = (
+    ("name", "file_size")
+    + tuple(name for test in IO_TESTS for name in (test, f"{test}_cpu"))
+    + ("num_files",)
+    + tuple(name for test in FILE_TESTS for name in (test, f"{test}_cpu"))
+)
+
+FORMAT_103 = "1.03"
+# Fields a line of each 1.9x format has (§3.1, §3.2).
+FIELD_COUNTS_9X = {"1.93c": 48, "1.96": 48, "1.97": 48, "1.98": 50}
+# Formats whose `-s 0` lines are one field short (§3.3-3).
+SHORT_NO_IO_FORMATS = ("1.93c", "1.96")
+
+HEADER_PREFIXES = ("name,file_size,", "format_version,bonnie_version,")
+DEFAULT_MAX_LINE_BYTES = 4096
+
+# A rate or %CPU larger than this is not a measurement; it also keeps values inside a 64-bit column.
+MAX_NUMBER = 10**15
+
+_VERSION_RE = re.compile(r"\d+\.\d+[a-z]?", re.ASCII)
+_SEEKS_RE = re.compile(r"\d{1,16}(?:\.\d{1,6})?", re.ASCII)
+_SIZE_9X_RE = re.compile(r"(\d{1,12})([MG])", re.ASCII)
+_CHUNK_9X_RE = re.compile(r"(\d{1,12})([km]?)", re.ASCII)
+_CHUNK_FACTOR = {"": 1, "k": 1024, "m": 1024 * 1024}
+_SIZE_103_RE = re.compile(r"(\d{1,12})([MG])(?::(\d{1,12})(k?))?", re.ASCII)
+_FILES_103_RE = re.compile(r"(\d{1,12})(?::(?:(link|symlink)|(\d{1,12}):(\d{1,12})))?(?:/(\d{1,12}))?", re.ASCII)
+
+
+class Result(NamedTuple):
+    """One test's outcome. value/cpu_pct are set only when status is OK; latency_us is independent.
+
+    A NamedTuple rather than a dataclass: twelve are made per line, and ingest makes 100,000 lines.
+    """
+
+    status: str
+    value: int | float | None
+    cpu_pct: int | None
+    latency_us: int | None
+
+
+class FileTest(NamedTuple):
+    num_files: int  # bonnie++'s -n number: units of 1024 files
+    max_size: int | None
+    min_size: int | None
+    num_dirs: int | None
+    link: str | None  # "link", "symlink" or None
+
+
+@dataclass(slots=True)  # not frozen: a frozen dataclass's __init__ costs 3x, per line
+class ParsedRun:
+    line_no: int
+    raw_line: str
+    format_version: str
+    bonnie_version: str | None
+    machine: str
+    concurrency: int | None
+    seed: str | None
+    file_size_mib: int | None
+    io_chunk_bytes: int | None
+    seek_count: int | None
+    seek_procs: int | None
+    file_test: FileTest | None
+    results: tuple[Result, ...]  # twelve, in TESTS order
+
+
+@dataclass(frozen=True, slots=True)
+class LineError:
+    line: int
+    field: str | None  # the column's name, or None when the line as a whole is wrong
+    error: str
+
+
+@dataclass(slots=True)
+class ParseResult:
+    runs: list[ParsedRun]
+    errors: list[LineError]
+
+
+# A format-1.98 line of fifty fields (no comma in the name) whose cells all have the shapes bonnie++
+# writes, with the I/O tests, the file tests or both run, and no character JSON would need to
+# escape. For such a line parse_line() can raise no error, so its cells can be converted elsewhere
+# by the same rules: the C extension app/ingest/_bulk198.c keeps these lines (and only these) for itself;
+# tests/test_sqlite_bulk.py holds its check to this one.
+_PLAIN_CHAR = r'[^,"\\\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]'
+_PLAIN_TEXT = _PLAIN_CHAR + "*"
+_PAIR = r"(?:\d{1,15},\d{1,9}|\+\+\+\+\+,\+\+\+|,)"
+# 15 digits and a fraction can round up to MAX_NUMBER, which the parser refuses: such a cell is the parser's.
+_SEEKS_PAIR = r"(?:(?:\d{1,15}|\d{1,14}\.\d{1,6}),\d{1,9}|\+\+\+\+\+,\+\+\+|,)"
+_LATENCY = r"(?:\d{1,12}(?:us|ms|s))?"
+_IO_RUN = ",".join([r"\d{1,12}[MG]", "", r"\d{0,15}", r"\d{0,9}", *[_PAIR] * 5, _SEEKS_PAIR])
+_FILES_RUN = ",".join([r"\d{1,15}", r"(?:\d{1,15}|link|symlink)?", r"\d{0,15}", "", r"\d{0,15}", *[_PAIR] * 6])
+_LATENCIES_RUN = ",".join([_LATENCY] * 6)
+_IO_NOT_RUN, _FILES_NOT_RUN, _LATENCIES_NOT_RUN = "," * 15, "," * 16, "," * 5
+PLAIN_198 = re.compile(
+    rf"1\.98,{_PLAIN_TEXT},{_PLAIN_CHAR}{{0,{MAX_MACHINE_CHARS}}},\d{{1,9}},{_PLAIN_TEXT},(?:"
+    + "|".join(
+        ",".join(parts)
+        for parts in (
+            (_IO_RUN, _FILES_RUN, _LATENCIES_RUN, _LATENCIES_RUN),
+            (_IO_RUN, _FILES_NOT_RUN, _LATENCIES_RUN, _LATENCIES_NOT_RUN),  # -n 0
+            (_IO_NOT_RUN, _FILES_RUN, _LATENCIES_NOT_RUN, _LATENCIES_RUN),  # -s 0
+        )
+    )
+    + ")",
+    re.ASCII,  # \d is any Unicode digit otherwise ("٣"), which SQLite's CAST would read as 0 (issue #8)
+)
+
+
+class _FieldError(Exception):
+    def __init__(self, field: str | None, error: str):
+        super().__init__(error)
+        self.field = field
+        self.error = error
+
+
+_NOT_RUN = Result(NOT_RUN, None, None, None)
+
+
+def parse_text(text: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> ParseResult:
+    """Parse a whole upload; every physical line is numbered, skipped ones included."""
+    return _collect(iter_parse(text, max_line_bytes=max_line_bytes))
+
+
+def parse_bytes(data: bytes, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> ParseResult:
+    return _collect(iter_parse_bytes(data, max_line_bytes=max_line_bytes))
+
+
+def _collect(items: Iterator[ParsedRun | LineError]) -> ParseResult:
+    result = ParseResult([], [])
+    for item in items:
+        if isinstance(item, ParsedRun):
+            result.runs.append(item)
+        elif isinstance(item, LineError):
+            result.errors.append(item)
+    return result
+
+
+def iter_parse_bytes(data: bytes, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[ParsedRun | LineError]:
+    """Like iter_parse, for bytes: a line that is not UTF-8 is an error of its own.
+
+    Lines are cut out and decoded one at a time: 32 MiB of one-character lines must not become a
+    list of 16 million strings at once (issue #8).
+    """
+    find = data.find
+    start = len(_BOM_BYTES) if data.startswith(_BOM_BYTES) else 0  # only at the start of the input
+    line_no = 0
+    while True:
+        line_no += 1
+        end = find(b"\n", start)
+        raw = data[start:] if end < 0 else data[start:end]
+        item = parse_raw_line(raw, line_no, max_line_bytes)
+        if item is not None:
+            yield item
+        if end < 0:
+            return
+        start = end + 1
+
+
+_BOM_BYTES = b"\xef\xbb\xbf"
+
+
+def parse_raw_line(raw: bytes, line_no: int, max_line_bytes: int) -> ParsedRun | LineError | None:
+    """One line as bytes (without its "\\n"); a line that is not UTF-8 is an error of its own."""
+    size = len(raw) - raw.endswith(b"\r")
+    if size > max_line_bytes:  # not decoded at all: a single 32 MiB line costs no 32 MiB string
+        return LineError(line_no, None, f"line is {size} bytes long; the limit is {max_line_bytes}")
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = raw[exc.start]
+        return LineError(line_no, None, f"not UTF-8 text: byte 0x{bad:02x} at byte {exc.start + 1} of the line")
+    return parse_line(line, line_no, max_line_bytes=max_line_bytes)
+
+
+def iter_parse(text: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[ParsedRun | LineError]:
+    """Yield a ParsedRun or a LineError for each line that is neither blank, a comment nor a header."""
+    find = text.find
+    start = 1 if text.startswith(BOM) else 0  # only at the start of the input; elsewhere an error
+    line_no = 0
+    while True:
+        line_no += 1
+        end = find("\n", start)
+        item = parse_line(text[start:] if end < 0 else text[start:end], line_no, max_line_bytes=max_line_bytes)
+        if item is not None:
+            yield item
+        if end < 0:
+            return
+        start = end + 1
+
+
+BOM = "\ufeff"
+
+
+def parse_line(
+    line: str, line_no: int, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> ParsedRun | LineError | None:
+    """One physical line (its "\\n" removed) -> ParsedRun, LineError, or None when it is skipped."""
+    line = line.removesuffix("\r")
+    # len() counts characters; only a line that might be over the limit pays for encoding.
+    # Before the skips: a comment or header line is held to the limit too.
+    if len(line) > max_line_bytes // 4 and (size := len(line.encode("utf-8", "surrogatepass"))) > max_line_bytes:
+        return LineError(line_no, None, f"line is {size} bytes long; the limit is {max_line_bytes}")
+    if not line or line.isspace() or line.startswith("#") or line.startswith(HEADER_PREFIXES):
+        return None
+    if "\x00" in line:
+        return LineError(line_no, None, "line contains a NUL byte")
+    if BOM in line:
+        # Never part of a machine name (issue #8): an editor's byte order mark belongs before the first line only.
+        return LineError(
+            line_no,
+            None,
+            "line contains a byte order mark (U+FEFF), which is allowed only at the very start of the upload",
+        )
+    fields = line.split(",")
+    if len(fields) < len(COLUMNS_103):
+        # Too short for any format: said without raising, as a junk upload brings millions (issue #8).
+        return LineError(line_no, None, _too_few_fields(fields[0], len(fields)))
+    try:
+        return _parse_fields(fields, line, line_no)
+    except _FieldError as exc:
+        return LineError(line_no, exc.field, exc.error)
+
+
+def _parse_fields(fields: list[str], line: str, line_no: int) -> ParsedRun:
+    count = len(fields)
+    first = fields[0]
+    if not _VERSION_RE.fullmatch(first) or count == len(COLUMNS_103):
+        return _parse_103(fields, line, line_no)
+    if count >= _FEWEST_9X_FIELDS:  # §7.3
+        if first not in FIELD_COUNTS_9X:
+            raise _FieldError(
+                "format_version",
+                f"unsupported CSV format {first!r}: bonnieboard reads 1.03, 1.93c, 1.96, 1.97 and 1.98",
+            )
+        return _parse_9x(fields, line, line_no)
+    # Too short for the 1.9x family: a 1.03 line whose name looks like a version and holds commas,
+    # or else a cut-short 1.9x line, which is the more useful thing to say.
+    try:
+        return _parse_103(fields, line, line_no)
+    except _FieldError:
+        if first in FIELD_COUNTS_9X:
+            raise _FieldError(None, _too_few_fields(first, count)) from None
+        raise
+
+
+def _check_machine(machine: str) -> str:
+    if len(machine) > MAX_MACHINE_CHARS:
+        raise _FieldError("name", f"the machine name is {len(machine)} characters; the limit is {MAX_MACHINE_CHARS}")
+    return _check_text(machine, "name")
+
+
+def _check_text(text: str, field: str) -> str:
+    bad = control_or_separator(text)
+    if bad is not None:
+        raise _FieldError(field, f"{field} {_show(text)} holds {describe_character(bad)}")
+    return text
+
+
+# What no text field (machine name, bonnie++ version, seed) may hold, whichever path the text came by: a CSV line,
+# a text report (app.ingest.report_text) or the runner's -m (runner/src/options.c, the same set): the C0 and C1
+# controls, DEL, and Unicode's line and paragraph separators. Each ends a line for some reader (str.splitlines,
+# a terminal, a spreadsheet), so a name holding one is shown cut in two, and an exported line splits.
+_CONTROL_OR_SEPARATOR = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def control_or_separator(text: str) -> str | None:
+    """The first control or line/paragraph separator character of `text`, or None when it holds none."""
+    if text.isprintable():  # the usual text, at C speed: printable means no control and no separator
+        return None
+    match = _CONTROL_OR_SEPARATOR.search(text)
+    return None if match is None else match[0]
+
+
+def describe_character(char: str) -> str:
+    """`U+2028 (a line separator)`: how an error names a character control_or_separator() found."""
+    kind = "a line or paragraph separator" if char in "\u2028\u2029" else "a control character"
+    return f"U+{ord(char):04X} ({kind}), which no text field may hold"
+
+
+def _too_few_fields(first: str, count: int) -> str:
+    if first in FIELD_COUNTS_9X:
+        return f"too few fields: a format {first} line has {FIELD_COUNTS_9X[first]}, this one has {count}"
+    return f"too few fields: a bonnie++ 1.03 line has {len(COLUMNS_103)} and a 1.9x line starts with its format version; this one has {count}"
+
+
+_FEWEST_9X_FIELDS = 47  # the -s 0 lines of 1.93c and 1.96
+
+
+# ==== 1.9x / 2.0x family (§3) ====
+
+
+def _parse_9x(fields: list[str], line: str, line_no: int) -> ParsedRun:
+    fmt = fields[0]
+    expected = FIELD_COUNTS_9X[fmt]
+    count = len(fields)
+    if fmt in SHORT_NO_IO_FORMATS and _is_short_no_io_line(fields):
+        # §3.3-3: 13 empty fields instead of 14 after the seed; put the missing one back.
+        name_end = count - (expected - 4)
+        fields = fields[: name_end + 2] + [""] + fields[name_end + 2 :]
+        count += 1
+    if count < expected:
+        raise _FieldError(None, f"too few fields: a format {fmt} line has {expected}, this one has {count}")
+    # Everything after the name has a fixed length; extra fields are commas in the name.
+    name_end = count - (expected - 3)
+    machine = _check_machine(",".join(fields[2:name_end]))
+    tail = fields[name_end:]
+
+    concurrency = _parse_count(tail[0], "concurrency")
+    seed = _check_text(tail[1], "seed") or None
+    at = 2
+    file_size_mib = _parse_size_9x(tail[at])
+    io_chunk_bytes = _parse_chunk_9x(tail[at + 1])
+    at += 2
+    seek_count = seek_procs = None
+    if fmt == "1.98":
+        seek_count = _parse_optional_uint(tail[at], "seek_count")
+        seek_procs = None if tail[at + 1] == "" else _parse_count(tail[at + 1], "seek_proc_count")
+        at += 2
+    io_cells = tail[at : at + 12]
+    at += 12
+    file_cells = tail[at : at + 5]
+    at += 5
+    file_results_cells = tail[at : at + 12]
+    at += 12
+    latency_cells = tail[at : at + 12]
+
+    file_test = _parse_file_test_9x(file_cells)
+    results = _parse_results(io_cells + file_results_cells, latency_cells)
+    _check_family_ran(file_size_mib is not None, results, "file_size")
+    _check_family_ran(file_test is not None, results, "num_files")
+    return ParsedRun(
+        line_no=line_no,
+        raw_line=line,
+        format_version=fmt,
+        bonnie_version=_check_text(fields[1], "bonnie_version") or None,
+        machine=machine,
+        concurrency=concurrency,
+        seed=seed,
+        file_size_mib=file_size_mib,
+        io_chunk_bytes=io_chunk_bytes,
+        seek_count=seek_count,
+        seek_procs=seek_procs,
+        file_test=file_test,
+        results=results,
+    )
+
+
+def _is_short_no_io_line(fields: list[str]) -> bool:
+    """A 47-field-layout `-s 0` line of 1.93c/1.96 (§3.3-3, §7.4): 13 empty fields between the seed and num_files.
+
+    Counted from the end (§1.4), as the name may hold commas. The field before those 13 is the seed,
+    which bonnie++ always writes (§3.1); in a 48-field `-s 0` line it is the empty file_size, the
+    first of 14 empty fields. So `1.96,1.96,fslab3,1,12345,` + 14 empty fields is machine fslab3,
+    seed 12345, not machine "fslab3,1" with concurrency 12345 and no seed (issue #8).
+    """
+    count = len(fields)
+    seed_at = count - 43
+    num_files_at = count - 29
+    if seed_at < 4:
+        return False
+    # With exactly 47 fields (no comma in the name) no 48-field reading exists, so an empty seed (a line
+    # rebuilt from a text report, which never shows the seed: §8) is still the short layout.
+    seed_known = fields[seed_at] != "" or count == _SHORT_NO_IO_FIELDS
+    return seed_known and fields[num_files_at] != "" and all(cell == "" for cell in fields[seed_at + 1 : num_files_at])
+
+
+_SHORT_NO_IO_FIELDS = 47
+
+
+def _parse_size_9x(cell: str) -> int | None:
+    if cell == "":
+        return None
+    match = _SIZE_9X_RE.fullmatch(cell)
+    if match is None:
+        raise _FieldError("file_size", f"file_size {_show(cell)} is not a size like 512M or 2G")
+    return int(match[1]) * (1024 if match[2] == "G" else 1)
+
+
+def _parse_chunk_9x(cell: str) -> int | None:
+    if cell == "":
+        return None
+    match = _CHUNK_9X_RE.fullmatch(cell)
+    if match is None:
+        raise _FieldError("io_chunk_size", f"io_chunk_size {_show(cell)} is not a size like 512, 4k or 1m")
+    return int(match[1]) * _CHUNK_FACTOR[match[2]]
+
+
+def _parse_file_test_9x(cells: list[str]) -> FileTest | None:
+    num_cell, max_cell, min_cell, always_empty, dirs_cell = cells
+    if num_cell == "":
+        if any(cells):
+            raise _FieldError("num_files", "num_files is empty but the file-test size fields are not")
+        return None
+    num_files = _parse_uint(num_cell, "num_files")
+    link = None
+    max_size = None
+    if max_cell in ("link", "symlink"):
+        link = max_cell
+    elif max_cell != "":
+        max_size = _parse_uint(max_cell, "max_size")
+    min_size = None if min_cell == "" else _parse_uint(min_cell, "min_size")
+    if always_empty != "":
+        # §3.3-1: bonnie++ never fills this column; a value here means the columns are not bonnie++'s.
+        raise _FieldError(
+            "num_dirs",
+            f"num_dirs holds {_show(always_empty)}, but bonnie++ always leaves it empty (num_dirs is written one column later)",
+        )
+    num_dirs = None if dirs_cell == "" else _parse_uint(dirs_cell, "file_chunk_size")
+    return FileTest(num_files, max_size, min_size, num_dirs, link)
+
+
+# ==== 1.0x family (§2) ====
+
+
+def _parse_103(fields: list[str], line: str, line_no: int) -> ParsedRun:
+    count = len(fields)
+    expected = len(COLUMNS_103)
+    if count < expected:
+        raise _FieldError(None, _too_few_fields("", count))
+    name_end = count - (expected - 1)
+    machine = _check_machine(",".join(fields[:name_end]))
+    tail = fields[name_end:]
+    file_size_mib, io_chunk_bytes = _parse_size_103(tail[0])
+    file_test = _parse_file_test_103(tail[13])
+    results = _parse_results(tail[1:13] + tail[14:26], None)
+    _check_family_ran(file_size_mib is not None, results, "file_size")
+    _check_family_ran(file_test is not None, results, "num_files")
+    return ParsedRun(
+        line_no=line_no,
+        raw_line=line,
+        format_version=FORMAT_103,
+        bonnie_version=None,
+        machine=machine,
+        concurrency=None,
+        seed=None,
+        file_size_mib=file_size_mib,
+        io_chunk_bytes=io_chunk_bytes,
+        seek_count=None,
+        seek_procs=None,
+        file_test=file_test,
+        results=results,
+    )
+
+
+def _parse_size_103(cell: str) -> tuple[int | None, int | None]:
+    if cell == "":
+        return None, None
+    match = _SIZE_103_RE.fullmatch(cell)
+    if match is None:
+        raise _FieldError("file_size", f"file_size {_show(cell)} is not a size like 300M, 2G or 2G:4k")
+    size_mib = int(match[1]) * (1024 if match[2] == "G" else 1)
+    chunk = None
+    if match[3] is not None:
+        chunk = int(match[3]) * (1024 if match[4] else 1)
+    return size_mib, chunk
+
+
+def _parse_file_test_103(cell: str) -> FileTest | None:
+    if cell == "":
+        return None
+    match = _FILES_103_RE.fullmatch(cell)
+    if match is None:
+        raise _FieldError(
+            "num_files", f"num_files {_show(cell)} is not a file-test spec like 16, 16:100000:16, 4:link or 64/8"
+        )
+    num_files, link, max_size, min_size, num_dirs = match.groups()
+    return FileTest(
+        int(num_files),
+        None if max_size is None else int(max_size),
+        None if min_size is None else int(min_size),
+        None if num_dirs is None else int(num_dirs),
+        link,
+    )
+
+
+# ==== Results (§1.1-§1.3) ====
+
+
+def _parse_results(cells: list[str], latency_cells: Sequence[str] | None) -> tuple[Result, ...]:
+    """The 24 value/%CPU cells of the twelve tests (and their 12 latencies) -> twelve Results.
+
+    The hot path of ingest (100,000 lines = 1.2 million results). When every cell is short ASCII,
+    which one pass over the cells tells, each cell needs only isdigit() and int(); anything else
+    goes to the careful per-cell functions, which name the field at fault.
+    """
+    if not latency_cells:
+        latency_cells = _NO_LATENCIES
+    plain = (
+        max(map(len, cells)) <= _MAX_DIGITS
+        and max(map(len, latency_cells)) <= _MAX_DIGITS
+        and "".join(cells).isascii()
+        and "".join(latency_cells).isascii()
+        and max(map(len, cells[1::2])) <= _MAX_COUNT_DIGITS
+    )
+    results: list[Result] = []
+    append = results.append
+    for test, value_cell, cpu_cell, latency_cell in zip(TESTS, cells[0::2], cells[1::2], latency_cells, strict=True):
+        if not latency_cell:
+            latency_us = None
+        elif plain and latency_cell[-2:] == "us" and latency_cell[:-2].isdigit():
+            latency_us = int(latency_cell[:-2])
+        else:
+            latency_us = _parse_latency(latency_cell, test)
+        if plain and value_cell.isdigit() and cpu_cell.isdigit():
+            append(
+                _new_result(
+                    Result, (OK, int(value_cell) if test != "seeks" else float(value_cell), int(cpu_cell), latency_us)
+                )
+            )
+        elif value_cell == "+++++" and cpu_cell == "+++":
+            append(_new_result(Result, (TOO_FAST, None, None, latency_us)))
+        elif not value_cell and not cpu_cell:
+            append(_NOT_RUN if latency_us is None else Result(NOT_RUN, None, None, latency_us))
+        else:
+            append(_parse_unusual_result(test, value_cell, cpu_cell, latency_us))
+    return tuple(results)
+
+
+# Twice as fast as Result(...), which goes through a Python-level __new__.
+_new_result = tuple.__new__
+
+
+_NO_LATENCIES = ("",) * len(TESTS)
+
+
+def _parse_unusual_result(test: str, value_cell: str, cpu_cell: str, latency_us: int | None) -> Result:
+    """A decimal seeks rate, or a malformed pair: the precise error names the field at fault."""
+    if value_cell == "+++++":
+        raise _FieldError(
+            f"{test}_cpu", f"{test} is +++++ (too fast to measure) but {test}_cpu is {_show(cpu_cell)}, not +++"
+        )
+    if not value_cell:
+        raise _FieldError(test, f"{test} is empty but {test}_cpu is {_show(cpu_cell)}")
+    if cpu_cell == "+++":
+        raise _FieldError(test, f"{test}_cpu is +++ but {test} is {_show(value_cell)}, not +++++")
+    if not cpu_cell:
+        raise _FieldError(f"{test}_cpu", f"{test}_cpu is empty but {test} is {_show(value_cell)}")
+    value = _parse_seeks(value_cell) if test == "seeks" else _parse_uint(value_cell, test)
+    return Result(OK, value, _parse_count(cpu_cell, f"{test}_cpu"), latency_us)
+
+
+def _check_family_ran(ran: bool, results: tuple[Result, ...], size_field: str) -> None:
+    if ran:
+        return
+    for test, result in zip(TESTS, results, strict=True):
+        if (test in IO_TESTS) != (size_field == "file_size"):
+            continue
+        if result.status != NOT_RUN:
+            raise _FieldError(test, f"{test} has a result but {size_field} is empty, which says the test did not run")
+        if result.latency_us is not None:
+            raise _FieldError(
+                f"{test}_latency",
+                f"{test}_latency has a value but {size_field} is empty, which says the test did not run",
+            )
+
+
+def _parse_uint(cell: str, field: str) -> int:
+    # isdigit() alone would accept "²" and other non-ASCII digits.
+    if cell.isdigit() and cell.isascii() and len(cell) <= _MAX_DIGITS:
+        return int(cell)
+    if cell.startswith("-") and cell[1:].isdigit():
+        raise _FieldError(field, f"{field} is {_show(cell)}: negative")
+    if cell.isdigit() and cell.isascii():
+        raise _FieldError(field, f"{field} is {_show(cell)}: too large")
+    raise _FieldError(field, f"{field} is {_show(cell)}, not a whole number")
+
+
+_MAX_DIGITS = len(str(MAX_NUMBER)) - 1  # 15 digits: below MAX_NUMBER
+
+
+# %CPU, concurrency and seeker processes are stored in 32-bit INTEGER columns, which PostgreSQL
+# keeps below 2**31 (issue #5: a larger value was a server error there); nine digits is far beyond any real one.
+_MAX_COUNT_DIGITS = 9
+MAX_COUNT = 10**_MAX_COUNT_DIGITS - 1
+
+
+def _parse_count(cell: str, field: str) -> int:
+    value = _parse_uint(cell, field)
+    if value > MAX_COUNT:
+        raise _FieldError(field, f"{field} is {_show(cell)}: too large")
+    return value
+
+
+def _parse_optional_uint(cell: str, field: str) -> int | None:
+    return None if cell == "" else _parse_uint(cell, field)
+
+
+def _parse_seeks(cell: str) -> float:
+    if _SEEKS_RE.fullmatch(cell) is None:
+        raise _FieldError("seeks", f"seeks is {_show(cell)}, not a number of seeks per second like 262.3 or 1067")
+    value = float(cell)
+    if value >= MAX_NUMBER:
+        raise _FieldError("seeks", f"seeks is {_show(cell)}: too large")
+    return value
+
+
+def _parse_latency(cell: str, test: str) -> int:
+    if cell.endswith("us"):
+        digits, factor_us = cell[:-2], 1
+    elif cell.endswith("ms"):
+        digits, factor_us = cell[:-2], 1_000
+    elif cell.endswith("s"):
+        digits, factor_us = cell[:-1], 1_000_000
+    else:
+        digits = ""
+    if digits.isdigit() and digits.isascii() and len(digits) <= 12:
+        return int(digits) * factor_us
+    raise _FieldError(f"{test}_latency", f"{test}_latency is {_show(cell)}, not a latency like 117us, 228ms or 105s")
+
+
+def _show(cell: str) -> str:
+    """A cell quoted for an error message, cut short so a hostile line cannot flood the response."""
+    return repr(cell if len(cell) <= 40 else cell[:40] + "...")

@@ -1,0 +1,462 @@
+"""The ingest service: parsed lines -> one upload and its runs, duplicates found by the database.
+
+It takes a session and never commits: the caller's one transaction makes an upload whole or absent.
+How rows reach the database is a writer's job (app.ingest.writers); this module decides which lines
+are stored: each valid line once, in line order, nothing at all when a line is invalid (unless partial).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import math
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from itertools import islice
+from typing import Any
+
+from sqlalchemy import insert, literal, select
+from sqlalchemy.orm import Session
+
+from app.bonnie import IO_TESTS, TESTS
+from app.errors import BadRequest, InvalidUpload
+from app.ingest.name_tags import NameMismatchError, NamePattern
+from app.ingest.parsing import (
+    COLUMNS_103,
+    OK,
+    LineError,
+    ParsedRun,
+    iter_parse_bytes,
+    parse_line,
+    parse_raw_line,
+)
+from app.ingest.report_text import ConvertedRun, convert_report, looks_like_report
+from app.ingest.secrets_scrub import scrub_document
+from app.ingest.sqlite_bulk import PlainLines
+from app.ingest.sqlite_bulk import scan as scan_plain_lines
+from app.ingest.validation import check_tag
+from app.ingest.writers import BATCH_ROWS, LOOKUP_CHUNK, writer_class
+from app.store.db import begin_write
+from app.store.models import Tag, Upload, run_table
+from app.web.schemas import MAX_TAGS_PER_RUN
+
+# Errors reported per upload; the rest are only counted. 32 MiB of one-character lines are 16 million
+# errors: kept, they took gigabytes and made a 76 MB answer per MiB (issue #8).
+MAX_REPORTED_ERRORS = 100
+
+
+@dataclass(slots=True)
+class IngestOutcome:
+    upload_id: int
+    created: list[int] = field(default_factory=list)
+    duplicates: list[int] = field(default_factory=list)
+    errors: list[LineError] = field(default_factory=list)  # the first MAX_REPORTED_ERRORS
+    error_count: int = 0  # all of them
+    tagged: list[int] = field(default_factory=list)  # runs already stored that this upload gave new tags
+    converted: list[ConvertedOut] = field(default_factory=list)  # runs read from a text report
+    run_ids: dict[bytes, int] = field(default_factory=dict, repr=False)  # line hash -> run id, for run_ids_of
+
+
+@dataclass(frozen=True, slots=True)
+class ConvertedOut:
+    """A run read from a text report: where it starts, the CSV line stored for it, what was not exact."""
+
+    line: int
+    run_id: int
+    csv_line: str
+    notes: list[str]
+
+
+def ingest_bytes(
+    *, session: Session, data: bytes, max_line_bytes: int, name_pattern: NamePattern | None = None, **options: Any
+) -> IngestOutcome:
+    """Parse an upload's bytes (CSV lines, or bonnie++'s text report) and ingest them; on SQLite the
+    plain format-1.98 lines never reach the parser (app.ingest.sqlite_bulk)."""
+    report = _report_items(data, max_line_bytes)
+    if report is not None:
+        wanted = {line_hash(run.csv_line) for run in report.converted}
+        wanted |= {line_hash(same.csv_line) for same in report.same_runs}
+        outcome = ingest(session=session, items=report.items, name_pattern=name_pattern, run_ids_of=wanted, **options)
+        converted = [
+            ConvertedOut(run.line, outcome.run_ids[line_hash(run.csv_line)], run.csv_line, run.notes)
+            for run in report.converted
+            if line_hash(run.csv_line) in outcome.run_ids
+        ]
+        converted += [
+            ConvertedOut(same.run.line, outcome.run_ids[line_hash(same.csv_line)], same.csv_line, [same.note])
+            for same in report.same_runs
+            if line_hash(same.csv_line) in outcome.run_ids
+        ]
+        outcome.converted = sorted(converted, key=lambda run: run.line)
+        return outcome
+    # Name tags need each line's machine name: the writer gets parsed lines only.
+    plain = scan_plain_lines(session, data, max_line_bytes) if name_pattern is None else None
+    return ingest(
+        session=session,
+        items=iter_parse_bytes(data, max_line_bytes=max_line_bytes) if plain is None else plain.other_items(),
+        name_pattern=name_pattern,
+        plain=plain,
+        **options,
+    )
+
+
+# A CSV line has at least 26 commas; a report's row none. A line with this many that does not parse is a
+# CSV line gone wrong, reported as such; other lines around a report (prose, progress messages) are not.
+_CSV_LIKE_COMMAS = 10
+_FEWEST_CSV_COMMAS = len(COLUMNS_103) - 1
+# Possessive: a line with fewer commas fails in one pass, without backtracking.
+_CSV_LIKE_LINE = re.compile(rb"^(?:[^,\n]*+,){%d}[^\n]*" % _CSV_LIKE_COMMAS, re.MULTILINE)
+_CSV_LINE = re.compile(rb"^(?:[^,\n]*+,){%d}[^\n]*" % _FEWEST_CSV_COMMAS, re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class _SameRun:
+    """A report's run left out because a CSV line of the paste is the same run (bonnie++ prints both)."""
+
+    run: ConvertedRun
+    csv_line_no: int
+    csv_line: str
+
+    @property
+    def note(self) -> str:
+        return (
+            f"the same run as the CSV line on line {self.csv_line_no}, which is stored instead: every figure of "
+            "the report equals that line's, within the report's rounding"
+        )
+
+
+@dataclass(slots=True)
+class _ReportUpload:
+    items: Iterator[ParsedRun | LineError]  # the report's runs and errors and the paste's CSV lines, in line order
+    converted: list[ConvertedRun]  # the report's runs that are stored
+    same_runs: list[_SameRun]  # those left out for a CSV line of the same run
+
+
+def _report_items(data: bytes, max_line_bytes: int) -> _ReportUpload | None:
+    """A pasted text report's runs as parsed lines, with the CSV lines among them, or None when the upload is not
+    a report. Nothing is held per line of the paste: its CSV lines are read twice (to find a report's run that
+    one of them is, then to store them), each time one at a time."""
+    if b"Sequential" not in data:  # cheap: a 32 MiB CSV upload is never decoded and scanned twice
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if not looks_like_report(text, max_line_bytes=max_line_bytes):
+        return None
+    conversion = convert_report(text, max_line_bytes=max_line_bytes)
+    del text
+    report_items: list[ParsedRun | LineError] = list(conversion.errors)
+    runs: list[tuple[ConvertedRun, ParsedRun]] = []
+    for run in conversion.runs:
+        parsed = parse_line(run.csv_line, run.line, max_line_bytes=max_line_bytes)
+        if isinstance(parsed, ParsedRun):
+            runs.append((run, parsed))
+        elif parsed is not None:
+            report_items.append(parsed)
+    same = _csv_lines_of_the_same_runs(data, runs, max_line_bytes)
+    upload = _ReportUpload(iter(()), [], [])
+    for index, (run, parsed) in enumerate(runs):
+        if index in same:
+            upload.same_runs.append(_SameRun(run, *same[index]))
+        else:
+            report_items.append(parsed)
+            upload.converted.append(run)
+    report_items.sort(key=_line_of)
+    upload.items = heapq.merge(_csv_like_items(data, max_line_bytes), report_items, key=_line_of)
+    return upload
+
+
+def _line_of(item: ParsedRun | LineError) -> int:
+    return item.line if isinstance(item, LineError) else item.line_no
+
+
+def _lines_matching(pattern: re.Pattern[bytes], data: bytes) -> Iterator[tuple[int, bytes]]:
+    """(line number, the line's bytes) of each line `pattern` matches from its start, a leading BOM left out."""
+    line_no, counted_to = 1, 0
+    for match in pattern.finditer(data):
+        line_no += data.count(b"\n", counted_to, match.start())
+        counted_to = match.start()
+        raw = match[0]
+        yield line_no, raw[len(_BOM) :] if match.start() == 0 and raw.startswith(_BOM) else raw
+
+
+_BOM = "\ufeff".encode()
+
+
+def _csv_like_items(data: bytes, max_line_bytes: int) -> Iterator[ParsedRun | LineError]:
+    """The paste's CSV lines, and the errors of lines that look like CSV lines gone wrong."""
+    for line_no, raw in _lines_matching(_CSV_LIKE_LINE, data):
+        item = parse_raw_line(raw, line_no, max_line_bytes)
+        if item is not None:
+            yield item
+
+
+# A CSV line is compared with at most this many of the report's runs that share its exact figures (below): a paste
+# crafted to put thousands of each in one group would otherwise cost their product. Real runs differ in their
+# latencies or %CPU, so a group holds one; past the bound a report's run is stored beside its CSV line.
+_MAX_COMPARED = 16
+
+
+def _csv_lines_of_the_same_runs(
+    data: bytes, runs: list[tuple[ConvertedRun, ParsedRun]], max_line_bytes: int
+) -> dict[int, tuple[int, str]]:
+    """Index in `runs` -> (line number, text) of the paste's first CSV line that is the same run as that report's
+    run: bonnie++ prints its report and then its CSV line, and a paste holds both. The same run, told by its
+    figures (_same_run), not by its name and size: two runs of one machine pasted together are two runs."""
+    by_key: dict[tuple[Any, ...], dict[str, list[int]]] = {}
+    for index, (run, parsed) in enumerate(runs):
+        by_key.setdefault(_exact_figures(parsed), {}).setdefault(run.csv_line, []).append(index)
+    found: dict[int, tuple[int, str]] = {}
+    if not by_key:
+        return found
+    for line_no, raw in _lines_matching(_CSV_LINE, data):
+        csv = parse_raw_line(raw, line_no, max_line_bytes)
+        if not isinstance(csv, ParsedRun):
+            continue
+        group = by_key.get(_exact_figures(csv))
+        if group is None:
+            continue
+        for indexes in islice(group.values(), _MAX_COMPARED):
+            run, parsed = runs[indexes[0]]
+            if indexes[0] not in found and _same_run(run, parsed, csv):
+                for index in indexes:
+                    found[index] = (line_no, csv.raw_line)
+    return found
+
+
+def _exact_figures(run: ParsedRun) -> tuple[Any, ...]:
+    """What every text report layout shows exactly (§8): the parameters, the I/O tests' outcomes and %CPU, every
+    latency. Equal for a report's run and its CSV line; a dict key that finds the candidates at once."""
+    return (
+        run.format_version,
+        run.file_size_mib,
+        run.io_chunk_bytes,
+        run.file_test,
+        tuple((result.status, result.cpu_pct) for result in run.results[: len(IO_TESTS)]),
+        tuple(result.latency_us for result in run.results),
+    )
+
+
+def _same_run(report: ConvertedRun, converted: ParsedRun, csv: ParsedRun) -> bool:
+    """The CSV line is the report's run: the machine names agree (the report's may be cut short) and every figure
+    the report shows equals the line's, a rounded one within the report's rounding (ConvertedRun.bounds)."""
+    name_agrees = csv.machine == converted.machine or (
+        report.name_may_be_cut and csv.machine.startswith(converted.machine)
+    )
+    if not name_agrees:
+        return False
+    for column, mine, theirs in (
+        ("concurrency", converted.concurrency, csv.concurrency),
+        ("seek_count", converted.seek_count, csv.seek_count),
+        ("seek_proc_count", converted.seek_procs, csv.seek_procs),
+    ):
+        if column not in report.assumed and mine != theirs:
+            return False
+    for test, ours, its in zip(TESTS, converted.results, csv.results, strict=True):
+        if test in report.missing:  # not carried (2.00a's file-test rates): nothing to compare
+            continue
+        if ours.status != its.status or ours.cpu_pct != its.cpu_pct:
+            return False
+        if ours.status != OK or its.value is None:
+            continue
+        if test in report.bounds:
+            low, high = report.bounds[test]
+            # bonnie++ prints both from one measurement: the CSV's whole number may sit a fraction outside.
+            if not math.floor(low) <= its.value <= math.ceil(high):
+                return False
+        elif ours.value != its.value:
+            return False
+    return True
+
+
+def line_hash(raw_line: str) -> bytes:
+    return hashlib.blake2b(raw_line.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def ingest(
+    *,
+    session: Session,
+    items: Iterable[ParsedRun | LineError],
+    partial: bool = False,
+    source: str,
+    filename: str | None = None,
+    label: str | None = None,
+    tags: dict[str, str] | None = None,
+    name_pattern: NamePattern | None = None,
+    document: Any = None,
+    run_ids_of: set[bytes] | None = None,
+    plain: PlainLines | None = None,
+) -> IngestOutcome:
+    """Store every ParsedRun of `items`, and the lines of `plain` (the rest of the upload), under a new upload.
+
+    Without `partial`, any LineError raises InvalidUpload and nothing must be committed, and reading stops at
+    the first error past MAX_REPORTED_ERRORS (the rest could only be counted: 16 million junk lines took minutes);
+    with it, the valid lines are stored and the errors returned. A line already stored (or repeated in this
+    upload) is not stored again: its existing id is listed as a duplicate, and the tags it would have
+    got that it lacks are added to it (never replacing a value: `tagged` lists those runs).
+
+    With `name_pattern`, each line's machine name gives tags (explicit `tags` win on a shared key);
+    a name that does not fit is an error of that line, field `name`. `run_ids_of`: line hashes whose run ids
+    the outcome's `run_ids` gives.
+    """
+    if tags and len(tags) > MAX_TAGS_PER_RUN:
+        raise BadRequest(f"a run has at most {MAX_TAGS_PER_RUN} tags; {len(tags)} were given")
+    begin_write(session, bulk=True)
+    now = datetime.now(UTC)
+    upload = Upload(created_at=now, source=source, filename=filename, label=label)
+    session.add(upload)
+    session.flush()
+    # A runner before issue #8's fix posts its argv, --token SECRET included.
+    writer = writer_class(session)(session, upload.id, now, label, scrub_document(document), plain)
+
+    errors: list[LineError] = []  # the first MAX_REPORTED_ERRORS
+    error_count = 0
+    run_count = 0
+    seen: set[bytes] = set()
+    line_hashes: list[tuple[int, bytes]] = []  # (line number, hash) of each valid parsed line, in order
+    tags = tags or {}
+    tags_of: dict[bytes, dict[str, str]] = {}  # line hash -> its tags, when they differ per line
+    for item in items:
+        if name_pattern is not None and isinstance(item, ParsedRun):
+            line_tags = _name_tags(item, name_pattern, tags)
+            if isinstance(line_tags, LineError):
+                item = line_tags
+            else:
+                tags_of[line_hash(item.raw_line)] = line_tags
+        if isinstance(item, LineError):
+            error_count += 1
+            if len(errors) < MAX_REPORTED_ERRORS:
+                errors.append(item)
+            elif not partial:
+                raise InvalidUpload(
+                    f"more than {MAX_REPORTED_ERRORS} lines are invalid; nothing was stored (reading stopped at "
+                    f"line {item.line}; with partial=true every line is read and the valid ones are stored)",
+                    errors,
+                    error_count,
+                )
+            if not partial:
+                writer.discard()
+            continue
+        run_count += 1
+        if errors and not partial:
+            continue  # the upload has failed: nothing more is stored, the rest only counted
+        digest = line_hash(item.raw_line)
+        line_hashes.append((item.line_no, digest))
+        if digest not in seen:
+            seen.add(digest)
+            writer.add(item, digest)
+
+    if plain is not None:
+        run_count += plain.count
+    total = run_count + error_count
+    if run_count == 0:
+        detail = (
+            "no bonnie++ result line in the upload"
+            if not errors
+            else f"all {total} lines are invalid; nothing was stored"
+        )
+        raise InvalidUpload(detail, errors, error_count)
+    if errors and not partial:
+        verb = "is" if error_count == 1 else "are"
+        raise InvalidUpload(f"{error_count} of {total} lines {verb} invalid; nothing was stored", errors, error_count)
+
+    created_ids, existing_ids = writer.finish()
+    outcome = IngestOutcome(upload_id=upload.id, errors=errors, error_count=error_count)
+    if run_ids_of:  # only those: 100,000 lines would be a second 100,000-entry dict
+        outcome.run_ids = {
+            digest: run_id
+            for digest in run_ids_of
+            if (run_id := created_ids.get(digest) or existing_ids.get(digest)) is not None
+        }
+    reported: set[bytes] = set()
+    duplicates: list[tuple[int, int]] = []  # (line number, run id)
+    for line_no, digest in line_hashes:
+        if digest in created_ids and digest not in reported:
+            outcome.created.append(created_ids[digest])
+        else:
+            duplicates.append((line_no, created_ids.get(digest) or existing_ids[digest]))
+        reported.add(digest)
+    existing_runs = {existing_ids[d]: tags_of.get(d, tags) for d in existing_ids}
+    if plain is not None and plain.stored is not None:
+        # Runs are numbered in line order, so the created ids in order are the created lines in order.
+        outcome.created = sorted(outcome.created + plain.stored.created) if outcome.created else plain.stored.created
+        duplicates = sorted(duplicates + plain.stored.duplicates) if duplicates else plain.stored.duplicates
+        existing_runs |= dict.fromkeys(plain.stored.existing, tags)
+    outcome.duplicates = [run_id for _, run_id in duplicates]
+
+    if tags or tags_of:
+        if tags_of:
+            created_rows = (
+                {"run_id": run_id, "key": key, "value": value}
+                for digest, run_id in created_ids.items()
+                for key, value in tags_of.get(digest, tags).items()
+            )
+            _insert_tags(session, created_rows)
+        else:
+            _tag_upload_runs(session, upload.id, tags)
+        outcome.tagged = _add_tags(session, existing_runs)
+    return outcome
+
+
+def _tag_upload_runs(session: Session, upload_id: int, tags: dict[str, str]) -> None:
+    """Every run this upload created gets `tags`: one INSERT ... SELECT per key, however many runs."""
+    for key, value in tags.items():
+        runs = select(run_table.c.id, literal(key), literal(value)).where(run_table.c.upload_id == upload_id)
+        session.execute(insert(Tag).from_select(["run_id", "key", "value"], runs))
+
+
+def _name_tags(item: ParsedRun, pattern: NamePattern, tags: dict[str, str]) -> dict[str, str] | LineError:
+    """The line's tags: those its machine name gives, then the explicit ones (which win on a shared key)."""
+    try:
+        named = pattern.parse(item.machine)
+        for key, value in named.items():
+            check_tag(key, value)
+    except (NameMismatchError, BadRequest) as exc:
+        return LineError(item.line_no, "name", exc.detail if isinstance(exc, BadRequest) else str(exc))
+    merged = named | tags
+    if len(merged) > MAX_TAGS_PER_RUN:
+        return LineError(
+            item.line_no, "name", f"a run has at most {MAX_TAGS_PER_RUN} tags; this line would get {len(merged)}"
+        )
+    return merged
+
+
+def _insert_tags(session: Session, rows: Iterable[dict[str, Any]]) -> None:
+    # In batches: 100,000 runs with two tags were 200,000 dicts at once.
+    batch: list[dict[str, Any]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= BATCH_ROWS:
+            session.execute(insert(Tag), batch)
+            batch = []
+    if batch:
+        session.execute(insert(Tag), batch)
+
+
+def _add_tags(session: Session, wanted: dict[int, dict[str, str]]) -> list[int]:
+    """Give runs already stored the tags they lack (a key they have keeps its value); the runs changed."""
+    wanted = {run_id: tags for run_id, tags in wanted.items() if tags}
+    run_ids = sorted(wanted)
+    tagged: list[int] = []
+    for start in range(0, len(run_ids), LOOKUP_CHUNK):
+        chunk = run_ids[start : start + LOOKUP_CHUNK]
+        have: dict[int, set[str]] = {run_id: set() for run_id in chunk}
+        for run_id, key in session.execute(select(Tag.run_id, Tag.key).where(Tag.run_id.in_(chunk))):
+            have[run_id].add(key)
+        rows = []
+        for run_id in chunk:
+            new = {key: value for key, value in wanted[run_id].items() if key not in have[run_id]}
+            if not new:
+                continue
+            if len(have[run_id]) + len(new) > MAX_TAGS_PER_RUN:
+                raise BadRequest(
+                    f"run {run_id} is already stored with {len(have[run_id])} tags; {len(new)} more would pass "
+                    f"the limit of {MAX_TAGS_PER_RUN} per run"
+                )
+            tagged.append(run_id)
+            rows += [{"run_id": run_id, "key": key, "value": value} for key, value in new.items()]
+        _insert_tags(session, rows)
+    return tagged

@@ -1,0 +1,165 @@
+"""Plain format-1.98 lines into SQLite through the C extension app.ingest._bulk198 (issue #13).
+
+Storing 100,000 lines within 2x of sqlite3's `.import` leaves no time for Python per line: binding one
+statement's parameters through CPython's sqlite3 alone takes longer. So for the common line (format
+1.98, fifty fields, every cell in its usual shape: parsing.PLAIN_198) the extension cuts the upload
+into lines, checks, hashes, converts and inserts them through SQLite's C API, without the GIL; every
+other line goes to the Python parser (parsing.parse_raw_line), which names a bad line's field as always.
+tests/test_sqlite_bulk.py holds the two to the same stored rows.
+
+The extension writes through the sqlite3* of the connection the session uses, so its rows are part of
+the upload's one transaction (all or nothing, rolled back like any other). CPython 3.11 offers no API
+for that pointer; connection_problem() says when it cannot be trusted, and the upload then takes the
+parser's path, which stores the same rows.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
+
+from app.ingest import _bulk198
+from app.ingest.parsing import LineError, ParsedRun, parse_raw_line
+from app.store.db import save_pragmas
+
+log = logging.getLogger(__name__)
+_reported: set[str] = set()
+
+# SQLite's page cache while an upload's transaction is open. The default 2 MiB sent the pages of the hash
+# and name indexes out to the WAL and read them back many times over. An upload writes about 3.2 bytes of
+# pages per byte of CSV (100,000 lines: 21 MB, and 67 MB of pages with two tags); a cache that holds them all
+# writes each page once, at the commit. A fixed 64 MiB spilled 8 MB of them mid-transaction, which cost
+# that upload up to 0.15 s, depending on the disk (bench/RESULTS.md). SQLite takes memory for a page only when
+# it uses one, so room for five times the upload costs nothing the upload does not use. At most 256 MiB
+# (uploads up to about 50 MB; the default limit is 32 MiB): a board that allows bigger ones spills rather
+# than holding gigabytes per upload. Back to its size when the transaction ends: a reader on this connection
+# must not keep an upload's pages.
+UPLOAD_CACHE_MIN_KIB = 65536
+UPLOAD_CACHE_MAX_KIB = 262144
+UPLOAD_CACHE_PER_UPLOAD_BYTE = 5
+
+
+def upload_cache_kib(upload_bytes: int) -> int:
+    """The page cache, in KiB, for an upload of `upload_bytes`: room for every page it writes, within bounds."""
+    wanted_kib = upload_bytes * UPLOAD_CACHE_PER_UPLOAD_BYTE // 1024
+    return min(UPLOAD_CACHE_MAX_KIB, max(UPLOAD_CACHE_MIN_KIB, wanted_kib))
+
+
+# The run columns the extension fills, in its order; tests/test_columns.py compares it with app.columns.
+COLUMNS: tuple[str, ...] = _bulk198.COLUMNS
+
+
+@dataclass(slots=True)
+class PlainStored:
+    created: list[int]  # the runs made, in line order (so in id order)
+    duplicates: list[tuple[int, int]]  # (line number, run id) of each line stored already, in line order
+    existing: list[int]  # those runs that were stored before this upload, once each
+
+
+class PlainLines:
+    """An upload's plain lines, held by the extension until insert(); the other lines as parser items."""
+
+    def __init__(self, data: bytes, max_line_bytes: int):
+        self.data = data
+        self.max_line_bytes = max_line_bytes
+        self._scan = _bulk198.scan(data, max_line_bytes)
+        self.count: int = self._scan.plain_count  # repeated lines included
+        self.stored: PlainStored | None = None  # after insert()
+
+    def other_items(self) -> Iterator[ParsedRun | LineError]:
+        """Every other line's ParsedRun or LineError, in line order; cut out one at a time as iter_parse_bytes does."""
+        data, find, max_line_bytes = self.data, self.data.find, self.max_line_bytes
+        for line_no, start, end in self._scan.others:
+            while True:
+                newline = find(b"\n", start, end)
+                item = parse_raw_line(data[start : end if newline < 0 else newline], line_no, max_line_bytes)
+                if item is not None:
+                    yield item
+                if newline < 0:
+                    break
+                start = newline + 1
+                line_no += 1
+
+    def distinct_before(self, line_no: int) -> int:
+        """The distinct plain lines before line `line_no`: how many of this upload's run ids they take first."""
+        return self._scan.distinct_before(line_no)
+
+    def insert(self, session: Session, first_id: int, parsed_lines: list[int], upload: tuple[Any, ...]) -> None:
+        """Store the plain lines in the session's transaction, numbered from first_id in line order around
+        `parsed_lines` (the line numbers of the parser's runs, whose ids the caller gives).
+        `upload` is (upload_id, created_at, label, document), the last three as text as SQLite stores them."""
+        connection = _driver_connection(session)
+        problem = connection_problem(session)
+        if problem is not None:  # scan() checked the same; a change in between is a bug
+            raise RuntimeError(f"the compiled ingest path cannot write to this connection: {problem}")
+        upload_id, created_at, label, document = upload
+        _tune_until_transaction_ends(session, connection, upload_cache_kib(len(self.data)))
+        try:
+            created, duplicates, existing = self._scan.insert(
+                connection, first_id, parsed_lines, upload_id, created_at, label, document
+            )
+        except sqlite3.Error as exc:  # as SQLAlchemy would raise it: a full disk answers 503, as elsewhere
+            raise DBAPIError.instance("INSERT INTO run (app.ingest._bulk198)", None, exc, sqlite3.Error) from exc
+        self.stored = PlainStored(created, duplicates, existing)
+
+
+def scan(session: Session, data: bytes, max_line_bytes: int) -> PlainLines | None:
+    """The upload's plain lines for the extension to store, or None where it cannot (not SQLite, or
+    connection_problem()): then every line goes to the parser."""
+    if session.get_bind().dialect.name != "sqlite":
+        return None
+    problem = connection_problem(session)
+    if problem is not None:
+        if problem not in _reported:
+            _reported.add(problem)
+            log.warning("uploads take the slower parser path for every line: %s", problem)
+        return None
+    return PlainLines(data, max_line_bytes)
+
+
+def connection_problem(session: Session) -> str | None:
+    """Why the extension must not write through the session's connection, or None when it may.
+
+    It reads the sqlite3* out of CPython's connection object, so it checks that the object is the one
+    it knows, that both run the same SQLite library, and that the handle has the session's database file open.
+    """
+    connection = _driver_connection(session)
+    if type(connection) is not sqlite3.Connection:
+        return f"the driver connection is a {type(connection).__module__}.{type(connection).__qualname__}, not a sqlite3.Connection"
+    major, minor, patch = sqlite3.sqlite_version_info
+    if _bulk198.libversion_number() != major * 1_000_000 + minor * 1000 + patch:
+        return (
+            f"app.ingest._bulk198 runs SQLite {_bulk198.libversion_number()}, Python's sqlite3 {sqlite3.sqlite_version}"
+        )
+    database = session.connection().engine.url.database
+    filename = _bulk198.db_filename(connection)
+    if not database or database == ":memory:" or not filename:
+        return "the database is in memory"
+    if os.path.realpath(filename) != os.path.realpath(database):
+        return f"the connection's database file is {filename!r}, not {database!r}"
+    return None
+
+
+def _tune_until_transaction_ends(session: Session, connection: sqlite3.Connection, cache_kib: int) -> None:
+    """A page cache of `cache_kib`, and no automatic checkpoint at this transaction's commit (the upload turn
+    checkpoints after the response: app.ingest.upload); both given back when the pool takes the connection back."""
+    (size,) = connection.execute("PRAGMA cache_size").fetchone()
+    (autocheckpoint_pages,) = connection.execute("PRAGMA wal_autocheckpoint").fetchone()
+    saved = {"cache_size": size, "wal_autocheckpoint": autocheckpoint_pages}
+    if size < 0 and -size < cache_kib:  # a size in KiB below ours (a size in pages is left alone)
+        connection.execute(f"PRAGMA cache_size = -{int(cache_kib)}")
+    # Copying 60 MB of WAL into the database file and syncing it took 0.5 of an upload's 1.6 s; the
+    # commit is as durable without it (synchronous=NORMAL: app.store.db), so the client need not wait for it.
+    connection.execute("PRAGMA wal_autocheckpoint = 0")
+    save_pragmas(session.connection(), saved)
+
+
+def _driver_connection(session: Session) -> Any:
+    return session.connection().connection.driver_connection

@@ -1,0 +1,156 @@
+"""Checks on what a client sends besides CSV lines: tags, labels, filters, file names, documents.
+Pure (no HTTP, no database): the API, the pages and the CLI give the same answers."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from app.errors import BadRequest, PayloadTooLarge
+from app.ingest.name_tags import NamePattern, NamePatternError, compile_name_pattern
+from app.limits import MAX_LABEL_CHARS, MAX_TAG_CHARS, TAG_SPACES
+
+# The runner's document nests about six levels; far deeper ones could not be sent back (issue #5).
+MAX_DOCUMENT_DEPTH = 32
+# ... and holds a few hundred values; a million empty lists took 400 MB to read (see request_body.py).
+MAX_DOCUMENT_VALUES = 20_000
+# Each tag filter is a join; hundreds made PostgreSQL plan for 35 s and SQLite run out of
+# expression depth (issue #8).
+MAX_TAG_FILTERS = 20
+TAG_SPACE = re.compile(f"[{TAG_SPACES}]")
+
+
+def parse_tag_params(values: list[str], *, spaces_allowed: bool = False) -> dict[str, str]:
+    """`tag=KEY=VALUE` query parameters -> {KEY: VALUE}."""
+    tags = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise BadRequest(f"tag {item[:50]!r} is not of the form KEY=VALUE")
+        check_tag(key, value, spaces_allowed=spaces_allowed)
+        tags[key] = value
+    return tags
+
+
+def parse_tag_filters(values: list[str]) -> dict[str, str]:
+    """Tag filters of a listing: like parse_tag_params, at most MAX_TAG_FILTERS of them, and spaces allowed:
+    tags stored before the rule against them (`os=Debian 12`) are still found by `tag=os=Debian%2012`."""
+    if len(values) > MAX_TAG_FILTERS:
+        raise BadRequest(f"at most {MAX_TAG_FILTERS} tag filters at once; {len(values)} were given")
+    return parse_tag_params(values, spaces_allowed=True)
+
+
+# Where the filter box's text ("raid=5 fs=xfs os=Debian 12") splits: at spaces before a KEY= word.
+_BEFORE_A_TAG = re.compile(f"[{TAG_SPACES}]+(?=[^{TAG_SPACES}=]+=)")
+
+
+def split_tag_terms(text: str) -> list[str]:
+    """The runs page's filter text -> its KEY=VALUE terms. A word without '=' belongs to the value before it,
+    with the spaces between kept: the link of a tag stored before spaces were refused finds that tag."""
+    text = text.strip()
+    return _BEFORE_A_TAG.split(text) if text else []
+
+
+def check_tag(key: str, value: str, *, spaces_allowed: bool = False) -> None:
+    if not key or len(key) > MAX_TAG_CHARS or len(value) > MAX_TAG_CHARS:
+        raise BadRequest(f"a tag needs a key of 1 to {MAX_TAG_CHARS} characters and a value of at most {MAX_TAG_CHARS}")
+    if "\x00" in key or "\x00" in value:
+        raise BadRequest("a tag may not contain a NUL character")
+    if not is_unicode(key) or not is_unicode(value):
+        raise BadRequest("a tag may not contain a lone surrogate (\\ud800-\\udfff): it is not Unicode text")
+    # Tags travel as `tag=KEY=VALUE` in links and as space-separated KEY=VALUE in the page forms: a space
+    # would split one tag in two there (its own filter link answered 400), a '=' in a key would move the split.
+    if not spaces_allowed and TAG_SPACE.search(key + value):
+        raise BadRequest(f"tag {(key + '=' + value)[:80]!r} contains a space; use '-' or '_' instead")
+    if "=" in key:
+        raise BadRequest(f"tag key {key[:40]!r} contains '='; a key may not")
+
+
+def check_name_pattern(pattern: str | None) -> NamePattern | None:
+    """`name_tags=raid{raid}_{fs}` -> the compiled pattern; none for an absent or blank one."""
+    if pattern is None or not pattern.strip():
+        return None
+    try:
+        return compile_name_pattern(pattern.strip())
+    except NamePatternError as exc:
+        raise BadRequest(str(exc)) from None
+
+
+def check_filter_text(value: str | None, name: str, max_chars: int = MAX_LABEL_CHARS) -> str | None:
+    """A free-text filter (machine, format): it goes to the database, which refuses NUL in text. A machine
+    filter is longer: app.web.deps.check_machine_text."""
+    if value is None:
+        return None
+    if len(value) > max_chars or "\x00" in value or not is_unicode(value):
+        raise BadRequest(f"{name} is at most {max_chars} characters of Unicode text, with no NUL")
+    return value
+
+
+def check_filename(filename: str | None) -> str | None:
+    """An uploaded file's name, kept for the upload's record: cut short, NUL and surrogates refused."""
+    if not filename:
+        return None
+    if "\x00" in filename or not is_unicode(filename):
+        raise BadRequest("the uploaded file's name holds a NUL or is not Unicode text")
+    return filename[:MAX_LABEL_CHARS]
+
+
+def check_label(label: str | None) -> str | None:
+    if label is None:
+        return None
+    if len(label) > MAX_LABEL_CHARS or "\x00" in label or not is_unicode(label):
+        raise BadRequest(f"a label is at most {MAX_LABEL_CHARS} characters of Unicode text, with no NUL")
+    return label or None
+
+
+def check_document(document: Any, *, max_bytes: int) -> None:
+    """A document must be storable and sendable back: bounded in nesting, values and bytes; Unicode text without
+    NUL (PostgreSQL cannot read a JSON value holding \\u0000, so every comparison with the run failed)."""
+    if document is None:
+        return
+    values = 0
+    stack: list[tuple[Any, str, int]] = [(document, "document", 1)]
+    while stack:
+        item, path, depth = stack.pop()
+        values += 1
+        if values > MAX_DOCUMENT_VALUES:
+            raise BadRequest(f"document holds more than {MAX_DOCUMENT_VALUES} values")
+        if isinstance(item, str):
+            _check_document_text(item, path)
+        elif isinstance(item, float) and not math.isfinite(item):
+            # 1e400 reads as infinity: PostgreSQL refuses it in JSON (a 500), and SQLite stored text it could
+            # not read back, so every comparison with the run failed.
+            raise BadRequest(f"document holds a number too large for a double at {path}")
+        elif isinstance(item, dict | list):
+            if depth > MAX_DOCUMENT_DEPTH:
+                raise BadRequest(f"document nests deeper than {MAX_DOCUMENT_DEPTH} levels (at {path})")
+            # Paths are cut short as they are built: a long key must not be copied into every path under it.
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    _check_document_text(key, f"{path}.{key[:40]}")
+                    stack.append((child, f"{path[:100]}.{key[:40]}", depth + 1))
+            else:
+                stack.extend((child, f"{path[:100]}[{index}]", depth + 1) for index, child in enumerate(item))
+    size = len(json.dumps(document, ensure_ascii=False).encode())
+    if size > max_bytes:
+        raise PayloadTooLarge(
+            f"document is {size} bytes of JSON; the limit is {max_bytes} (BONNIEBOARD_MAX_DOCUMENT_BYTES)"
+        )
+
+
+def _check_document_text(text: str, path: str) -> None:
+    if "\x00" in text:
+        raise BadRequest(f"{path!r} holds a NUL character (\\u0000), which the database cannot store")
+    if not is_unicode(text):
+        raise BadRequest(f"{path!r} holds a lone surrogate (\\ud800-\\udfff): it is not Unicode text")
+
+
+def is_unicode(text: str) -> bool:
+    # JSON's \ud800 escapes decode to lone surrogates, which neither UTF-8 nor the databases take.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -1,0 +1,166 @@
+"""The database schema. One wide `run` row per bonnie++ line: the twelve results are columns,
+not rows, so that ingesting 100,000 lines is one insert per line and a comparison reads one row
+per run (issue #2's speed target)."""
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from app.columns import RESULT_PARTS, result_column
+from app.ingest.parsing import TESTS
+from app.limits import MAX_ID as MAX_ID  # re-exported: the routes read it from here
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def _result_column(test: str, part: str) -> Column:
+    """The column of `part` of `test`'s result (app.columns: one definition of a run's results)."""
+    types = {
+        "status": String(8),  # ok | too_fast | not_run
+        "value": Float if test == "seeks" else BigInteger,
+        "cpu_pct": Integer,
+        "latency_us": BigInteger,
+    }
+    return Column(result_column(test, part), types[part], nullable=part != "status")
+
+
+run_table = Table(
+    "run",
+    Base.metadata,
+    Column("id", Integer, primary_key=True),
+    Column("upload_id", ForeignKey("upload.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    # blake2b-128 of raw_line: the duplicate rule, enforced by the database. A hash rather than
+    # the line itself because PostgreSQL cannot index long text in a btree.
+    Column("line_hash", LargeBinary(16), nullable=False, unique=True),
+    Column("raw_line", Text, nullable=False),
+    Column("machine", Text, nullable=False),
+    Column("format_version", String(8), nullable=False),
+    Column("bonnie_version", Text),
+    Column("concurrency", Integer),
+    Column("seed", Text),
+    Column("file_size_mib", BigInteger),
+    Column("io_chunk_bytes", BigInteger),
+    Column("seek_count", BigInteger),
+    Column("seek_procs", Integer),
+    Column("num_files", BigInteger),  # file_test; null when the file tests did not run
+    Column("file_max_size", BigInteger),
+    Column("file_min_size", BigInteger),
+    Column("file_num_dirs", BigInteger),
+    Column("file_link", String(8)),
+    Column("label", Text),
+    Column("document", JSON),  # the runner's system and per-test facts; null for plain CSV uploads
+    *(_result_column(test, part) for test in TESTS for part in RESULT_PARTS),
+    # The list's filters, newest first: the matching ids in order straight from the index (issue #13).
+    Index("ix_run_machine_id", "machine", "id"),
+    Index("ix_run_format_version_id", "format_version", "id"),
+    # A deleted run's id is never given to another run: links to it must not show a different one.
+    sqlite_autoincrement=True,
+)
+
+
+class Upload(Base):
+    __tablename__ = "upload"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    source: Mapped[str] = mapped_column(String(16))  # api | cli | page
+    filename: Mapped[str | None] = mapped_column(Text)
+    label: Mapped[str | None] = mapped_column(Text)
+
+
+class Run(Base):
+    __table__ = run_table
+
+    if TYPE_CHECKING:  # the columns come from run_table; these tell a type checker what code reads by name
+        id: Mapped[int]
+        upload_id: Mapped[int]
+        created_at: Mapped[datetime]
+        line_hash: Mapped[bytes]
+        raw_line: Mapped[str]
+        num_files: Mapped[int | None]
+        label: Mapped[str | None]
+        machine: Mapped[str]
+        document: Mapped[dict[str, Any] | None]
+
+    tags: Mapped[list["Tag"]] = relationship(
+        back_populates="run", cascade="all, delete-orphan", order_by="Tag.key", lazy="selectin"
+    )
+    upload: Mapped[Upload] = relationship()
+
+
+class Tag(Base):
+    __tablename__ = "tag"
+    # A tag filter reads the matching run ids from this index, in order (issue #13).
+    # WITHOUT ROWID on SQLite: the rows live in the primary key's b-tree, one b-tree fewer to write per tag
+    # (an upload of 100,000 runs with two tags writes 200,000 of them).
+    __table_args__ = (Index("ix_tag_key_value_run_id", "key", "value", "run_id"), {"sqlite_with_rowid": False})
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), primary_key=True)
+    key: Mapped[str] = mapped_column(Text, primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+    run: Mapped[Run] = relationship(back_populates="tags")
+
+
+tag_table = Tag.__table__
+
+
+class ApiToken(Base):
+    """A named API token (issue #5). Only the SHA-256 of its secret is stored: the secret is
+    random and long, so a fast hash cannot be brute-forced. A revoked token keeps its row, so a
+    database that has ever had a token keeps requiring one."""
+
+    __tablename__ = "api_token"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(Text, unique=True)
+    secret_sha256: Mapped[bytes] = mapped_column(LargeBinary(32), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class BrowserLogin(Base):
+    """A browser signed in with a token (issue #8): the cookie holds a random id, this row its
+    SHA-256. Signing out deletes the row, so a copied cookie stops working too."""
+
+    __tablename__ = "browser_login"
+
+    id_sha256: Mapped[bytes] = mapped_column(LargeBinary(32), primary_key=True)
+    token_sha256: Mapped[bytes] = mapped_column(LargeBinary(32))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+# One row (id 1): a stamp every write that can change a comparison replaces (app/store/generation.py).
+data_generation_table = Table(
+    "data_generation",
+    Base.metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("generation", BigInteger, nullable=False),
+)

@@ -1,0 +1,307 @@
+"""Read (and edit) services over stored runs. They take a session and return plain data."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, bindparam, delete, false, func, insert, select, text, update
+from sqlalchemy.orm import Session, defer
+
+from app.columns import RESULT_COLUMNS
+from app.compare.figures import DOCUMENT_RUNS, FILE_TEST_COLUMNS, IDENTITY_COLUMNS, RAM_BYTES, SETUP_COLUMNS
+from app.errors import BadRequest, NotFound
+from app.limits import MAX_TAGS_PER_RUN
+from app.store import generation
+from app.store.db import begin_write
+from app.store.models import Run, Tag, run_table, tag_table
+
+# The export's first batch is small, so its first body bytes leave as soon as the query has started (issue #13,
+# goal 2: 15 ms instead of 24 ms on PostgreSQL, bench/RESULTS.md); the rest go EXPORT_BATCH at a time, memory flat.
+EXPORT_FIRST_BATCH = 100
+EXPORT_BATCH = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class RunFilter:
+    machine: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+    format_version: str | None = None
+    upload_id: int | None = None
+    run_ids: tuple[int, ...] | None = None  # only these runs (the export of a comparison)
+
+
+def _filtered(statement: Select, run_filter: RunFilter) -> Select:
+    if run_filter.machine is not None:
+        statement = statement.where(run_table.c.machine == run_filter.machine)
+    if run_filter.format_version is not None:
+        statement = statement.where(run_table.c.format_version == run_filter.format_version)
+    if run_filter.upload_id is not None:
+        statement = statement.where(run_table.c.upload_id == run_filter.upload_id)
+    if run_filter.run_ids is not None:
+        statement = statement.where(run_table.c.id.in_(run_filter.run_ids))
+    # A join per tag, not EXISTS: the (key, value, run_id) index then hands the matching ids over in order,
+    # so a rare tag is not looked for run by run among a million.
+    for key, value in run_filter.tags.items():
+        tag = tag_table.alias()
+        statement = statement.join(tag, (tag.c.run_id == run_table.c.id) & (tag.c.key == key) & (tag.c.value == value))
+    return statement
+
+
+# Counting every match of a filter costs a scan of all of them (85 ms per page for a million runs on
+# PostgreSQL): beyond this many, the list says "more than" or "about" instead.
+COUNT_LIMIT = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class RunPage:
+    runs: list[Run]
+    total: int  # exact, or with total_is_estimate: a lower bound (filtered) or an estimate (all runs)
+    total_is_estimate: bool
+
+
+def _matching_ids(run_filter: RunFilter) -> tuple[Select, ColumnElement[int]]:
+    """The ids of matching runs, and the column they come from. With tags, the first tag's index rows
+    drive the query (they are in run id order), so newest-first needs neither a sort nor a scan of runs."""
+    if not run_filter.tags:
+        return _filtered(select(run_table.c.id), run_filter), run_table.c.id
+    (key, value), *more = run_filter.tags.items()
+    first = tag_table.alias()
+    run_id = first.c.run_id
+    statement = select(run_id).where(first.c.key == key, first.c.value == value)
+    for key, value in more:
+        tag = tag_table.alias()
+        statement = statement.join(tag, (tag.c.run_id == run_id) & (tag.c.key == key) & (tag.c.value == value))
+    if replace(run_filter, tags={}) != RunFilter():
+        statement = _filtered(statement.join(run_table, run_table.c.id == run_id), replace(run_filter, tags={}))
+    return statement, run_id
+
+
+# The runs list's orders: upload order (newest or oldest first) or by name (machine, then label).
+RUN_ORDERS = {
+    "newest": (run_table.c.id.desc(),),
+    "oldest": (run_table.c.id,),
+    "name": (run_table.c.machine, run_table.c.label, run_table.c.id),
+}
+
+
+def list_runs(
+    *,
+    session: Session,
+    run_filter: RunFilter,
+    limit: int,
+    offset: int = 0,
+    before: int | None = None,
+    after: int | None = None,
+    at_machine: str | None = None,
+    order: str = "newest",
+) -> RunPage:
+    """Matching runs in `order` (RUN_ORDERS): newest first, those with ids below `before`, or oldest first,
+    those with ids above `after` (keyset cursors: as fast deep down as at the top), or by name, those of machine
+    `at_machine` and after (a cursor that skips whole machines; `offset` then counts within that machine's runs,
+    and a deep `offset` without one is turned into one: _machine_at);
+    after skipping `offset` of them; and how many match in all, counted up to COUNT_LIMIT."""
+    ids, run_id = _matching_ids(run_filter)
+    if order == "newest":
+        ordered = ids.order_by(run_id.desc())
+        if before is not None:
+            ordered = ordered.where(run_id < before)
+    elif order == "oldest":
+        ordered = ids.order_by(run_id)
+        if after is not None:
+            ordered = ordered.where(run_id > after)
+    else:
+        ordered = _filtered(select(run_table.c.id), run_filter).order_by(*RUN_ORDERS[order])
+        if at_machine is None and offset >= NAME_SEEK_FROM_OFFSET:
+            seek = _machine_at(session, run_filter, offset)
+            if seek is None:  # past the last run
+                ordered = ordered.where(false())
+            else:
+                at_machine, offset = seek
+        if at_machine is not None:
+            ordered = ordered.where(run_table.c.machine >= at_machine)
+    # Ids first, then their rows: skipping `offset` rows reads only an index, not the wide rows.
+    page_ids = list(session.scalars(ordered.limit(limit).offset(offset)))
+    # Lists never show a runner's document (up to BONNIEBOARD_MAX_DOCUMENT_BYTES each): not read.
+    rows = select(Run).options(defer(Run.document)).where(Run.id.in_(page_ids))
+    found = {run.id: run for run in session.scalars(rows)} if page_ids else {}
+    total, is_estimate = _count(session, run_filter, ids)
+    return RunPage([found[i] for i in page_ids if i in found], total, is_estimate)
+
+
+# By name, a page this deep starts from the machine its first run belongs to (_machine_at) rather than from
+# the top: skipping reads and sorts every run before the page (1.2-1.8 s at page 10,000 of a million runs),
+# counting each machine's runs reads only the (machine, id) index.
+NAME_SEEK_FROM_OFFSET = 5_000
+
+
+def _machine_at(session: Session, run_filter: RunFilter, offset: int) -> tuple[str, int] | None:
+    """(the machine of the run at position `offset` of the list by name, how many of that machine's runs come
+    before it), or None when the list is shorter. Runs are ordered by machine first, so the runs before
+    that machine's are exactly those of the machines before it."""
+    per_machine = (
+        _filtered(select(run_table.c.machine, func.count().label("runs")), run_filter)
+        .group_by(run_table.c.machine)
+        .subquery()
+    )
+    through = func.sum(per_machine.c.runs).over(order_by=per_machine.c.machine)
+    running = select(per_machine.c.machine, per_machine.c.runs, through.label("through")).subquery()
+    found = session.execute(
+        select(running.c.machine, running.c.through - running.c.runs)
+        .where(running.c.through > offset)
+        .order_by(running.c.machine)
+        .limit(1)
+    ).first()
+    return None if found is None else (found[0], offset - int(found[1]))
+
+
+def _count(session: Session, run_filter: RunFilter, ids: Select) -> tuple[int, bool]:
+    """(how many runs match, whether that is an estimate)."""
+    if run_filter == RunFilter():
+        estimate = _estimated_run_count(session)
+        if estimate > COUNT_LIMIT:
+            return estimate, True
+        return session.scalar(select(func.count()).select_from(run_table)) or 0, False
+    counted = session.scalar(select(func.count()).select_from(ids.limit(COUNT_LIMIT + 1).subquery())) or 0
+    return (COUNT_LIMIT, True) if counted > COUNT_LIMIT else (counted, False)
+
+
+def _estimated_run_count(session: Session) -> int:
+    """The number of runs without counting them: PostgreSQL's planner statistics (kept by autovacuum).
+    SQLite's count(*) of a million runs reads its smallest index in ~10 ms: exact there."""
+    if session.get_bind().dialect.name != "postgresql":
+        return 0
+    return int(session.scalar(text("SELECT reltuples::bigint FROM pg_class WHERE oid = 'run'::regclass")) or 0)
+
+
+def get_run(*, session: Session, run_id: int) -> Run:
+    run = session.get(Run, run_id)
+    if run is None:
+        raise NotFound(f"run {run_id} does not exist")
+    return run
+
+
+def export_batches(
+    *, sessions: Callable[[], AbstractContextManager[Session]], run_filter: RunFilter
+) -> Iterator[list[str]]:
+    """Every matching run's raw line, oldest first: EXPORT_FIRST_BATCH lines, then EXPORT_BATCH at a time.
+
+    Each batch is read in a short session of its own from `sessions` (keyset on id), closed before the batch is
+    yielded: a client that leaves mid-stream abandons this generator without closing it, and a session held across
+    a yield never went back to the pool (16 aborted downloads emptied it). Memory stays flat; a run stored while
+    the export is sent is in it if it is newer than the last line sent.
+    """
+    after_id, limit = 0, EXPORT_FIRST_BATCH
+    while True:
+        with sessions() as session:
+            page = session.execute(_export_batch(run_filter, after_id, limit)).all()  # one fetchall, not one per row
+        if page:
+            yield [line for _, line in page]
+        if len(page) < limit:
+            return
+        after_id, limit = page[-1][0], EXPORT_BATCH
+
+
+def _export_batch(run_filter: RunFilter, after_id: int, limit: int) -> Select:
+    """The next `limit` matching runs' (id, raw line) after `after_id`, oldest first."""
+    lines = select(run_table.c.id, run_table.c.raw_line)
+    if not run_filter.tags:
+        return _filtered(lines, run_filter).where(run_table.c.id > after_id).order_by(run_table.c.id).limit(limit)
+    # With tags, the bound goes on the first tag's index rows the ids come from: on run.id past the join, SQLite
+    # read that index from its start for every batch (7x slower at 200,000 runs).
+    ids, run_id = _matching_ids(run_filter)
+    batch_ids = ids.where(run_id > after_id).order_by(run_id).limit(limit).scalar_subquery()
+    return lines.where(run_table.c.id.in_(batch_ids)).order_by(run_table.c.id)
+
+
+def update_run(*, session: Session, run_id: int, changes: dict[str, Any]) -> Run:
+    """Replace the run's label and/or tag set; BadRequest beyond MAX_TAGS_PER_RUN tags."""
+    tags = changes.get("tags")
+    if tags is not None and len(tags) > MAX_TAGS_PER_RUN:
+        raise BadRequest(f"a run has at most {MAX_TAGS_PER_RUN} tags; {len(tags)} were given")
+    _lock_run(session, run_id)
+    if "label" in changes:
+        session.execute(update(run_table).where(run_table.c.id == run_id).values(label=changes["label"]))
+    if "tags" in changes:
+        session.execute(delete(Tag).where(Tag.run_id == run_id))
+        if tags:
+            session.execute(insert(Tag), [{"run_id": run_id, "key": k, "value": v} for k, v in tags.items()])
+    generation.bump(session)
+    return session.get_one(Run, run_id, populate_existing=True)
+
+
+def delete_run(*, session: Session, run_id: int) -> None:
+    _lock_run(session, run_id)
+    # The tags go with it: ON DELETE CASCADE.
+    session.execute(delete(run_table).where(run_table.c.id == run_id))
+    generation.bump(session)
+
+
+def _lock_run(session: Session, run_id: int) -> None:
+    """Start a write by locking the run's row, or raise NotFound.
+
+    Every writer of a run takes this lock first, so concurrent edits and deletes of one run queue
+    up instead of deadlocking on tag and run rows taken in opposite orders; and each statement
+    after it sees the row as it is, not as an earlier read in this transaction saw it (issue #8).
+    PostgreSQL: SELECT ... FOR UPDATE, which waits for another holder and then finds the row gone
+    if that one deleted it. SQLite: begin_write's write lock already serialises writers.
+    """
+    begin_write(session)
+    if session.execute(select(run_table.c.id).where(run_table.c.id == run_id).with_for_update()).first() is None:
+        raise NotFound(f"run {run_id} does not exist")
+
+
+# ==== Comparisons (issue #3): only the columns the charts need, without the ORM, for speed ====
+
+# Selected by name: app/compare/figures.py reads them by these names (the run's result columns from app/columns.py).
+COMPARE_COLUMNS = (
+    *(run_table.c[name] for name in (*IDENTITY_COLUMNS, *SETUP_COLUMNS, *FILE_TEST_COLUMNS)),
+    # Only the RAM of the runner's document, not the whole document (which can be large). As JSON, read in
+    # Python (ram_mib_of): a cast in SQL was PostgreSQL's 32-bit INTEGER, which a machine over 2 GiB overflowed.
+    run_table.c.document["system"]["ram_bytes"].label(RAM_BYTES),
+    run_table.c.document["runs"].label(DOCUMENT_RUNS),
+    run_table.c.raw_line,
+    *(run_table.c[name] for name in RESULT_COLUMNS),
+)
+
+
+# Built once: making a 53-column select costs more than SQLite takes to run it.
+_COMPARE_SELECT = select(*COMPARE_COLUMNS).where(run_table.c.id.in_(bindparam("run_ids", expanding=True)))
+_COMPARE_TAGS = (
+    select(Tag.run_id, Tag.key, Tag.value).where(Tag.run_id.in_(bindparam("run_ids", expanding=True))).order_by(Tag.key)
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ComparedRuns:
+    rows: list[Any]  # COMPARE_COLUMNS of each run found, in the order asked
+    tags: dict[int, dict[str, str]]  # run id -> its tags
+    missing: list[int]  # ids asked for that do not exist
+
+
+def runs_to_compare(
+    *, session: Session, run_ids: list[int], missing_ok: bool = False, with_tags: bool = True
+) -> ComparedRuns:
+    """The runs asked for, as rows of COMPARE_COLUMNS, and their tags (all empty without with_tags);
+    without missing_ok, NotFound names the first missing id."""
+    found = {row.id: row for row in session.execute(_COMPARE_SELECT, {"run_ids": run_ids})} if run_ids else {}
+    missing = [run_id for run_id in run_ids if run_id not in found]  # a dict lookup each: linear
+    if missing and not missing_ok:
+        raise NotFound(f"run {missing[0]} does not exist")
+    tags: dict[int, dict[str, str]] = {run_id: {} for run_id in found}
+    if found and with_tags:
+        for run_id, key, value in session.execute(_COMPARE_TAGS, {"run_ids": list(found)}):
+            tags[run_id][key] = value
+    return ComparedRuns([found[run_id] for run_id in run_ids if run_id in found], tags, missing)
+
+
+def recent_runs(*, session: Session, limit: int, exclude: list[int]) -> list[Any]:
+    """The newest runs' (id, machine, label), leaving out `exclude`."""
+    statement = (
+        select(run_table.c.id, run_table.c.machine, run_table.c.label).order_by(run_table.c.id.desc()).limit(limit)
+    )
+    if exclude:
+        statement = statement.where(run_table.c.id.not_in(exclude))
+    return list(session.execute(statement))

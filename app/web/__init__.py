@@ -1,0 +1,1 @@
+"""HTTP: FastAPI dependencies, auth, request bodies, schemas, templating, the cache, the routes."""

@@ -1,0 +1,306 @@
+"""/api: JSON endpoints. Thin: read the request, call one service, shape the answer."""
+
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+import orjson
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import StreamingResponse
+from pydantic import WithJsonSchema
+from sqlalchemy.orm import Session
+from starlette.convertors import Convertor, register_url_convertor
+
+from app.compare import engine as charts
+from app.compare import export_csv as exports
+from app.compare import matrix
+from app.compare.figures import figures_of
+from app.compare.request import ComparisonRequest, read_request
+from app.config import get_settings
+from app.errors import BadRequest
+from app.ingest.parsing import TESTS
+from app.ingest.secrets_scrub import scrub_document
+from app.ingest.upload import store_upload
+from app.ingest.validation import check_label, check_name_pattern, check_tag, parse_tag_params
+from app.store import runs as queries
+from app.store.models import MAX_ID
+from app.web import cache as response_cache
+from app.web.deps import RUN_IDS_FILTER_PATTERN, FilterDep, RequestSecretsDep, SessionDep, own_session
+from app.web.request_body import read_upload
+from app.web.schemas import (
+    LABEL_PARAM_SCHEMA,
+    TAG_PARAM_SCHEMA,
+    CompareOut,
+    ErrorOut,
+    MatrixOut,
+    RunDetailOut,
+    RunList,
+    RunOut,
+    RunPatch,
+    UploadOut,
+)
+
+router = APIRouter(prefix="/api", tags=["runs"])
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorOut} for status in (400, 401, 403, 404, 408, 413, 422, 503)
+}
+
+UPLOAD_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "text/csv": {"schema": {"type": "string"}},
+            "text/plain": {"schema": {"type": "string", "description": "CSV lines, or bonnie++'s text report"}},
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "file": {"type": "string", "format": "binary"},
+                        "label": {"type": "string"},
+                        "name_tags": {"type": "string"},
+                    },
+                    "required": ["file"],
+                }
+            },
+            "application/json": {"schema": {"$ref": "#/components/schemas/JsonUpload"}},
+        },
+    }
+}
+
+
+RunId = Annotated[int, Path(ge=1, le=MAX_ID)]
+
+
+class RunIdConvertor(Convertor[int]):
+    """`{run_id:run_id}`: Starlette's `int` took any number of digits, and int() of more than 4,300 raised inside
+    the router (a 500). Twenty digits is far past MAX_ID (a 422); a longer path is no run (a 404)."""
+
+    regex = "[0-9]{1,20}"
+
+    def convert(self, value: str) -> int:
+        return int(value)
+
+    def to_string(self, value: int) -> str:
+        return str(value)
+
+
+register_url_convertor("run_id", RunIdConvertor())
+
+# What app.compare.request accepts (it answers 400 itself with a message naming the parameter).
+# Empty is allowed: the ids may come as repeated run= instead (one normaliser reads both).
+RUN_IDS_SCHEMA = WithJsonSchema({"type": "string", "pattern": RUN_IDS_FILTER_PATTERN})
+BASELINE_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[0-9]{0,10}$"})
+MODE_SCHEMA = WithJsonSchema({"type": "string", "enum": ["absolute", "relative"], "default": "absolute"})
+TAG_KEY_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[^ ,=\\x00]{1,200}$"})
+GROUP_SCHEMA = WithJsonSchema({"type": "string", "default": "params", "examples": ["params", "none", "fs,raid"]})
+
+
+@router.post("/runs", status_code=201, response_model=UploadOut, responses=ERRORS, openapi_extra=UPLOAD_BODY)
+async def post_runs(
+    request: Request,
+    session: SessionDep,
+    secrets: RequestSecretsDep,
+    tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], Query(description="KEY=VALUE; repeatable")] = [],  # noqa: B006 - FastAPI copies the default per request
+    label: Annotated[str | None, LABEL_PARAM_SCHEMA] = None,
+    partial: bool = False,
+    name_tags: Annotated[
+        str | None, Query(description="a name pattern: each line's machine name gives tags, e.g. raid{raid}_{fs}")
+    ] = None,
+):
+    """Store bonnie++ CSV lines (or bonnie++'s text report, turned into them): raw text, multipart field
+    `file`, or the runner's JSON form."""
+    settings = get_settings()
+    upload = await read_upload(request, settings.max_upload_bytes)
+    tags = parse_tag_params(tag) | upload.tags
+    name_pattern = upload.name_pattern or check_name_pattern(name_tags)
+    # No token reaches the database, or the log of a failed write quoting the row. Off the event loop: a document
+    # may hold 20,000 strings.
+    document = None if upload.document is None else await run_in_threadpool(scrub_document, upload.document, secrets)
+    # Parsing and storing take a while for a big upload: off the event loop, so this worker keeps
+    # answering other requests meanwhile (issue #5: GET latency while uploads run).
+    return await store_upload(
+        session=session,
+        data=upload.csv,
+        max_line_bytes=settings.max_line_bytes,
+        partial=partial,
+        source="api",
+        filename=upload.filename,
+        label=upload.label or check_label(label),
+        tags=tags,
+        name_pattern=name_pattern,
+        document=document,
+    )
+
+
+@router.get("/runs", response_model=RunList, responses=ERRORS)
+def get_runs(
+    session: SessionDep,
+    run_filter: FilterDep,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
+    before: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            le=MAX_ID,
+            description="only runs with smaller ids: the next page "
+            "starts before the last id of this one, as fast deep down as at the top",
+        ),
+    ] = None,
+):
+    """Stored runs, newest first. `total` is exact up to 10,000 matches; beyond, `total_is_estimate` is true
+    and `total` is 10,000 for a filtered list (at least that many) or the database's estimate for all runs."""
+    page = queries.list_runs(session=session, run_filter=run_filter, limit=limit, offset=offset, before=before)
+    return RunList(
+        total=page.total, total_is_estimate=page.total_is_estimate, items=[RunOut.from_run(run) for run in page.runs]
+    )
+
+
+@router.get("/runs/export.csv", response_class=Response, responses=ERRORS)
+def export_runs(run_filter: FilterDep):
+    """Every matching run's line exactly as uploaded, oldest first (`runs=1,2,3`: only those), streamed as
+    it is read."""
+
+    # Each batch in a session of its own (queries.export_batches says why), without the read timeout: a
+    # million lines take longer than a page.
+    def body() -> Iterator[str]:
+        for lines in queries.export_batches(sessions=own_session, run_filter=run_filter):
+            yield "".join(f"{line}\n" for line in lines)
+
+    # A file to save, named as one: the lines are exactly as uploaded, so a spreadsheet must import them as text
+    # (README, "Compare configurations": its exports).
+    return StreamingResponse(
+        body(),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": 'attachment; filename="bonnieboard-runs.csv"'},
+    )
+
+
+@router.get("/runs/{run_id:run_id}", response_model=RunDetailOut, responses=ERRORS)
+def get_run(run_id: RunId, session: SessionDep):
+    return RunDetailOut.from_run(queries.get_run(session=session, run_id=run_id))
+
+
+@router.patch("/runs/{run_id:run_id}", response_model=RunDetailOut, responses=ERRORS)
+def patch_run(run_id: RunId, patch: RunPatch, session: SessionDep):
+    changes = patch.model_dump(include=patch.model_fields_set)
+    if "label" in changes:
+        changes["label"] = check_label(changes["label"])
+    for key, value in (changes.get("tags") or {}).items():
+        check_tag(key, value)
+    run = queries.update_run(session=session, run_id=run_id, changes=changes)
+    session.commit()
+    return RunDetailOut.from_run(run)
+
+
+@router.delete("/runs/{run_id:run_id}", status_code=204, responses=ERRORS)
+def delete_run(run_id: RunId, session: SessionDep):
+    queries.delete_run(session=session, run_id=run_id)
+    session.commit()
+    return Response(status_code=204)
+
+
+async def comparison_query(
+    runs: Annotated[
+        str | None, RUN_IDS_SCHEMA, Query(description="run ids separated by commas, e.g. 1,2,3 (at most 100)")
+    ] = None,
+    run: Annotated[list[str], Query(description="a run id; repeatable, as the runs list's checkboxes send it")] = [],  # noqa: B006 - FastAPI copies the default per request
+    baseline: Annotated[
+        str | None, BASELINE_SCHEMA, Query(description="one of the runs; its configuration is the baseline")
+    ] = None,
+    mode: Annotated[str | None, MODE_SCHEMA] = None,
+    group: Annotated[
+        str | None, GROUP_SCHEMA, Query(description="params (default), none, or tag keys: fs,raid")
+    ] = None,
+) -> ComparisonRequest:
+    """The query of /api/compare and /api/compare.csv, read by the normaliser the /compare page uses too.
+    Async though it waits for nothing: a sync dependency costs a thread hop."""
+    return read_request(runs=[runs or "", *run], mode=mode, baseline=baseline, group=group)
+
+
+ComparisonQueryDep = Annotated[ComparisonRequest, Depends(comparison_query)]
+
+
+def _compare(session: Session, request: ComparisonRequest) -> dict[str, Any]:
+    compared = queries.runs_to_compare(session=session, run_ids=list(request.run_ids))
+    figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
+    return charts.compare(figures, mode=request.mode, baseline=request.baseline, grouping=request.grouping)
+
+
+def _compare_json(query: ComparisonRequest, gzipped: bool) -> bytes:
+    # orjson directly: FastAPI's generic encoder, and even json.dumps, cost as much as the statistics
+    # of a 100-run comparison (a few hundred KB of numbers).
+    body = response_cache.cached(
+        ("/api/compare", query),
+        lambda session: response_cache.Body(orjson.dumps(_compare(session, query))),
+        response_cache.Body.size_bytes,
+    )
+    return body.gzipped() if gzipped else body.data
+
+
+@router.get("/compare", response_model=CompareOut, responses=ERRORS)
+async def get_compare(request: Request, query: ComparisonQueryDep):
+    """The numbers behind the comparison charts; the /compare page draws exactly these. Runs form
+    configurations (`group`); per chart, test and configuration: N, mean, median, SD, CV %, 95 % CI,
+    and against the baseline configuration the ratio of means, its 95 % CI and a verdict."""
+    # One thread hop for the whole read (session, data generation, cache or computation), where a sync
+    # route with SessionDep takes three; the answer (and its gzip) is cached until the data changes.
+    gzipped = response_cache.accepts_gzip(request.headers.get("accept-encoding"))
+    body = await run_in_threadpool(_compare_json, query, gzipped)
+    return Response(body, media_type="application/json", headers=response_cache.encoding_headers(gzipped))
+
+
+@router.get("/compare.csv", response_class=Response, responses=ERRORS)
+def get_compare_csv(session: SessionDep, query: ComparisonQueryDep):
+    """The numbers of GET /api/compare (same query) as CSV: one row per chart, test and configuration."""
+    return Response(
+        exports.compare_csv(_compare(session, query)),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": 'attachment; filename="bonnieboard-compare.csv"'},
+    )
+
+
+@router.get("/matrix", response_model=MatrixOut, responses=ERRORS)
+def get_matrix(
+    session: SessionDep,
+    rows: Annotated[
+        str,
+        TAG_KEY_SCHEMA,
+        Query(
+            description="the tag key whose values are the rows, e.g. raid", openapi_examples={"raid": {"value": "raid"}}
+        ),
+    ],
+    cols: Annotated[
+        str,
+        TAG_KEY_SCHEMA,
+        Query(
+            description="the tag key whose values are the columns, e.g. fs", openapi_examples={"fs": {"value": "fs"}}
+        ),
+    ],
+    test: Annotated[
+        str,
+        WithJsonSchema({"type": "string", "enum": list(TESTS)}),
+        Query(description="the bonnie++ test of the cells"),
+    ] = matrix.DEFAULT_TEST,
+    runs: Annotated[
+        str | None, RUN_IDS_SCHEMA, Query(description="run ids; default: the newest 100 runs with both tags")
+    ] = None,
+    baseline: Annotated[str | None, BASELINE_SCHEMA, Query(description="a run; its cell is the baseline")] = None,
+):
+    """Configurations pivoted by two tag keys: per cell the mean of `test` with N, 95 % CI and the
+    verdict against the baseline cell, and per family the geometric mean of the ratios to it."""
+    request = matrix.read_request(rows=rows, cols=cols, test=test, runs=[runs or ""], baseline=baseline)
+    run_ids = list(request.run_ids) or matrix.runs_with_tags(session=session, keys=(request.rows, request.cols))
+    if not run_ids:
+        raise BadRequest(f"no runs have both tags {request.rows} and {request.cols}")
+    compared = queries.runs_to_compare(session=session, run_ids=run_ids)
+    figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
+    # orjson, as /api/compare: MatrixOut documents the body (and the tests check it against the schema).
+    return Response(orjson.dumps(matrix.build(figures, request)), media_type="application/json")
+
+
+@router.get("/health")
+def health():
+    """A trivial answer: the reference the benchmarks measure other endpoints against."""
+    return {"status": "ok"}

@@ -1,0 +1,468 @@
+"""HTML pages. Each renders a whole page, or only its partial when htmx asks (HX-Request)."""
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import orjson
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse, RedirectResponse
+from markupsafe import Markup
+from sqlalchemy.orm import Session
+from starlette.datastructures import FormData, UploadFile
+
+from app.compare import engine as charts
+from app.compare import heat_table as heat_html
+from app.compare import matrix
+from app.compare.figures import figures_of, limiters_of, line_facts
+from app.compare.request import (
+    ABSOLUTE,
+    MAX_RUNS,
+    ComparisonRequest,
+    parse_baseline,
+    parse_group,
+    parse_mode,
+    parse_run_ids,
+    permalink,
+    settle,
+)
+from app.config import get_settings
+from app.errors import BadRequest, InvalidUpload
+from app.ingest.parsing import TESTS, TOO_FAST, UNITS
+from app.ingest.upload import store_upload
+from app.ingest.validation import (
+    check_filename,
+    check_filter_text,
+    check_label,
+    check_name_pattern,
+    check_tag,
+    parse_tag_filters,
+    parse_tag_params,
+    split_tag_terms,
+)
+from app.store import runs as queries
+from app.store.models import MAX_ID, Run
+from app.web import cache as response_cache
+from app.web.deps import PageAuthDep, SessionDep, check_machine_text, csrf_form
+from app.web.document_view import document_view
+from app.web.request_body import FormLimits
+from app.web.schemas import MAX_TAG_CHARS, RunDetailOut, RunOut
+from app.web.templating import is_htmx, render, templates
+
+router = APIRouter(include_in_schema=False)
+
+PAGE_SIZE = 50
+# The figures the runs list shows; the run page shows all twelve.
+KEY_TESTS = ("put_block", "rewrite", "get_block", "seeks", "seq_create", "ran_create")
+
+
+def wants_partial(request: Request) -> bool:
+    """An htmx request for a fragment. History restores (Back after a pushed URL) and requests
+    that target <body> get the whole page."""
+    return (
+        is_htmx(request)
+        and request.headers.get("hx-request-type") != "full"
+        and request.headers.get("hx-history-restore-request") != "true"
+    )
+
+
+@router.get("/", response_class=HTMLResponse)
+def runs_page(
+    request: Request,
+    session: SessionDep,
+    machine: str | None = None,
+    tag: Annotated[list[str], Query()] = [],  # noqa: B006 - FastAPI copies the default per request
+    format: str | None = None,
+    page: Annotated[int, Query(ge=1, le=MAX_ID)] = 1,
+    runs: str = "",
+    run: Annotated[list[str], Query()] = [],  # noqa: B006 - FastAPI copies the default per request
+    sort: str = "newest",
+    before: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
+    after: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
+    at_machine: str | None = None,
+    skip: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
+):
+    # The filter form's one text box holds "raid=5 fs=xfs"; links repeat tag= instead.
+    tag_terms = [term for value in tag for term in split_tag_terms(value)]
+    filter_error = None
+    # The ticked runs, in the order they were ticked (static/runs.js keeps `runs=`; the boxes' run= add
+    # to it without script): they survive filter changes, and the first one is the comparison's baseline.
+    try:
+        chosen = parse_run_ids([runs, *run], limit=None)
+    except BadRequest as exc:
+        chosen, filter_error = [], exc.detail
+    if sort not in queries.RUN_ORDERS:
+        sort, filter_error = "newest", f"sort must be one of {', '.join(queries.RUN_ORDERS)}"
+    try:
+        tags = parse_tag_filters(tag_terms)
+        check_machine_text(machine, "machine")
+        check_filter_text(format, "format")
+        check_machine_text(at_machine, "at_machine")
+    except BadRequest as exc:
+        tags, filter_error = {}, exc.detail
+    run_filter = queries.RunFilter(machine=machine or None, tags=tags, format_version=format or None)
+    # "older" (newest first) and "newer" (oldest first) links carry a keyset cursor, before= or after= the last
+    # id shown: page 20,000 costs what page 1 does. By name, "next" carries the last machine shown and how many
+    # of its runs were shown (at_machine=, skip=): a page skips whole machines through their index and sorts the
+    # runs of the machines it shows, not all those before it. page= still works (deep by name, it starts from
+    # the machine its position falls in: queries.list_runs), and so does page= with a cursor.
+    cursor = {"newest": before, "oldest": after, "name": at_machine}[sort]
+    # Each order reads its own cursor only (queries.list_runs); skip counts within at_machine's runs.
+    offset = (page - 1) * PAGE_SIZE + (skip if sort == "name" and at_machine is not None else 0)
+    listed = (
+        queries.RunPage([], 0, False)
+        if filter_error
+        else queries.list_runs(
+            session=session,
+            run_filter=run_filter,
+            limit=PAGE_SIZE + 1,
+            offset=offset,
+            before=before,
+            after=after,
+            at_machine=at_machine,
+            order=sort,
+        )
+    )
+    found, total = listed.runs[:PAGE_SIZE], listed.total
+    more = len(listed.runs) > PAGE_SIZE
+    by_name_cursor = more and sort == "name" and (at_machine is not None or page == 1)
+    context = {
+        "chosen": chosen,
+        "sort": sort,
+        "sorts": {"newest": "newest first", "oldest": "oldest first", "name": "by name"},
+        "runs": [RunOut.from_run(one) for one in found],
+        "total": total,
+        "total_is_estimate": listed.total_is_estimate,
+        "filtered": run_filter != queries.RunFilter(),
+        "page": page,
+        "cursor": cursor,
+        "older_before": found[-1].id if more and sort == "newest" else None,
+        "newer_after": found[-1].id if more and sort == "oldest" else None,
+        "next_by_name": _next_by_name(found, at_machine, offset) if by_name_cursor else None,
+        # Offset paging: page=N was typed (the runs of the last machine on the pages before are not known).
+        "next_page": page + 1 if more and sort == "name" and not by_name_cursor else None,
+        "pages": max(1, -(-total // PAGE_SIZE)),
+        "filter": {"machine": machine or "", "tag": " ".join(tag_terms), "tags": tag_terms, "format": format or ""},
+        "filter_error": filter_error,
+        "key_tests": KEY_TESTS,
+        "units": UNITS,
+        "too_fast": TOO_FAST,
+    }
+    return render(
+        request,
+        "_runs_table.html" if wants_partial(request) else "runs.html",
+        context,
+        status_code=400 if filter_error else 200,
+    )
+
+
+def _next_by_name(found: list[Run], at_machine: str | None, skipped: int) -> dict[str, str | int]:
+    """The next page's cursor by name: the last machine shown, and how many of its runs have been shown (the
+    page's last ones, and the `skipped` before it when the page began with at_machine's)."""
+    machine = found[-1].machine
+    shown = next((i for i, run in enumerate(reversed(found)) if run.machine != machine), len(found))
+    return {"at_machine": machine, "skip": shown + (skipped if machine == at_machine else 0)}
+
+
+@router.get("/compare", response_class=HTMLResponse)
+async def compare_page(
+    request: Request,
+    runs: str = "",
+    run: Annotated[list[str], Query(description="a run id; repeated, as the runs list's checkboxes send it")] = [],  # noqa: B006 - FastAPI copies the default per request
+    add: str = "",
+    remove: str = "",
+    baseline: str = "",
+    mode: str = ABSOLUTE,
+    group: str = "",
+):
+    """Everything shown is in the URL: /compare?runs=1,2,3&baseline=1&mode=relative&group=fs,raid
+    (app/compare/request.py reads it, as it does for /api/compare). Other forms of it (the runs
+    list's run=1&run=2, the page's own add=/remove=) are answered with that URL: a redirect for a
+    browser, HX-Push-Url for htmx."""
+    notice = None
+    wanted = parse_run_ids([runs, *run], limit=None)
+    try:
+        added = parse_run_ids([add], limit=None)
+    except BadRequest as exc:
+        added, notice = [], exc.detail
+    removed = set(parse_run_ids([remove], limit=None))
+    run_ids = [run_id for run_id in dict.fromkeys(wanted + added) if run_id not in removed]
+    if len(run_ids) > MAX_RUNS:
+        notice = f"At most {MAX_RUNS} runs can be compared at once."
+    asked = ComparisonRequest(tuple(run_ids[:MAX_RUNS]), parse_mode(mode), parse_baseline(baseline), parse_group(group))
+    # One thread hop for the database work (whose result is cached until the data changes) and the response.
+    return await run_in_threadpool(_compare_response, request, asked, notice)
+
+
+def _compare_response(request: Request, asked: ComparisonRequest, notice: str | None) -> Response:
+    shown = _compare_fragment(asked, notice)
+    partial = wants_partial(request)
+    if (
+        not partial
+        and not shown.notice
+        and request.url.path + (f"?{request.url.query}" if request.url.query else "") != shown.url
+    ):
+        return RedirectResponse(shown.url, status_code=303)
+    head = tail = b""
+    headers = {"HX-Push-Url": shown.url} if partial else {}
+    if not partial:
+        # The page around the cached fragment is rendered per request (it is the request's: root path,
+        # and whatever the layout may one day show of a session); the fragment's bytes go in untouched,
+        # as a copy through Jinja and str.encode cost more than the rest of the request (non-ASCII text).
+        shell = templates.get_template("compare.html").render(
+            request=request, fragment=Markup(FRAGMENT_SLOT), url=shown.url, count=shown.count
+        )
+        head_text, tail_text = shell.split(FRAGMENT_SLOT)
+        head, tail = head_text.encode(), tail_text.encode()
+    gzipped = response_cache.accepts_gzip(request.headers.get("accept-encoding"))
+    body = shown.html.gzipped(head, tail) if gzipped else b"".join((head, shown.html.data, tail))
+    headers |= response_cache.encoding_headers(gzipped)
+    # The same URL answers with a whole page or a fragment, depending on HX-Request.
+    headers["Vary"] += ", HX-Request"
+    return HTMLResponse(body, headers=headers)
+
+
+FRAGMENT_SLOT = "<!-- the comparison -->"
+
+
+@dataclass(frozen=True, slots=True)
+class CompareFragment:
+    """The /compare page's content (templates/_compare.html) for one request, the same for every reader."""
+
+    url: str  # the view's permalink
+    notice: str | None
+    count: int  # runs found
+    html: response_cache.Body  # UTF-8
+
+
+def _compare_fragment(asked: ComparisonRequest, notice: str | None) -> CompareFragment:
+    return response_cache.cached(
+        ("/compare", asked, notice),
+        lambda session: _render_compare(session, asked, notice),
+        lambda fragment: fragment.html.size_bytes() + len(fragment.url),
+    )
+
+
+def _render_compare(session: Session, asked: ComparisonRequest, notice: str | None) -> CompareFragment:
+    compared = queries.runs_to_compare(session=session, run_ids=list(asked.run_ids), missing_ok=True)
+    if compared.missing:
+        notice = f"No run {', '.join(f'#{run_id}' for run_id in compared.missing)}: left out."
+    figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
+    settled = settle(asked, [f.id for f in figures], strict=False)
+    url = permalink(settled)
+    recent = queries.recent_runs(session=session, limit=RECENT_RUNS, exclude=list(settled.run_ids))
+    context: dict[str, Any] = {
+        "url": url,
+        "mode": settled.mode,
+        "group": settled.grouping.spelling,
+        "notice": notice,
+        "recent": recent,
+    }
+    if figures:
+        data = charts.compare(figures, mode=settled.mode, baseline=settled.baseline, grouping=settled.grouping)
+        context.update(
+            figures=figures,
+            data=data,
+            view=(view := charts.compare_view(figures, data)),
+            embedded=script_json({"compare": data, "view": view}),
+            table=(table := charts.heat_table(data)),
+            heat_cells=[heat_html.section_cells(table, section) for section in table["sections"]],
+            baseline=data["baseline"],
+            csv_url=permalink(settled, "/api/compare.csv"),
+            matrix_url=_matrix_url(settled, figures),
+        )
+    html = templates.get_template("_compare.html").render(context)
+    return CompareFragment(url, notice, len(figures), response_cache.Body(html.encode()))
+
+
+# What may not appear as such inside <script>: "</script>", "<!--"; & and ' for good measure (as Jinja's tojson).
+_SCRIPT_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"), (b"'", b"\\u0027"))
+
+
+def script_json(value: Any) -> Markup:
+    """`value` as JSON for a <script type="application/json"> block: compact (Jinja's tojson puts a space
+    after every comma and colon, 15 % of a comparison's bytes) and safe inside the element."""
+    text = orjson.dumps(value)
+    for character, escaped in _SCRIPT_ESCAPES:
+        text = text.replace(character, escaped)
+    return Markup(text.decode())
+
+
+def _matrix_url(request, figures) -> str | None:
+    """A matrix of these runs: by the two grouping tags, else the first two tag keys that vary."""
+    keys = list(request.grouping.keys)
+    if len(keys) < 2:
+        varying = sorted({k for f in figures for k in f.tags if len({g.tags.get(k) for g in figures}) > 1})
+        keys = list(dict.fromkeys(keys + varying))
+    if len(keys) < 2:
+        return None
+    ids = [f.id for f in figures]
+    return matrix.permalink(matrix.MatrixRequest(keys[0], keys[1], run_ids=tuple(ids), baseline=request.baseline))
+
+
+@router.get("/matrix", response_class=HTMLResponse)
+def matrix_page(
+    request: Request,
+    session: SessionDep,
+    rows: str = "",
+    cols: str = "",
+    test: str = matrix.DEFAULT_TEST,
+    runs: str = "",
+    baseline: str = "",
+):
+    """/matrix?rows=raid&cols=fs&test=put_block[&runs=...&baseline=RUN]: the sweep as a table of
+    configurations (app/compare/matrix.py builds it, as for /api/matrix), with one small chart per row."""
+    context: dict = {"tests": TESTS, "rows": rows, "cols": cols, "test": test, "error": None, "m": None}
+    if rows or cols:
+        try:
+            asked = matrix.read_request(rows=rows, cols=cols, test=test, runs=[runs], baseline=baseline)
+            run_ids = list(asked.run_ids) or matrix.runs_with_tags(session=session, keys=(asked.rows, asked.cols))
+            compared = queries.runs_to_compare(session=session, run_ids=run_ids, missing_ok=True)
+            figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
+            if not figures:
+                raise BadRequest(f"no runs have both tags {asked.rows} and {asked.cols}")
+            built = matrix.build(figures, asked)
+            context.update(
+                m=built,
+                url=matrix.permalink(asked),
+                api_url=matrix.permalink(asked, "/api/matrix"),
+                shown=matrix.display(built),
+            )
+        except BadRequest as exc:
+            context["error"] = exc.detail
+    return render(request, "matrix.html", context, status_code=400 if context["error"] else 200)
+
+
+# The newest runs, offered when adding runs to a comparison.
+RECENT_RUNS = 30
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+def run_page(
+    run_id: Annotated[int, Path(ge=1, le=MAX_ID)], request: Request, session: SessionDep, page_auth: PageAuthDep
+):
+    run = queries.get_run(session=session, run_id=run_id)
+    return render(request, "run_detail.html", _run_context(RunDetailOut.from_run(run), page_auth))
+
+
+def _run_context(run: RunDetailOut, page_auth, **extra) -> dict:
+    document = run.document
+    this_line = line_facts(document.get("runs"), run.raw_line) if isinstance(document, dict) else None
+    # The runner's evidence of what limited each test of this line (issue #12), beside its result.
+    limiters = limiters_of(this_line.get("tests")) if this_line else {}
+    context = {
+        "run": run,
+        "tests": TESTS,
+        "auth": page_auth,
+        "document_view": None if document is None else document_view(document, this_line),
+        "limiters": limiters,
+        "form": None,
+        "message": None,
+        "error": None,
+    }
+    return context | extra
+
+
+# A run's tag form: a label, and key/value rows; a hostile form cannot make the page parse thousands.
+MAX_TAG_ROWS = 100
+TAG_FORM = FormLimits(max_bytes=MAX_TAG_ROWS * 2 * (MAX_TAG_CHARS * 4 + 32) + 8192, max_fields=MAX_TAG_ROWS * 2 + 5)
+TagFormDep = Annotated[FormData, Depends(csrf_form(TAG_FORM))]
+# The upload form: a file or pasted lines, up to BONNIEBOARD_MAX_UPLOAD_BYTES, and a few small fields.
+UPLOAD_FORM = FormLimits(max_bytes=None, max_fields=20, max_files=1)
+UploadFormDep = Annotated[FormData, Depends(csrf_form(UPLOAD_FORM))]
+
+
+@router.post("/runs/{run_id}/tags", response_class=HTMLResponse)
+async def run_tags_submit(
+    run_id: Annotated[int, Path(ge=1, le=MAX_ID)],
+    request: Request,
+    session: SessionDep,
+    page_auth: PageAuthDep,
+    form: TagFormDep,
+):
+    """Replace a run's label and tag set from the run page's form (like PATCH /api/runs/{id})."""
+    keys, values = form.getlist("key"), form.getlist("value")
+    label = str(form.get("label") or "").strip()
+    error = None
+    tags: dict[str, str] = {}
+    try:
+        if len(keys) != len(values):
+            raise BadRequest("every tag needs a key and a value field")
+        for key, value in zip(keys, values, strict=True):
+            key, value = str(key).strip(), str(value).strip()
+            if not key:
+                if value:
+                    raise BadRequest(f"the value {value[:40]!r} has no key")
+                continue
+            if key in tags:
+                raise BadRequest(f"the key {key[:40]!r} is given twice")
+            check_tag(key, value)
+            tags[key] = value
+        changes = {"label": check_label(label or None), "tags": tags}
+    except BadRequest as exc:
+        error = exc.detail
+    if error is None:
+        run = queries.update_run(session=session, run_id=run_id, changes=changes)
+        session.commit()
+        if not wants_partial(request):
+            return RedirectResponse(f"/runs/{run_id}", status_code=303)
+        context = _run_context(RunDetailOut.from_run(run), page_auth, message="Saved.")
+        return render(request, "_run_tags.html", context)
+    run_data = RunDetailOut.from_run(queries.get_run(session=session, run_id=run_id))
+    typed = {
+        "label": label,
+        "rows": [(str(k), str(v)) for k, v in zip(keys, values, strict=False) if str(k).strip() or str(v).strip()],
+    }
+    context = _run_context(run_data, page_auth, form=typed, error=error)
+    return render(request, "_run_tags.html" if wants_partial(request) else "run_detail.html", context, status_code=422)
+
+
+@router.get("/upload", response_class=HTMLResponse)
+def upload_page(request: Request, page_auth: PageAuthDep):
+    return render(request, "upload.html", {"outcome": None, "auth": page_auth})
+
+
+@router.post("/upload", response_class=HTMLResponse)
+async def upload_submit(request: Request, session: SessionDep, page_auth: PageAuthDep, form: UploadFormDep):
+    settings = get_settings()
+    upload = form.get("file")
+    data = await upload.read() if isinstance(upload, UploadFile) else b""
+    filename = check_filename(upload.filename if isinstance(upload, UploadFile) else None)
+    pasted = form.get("lines") or ""
+    if not data and isinstance(pasted, str):
+        data = pasted.encode("utf-8")
+        filename = None
+    partial = form.get("partial") == "true"
+    typed = {key: str(form.get(key) or "") for key in ("tags", "label", "name_tags")}
+    context: dict[str, Any] = {"outcome": None, "errors": [], "detail": None, "auth": page_auth, "typed": typed}
+    status_code = 201
+    try:
+        # Checked before the upload is read, with the answer next to the form: a bad tag or pattern is
+        # the person's typing, not the file's.
+        tags = parse_tag_params(typed["tags"].split())
+        name_pattern = check_name_pattern(typed["name_tags"])
+        label = check_label(typed["label"])
+        outcome = await store_upload(
+            session=session,
+            data=data,
+            max_line_bytes=settings.max_line_bytes,
+            partial=partial,
+            source="page",
+            filename=filename,
+            label=label,
+            tags=tags,
+            name_pattern=name_pattern,
+        )
+        run_ids = list(dict.fromkeys(outcome.created + outcome.duplicates))
+        compare = f"/compare?runs={','.join(map(str, run_ids))}" if 0 < len(run_ids) <= MAX_RUNS else None
+        context.update(outcome=outcome, errors=outcome.errors, error_count=outcome.error_count, compare_url=compare)
+    except InvalidUpload as exc:
+        session.rollback()
+        context.update(detail=exc.detail, errors=exc.errors, error_count=exc.error_count)
+        status_code = 422
+    except BadRequest as exc:
+        session.rollback()
+        context.update(detail=exc.detail, error_count=0)
+        status_code = 400
+    template = "_upload_result.html" if is_htmx(request) else "upload.html"
+    return render(request, template, context, status_code=status_code)

@@ -1,0 +1,332 @@
+"""The JSON shapes of the API (docs: api-contract.md). ORM rows never cross the wire."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+
+from app.bonnie import TESTS, UNITS
+from app.columns import FILE_TEST_COLUMNS, RESULT_PARTS, RUN_LINE_COLUMNS, result_column
+from app.limits import MAX_LABEL_CHARS, MAX_TAG_CHARS, MAX_TAGS_PER_RUN, TAG_SPACES
+
+if TYPE_CHECKING:
+    from app.store.models import Run
+
+Status = Literal["ok", "too_fast", "not_run"]
+
+# What app.ingest.validation's check_tag and check_label accept, for the OpenAPI description. They answer
+# 400 with their own message, so these document the rule rather than have pydantic enforce it (422).
+_NO_NUL = "^[^\\x00]*$"
+
+
+def _tag_param_schema(*, spaces: bool) -> WithJsonSchema:
+    refused, rule = ("\\x00", "no NUL") if spaces else (f"{TAG_SPACES}\\x00", "no space, no NUL")
+    return WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": f"^[^={refused}]{{1,{MAX_TAG_CHARS}}}=[^{refused}]{{0,{MAX_TAG_CHARS}}}$",
+            "description": f"KEY=VALUE: a key of 1 to {MAX_TAG_CHARS} characters without '=', a value of at most {MAX_TAG_CHARS}; {rule}",
+        }
+    )
+
+
+TAG_PARAM_SCHEMA = _tag_param_schema(spaces=False)
+# A filter also finds tags stored before spaces were refused (app.ingest.validation.parse_tag_filters).
+TAG_FILTER_PARAM_SCHEMA = _tag_param_schema(spaces=True)
+_LABEL = {"type": "string", "maxLength": MAX_LABEL_CHARS, "pattern": _NO_NUL}
+_TAGS = {
+    "type": "object",
+    "maxProperties": MAX_TAGS_PER_RUN,
+    "propertyNames": {"minLength": 1, "maxLength": MAX_TAG_CHARS, "pattern": f"^[^={TAG_SPACES}\\x00]*$"},
+    "additionalProperties": {"type": "string", "maxLength": MAX_TAG_CHARS, "pattern": f"^[^{TAG_SPACES}\\x00]*$"},
+}
+LABEL_PARAM_SCHEMA = WithJsonSchema(_LABEL)
+
+
+class ResultOut(BaseModel):
+    """One test's result: the RESULT_PARTS of app.columns, and the value's unit."""
+
+    status: Status
+    value: int | float | None
+    unit: str
+    cpu_pct: int | None
+    latency_us: int | None
+
+    @classmethod
+    def from_run(cls, run: Run, test: str) -> Self:
+        return cls(unit=UNITS[test], **{part: getattr(run, result_column(test, part)) for part in RESULT_PARTS})
+
+
+class FileTestOut(BaseModel):
+    num_files: int = Field(description="bonnie++'s -n number, in units of 1024 files")
+    max_size: int | None
+    min_size: int | None
+    num_dirs: int | None
+    link: Literal["link", "symlink"] | None
+
+    @classmethod
+    def from_run(cls, run: Run) -> Self | None:
+        """None when the file tests did not run. Fields pair with FILE_TEST_COLUMNS by position: FileTest's order."""
+        if run.num_files is None:
+            return None
+        return cls(
+            **{field: getattr(run, column) for field, column in zip(cls.model_fields, FILE_TEST_COLUMNS, strict=True)}
+        )
+
+
+class RunOut(BaseModel):
+    id: int
+    upload_id: int
+    created_at: datetime
+    machine: str
+    format_version: str
+    bonnie_version: str | None
+    concurrency: int | None
+    seed: str | None
+    file_size_mib: int | None
+    io_chunk_bytes: int | None
+    seek_count: int | None
+    seek_procs: int | None
+    file_test: FileTestOut | None
+    label: str | None
+    tags: dict[str, str]
+    raw_line: str
+    results: dict[str, ResultOut]
+
+    @classmethod
+    def from_run(cls, run: Run) -> Self:
+        """A stored run in the API's JSON shape (docs: api-contract.md, "A run as JSON"); pages show the same."""
+        extra = {"document": run.document} if "document" in cls.model_fields else {}
+        return cls(
+            id=run.id,
+            upload_id=run.upload_id,
+            # SQLite gives back naive datetimes; every run was stored in UTC.
+            created_at=run.created_at if run.created_at.tzinfo else run.created_at.replace(tzinfo=UTC),
+            **{column: getattr(run, column) for column in RUN_LINE_COLUMNS},
+            file_test=FileTestOut.from_run(run),
+            label=run.label,
+            tags={tag.key: tag.value for tag in run.tags},
+            raw_line=run.raw_line,
+            results={test: ResultOut.from_run(run, test) for test in TESTS},
+            **extra,
+        )
+
+
+class RunDetailOut(RunOut):
+    document: Any = None
+
+
+class RunList(BaseModel):
+    total: int
+    total_is_estimate: bool = False  # beyond queries.COUNT_LIMIT matches: a lower bound or an estimate
+    items: list[RunOut]
+
+
+class LineErrorOut(BaseModel):
+    line: int
+    field: str | None
+    error: str
+
+
+class ConvertedRunOut(BaseModel):
+    line: int = Field(description="the line of the pasted text where this run's report starts")
+    run_id: int
+    csv_line: str = Field(description="the CSV line written from the report, as stored")
+    notes: list[str] = Field(description="what the report did not carry exactly: missing, assumed, rounded")
+
+
+class UploadOut(BaseModel):
+    upload_id: int
+    created: list[int]
+    duplicates: list[int]
+    errors: list[LineErrorOut] = Field(description="the first 100 invalid lines (with partial=true)")
+    error_count: int = Field(description="how many lines are invalid in all")
+    tagged: list[int] = Field(
+        default_factory=list, description="runs already stored (among duplicates) that this upload gave new tags"
+    )
+    converted: list[ConvertedRunOut] = Field(
+        default_factory=list, description="runs read from a pasted bonnie++ text report, with what was not exact"
+    )
+
+
+class ErrorOut(BaseModel):
+    detail: str
+    errors: list[LineErrorOut] | None = Field(None, description="an invalid upload's first 100 invalid lines")
+    error_count: int | None = Field(
+        None,
+        description="how many lines of an invalid upload are invalid in all; 101 when reading stopped there "
+        "(without partial=true, after the 100th: the detail says so)",
+    )
+
+
+class JsonUpload(BaseModel):
+    """What the runner posts: its CSV line(s), its system/per-test document, tags and a label."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    csv: str
+    document: dict[str, Any] | None = None
+    tags: Annotated[dict[str, str], WithJsonSchema(_TAGS)] = Field(default_factory=dict)
+    label: Annotated[str | None, WithJsonSchema({"anyOf": [_LABEL, {"type": "null"}]})] = None
+    name_tags: str | None = Field(
+        None, description="a name pattern, e.g. raid{raid}_{fs}: each machine name gives tags"
+    )
+
+
+class RunPatch(BaseModel):
+    """Each key given replaces that whole value: `tags` replaces the run's tag set."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: Annotated[str | None, WithJsonSchema({"anyOf": [_LABEL, {"type": "null"}]})] = None
+    tags: Annotated[dict[str, str] | None, WithJsonSchema({"anyOf": [_TAGS, {"type": "null"}]})] = None
+
+
+# ==== GET /api/compare (issue #10: configurations, statistics, verdicts) ====
+
+
+class HintOut(BaseModel):
+    code: str = Field(
+        description="stable: cpu_bound, cached, too_fast, high_spread, per_char, worst_latency, or the runner's"
+    )
+    text: str
+
+
+class WarningOut(BaseModel):
+    code: str = Field(
+        description="stable: file_size_differs, chunk_size_differs, file_test_differs, seeks_differs, "
+        "concurrency_differs, family_differs, ram_differs, high_spread"
+    )
+    text: str
+
+
+class CompareRunOut(BaseModel):
+    id: int
+    label: str
+
+
+class SeriesOut(BaseModel):
+    run: int
+    values: list[float | None]
+    status: list[str]
+
+
+class CellFiguresOut(BaseModel):
+    """A configuration's figures for one test (app.compare.engine' CELL_FIGURES) and, unless it is the baseline,
+    their comparison with the baseline's: shared by /api/compare's cells and /api/matrix's."""
+
+    status: str = Field(description="ok when n > 0, else too_fast, not_run or no_latency")
+    n: int = Field(description="measured values: +++++ and not-run results are not counted")
+    n_too_fast: int
+    n_not_run: int
+    mean: float | None
+    median: float | None
+    sd: float | None = Field(description="sample standard deviation; null below n = 2")
+    cv_pct: float | None = Field(description="100 * sd / mean")
+    ci95: list[float] | None = Field(description="[low, high]: 95 % CI of the mean (Student t)")
+    ratio: float | None = Field(description="mean / the baseline's mean")
+    ratio_ci95: list[float] | None = Field(description="[low, high]: 95 % CI of the ratio (Welch's t on log values)")
+    verdict: Literal["better", "worse", "within_noise", "unknown"] | None = Field(
+        description="null for the baseline itself"
+    )
+
+
+class CellStatsOut(CellFiguresOut):
+    """One configuration's figures for one test, and (unless it is the baseline configuration) its
+    comparison with the baseline configuration's."""
+
+    test: str
+    hints: list[HintOut]
+
+
+class ChartConfigurationOut(BaseModel):
+    configuration: int
+    tests: list[CellStatsOut] = Field(description="in the order of the chart's tests")
+
+
+class CompareChartOut(BaseModel):
+    key: str
+    unit: str
+    higher_is_better: bool
+    tests: list[str]
+    series: list[SeriesOut] = Field(description="one per run (the baseline run has none in relative mode)")
+    configurations: list[ChartConfigurationOut]
+    hints: list[HintOut] = Field(description="hints that hold for the whole chart")
+
+
+class ConfigurationOut(BaseModel):
+    id: int
+    name: str
+    runs: list[int]
+    tags: dict[str, str] = Field(description="the tags all its runs share")
+
+
+class SetupRowOut(BaseModel):
+    run: int
+    configuration: int
+    machine: str
+    version: str
+    file_size_mib: int | None
+    file_test: str
+    io_chunk_bytes: int | None
+    seeks: str
+    concurrency: int | None
+    ram_mib: int | None
+    tags: dict[str, str]
+
+
+class CompareOut(BaseModel):
+    mode: Literal["absolute", "relative"]
+    baseline: int | None
+    runs: list[CompareRunOut]
+    group: str = Field(description="params, none, or the tag keys separated by commas")
+    configurations: list[ConfigurationOut]
+    baseline_configuration: int = Field(description="the configuration the others' ratios and verdicts are against")
+    charts: list[CompareChartOut]
+    warnings: list[WarningOut]
+    setup: list[SetupRowOut]
+    summary: str
+
+
+class MatrixFamilyOut(BaseModel):
+    family: Literal["block_io", "seeks", "metadata"]
+    title: str
+    tests: list[str] = Field(description="the family's tests that both this cell and the baseline cell measured")
+    geomean: float | None = Field(description="geometric mean of this cell's means over `tests`")
+    ratio_geomean: float | None = Field(description="geometric mean of its ratios to the baseline cell over `tests`")
+
+
+class MatrixCellOut(CellFiguresOut):
+    """One configuration's cell: its figures of the matrix's test, and per family of tests the geometric
+    means against the baseline cell."""
+
+    configuration: int
+    name: str
+    runs: list[int]
+    baseline: bool = Field(description="this is the baseline configuration's cell")
+    families: list[MatrixFamilyOut]
+
+
+class MatrixRowOut(BaseModel):
+    value: str = Field(description="the row key's value; '—' for runs without that tag")
+    cells: list[MatrixCellOut | None] = Field(description="one per column, in order; null where no run sits")
+
+
+class MatrixOut(BaseModel):
+    """GET /api/matrix: configurations pivoted by two tag keys (app.compare.matrix.build)."""
+
+    rows_key: str
+    cols_key: str
+    test: str
+    unit: str
+    higher_is_better: bool
+    runs: list[int]
+    baseline: int | None = Field(description="the run whose configuration is the baseline, when one was asked for")
+    baseline_configuration: int
+    columns: list[str] = Field(description="the column key's values, in order")
+    rows: list[MatrixRowOut]
+    configurations: list[ConfigurationOut]
+    warnings: list[WarningOut]
+    compare_url: str = Field(description="the same runs on the /compare page, grouped by both keys")
