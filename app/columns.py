@@ -7,9 +7,9 @@ select them by name, never by position.
 """
 
 from app.bonnie import TESTS
-from app.ingest.parsing import FileTest, Result
 
-RESULT_PARTS: tuple[str, ...] = Result._fields
+# The parts of app.ingest.parsing.Result, in its field order (tests/test_columns.py holds them equal).
+RESULT_PARTS: tuple[str, ...] = ("status", "value", "cpu_pct", "latency_us")
 
 
 def result_column(test: str, part: str) -> str:
@@ -34,5 +34,11 @@ RUN_LINE_COLUMNS: tuple[str, ...] = (
     "seek_procs",
 )
 
-# The file test's columns, in FileTest's order: num_files, max_size, min_size, num_dirs, link.
-FILE_TEST_COLUMNS: tuple[str, ...] = ("num_files", *(f"file_{part}" for part in FileTest._fields[1:]))
+# The file test's columns, in app.ingest.parsing.FileTest's order: num_files, max_size, min_size, num_dirs, link.
+FILE_TEST_COLUMNS: tuple[str, ...] = ("num_files", "file_max_size", "file_min_size", "file_num_dirs", "file_link")
+
+# What a comparison reads of a run besides its results (app.store.runs selects them, app.compare.figures reads them).
+IDENTITY_COLUMNS: tuple[str, ...] = ("id", "machine", "label", "format_version", "bonnie_version")
+SETUP_COLUMNS: tuple[str, ...] = ("file_size_mib", "io_chunk_bytes", "seek_count", "seek_procs", "concurrency")
+RAM_BYTES = "ram_bytes"  # the runner document's system.ram_bytes
+DOCUMENT_RUNS = "document_runs"  # the runner document's runs, each with its CSV line and per-test facts

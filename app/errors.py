@@ -1,7 +1,17 @@
 """Exceptions that carry their HTTP status. Services raise these, never HTTPException;
 app.main turns them into JSON for /api and into an error page elsewhere."""
 
-from app.ingest.parsing import LineError
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class LineError:
+    """What is wrong with one line of an upload: the line's number, the field's name (None when the line as a
+    whole is wrong) and the message."""
+
+    line: int
+    field: str | None
+    error: str
 
 
 class AppError(Exception):

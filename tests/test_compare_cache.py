@@ -12,9 +12,9 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import delete
 
+from app.compare.cache import CACHE, ResponseCache
 from app.main import create_app
 from app.store.models import data_generation_table
-from app.web.cache import CACHE, ResponseCache
 from tests.compare_data import embedded_data
 from tests.helpers import (
     BONNIEBOARD,

@@ -10,7 +10,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.columns import RESULT_PARTS, result_column
+from app.columns import (
+    DOCUMENT_RUNS,
+    FILE_TEST_COLUMNS,
+    IDENTITY_COLUMNS,
+    RAM_BYTES,
+    RESULT_PARTS,
+    SETUP_COLUMNS,
+    result_column,
+)
 from app.ingest.parsing import TESTS, Result
 
 MIB = 1024 * 1024
@@ -49,11 +57,6 @@ class RunFigures:
 
 
 # Column names, in the order figures_of reads them; queries.COMPARE_COLUMNS selects exactly these.
-IDENTITY_COLUMNS = ("id", "machine", "label", "format_version", "bonnie_version")
-SETUP_COLUMNS = ("file_size_mib", "io_chunk_bytes", "seek_count", "seek_procs", "concurrency")
-FILE_TEST_COLUMNS = ("num_files", "file_max_size", "file_min_size", "file_num_dirs", "file_link")
-RAM_BYTES = "ram_bytes"  # the runner document's system.ram_bytes
-DOCUMENT_RUNS = "document_runs"  # the runner document's runs, each with its CSV line and per-test facts
 RAW_LINE = "raw_line"
 RESULT_NAMES = tuple(tuple(result_column(test, part) for part in RESULT_PARTS) for test in TESTS)
 

@@ -20,18 +20,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from app import bonnie
 from app.compare import engine as charts
 from app.compare.figures import RunFigures
 from app.compare.grouping import UNSET, Grouping
-from app.compare.request import MAX_RUNS, parse_baseline, parse_run_ids
+from app.compare.request import parse_baseline, parse_run_ids
 from app.compare.summary import percent
 from app.errors import BadRequest
 from app.ingest.parsing import TESTS
-from app.store.models import Tag
 from app.units import display_unit, format_in
 
 # Families whose ratios may be averaged together: same kind of work, same unit.
@@ -66,13 +62,6 @@ def read_request(
     if test not in TESTS:
         raise BadRequest(f"test must be one of {', '.join(TESTS)}, not {test[:30]!r}")
     return MatrixRequest(row_key, col_key, test, tuple(parse_run_ids(runs)), parse_baseline(baseline))
-
-
-def runs_with_tags(*, session: Session, keys: tuple[str, str], limit: int = MAX_RUNS) -> list[int]:
-    """The newest runs that have both tag keys, oldest of them first (the order of a sweep)."""
-    first = select(Tag.run_id).where(Tag.key == keys[0])
-    both = select(Tag.run_id).where(Tag.key == keys[1], Tag.run_id.in_(first)).order_by(Tag.run_id.desc()).limit(limit)
-    return sorted(session.scalars(both))
 
 
 def permalink(request: MatrixRequest, path: str = "/matrix") -> str:

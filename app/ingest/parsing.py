@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from app.bonnie import FILE_TESTS, IO_TESTS, TESTS
 from app.bonnie import UNITS as UNITS  # re-exported: its importers predate the catalog
+from app.errors import LineError as LineError  # re-exported: the parser's results carry it
 from app.limits import MAX_MACHINE_CHARS
 
 OK, TOO_FAST, NOT_RUN = "ok", "too_fast", "not_run"
@@ -106,13 +107,6 @@ class ParsedRun:
     seek_procs: int | None
     file_test: FileTest | None
     results: tuple[Result, ...]  # twelve, in TESTS order
-
-
-@dataclass(frozen=True, slots=True)
-class LineError:
-    line: int
-    field: str | None  # the column's name, or None when the line as a whole is wrong
-    error: str
 
 
 @dataclass(slots=True)

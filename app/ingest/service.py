@@ -38,9 +38,9 @@ from app.ingest.sqlite_bulk import PlainLines
 from app.ingest.sqlite_bulk import scan as scan_plain_lines
 from app.ingest.validation import check_tag
 from app.ingest.writers import BATCH_ROWS, LOOKUP_CHUNK, writer_class
+from app.limits import MAX_TAGS_PER_RUN
 from app.store.db import begin_write
 from app.store.models import Tag, Upload, run_table
-from app.web.schemas import MAX_TAGS_PER_RUN
 
 # Errors reported per upload; the rest are only counted. 32 MiB of one-character lines are 16 million
 # errors: kept, they took gigabytes and made a 76 MB answer per MiB (issue #8).

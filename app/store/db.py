@@ -2,11 +2,11 @@
 
 import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import Depends
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
@@ -157,8 +157,20 @@ def get_sessionmaker() -> sessionmaker[Session]:
     return sessionmaker(get_engine(), expire_on_commit=False)
 
 
-def get_session() -> Iterator[Session]:
+def limit_read(session: Session) -> None:
+    """Stops the session's statements after BONNIEBOARD_READ_TIMEOUT_S on PostgreSQL (SQLite has no such limit)."""
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    timeout_ms = max(1, round(get_settings().read_timeout_s * 1000))
+    session.execute(text("SELECT set_config('statement_timeout', :ms, true)"), {"ms": str(timeout_ms)})
+
+
+@contextmanager
+def read_session() -> Iterator[Session]:
+    """A read's session opened and closed in the thread that uses it: a read that does all its database work in
+    one worker thread (the comparisons) saves a request session's two thread hops. Stopped as limit_read says."""
     with get_sessionmaker()() as session:
+        limit_read(session)
         yield session
 
 
@@ -177,9 +189,6 @@ def begin_write(session: Session, *, bulk: bool = False) -> None:
             raise RuntimeError("begin_write() must come before the session's first change")
         session.commit()
     session.connection(execution_options=BULK_WRITE if bulk else WRITE)
-
-
-SessionDep = Annotated[Session, Depends(get_session)]
 
 
 def checkpoint_wal(engine: Engine) -> None:

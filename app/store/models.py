@@ -22,8 +22,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from app.bonnie import TESTS
 from app.columns import RESULT_PARTS, result_column
-from app.ingest.parsing import TESTS
 from app.limits import MAX_ID as MAX_ID  # re-exported: the routes read it from here
 
 NAMING_CONVENTION = {

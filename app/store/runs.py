@@ -10,8 +10,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, bindparam, delete, false, func, insert, select, text, update
 from sqlalchemy.orm import Session, defer
 
-from app.columns import RESULT_COLUMNS
-from app.compare.figures import DOCUMENT_RUNS, FILE_TEST_COLUMNS, IDENTITY_COLUMNS, RAM_BYTES, SETUP_COLUMNS
+from app.columns import DOCUMENT_RUNS, FILE_TEST_COLUMNS, IDENTITY_COLUMNS, RAM_BYTES, RESULT_COLUMNS, SETUP_COLUMNS
 from app.errors import BadRequest, NotFound
 from app.limits import MAX_TAGS_PER_RUN
 from app.store import generation
@@ -305,3 +304,10 @@ def recent_runs(*, session: Session, limit: int, exclude: list[int]) -> list[Any
     if exclude:
         statement = statement.where(run_table.c.id.not_in(exclude))
     return list(session.execute(statement))
+
+
+def runs_with_tags(*, session: Session, keys: tuple[str, str], limit: int) -> list[int]:
+    """The newest runs that have both tag keys, oldest of them first (the order of a sweep)."""
+    first = select(Tag.run_id).where(Tag.key == keys[0])
+    both = select(Tag.run_id).where(Tag.key == keys[1], Tag.run_id.in_(first)).order_by(Tag.run_id.desc()).limit(limit)
+    return sorted(session.scalars(both))

@@ -13,7 +13,6 @@ from fastapi import Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import WithJsonSchema
-from sqlalchemy import text
 from sqlalchemy.orm import Session
 from starlette.datastructures import FormData
 
@@ -23,7 +22,7 @@ from app.errors import Forbidden, Unauthorized
 from app.ingest.validation import MAX_TAG_FILTERS, check_filter_text, parse_tag_filters
 from app.limits import MAX_ID
 from app.store import runs as queries
-from app.store.db import get_sessionmaker
+from app.store.db import get_sessionmaker, limit_read
 from app.web import auth
 from app.web.request_body import FormLimits, close_form, read_form
 from app.web.schemas import TAG_FILTER_PARAM_SCHEMA
@@ -35,28 +34,12 @@ def _is_postgresql_read(request: Request, session: Session) -> bool:
     return request.method in auth.READ_METHODS and session.get_bind().dialect.name == "postgresql"
 
 
-def _limit_read(session: Session) -> None:
-    timeout_ms = max(1, round(get_settings().read_timeout_s * 1000))
-    session.execute(text("SELECT set_config('statement_timeout', :ms, true)"), {"ms": str(timeout_ms)})
-
-
 def get_session(request: Request) -> Iterator[Session]:
     """The request's session. A read on PostgreSQL is stopped after BONNIEBOARD_READ_TIMEOUT_S
     (statement_timeout, for this transaction only), however many filters it was given."""
     with get_sessionmaker()() as session:
         if _is_postgresql_read(request, session):
-            _limit_read(session)
-        yield session
-
-
-@contextmanager
-def read_session() -> Iterator[Session]:
-    """A read's session opened and closed in the thread that uses it: a route that does all its database
-    work in one worker thread (the comparisons) saves get_session's two thread hops. Stopped after
-    BONNIEBOARD_READ_TIMEOUT_S on PostgreSQL, as get_session's."""
-    with get_sessionmaker()() as session:
-        if session.get_bind().dialect.name == "postgresql":
-            _limit_read(session)
+            limit_read(session)
         yield session
 
 

@@ -8,16 +8,13 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import WithJsonSchema
-from sqlalchemy.orm import Session
 from starlette.convertors import Convertor, register_url_convertor
 
-from app.compare import engine as charts
 from app.compare import export_csv as exports
 from app.compare import matrix
-from app.compare.figures import figures_of
+from app.compare import page as comparisons
 from app.compare.request import ComparisonRequest, read_request
 from app.config import get_settings
-from app.errors import BadRequest
 from app.ingest.parsing import TESTS
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.upload import store_upload
@@ -222,18 +219,12 @@ async def comparison_query(
 ComparisonQueryDep = Annotated[ComparisonRequest, Depends(comparison_query)]
 
 
-def _compare(session: Session, request: ComparisonRequest) -> dict[str, Any]:
-    compared = queries.runs_to_compare(session=session, run_ids=list(request.run_ids))
-    figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
-    return charts.compare(figures, mode=request.mode, baseline=request.baseline, grouping=request.grouping)
-
-
 def _compare_json(query: ComparisonRequest, gzipped: bool) -> bytes:
     # orjson directly: FastAPI's generic encoder, and even json.dumps, cost as much as the statistics
     # of a 100-run comparison (a few hundred KB of numbers).
-    body = response_cache.cached(
+    body = comparisons.cached(
         ("/api/compare", query),
-        lambda session: response_cache.Body(orjson.dumps(_compare(session, query))),
+        lambda session: response_cache.Body(orjson.dumps(comparisons.comparison(session, query))),
         response_cache.Body.size_bytes,
     )
     return body.gzipped() if gzipped else body.data
@@ -255,7 +246,7 @@ async def get_compare(request: Request, query: ComparisonQueryDep):
 def get_compare_csv(session: SessionDep, query: ComparisonQueryDep):
     """The numbers of GET /api/compare (same query) as CSV: one row per chart, test and configuration."""
     return Response(
-        exports.compare_csv(_compare(session, query)),
+        exports.compare_csv(comparisons.comparison(session, query)),
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": 'attachment; filename="bonnieboard-compare.csv"'},
     )
@@ -291,13 +282,8 @@ def get_matrix(
     """Configurations pivoted by two tag keys: per cell the mean of `test` with N, 95 % CI and the
     verdict against the baseline cell, and per family the geometric mean of the ratios to it."""
     request = matrix.read_request(rows=rows, cols=cols, test=test, runs=[runs or ""], baseline=baseline)
-    run_ids = list(request.run_ids) or matrix.runs_with_tags(session=session, keys=(request.rows, request.cols))
-    if not run_ids:
-        raise BadRequest(f"no runs have both tags {request.rows} and {request.cols}")
-    compared = queries.runs_to_compare(session=session, run_ids=run_ids)
-    figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
     # orjson, as /api/compare: MatrixOut documents the body (and the tests check it against the schema).
-    return Response(orjson.dumps(matrix.build(figures, request)), media_type="application/json")
+    return Response(orjson.dumps(comparisons.matrix_of(session, request)), media_type="application/json")
 
 
 @router.get("/health")

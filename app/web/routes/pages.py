@@ -14,7 +14,8 @@ from starlette.datastructures import FormData, UploadFile
 from app.compare import engine as charts
 from app.compare import heat_table as heat_html
 from app.compare import matrix
-from app.compare.figures import figures_of, limiters_of, line_facts
+from app.compare import page as comparisons
+from app.compare.figures import limiters_of, line_facts
 from app.compare.request import (
     ABSOLUTE,
     MAX_RUNS,
@@ -236,7 +237,7 @@ class CompareFragment:
 
 
 def _compare_fragment(asked: ComparisonRequest, notice: str | None) -> CompareFragment:
-    return response_cache.cached(
+    return comparisons.cached(
         ("/compare", asked, notice),
         lambda session: _render_compare(session, asked, notice),
         lambda fragment: fragment.html.size_bytes() + len(fragment.url),
@@ -244,10 +245,10 @@ def _compare_fragment(asked: ComparisonRequest, notice: str | None) -> CompareFr
 
 
 def _render_compare(session: Session, asked: ComparisonRequest, notice: str | None) -> CompareFragment:
-    compared = queries.runs_to_compare(session=session, run_ids=list(asked.run_ids), missing_ok=True)
-    if compared.missing:
-        notice = f"No run {', '.join(f'#{run_id}' for run_id in compared.missing)}: left out."
-    figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
+    found = comparisons.find_runs(session, asked.run_ids, missing_ok=True)
+    if found.missing:
+        notice = f"No run {', '.join(f'#{run_id}' for run_id in found.missing)}: left out."
+    figures = found.figures
     settled = settle(asked, [f.id for f in figures], strict=False)
     url = permalink(settled)
     recent = queries.recent_runs(session=session, limit=RECENT_RUNS, exclude=list(settled.run_ids))
@@ -316,12 +317,7 @@ def matrix_page(
     if rows or cols:
         try:
             asked = matrix.read_request(rows=rows, cols=cols, test=test, runs=[runs], baseline=baseline)
-            run_ids = list(asked.run_ids) or matrix.runs_with_tags(session=session, keys=(asked.rows, asked.cols))
-            compared = queries.runs_to_compare(session=session, run_ids=run_ids, missing_ok=True)
-            figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
-            if not figures:
-                raise BadRequest(f"no runs have both tags {asked.rows} and {asked.cols}")
-            built = matrix.build(figures, asked)
+            built = matrix.build(comparisons.matrix_runs(session, asked, missing_ok=True), asked)
             context.update(
                 m=built,
                 url=matrix.permalink(asked),
