@@ -7,6 +7,7 @@ and the errors must be the same.
 """
 
 import sqlite3
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -453,3 +454,35 @@ def test_a_machine_name_over_the_limit_is_the_lines_error_either_way(two_databas
     assert compiled == parsed
     assert compiled[2] == [longest]
     assert compiled[4] == [(2, "name", f"the machine name is {MAX_MACHINE_CHARS + 1} characters; the limit is 500")]
+
+
+def test_outside_the_known_cpython_versions_the_parser_stores_without_reading_the_connection(tmp_path, monkeypatch):
+    """A CPython whose sqlite3.Connection layout the extension was not written for: it is never handed the
+    connection (db_filename would read the struct), and the parser path stores the same rows."""
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    upgrade(url)
+    engine = make_engine(url)
+    reference_url = f"sqlite:///{tmp_path / 'reference.sqlite'}"
+    upgrade(reference_url)
+    reference_engine = make_engine(reference_url)
+    data = "\n".join([LINE_198, LINE_198.replace("vm", "vm2", 1)]).encode()
+    try:
+        compiled = store(reference_engine, data, compiled=True)
+        monkeypatch.setattr(_bulk198, "CONNECTION_LAYOUT_KNOWN", 0)
+
+        def never(*_args):
+            raise AssertionError("the connection was handed to the extension")
+
+        monkeypatch.setattr(_bulk198, "db_filename", never)
+        with Session(engine) as session:
+            problem = sqlite_bulk.connection_problem(session)
+            assert problem is not None and "layout of CPython" in problem
+            assert sqlite_bulk.scan(session, data, DEFAULT_MAX_LINE_BYTES) is None
+        assert store(engine, data, compiled=False) == compiled
+    finally:
+        engine.dispose()
+        reference_engine.dispose()
+
+
+def test_the_extension_reads_connections_of_the_cpython_versions_whose_layout_it_knows():
+    assert ((3, 8) <= sys.version_info[:2] < (3, 14)) == _bulk198.CONNECTION_LAYOUT_KNOWN

@@ -18,6 +18,7 @@
 #include <Python.h>
 #include <blake2.h>
 #include <sqlite3.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -487,14 +488,34 @@ static PyObject *scan_distinct_before(Scan *self, PyObject *arg) {
 /* ==== insert ==== */
 
 /* The sqlite3* of a CPython sqlite3.Connection. CPython 3.11 has no API for it; its pysqlite_Connection
- * begins with PyObject_HEAD and then `sqlite3 *db` (3.8 to 3.13). app/ingest/sqlite_bulk.py checks before use that
- * this module and CPython's _sqlite3 run the same SQLite and that the handle's file is the session's. */
+ * begins with PyObject_HEAD and then `sqlite3 *db` in CPython 3.8 to 3.13, the versions whose source was read.
+ * Built for another CPython, or loaded into one (the runtime Py_Version), the module reads no connection:
+ * CONNECTION_LAYOUT_KNOWN is false and app/ingest/sqlite_bulk.py takes the parser path before any call.
+ * It also checks that this module and CPython's _sqlite3 run the same SQLite and that the handle's file is
+ * the session's. */
+#define LAYOUT_FIRST_HEX 0x03080000 /* 3.8.0 */
+#define LAYOUT_END_HEX 0x030E0000   /* 3.14.0, not included */
+
 typedef struct {
     PyObject_HEAD
     sqlite3 *db;
 } ConnectionHead;
 
+static int connection_layout_known(void) {
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < LAYOUT_END_HEX
+    return Py_Version >= LAYOUT_FIRST_HEX && Py_Version < LAYOUT_END_HEX; /* the CPython it is loaded into */
+#elif PY_VERSION_HEX >= LAYOUT_FIRST_HEX && PY_VERSION_HEX < LAYOUT_END_HEX
+    return 1; /* before 3.11 no Py_Version: a module built for one minor version loads only into it */
+#else
+    return 0;
+#endif
+}
+
 static sqlite3 *connection_db(PyObject *connection) {
+    if (!connection_layout_known()) {
+        PyErr_Format(PyExc_RuntimeError, "the layout of CPython %s's sqlite3.Connection is not known", Py_GetVersion());
+        return NULL;
+    }
     if (strcmp(Py_TYPE(connection)->tp_name, "sqlite3.Connection") != 0) {
         PyErr_Format(PyExc_TypeError, "not a sqlite3.Connection: %s", Py_TYPE(connection)->tp_name);
         return NULL;
@@ -545,6 +566,28 @@ static void fail(Insert *job, int rc) {
 }
 
 static const char INSERT_SQL_TAIL[] = ") ON CONFLICT (line_hash) DO NOTHING";
+
+/* A statement built piece by piece into a fixed buffer: sql_append never writes past `size` and remembers a
+ * piece that did not fit, so the builder checks once, at its end, instead of after every piece. */
+typedef struct {
+    char *buf;
+    size_t size;
+    size_t used;
+    int overflowed;
+} SqlText;
+
+static void sql_append(SqlText *text, const char *format, ...) {
+    if (text->overflowed)
+        return;
+    va_list args;
+    va_start(args, format);
+    int written = vsnprintf(text->buf + text->used, text->size - text->used, format, args);
+    va_end(args);
+    if (written < 0 || (size_t)written >= text->size - text->used)
+        text->overflowed = 1;
+    else
+        text->used += (size_t)written;
+}
 
 /* Without the GIL. Runs are numbered in line order, the parser's runs included: a run's id is first_id
  * plus the number of distinct lines stored before it, which app/ingest/writers.py's SqliteWriter gives the
@@ -597,17 +640,23 @@ static void insert_lines(Insert *job, sqlite3_stmt *insert, sqlite3_stmt *lookup
 static int prepare_and_insert(Insert *job, sqlite3_int64 upload_id, const char *created_at, const char *label,
                               Py_ssize_t label_len, const char *document, Py_ssize_t document_len) {
     char sql[4096];
-    int at = snprintf(sql, sizeof sql, "INSERT INTO run (");
+    SqlText text = {sql, sizeof sql, 0};
+    sql_append(&text, "INSERT INTO run (");
     for (int c = 0; c < COLUMN_COUNT; c++) {
         if (c < HEAD_COUNT)
-            at += snprintf(sql + at, sizeof sql - at, "%s%s", c ? ", " : "", HEAD_COLUMNS[c]);
+            sql_append(&text, "%s%s", c ? ", " : "", HEAD_COLUMNS[c]);
         else
-            at += snprintf(sql + at, sizeof sql - at, ", %s_%s", TESTS[(c - HEAD_COUNT) / 4], RESULT_PARTS[(c - HEAD_COUNT) % 4]);
+            sql_append(&text, ", %s_%s", TESTS[(c - HEAD_COUNT) / 4], RESULT_PARTS[(c - HEAD_COUNT) % 4]);
     }
-    at += snprintf(sql + at, sizeof sql - at, ") VALUES (");
+    sql_append(&text, ") VALUES (");
     for (int c = 1; c <= COLUMN_COUNT; c++)
-        at += snprintf(sql + at, sizeof sql - at, "%s?%d", c > 1 ? ", " : "", c);
-    snprintf(sql + at, sizeof sql - at, "%s", INSERT_SQL_TAIL);
+        sql_append(&text, "%s?%d", c > 1 ? ", " : "", c);
+    sql_append(&text, "%s", INSERT_SQL_TAIL);
+    if (text.overflowed) {
+        job->rc = SQLITE_TOOBIG;
+        snprintf(job->message, sizeof job->message, "the INSERT statement does not fit its %zu-byte buffer", sizeof sql);
+        return job->rc;
+    }
 
     sqlite3_stmt *insert = NULL, *lookup = NULL;
     int rc = sqlite3_prepare_v2(job->db, sql, -1, &insert, NULL);
@@ -809,7 +858,8 @@ PyMODINIT_FUNC PyInit__bulk198(void) {
         Py_DECREF(module);
         return NULL;
     }
-    if (PyModule_AddIntConstant(module, "MAX_MACHINE_CHARS", MAX_MACHINE_CHARS) < 0) {
+    if (PyModule_AddIntConstant(module, "CONNECTION_LAYOUT_KNOWN", connection_layout_known()) < 0 ||
+        PyModule_AddIntConstant(module, "MAX_MACHINE_CHARS", MAX_MACHINE_CHARS) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -2,6 +2,7 @@
 import sqlite3
 
 COLUMNS: tuple[str, ...]
+CONNECTION_LAYOUT_KNOWN: int
 MAX_MACHINE_CHARS: int
 
 class Scan:

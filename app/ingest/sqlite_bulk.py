@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -130,6 +131,10 @@ def connection_problem(session: Session) -> str | None:
     It reads the sqlite3* out of CPython's connection object, so it checks that the object is the one
     it knows, that both run the same SQLite library, and that the handle has the session's database file open.
     """
+    if not _bulk198.CONNECTION_LAYOUT_KNOWN:
+        return (
+            f"the layout of CPython {sys.version.split()[0]}'s sqlite3.Connection is not known to app.ingest._bulk198"
+        )
     connection = _driver_connection(session)
     if type(connection) is not sqlite3.Connection:
         return f"the driver connection is a {type(connection).__module__}.{type(connection).__qualname__}, not a sqlite3.Connection"
