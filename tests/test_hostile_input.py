@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from app.ingest.parsing import COLUMNS_198, MAX_MACHINE_CHARS, parse_text
+from app.ingest.parsing import COLUMNS_198, MAX_MACHINE_CHARS
 from app.main import CONTENT_SECURITY_POLICY, create_app
 from app.store.models import MAX_ID
 from app.web.templating import templates
@@ -28,6 +28,7 @@ from tests.helpers import (
     with_field,
 )
 from tests.live_server import live_server
+from tests.parsing_oracle import parse_text
 from tests.test_report_text import REPORTS
 
 # Cells that each break a line in its own way: huge, negative, non-ASCII digits, control and

@@ -10,12 +10,11 @@ from app.ingest.parsing import (
     control_or_separator,
     iter_parse,
     iter_parse_bytes,
-    parse_bytes,
     parse_line,
-    parse_text,
 )
 from tests.corpus_expected import EXPECTED
 from tests.helpers import CORPUS_DIR, LINE_103, LINE_197, LINE_198, with_field
+from tests.parsing_oracle import parse_bytes, parse_text
 
 
 def shape(run):

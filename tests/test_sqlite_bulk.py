@@ -19,12 +19,13 @@ from sqlalchemy.orm import Session
 from app.config import Settings
 from app.errors import InvalidUpload
 from app.ingest import _bulk198, sqlite_bulk
-from app.ingest.parsing import DEFAULT_MAX_LINE_BYTES, MAX_MACHINE_CHARS, PLAIN_198, iter_parse_bytes
+from app.ingest.parsing import DEFAULT_MAX_LINE_BYTES, MAX_MACHINE_CHARS, iter_parse_bytes
 from app.ingest.service import ingest, ingest_bytes
 from app.store.db import make_engine
 from app.store.migrate import upgrade
 from app.store.models import Base, run_table, tag_table
 from tests.helpers import CORPUS_DIR, LINE_198, distinct_lines, post_csv
+from tests.plain_198 import PLAIN_198
 
 COMPARED = [c for c in run_table.c if c.name not in ("id", "upload_id", "created_at")]
 HYPOTHESIS = settings(

@@ -3,7 +3,7 @@
  * Issue #13 asks that 100,000 lines be stored within 2x of sqlite3's `.import`. Python cannot even bind
  * that many statements in time, so for the common line this module does everything: scan() cuts the
  * upload into lines, keeps each line that has the usual shape of a bonnie++ 1.98 line (docs/
- * bonnie-csv-format.md §3.2: fifty fields, every cell as bonnie++ writes it; parsing.PLAIN_198 says the
+ * bonnie-csv-format.md §3.2: fifty fields, every cell as bonnie++ writes it; PLAIN_198 (tests/plain_198.py) says the
  * same in Python) and hashes it; every other line is handed back to the Python parser (app/ingest/parsing.py),
  * which alone names a bad line's field. Scan.insert() then converts and binds each kept line into the
  * `run` table, inside the transaction the caller's SQLite connection has open, by the rules of
@@ -61,7 +61,7 @@ typedef struct {
     Py_ssize_t len;
 } Cell;
 
-/* ==== the plain-line check (parsing.PLAIN_198) ==== */
+/* ==== the plain-line check (PLAIN_198 (tests/plain_198.py)) ==== */
 
 static int is_digits(Cell c, Py_ssize_t fewest, Py_ssize_t most) {
     if (c.len < fewest || c.len > most)

@@ -2,7 +2,7 @@
 
 Storing 100,000 lines within 2x of sqlite3's `.import` leaves no time for Python per line: binding one
 statement's parameters through CPython's sqlite3 alone takes longer. So for the common line (format
-1.98, fifty fields, every cell in its usual shape: parsing.PLAIN_198) the extension cuts the upload
+1.98, fifty fields, every cell in its usual shape: PLAIN_198 (tests/plain_198.py)) the extension cuts the upload
 into lines, checks, hashes, converts and inserts them through SQLite's C API, without the GIL; every
 other line goes to the Python parser (parsing.parse_raw_line), which names a bad line's field as always.
 tests/test_sqlite_bulk.py holds the two to the same stored rows.
