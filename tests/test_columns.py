@@ -10,7 +10,7 @@ from app.columns import (
     result_column,
 )
 from app.ingest import sqlite_bulk
-from app.ingest.parsing import TESTS, ParsedRun, Result, parse_line
+from app.ingest.parsing import TESTS, FileTest, ParsedRun, Result, parse_line
 from app.ingest.writers import ROW_COLUMNS, run_values
 from app.store.models import run_table
 from app.web.schemas import FileTestOut, ResultOut, RunOut
@@ -22,6 +22,10 @@ def test_result_columns_are_tests_times_result_parts_in_order():
     assert RESULT_COLUMNS[:4] == ("putc_status", "putc_value", "putc_cpu_pct", "putc_latency_us")
     assert len(RESULT_COLUMNS) == len(TESTS) * len(RESULT_PARTS) == len(set(RESULT_COLUMNS))
     assert tuple(c.name for c in run_table.c if c.name.endswith(RESULT_PARTS)) == RESULT_COLUMNS
+
+
+def test_the_file_test_columns_follow_the_parsers_file_test():
+    assert ("num_files", *(f"file_{part}" for part in FileTest._fields[1:])) == FILE_TEST_COLUMNS
 
 
 def test_every_writer_fills_every_column_by_name():
