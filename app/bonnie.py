@@ -94,6 +94,8 @@ TESTS = tuple(test.name for test in CATALOG)
 IO_TESTS = tuple(test.name for test in CATALOG if test.option == FILE_SIZE_OPTION)  # on the -s file
 FILE_TESTS = tuple(test.name for test in CATALOG if test.option == FILE_COUNT_OPTION)
 PER_CHAR_TESTS = tuple(test.name for test in CATALOG if test.per_char)
+# The tests a list of runs shows: the block ones, seeks and the creates (stat and delete follow create's lead).
+HEADLINE_TESTS = tuple(test.name for test in CATALOG if not test.per_char and test.operation in (None, CREATE))
 UNITS = {test.name: test.unit for test in CATALOG}
 TITLES = {test.name: test.title for test in CATALOG}
 

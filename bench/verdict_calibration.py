@@ -309,7 +309,7 @@ def sample_sweep_summary() -> str:
 
     from app.compare.figures import figures_of
     from app.compare.request import parse_group
-    from app.store import runs as queries
+    from app.store import runs as run_store
     from app.store.db import make_engine
     from app.store.models import tag_table
 
@@ -323,7 +323,7 @@ def sample_sweep_summary() -> str:
         with Session(engine) as session:
             sweep = select(tag_table.c.run_id).where(tag_table.c.key == "sweep").order_by(tag_table.c.run_id)
             run_ids = list(session.scalars(sweep))
-            compared = queries.runs_to_compare(session=session, run_ids=run_ids)
+            compared = run_store.runs_to_compare(session=session, run_ids=run_ids)
             figures = [figures_of(row, compared.tags[row.id]) for row in compared.rows]
         engine.dispose()
     first = figures[0]

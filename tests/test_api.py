@@ -326,12 +326,12 @@ def test_multipart_label_and_file_name_are_checked(client):
 
 
 def test_an_unexpected_server_error_is_still_json(client, monkeypatch):
-    from app.store import runs as queries
+    from app.store import runs as run_store
 
     def broken(**_):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(queries, "list_runs", broken)
+    monkeypatch.setattr(run_store, "list_runs", broken)
     with TestClient(client.app, raise_server_exceptions=False) as plain:
         response = plain.get("/api/runs")
     assert response.status_code == 500

@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import get_args
 
 from app import bonnie, limits
-from app.compare import engine as charts
-from app.compare import matrix
+from app.compare import engine, matrix
 from app.ingest import parsing
 from app.ingest.parsing import parse_line
 from app.web.schemas import MatrixFamilyOut
@@ -61,8 +60,8 @@ def test_min_time_is_bonnies():
 
 
 def test_the_rate_charts_split_the_families_and_hold_every_test_once():
-    rate_charts = [spec for spec in charts.CHARTS if spec.measure == charts.VALUE]
-    assert tuple(spec.key for spec in rate_charts) == charts.RATE_CHART_KEYS
+    rate_charts = [spec for spec in engine.CHARTS if spec.measure == engine.VALUE]
+    assert tuple(spec.key for spec in rate_charts) == engine.RATE_CHART_KEYS
     assert sorted(test for spec in rate_charts for test in spec.tests) == sorted(bonnie.TESTS)
     for spec in rate_charts:
         assert spec.family is not None and spec.unit == spec.family.unit
@@ -71,13 +70,13 @@ def test_the_rate_charts_split_the_families_and_hold_every_test_once():
     for family in bonnie.FAMILIES:
         drawn = [test for spec in rate_charts if spec.family == family for test in spec.tests]
         assert sorted(drawn) == sorted(bonnie.family_tests(family)), family.key
-    for spec in charts.CHARTS:
-        if spec.measure != charts.VALUE:
+    for spec in engine.CHARTS:
+        if spec.measure != engine.VALUE:
             assert spec.tests == bonnie.TESTS and spec.family is None
 
 
 def test_the_heat_tables_group_the_families_in_bonnies_order():
-    groups = charts.HEAT_GROUPS
+    groups = engine.HEAT_GROUPS
     assert sum((tests for _, tests in groups), ()) == bonnie.TESTS
     for _, tests in groups:
         assert len({bonnie.BY_NAME[test].family for test in tests}) == 1
@@ -89,7 +88,7 @@ def test_the_heat_tables_group_the_families_in_bonnies_order():
             bonnie.SEQUENTIAL,
             bonnie.RANDOM,
         }
-    assert {tests[0] for _, tests in groups} == charts.HEAT_GROUP_STARTS
+    assert {tests[0] for _, tests in groups} == engine.HEAT_GROUP_STARTS
 
 
 def test_the_matrix_families_are_the_catalogs():
@@ -109,10 +108,10 @@ def test_no_title_names_two_different_sets_of_tests():
     """The heat tables once called bonnie++'s sequential round "File create and delete", the title of the chart
     that leaves its stat out (issue #20)."""
     named: dict[str, set[frozenset[str]]] = {}
-    for spec in charts.CHARTS:
-        if spec.measure == charts.VALUE:
+    for spec in engine.CHARTS:
+        if spec.measure == engine.VALUE:
             named.setdefault(spec.title, set()).add(frozenset(spec.tests))
-    for title, tests in charts.HEAT_GROUPS:
+    for title, tests in engine.HEAT_GROUPS:
         named.setdefault(title, set()).add(frozenset(tests))
     for title, tests in matrix.FAMILIES.values():
         named.setdefault(title, set()).add(frozenset(tests))
@@ -121,12 +120,12 @@ def test_no_title_names_two_different_sets_of_tests():
 
 def test_the_heat_tables_columns_say_where_a_group_starts():
     parsed = parse_line(LINE_198, 1)
-    run = charts.RunFigures(1, "vm", None, {}, parsed.format_version, parsed.bonnie_version, parsed.results)
-    table = charts.heat_table(charts.compare([run]))
+    run = engine.RunFigures(1, "vm", None, {}, parsed.format_version, parsed.bonnie_version, parsed.results)
+    table = engine.heat_table(engine.compare([run]))
     for section in table["sections"]:
         columns = [table["columns"][i] for i in section["indexes"]]
-        assert [c["test"] for c in columns if c["group_start"]] == [tests[0] for _, tests in charts.HEAT_GROUPS]
-        assert section["families"] == [(title, len(tests)) for title, tests in charts.HEAT_GROUPS]
+        assert [c["test"] for c in columns if c["group_start"]] == [tests[0] for _, tests in engine.HEAT_GROUPS]
+        assert section["families"] == [(title, len(tests)) for title, tests in engine.HEAT_GROUPS]
 
 
 SLICE = re.compile(r"\bTESTS\[[^\]]*:")
@@ -195,9 +194,6 @@ def test_the_catalog_and_the_limits_import_nothing_of_the_app():
         assert app_imports(ROOT / "app" / name) == [], name
 
 
-# Modules being changed on other branches (issue #20's other parts): they still read a limit through the
-# re-exports of app/web/schemas.py and app/store/models.py until those branches are in.
-NOT_YET = {"app/ingest/service.py", "app/web/routes/api.py", "app/web/routes/pages.py"}
 LIMIT_NAMES = {name for name in vars(limits) if name.isupper()}
 
 
@@ -205,7 +201,7 @@ def test_limits_are_imported_from_the_limits_module():
     found = []
     for path in sorted(ROOT.glob("app/**/*.py")):
         where = str(path.relative_to(ROOT))
-        if where in NOT_YET or path.name == "limits.py":
+        if path.name == "limits.py":
             continue
         for module, names in app_imports(path):
             if module != "app.limits" and LIMIT_NAMES & set(names):
@@ -229,9 +225,9 @@ def test_limits_are_imported_from_the_limits_module():
 
 def test_the_palette_size_is_the_stylesheets():
     css = (ROOT / "static" / "app.css").read_text()
-    assert sorted(map(int, re.findall(r"--run-(\d+):", css))) == list(range(charts.PALETTE_COLOURS))
-    assert sorted(map(int, re.findall(r"\.run-color-(\d+) ", css))) == list(range(charts.PALETTE_COLOURS))
-    assert sorted(map(int, re.findall(r"\.run-pattern-(\d+) ", css))) == list(range(1, charts.PALETTE_PATTERNS))
+    assert sorted(map(int, re.findall(r"--run-(\d+):", css))) == list(range(engine.PALETTE_COLOURS))
+    assert sorted(map(int, re.findall(r"\.run-color-(\d+) ", css))) == list(range(engine.PALETTE_COLOURS))
+    assert sorted(map(int, re.findall(r"\.run-pattern-(\d+) ", css))) == list(range(1, engine.PALETTE_PATTERNS))
 
 
 def test_the_charts_script_derives_no_figure_status_or_colour():
@@ -245,3 +241,7 @@ def test_the_charts_script_derives_no_figure_status_or_colour():
     # no reason for a missing bar worked out here, no palette size, no verdict marks or +++++ words of its own
     assert not re.search(r"[\"']baseline_", code) and not re.search(r"[%/] *12\b|COLOURS|PATTERNS", code)
     assert not re.search(r"[▲▼]|\+\+\+|too fast|not measured", code)
+
+
+def test_the_runs_list_shows_the_block_tests_seeks_and_the_creates():
+    assert bonnie.HEADLINE_TESTS == ("put_block", "rewrite", "get_block", "seeks", "seq_create", "ran_create")

@@ -7,16 +7,16 @@ import math
 import pytest
 
 from app import units
-from app.compare import engine as charts
+from app.compare import engine
 from app.compare.request import parse_group
 from app.errors import BadRequest
 from app.ingest.parsing import TESTS, Result, parse_line
 from tests.helpers import LINE_103, LINE_197, LINE_198
 
 
-def figures(line: str, run_id: int, *, label=None, tags=None) -> charts.RunFigures:
+def figures(line: str, run_id: int, *, label=None, tags=None) -> engine.RunFigures:
     parsed = parse_line(line, 1)
-    return charts.RunFigures(
+    return engine.RunFigures(
         id=run_id,
         machine=parsed.machine,
         label=label,
@@ -27,10 +27,10 @@ def figures(line: str, run_id: int, *, label=None, tags=None) -> charts.RunFigur
     )
 
 
-def synthetic(run_id: int, tags: dict[str, str] | None = None, **values) -> charts.RunFigures:
+def synthetic(run_id: int, tags: dict[str, str] | None = None, **values) -> engine.RunFigures:
     """A run whose tests all ran with the given values (others 1000 KiB/s, 50 %CPU, 100 µs)."""
     results = tuple(Result("ok", values.get(test, 1000), values.get(f"{test}_cpu", 50), 100) for test in TESTS)
-    return charts.RunFigures(run_id, f"m{run_id}", None, tags or {}, "1.98", "2.00a", results)
+    return engine.RunFigures(run_id, f"m{run_id}", None, tags or {}, "1.98", "2.00a", results)
 
 
 def chart(data, key):
@@ -45,7 +45,7 @@ V198, V197, V103 = figures(LINE_198, 1), figures(LINE_197, 2), figures(LINE_103,
 
 
 def test_absolute_values_are_the_lines_figures_in_stored_units():
-    data = charts.compare([V198, V197, V103])
+    data = engine.compare([V198, V197, V103])
     assert data["mode"] == "absolute" and data["baseline"] is None
     assert data["runs"] == [{"id": 1, "label": "vm"}, {"id": 2, "label": "wifo3-02"}, {"id": 3, "label": "mindpipe"}]
     assert [c["key"] for c in data["charts"]] == ["block_io", "seeks", "metadata", "metadata_stat", "latency", "cpu"]
@@ -64,7 +64,7 @@ def test_absolute_values_are_the_lines_figures_in_stored_units():
 
 
 def test_latency_chart_has_every_latency_even_of_too_fast_tests_and_says_when_a_line_has_none():
-    data = charts.compare([V198, V197, V103])
+    data = engine.compare([V198, V197, V103])
     latency = chart(data, "latency")
     assert latency["tests"] == list(TESTS) and latency["unit"] == "µs" and latency["higher_is_better"] is False
     # rewrite was +++++ in the 1.98 line, but its latency (1098us) was measured.
@@ -88,7 +88,7 @@ def test_latency_chart_has_every_latency_even_of_too_fast_tests_and_says_when_a_
 
 
 def test_cpu_chart_is_the_tests_own_status():
-    data = charts.compare([V198, V103])
+    data = engine.compare([V198, V103])
     cpu = chart(data, "cpu")
     assert cpu["unit"] == "%CPU" and cpu["higher_is_better"] is False
     assert series(data, "cpu", 1)["values"] == [96, 81, None, 98, None, None, 94, None, None, 95, None, None]
@@ -97,7 +97,7 @@ def test_cpu_chart_is_the_tests_own_status():
 
 
 def test_units_and_direction_per_chart():
-    absolute = charts.compare([V198, V197])
+    absolute = engine.compare([V198, V197])
     assert {c["key"]: (c["unit"], c["higher_is_better"]) for c in absolute["charts"]} == {
         "block_io": ("KiB/s", True),
         "seeks": ("seeks/s", True),
@@ -106,13 +106,13 @@ def test_units_and_direction_per_chart():
         "latency": ("µs", False),
         "cpu": ("%CPU", False),
     }
-    relative = charts.compare([V198, V197], mode="relative")
+    relative = engine.compare([V198, V197], mode="relative")
     assert {c["unit"] for c in relative["charts"]} == {"%"}
     assert [c["higher_is_better"] for c in relative["charts"]] == [True, True, True, True, False, False]
 
 
 def test_relative_values_rounded_to_one_decimal_and_the_baseline_has_no_series():
-    data = charts.compare([V198, V197, V103], mode="relative")
+    data = engine.compare([V198, V197, V103], mode="relative")
     assert data["baseline"] == 1  # the first run by default
     assert [s["run"] for s in chart(data, "block_io")["series"]] == [2, 3]
     # 1842/869 - 1 = 111.97 %, 347029/420469 - 1 = -17.47 %, 3404/1443 - 1 = 135.90 %
@@ -128,12 +128,12 @@ def test_relative_values_rounded_to_one_decimal_and_the_baseline_has_no_series()
 
 
 def test_relative_nulls_say_why():
-    data = charts.compare([V197, V198, V103], mode="relative", baseline=2)
+    data = engine.compare([V197, V198, V103], mode="relative", baseline=2)
     assert data["baseline"] == 2
     # the run's own status comes first: 1.98's rewrite and get_block are +++++
     assert series(data, "block_io", 1)["status"] == ["ok", "ok", "too_fast", "ok", "too_fast"]
     assert series(data, "latency", 3)["status"] == ["no_latency"] * 12
-    data = charts.compare([V103, V197], mode="relative")
+    data = engine.compare([V103, V197], mode="relative")
     assert series(data, "latency", 2) == {"run": 2, "values": [None] * 12, "status": ["baseline_no_latency"] * 12}
     # mindpipe's seeks used 0 %CPU: wifo3-02's 11 % cannot be a percentage of it
     assert series(data, "cpu", 2)["status"][5] == "baseline_zero" and series(data, "cpu", 2)["values"][5] is None
@@ -144,11 +144,11 @@ def test_not_run_on_either_side():
         "1.98,2.00a,vm,1,1795352069,512M,,8192,5,,,564124,74,955896,61,,,+++++,+++,+++++,+++,16,,,,,3411,97,+++++,+++,+++++,+++,2189,99,+++++,+++,+++++,+++,,5996us,9384us,,1514us,5243us,8781us,703us,7380us,10912us,144us,5710us",
         4,
     )
-    data = charts.compare([V197, no_char], mode="relative")
+    data = engine.compare([V197, no_char], mode="relative")
     assert series(data, "block_io", 4)["status"] == ["not_run", "ok", "ok", "not_run", "too_fast"]
     assert series(data, "block_io", 4)["values"][1:3] == [62.6, 443.7]  # 564124/347029, 955896/175829
     assert series(data, "latency", 4)["status"][0] == "no_latency"  # -f: no latency for putc either
-    reverse = charts.compare([no_char, V197], mode="relative")
+    reverse = engine.compare([no_char, V197], mode="relative")
     assert series(reverse, "block_io", 2)["status"] == [
         "baseline_not_run",
         "ok",
@@ -160,7 +160,7 @@ def test_not_run_on_either_side():
 
 def test_baseline_zero_and_negative_zero():
     zero = synthetic(1, put_block=0, putc=1_000_000)
-    data = charts.compare([zero, synthetic(2, put_block=500, putc=999_996)], mode="relative")
+    data = engine.compare([zero, synthetic(2, put_block=500, putc=999_996)], mode="relative")
     s = series(data, "block_io", 2)
     assert s["status"][1] == "baseline_zero" and s["values"][1] is None
     # -0.0004 % rounds to 0.0, never -0.0
@@ -169,17 +169,17 @@ def test_baseline_zero_and_negative_zero():
 
 
 def test_absolute_mode_keeps_the_baseline_asked_for_and_checks_it():
-    assert charts.compare([V198, V197], baseline=2)["baseline"] == 2
+    assert engine.compare([V198, V197], baseline=2)["baseline"] == 2
     with pytest.raises(BadRequest, match="baseline 9 is not one of the runs"):
-        charts.compare([V198, V197], mode="relative", baseline=9)
+        engine.compare([V198, V197], mode="relative", baseline=9)
     with pytest.raises(BadRequest, match="mode must be"):
-        charts.compare([V198], mode="sideways")
+        engine.compare([V198], mode="sideways")
     with pytest.raises(BadRequest, match="no runs"):
-        charts.compare([])
+        engine.compare([])
 
 
 def test_label_falls_back_to_the_machine():
-    data = charts.compare([figures(LINE_198, 1, label="ext3 on RAID-5"), V197])
+    data = engine.compare([figures(LINE_198, 1, label="ext3 on RAID-5"), V197])
     assert data["runs"] == [{"id": 1, "label": "ext3 on RAID-5"}, {"id": 2, "label": "wifo3-02"}]
 
 
@@ -189,15 +189,15 @@ def test_legend_names_add_the_tags_that_differ_and_disambiguate():
         figures(LINE_198, 2, tags={"raid": "5", "fs": "xfs", "host": "lab"}),
         figures(LINE_198, 3, tags={"raid": "6", "host": "lab"}),
     ]
-    assert charts.legend_names(runs) == {
+    assert engine.legend_names(runs) == {
         1: "ext3 on RAID-5 · fs=ext3 raid=5",
         2: "vm · fs=xfs raid=5",
         3: "vm · raid=6",
     }
     same = [figures(LINE_198, 7), figures(LINE_198, 8)]
-    assert charts.legend_names(same) == {7: "vm #7", 8: "vm #8"}
-    nameless = charts.RunFigures(9, "", None, {}, "1.03", None, V103.results)
-    assert charts.legend_names([nameless]) == {9: "run 9"}
+    assert engine.legend_names(same) == {7: "vm #7", 8: "vm #8"}
+    nameless = engine.RunFigures(9, "", None, {}, "1.03", None, V103.results)
+    assert engine.legend_names([nameless]) == {9: "run 9"}
 
 
 def test_display_units_follow_the_largest_value():
@@ -211,8 +211,8 @@ def test_display_units_follow_the_largest_value():
 
 def test_view_titles_say_where_the_numbers_come_from_and_notes_say_why_bars_are_missing():
     runs = [V198, V197, V103]
-    data = charts.compare(runs)
-    view = charts.compare_view(runs, data)
+    data = engine.compare(runs)
+    view = engine.compare_view(runs, data)
     block = view["charts"][0]
     assert block["source"] == "bonnie++ 2.00a (CSV 1.98), bonnie++ 1.97 (CSV 1.97), bonnie++ 1.0x (CSV 1.03)"
     assert (block["display_unit"], block["divisor"], block["scale"]) == ("MiB/s", 1024, "linear")
@@ -250,8 +250,8 @@ def test_view_titles_say_where_the_numbers_come_from_and_notes_say_why_bars_are_
     assert view["charts"][3]["hints"] == ["a larger -n (number of files)"] * 2
     assert view["names"] == {"1": "vm", "2": "wifo3-02", "3": "mindpipe"}
 
-    relative = charts.compare(runs, mode="relative", baseline=2)
-    rview = charts.compare_view(runs, relative)
+    relative = engine.compare(runs, mode="relative", baseline=2)
+    rview = engine.compare_view(runs, relative)
     # relative: rates as a %, latency as a ratio on a log axis, %CPU in percentage points
     assert [(c["relative_kind"], c["scale"]) for c in rview["charts"]] == [("percent", "linear")] * 4 + [
         ("ratio", "logarithmic"),
@@ -320,8 +320,8 @@ def test_the_view_ships_the_bars_the_page_draws(mode, group):
             for i, v, g, c in ((6, 120_000, 1010, 40), (7, 121_200, 1060, 41))
         ),
     ]
-    data = charts.compare(runs, mode=mode, baseline=4, grouping=parse_group(group))
-    view = charts.compare_view(runs, data)
+    data = engine.compare(runs, mode=mode, baseline=4, grouping=parse_group(group))
+    view = engine.compare_view(runs, data)
     positions = {c["id"]: i for i, c in enumerate(data["configurations"])}
     repeated = any(len(c["runs"]) > 1 for c in data["configurations"])
     for chart, chart_view in zip(data["charts"], view["charts"], strict=True):
@@ -339,9 +339,9 @@ def test_the_view_ships_the_bars_the_page_draws(mode, group):
 
 
 def test_bars_round_halves_up_as_the_browser_did():
-    assert [charts._js_round(x) for x in (2.5, -2.5, 0.49999999999999994, -0.5, 1.4999)] == [3, -2, 0, 0, 1]
-    assert charts._percent_bar(1.2) == 20.0 and charts._percent_bar(0.9995) == 0.0  # never -0.0
-    assert math.copysign(1, charts._tenth(-0.04)) == 1
+    assert [engine._js_round(x) for x in (2.5, -2.5, 0.49999999999999994, -0.5, 1.4999)] == [3, -2, 0, 0, 1]
+    assert engine._percent_bar(1.2) == 20.0 and engine._percent_bar(0.9995) == 0.0  # never -0.0
+    assert math.copysign(1, engine._tenth(-0.04)) == 1
 
 
 def heat_cells(table, configuration, test):
@@ -353,8 +353,8 @@ def heat_cells(table, configuration, test):
 
 
 def test_heat_table_is_data_one_row_per_configuration_and_never_shades_single_runs():
-    data = charts.compare([V198, V197, V103])
-    table = charts.heat_table(data)
+    data = engine.compare([V198, V197, V103])
+    table = engine.heat_table(data)
     assert table["has_latency"] is True and table["measures"] == ["value", "cpu", "latency"]
     assert [(r["configuration"], r["name"], r["runs"], r["baseline"]) for r in table["rows"]] == [
         (1, "vm", [1], True),
@@ -390,13 +390,13 @@ def test_heat_table_without_latencies_and_not_run_cells():
         "1.98,2.00a,vm,1,1795352069,512M,,8192,5,,,564124,74,955896,61,,,+++++,+++,+++++,+++,16,,,,,3411,97,+++++,+++,+++++,+++,2189,99,+++++,+++,+++++,+++,,5996us,9384us,,1514us,5243us,8781us,703us,7380us,10912us,144us,5710us",
         4,
     )
-    table = charts.heat_table(charts.compare([V103, no_char]))
+    table = engine.heat_table(engine.compare([V103, no_char]))
     assert [(c["text"], c["status"]) for c in heat_cells(table, 2, "putc")] == [
         ("", "not_run"),
         ("", "not_run"),
         ("", "no_latency"),
     ]
-    only_103 = charts.heat_table(charts.compare([V103]))
+    only_103 = engine.heat_table(engine.compare([V103]))
     assert only_103["has_latency"] is False and len(only_103["rows"][0]["cells"]) == 24
 
 
@@ -412,9 +412,9 @@ def test_heat_table_shades_only_cells_whose_verdict_is_better_or_worse():
         for i, v, g, c in ((4, 120_000, 1010, 40), (5, 121_200, 1060, 41), (6, 118_800, 960, 39))
     ]
     runs = [*base, *fast]
-    assert len(charts.compare(runs)["configurations"]) == 6  # by machine and parameters: each machine differs
-    data = charts.compare(runs, grouping=parse_group("cfg"))
-    table = charts.heat_table(data)
+    assert len(engine.compare(runs)["configurations"]) == 6  # by machine and parameters: each machine differs
+    data = engine.compare(runs, grouping=parse_group("cfg"))
+    table = engine.heat_table(data)
     put_block = heat_cells(table, 2, "put_block")
     assert put_block[0]["verdict"] == "better" and put_block[0]["relative"] == "+20.0 % ▲"
     assert put_block[1]["verdict"] == "better"  # 40 vs 50 %CPU: lower is better
@@ -451,7 +451,7 @@ def test_the_single_run_shortcut_gives_the_same_answer_as_the_general_path(monke
     assert len(runs) > 20
     none = parse_group("none")
     asked = [(mode, baseline) for mode in ("absolute", "relative") for baseline in (None, runs[0].id, runs[5].id)]
-    fast = [charts.compare(runs, mode=mode, baseline=baseline, grouping=none) for mode, baseline in asked]
-    monkeypatch.setattr(charts, "SINGLE_RUN_SHORTCUT", False)
-    slow = [charts.compare(runs, mode=mode, baseline=baseline, grouping=none) for mode, baseline in asked]
+    fast = [engine.compare(runs, mode=mode, baseline=baseline, grouping=none) for mode, baseline in asked]
+    monkeypatch.setattr(engine, "SINGLE_RUN_SHORTCUT", False)
+    slow = [engine.compare(runs, mode=mode, baseline=baseline, grouping=none) for mode, baseline in asked]
     assert fast == slow

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from app.store import runs as queries
+from app.store import runs as run_store
 from app.store.models import run_table
 from app.web.deps import own_session
 from tests.helpers import CORPUS_DIR, post_csv
@@ -23,9 +23,9 @@ def stored(client) -> list[int]:
 
 
 def test_the_first_batch_is_small_and_the_rest_full(stored, session, monkeypatch):
-    monkeypatch.setattr(queries, "EXPORT_FIRST_BATCH", 2)
-    monkeypatch.setattr(queries, "EXPORT_BATCH", 5)
-    batches = list(queries.export_batches(sessions=own_session, run_filter=queries.RunFilter()))
+    monkeypatch.setattr(run_store, "EXPORT_FIRST_BATCH", 2)
+    monkeypatch.setattr(run_store, "EXPORT_BATCH", 5)
+    batches = list(run_store.export_batches(sessions=own_session, run_filter=run_store.RunFilter()))
     rest = len(stored) - 2
     assert [len(batch) for batch in batches] == [2] + [5] * (rest // 5) + ([rest % 5] if rest % 5 else [])
     lines = dict(session.execute(select(run_table.c.id, run_table.c.raw_line)).all())
@@ -34,8 +34,8 @@ def test_the_first_batch_is_small_and_the_rest_full(stored, session, monkeypatch
 
 @pytest.mark.parametrize("sizes", [(2, 5), (100, 2000), (1, 1)], ids=str)
 def test_streamed_export_is_the_stored_lines_byte_for_byte(client, stored, session, monkeypatch, sizes):
-    monkeypatch.setattr(queries, "EXPORT_FIRST_BATCH", sizes[0])
-    monkeypatch.setattr(queries, "EXPORT_BATCH", sizes[1])
+    monkeypatch.setattr(run_store, "EXPORT_FIRST_BATCH", sizes[0])
+    monkeypatch.setattr(run_store, "EXPORT_BATCH", sizes[1])
     lines = dict(session.execute(select(run_table.c.id, run_table.c.raw_line)).all())
     export = client.get("/api/runs/export.csv")
     assert export.status_code == 200
@@ -43,7 +43,7 @@ def test_streamed_export_is_the_stored_lines_byte_for_byte(client, stored, sessi
 
 
 def test_an_export_with_fewer_runs_than_the_first_batch_and_with_none(client, stored, monkeypatch):
-    monkeypatch.setattr(queries, "EXPORT_FIRST_BATCH", 1000)
+    monkeypatch.setattr(run_store, "EXPORT_FIRST_BATCH", 1000)
     whole = client.get("/api/runs/export.csv").content
     assert whole.count(b"\n") == len(stored)
     assert client.get("/api/runs/export.csv", params={"machine": "no-such-machine"}).content == b""

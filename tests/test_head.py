@@ -113,7 +113,7 @@ EXPORT_BATCH_SQL = re.compile(r"SELECT run\.id, run\.raw_line\b")
 
 
 def test_head_of_the_export_reads_at_most_its_first_batch(client):
-    # 4,200 runs are four batches of queries.export_batches (100, 2,000, 2,000, 100).
+    # 4,200 runs are four batches of app.store.runs.export_batches (100, 2,000, 2,000, 100).
     assert post_csv(client, "\n".join(distinct_lines("head-export", 4200))).status_code == 201
     statements: list[str] = []
 

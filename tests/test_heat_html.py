@@ -4,7 +4,7 @@ relative; and every text in it is escaped."""
 
 from jinja2 import Environment
 
-from app.compare import engine as charts
+from app.compare import engine
 from app.compare import heat_table as heat_html
 from app.compare.request import parse_group
 from app.ingest.parsing import parse_line
@@ -23,8 +23,8 @@ REFERENCE = Environment(autoescape=True).from_string(
 )
 
 
-def corpus_runs() -> list[charts.RunFigures]:
-    runs: list[charts.RunFigures] = []
+def corpus_runs() -> list[engine.RunFigures]:
+    runs: list[engine.RunFigures] = []
     for path in sorted(CORPUS_DIR.glob("*.csv")):
         for line in path.read_text().splitlines():
             parsed = parse_line(line, 1) if line and not line.startswith("#") else None
@@ -33,7 +33,7 @@ def corpus_runs() -> list[charts.RunFigures]:
             run_id = len(runs) + 1
             tags = {"cfg": str(run_id % 4)}
             runs.append(
-                charts.RunFigures(
+                engine.RunFigures(
                     run_id, parsed.machine, None, tags, parsed.format_version, parsed.bonnie_version, parsed.results
                 )
             )
@@ -46,8 +46,8 @@ def test_the_cells_are_the_templates_for_every_corpus_comparison():
     checked = 0
     for group in ("none", "cfg", "params"):
         for mode in ("absolute", "relative"):
-            data = charts.compare(runs, mode=mode, baseline=runs[3].id, grouping=parse_group(group))
-            table = charts.heat_table(data)
+            data = engine.compare(runs, mode=mode, baseline=runs[3].id, grouping=parse_group(group))
+            table = engine.heat_table(data)
             for section in table["sections"]:
                 built = heat_html.section_cells(table, section)
                 for row, cells in zip(table["rows"], built, strict=True):

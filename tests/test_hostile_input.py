@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from app.ingest.parsing import COLUMNS_198, MAX_MACHINE_CHARS
+from app.limits import MAX_ID
 from app.main import CONTENT_SECURITY_POLICY, create_app
-from app.store.models import MAX_ID
 from app.web.templating import templates
 from tests.helpers import (
     HOSTILE,

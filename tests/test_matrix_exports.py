@@ -146,7 +146,16 @@ def test_runs_export_keeps_the_selected_runs_original_lines(client, sweep):
     assert len(client.get("/api/runs/export.csv?runs=").text.splitlines()) == len(sweep) + 1  # empty: no filter
 
 
-@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
+@pytest.mark.parametrize("start", ["\t", "\r"])
+def test_a_name_starting_with_a_tab_or_carriage_return_never_gets_in(client, start):
+    """The other two starts a spreadsheet reads as a formula are control characters, which no text field holds."""
+    name = f'{start}HYPERLINK("http://evil.example/")'.replace(",", ";")
+    response = post_csv(client, with_field(sweep_line("x", 100_000, 1000), 2, name))
+    assert response.status_code == 422
+    assert [(e["line"], e["field"]) for e in response.json()["errors"]] == [(1, "name")]
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@"])
 def test_compare_csv_names_are_never_formulas(client, start):
     """A machine name (or label, or tag) that a spreadsheet would run as a formula starts with ' in the CSV;
     the runs' own export keeps the uploaded line as it is."""

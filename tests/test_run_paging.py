@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select, text
 
-from app.store import runs as queries
+from app.store import runs as run_store
 from app.store.models import run_table
 from app.web.routes import pages
 from tests.helpers import CORPUS_DIR, post_csv
@@ -145,7 +145,7 @@ def test_a_page_past_the_last_run_says_so_and_links_back(client, stored, past_th
 def test_lists_leave_runner_documents_unread(session, stored):
     from sqlalchemy import inspect
 
-    listed = queries.list_runs(session=session, run_filter=queries.RunFilter(), limit=5)
+    listed = run_store.list_runs(session=session, run_filter=run_store.RunFilter(), limit=5)
     assert listed.runs and all("document" in inspect(run).unloaded for run in listed.runs)
     assert all("raw_line" not in inspect(run).unloaded for run in listed.runs)
 
@@ -166,7 +166,7 @@ def _next_link(html: str, label: str) -> str | None:
 def test_counts_beyond_the_limit_are_never_shown_as_exact(client, stored, monkeypatch, session, database_kind):
     exact = client.get("/api/runs").json()["total"]
     assert exact > 5
-    monkeypatch.setattr(queries, "COUNT_LIMIT", 5)
+    monkeypatch.setattr(run_store, "COUNT_LIMIT", 5)
     listed = client.get("/api/runs").json()
     # All runs: counted on SQLite (cheap there); PostgreSQL's estimate once it has statistics.
     if database_kind == "postgresql":
@@ -187,8 +187,8 @@ def test_counts_beyond_the_limit_are_never_shown_as_exact(client, stored, monkey
 
 @pytest.mark.parametrize("run_filter", [{}, {"tag": "fs=xfs"}, {"machine": "vm"}], ids=str)
 def test_streamed_export_is_every_stored_line(client, stored, session, run_filter, monkeypatch):
-    monkeypatch.setattr(queries, "EXPORT_FIRST_BATCH", 2)
-    monkeypatch.setattr(queries, "EXPORT_BATCH", 3)  # many batches, and one left over
+    monkeypatch.setattr(run_store, "EXPORT_FIRST_BATCH", 2)
+    monkeypatch.setattr(run_store, "EXPORT_BATCH", 3)  # many batches, and one left over
     ids = [run["id"] for run in client.get("/api/runs", params=params_of(run_filter, limit=1000)).json()["items"]]
     lines = dict(session.execute(select(run_table.c.id, run_table.c.raw_line).where(run_table.c.id.in_(ids))).all())
     expected = "".join(f"{lines[run_id]}\n" for run_id in sorted(ids))
@@ -199,23 +199,23 @@ def test_streamed_export_is_every_stored_line(client, stored, session, run_filte
 
 @pytest.mark.parametrize("run_filter", [{}, {"tags": {"fs": "xfs"}}, {"format_version": "1.98"}], ids=str)
 def test_a_deep_page_by_name_from_its_machine_is_the_page_by_offset(session, stored, monkeypatch, run_filter):
-    """A page by name deep enough starts from the machine its position falls in (queries._machine_at): the same
+    """A page by name deep enough starts from the machine its position falls in (run_store._machine_at): the same
     runs as skipping from the top, at every offset, past the end included, on both databases."""
-    wanted = queries.RunFilter(**run_filter)
+    wanted = run_store.RunFilter(**run_filter)
 
     def pages(seek_from: int) -> list[list[int]]:
-        monkeypatch.setattr(queries, "NAME_SEEK_FROM_OFFSET", seek_from)
+        monkeypatch.setattr(run_store, "NAME_SEEK_FROM_OFFSET", seek_from)
         return [
             [
                 run.id
-                for run in queries.list_runs(
+                for run in run_store.list_runs(
                     session=session, run_filter=wanted, limit=3, offset=offset, order="name"
                 ).runs
             ]
             for offset in range(total + 4)
         ]
 
-    total = queries.list_runs(session=session, run_filter=wanted, limit=1, order="name").total
+    total = run_store.list_runs(session=session, run_filter=wanted, limit=1, order="name").total
     assert total > 6
     by_offset = pages(seek_from=10**9)
     assert pages(seek_from=0) == by_offset

@@ -1,6 +1,6 @@
 """A run as a comparison reads it: identity, bonnie++ parameters (its setup) and twelve results.
 
-`figures_of` turns a row of `queries.COMPARE_COLUMNS` into a `RunFigures`, selecting every cell by
+`figures_of` turns a row of `app.store.runs.COMPARE_COLUMNS` into a `RunFigures`, selecting every cell by
 its column name (app/columns.py), never by position.
 """
 
@@ -56,7 +56,7 @@ class RunFigures:
     limiters: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
-# Column names, in the order figures_of reads them; queries.COMPARE_COLUMNS selects exactly these.
+# Column names, in the order figures_of reads them; app.store.runs.COMPARE_COLUMNS selects exactly these.
 RAW_LINE = "raw_line"
 RESULT_NAMES = tuple(tuple(result_column(test, part) for part in RESULT_PARTS) for test in TESTS)
 
@@ -73,7 +73,7 @@ class RowReader:
         self.document_runs = at.get(DOCUMENT_RUNS)
         self.raw_line = at.get(RAW_LINE)
         self.results = [[at[name] for name in names] for names in RESULT_NAMES]
-        # Where a test's parts sit side by side in RESULT_PARTS order (as queries.COMPARE_COLUMNS puts
+        # Where a test's parts sit side by side in RESULT_PARTS order (as app.store.runs.COMPARE_COLUMNS puts
         # them), a slice reads them: the same cells, found by name, at a fraction of the cost.
         self.result_starts = [indexes[0] for indexes in self.results]
         self.sliceable = all(
@@ -142,7 +142,7 @@ _READERS: dict[tuple[str, ...], RowReader] = {}
 
 
 def figures_of(row: Any, tags: dict[str, str]) -> RunFigures:
-    """A run as queries.runs_to_compare() reads it (a row with the columns named above) and its tags."""
+    """A run as app.store.runs.runs_to_compare() reads it (a row with the columns named above) and its tags."""
     keys = row._fields
     reader = _READERS.get(keys)
     if reader is None:

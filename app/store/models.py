@@ -24,7 +24,6 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from app.bonnie import TESTS
 from app.columns import RESULT_PARTS, result_column
-from app.limits import MAX_ID as MAX_ID  # re-exported: the routes read it from here
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",

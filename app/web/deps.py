@@ -21,7 +21,7 @@ from app.config import get_settings
 from app.errors import Forbidden, Unauthorized
 from app.ingest.validation import MAX_TAG_FILTERS, check_filter_text, parse_tag_filters
 from app.limits import MAX_ID
-from app.store import runs as queries
+from app.store import runs as run_store
 from app.store.db import get_sessionmaker, limit_read
 from app.web import auth
 from app.web.request_body import FormLimits, close_form, read_form
@@ -232,8 +232,8 @@ def run_filter(
         WithJsonSchema({"type": "string", "pattern": RUN_IDS_FILTER_PATTERN}),
         Query(description="only these run ids, e.g. 1,2,3 (empty: all)"),
     ] = None,
-) -> queries.RunFilter:
-    return queries.RunFilter(
+) -> run_store.RunFilter:
+    return run_store.RunFilter(
         machine=check_machine_text(machine, "machine"),
         tags=parse_tag_filters(tag),
         format_version=check_filter_text(format, "format"),
@@ -242,4 +242,4 @@ def run_filter(
     )
 
 
-FilterDep = Annotated[queries.RunFilter, Depends(run_filter)]
+FilterDep = Annotated[run_store.RunFilter, Depends(run_filter)]

@@ -120,7 +120,7 @@ class RunDetailOut(RunOut):
 
 class RunList(BaseModel):
     total: int
-    total_is_estimate: bool = False  # beyond queries.COUNT_LIMIT matches: a lower bound or an estimate
+    total_is_estimate: bool = False  # beyond app.store.runs.COUNT_LIMIT matches: a lower bound or an estimate
     items: list[RunOut]
 
 

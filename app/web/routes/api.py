@@ -10,8 +10,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import WithJsonSchema
 from starlette.convertors import Convertor, register_url_convertor
 
-from app.compare import export_csv as exports
-from app.compare import matrix
+from app.compare import export_csv, matrix
 from app.compare import page as comparisons
 from app.compare.request import ComparisonRequest, read_request
 from app.config import get_settings
@@ -19,8 +18,8 @@ from app.ingest.parsing import TESTS
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.upload import store_upload
 from app.ingest.validation import check_label, check_name_pattern, check_tag, parse_tag_params
-from app.store import runs as queries
-from app.store.models import MAX_ID
+from app.limits import MAX_ID
+from app.store import runs as run_store
 from app.web import cache as response_cache
 from app.web.deps import RUN_IDS_FILTER_PATTERN, FilterDep, RequestSecretsDep, SessionDep, own_session
 from app.web.request_body import read_upload
@@ -148,7 +147,7 @@ def get_runs(
 ):
     """Stored runs, newest first. `total` is exact up to 10,000 matches; beyond, `total_is_estimate` is true
     and `total` is 10,000 for a filtered list (at least that many) or the database's estimate for all runs."""
-    page = queries.list_runs(session=session, run_filter=run_filter, limit=limit, offset=offset, before=before)
+    page = run_store.list_runs(session=session, run_filter=run_filter, limit=limit, offset=offset, before=before)
     return RunList(
         total=page.total, total_is_estimate=page.total_is_estimate, items=[RunOut.from_run(run) for run in page.runs]
     )
@@ -159,10 +158,10 @@ def export_runs(run_filter: FilterDep):
     """Every matching run's line exactly as uploaded, oldest first (`runs=1,2,3`: only those), streamed as
     it is read."""
 
-    # Each batch in a session of its own (queries.export_batches says why), without the read timeout: a
+    # Each batch in a session of its own (run_store.export_batches says why), without the read timeout: a
     # million lines take longer than a page.
     def body() -> Iterator[str]:
-        for lines in queries.export_batches(sessions=own_session, run_filter=run_filter):
+        for lines in run_store.export_batches(sessions=own_session, run_filter=run_filter):
             yield "".join(f"{line}\n" for line in lines)
 
     # A file to save, named as one: the lines are exactly as uploaded, so a spreadsheet must import them as text
@@ -176,7 +175,7 @@ def export_runs(run_filter: FilterDep):
 
 @router.get("/runs/{run_id:run_id}", response_model=RunDetailOut, responses=ERRORS)
 def get_run(run_id: RunId, session: SessionDep):
-    return RunDetailOut.from_run(queries.get_run(session=session, run_id=run_id))
+    return RunDetailOut.from_run(run_store.get_run(session=session, run_id=run_id))
 
 
 @router.patch("/runs/{run_id:run_id}", response_model=RunDetailOut, responses=ERRORS)
@@ -186,14 +185,14 @@ def patch_run(run_id: RunId, patch: RunPatch, session: SessionDep):
         changes["label"] = check_label(changes["label"])
     for key, value in (changes.get("tags") or {}).items():
         check_tag(key, value)
-    run = queries.update_run(session=session, run_id=run_id, changes=changes)
+    run = run_store.update_run(session=session, run_id=run_id, changes=changes)
     session.commit()
     return RunDetailOut.from_run(run)
 
 
 @router.delete("/runs/{run_id:run_id}", status_code=204, responses=ERRORS)
 def delete_run(run_id: RunId, session: SessionDep):
-    queries.delete_run(session=session, run_id=run_id)
+    run_store.delete_run(session=session, run_id=run_id)
     session.commit()
     return Response(status_code=204)
 
@@ -246,7 +245,7 @@ async def get_compare(request: Request, query: ComparisonQueryDep):
 def get_compare_csv(session: SessionDep, query: ComparisonQueryDep):
     """The numbers of GET /api/compare (same query) as CSV: one row per chart, test and configuration."""
     return Response(
-        exports.compare_csv(comparisons.comparison(session, query)),
+        export_csv.compare_csv(comparisons.comparison(session, query)),
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": 'attachment; filename="bonnieboard-compare.csv"'},
     )

@@ -11,9 +11,8 @@ from markupsafe import Markup
 from sqlalchemy.orm import Session
 from starlette.datastructures import FormData, UploadFile
 
-from app.compare import engine as charts
-from app.compare import heat_table as heat_html
-from app.compare import matrix
+from app import bonnie
+from app.compare import engine, heat_table, matrix
 from app.compare import page as comparisons
 from app.compare.figures import limiters_of, line_facts
 from app.compare.request import (
@@ -41,22 +40,22 @@ from app.ingest.validation import (
     parse_tag_params,
     split_tag_terms,
 )
-from app.store import runs as queries
-from app.store.models import MAX_ID, Run
-from app.web import cache as response_cache
+from app.limits import MAX_ID, MAX_TAG_CHARS
+from app.store import runs as run_store
+from app.store.models import Run
+from app.web import cache
 from app.web.deps import PageAuthDep, SessionDep, check_machine_text, csrf_form
 from app.web.document_view import document_view
 from app.web.request_body import FormLimits
-from app.web.schemas import MAX_TAG_CHARS, RunDetailOut, RunOut
+from app.web.schemas import RunDetailOut, RunOut
 from app.web.templating import is_htmx, render, templates
 
 router = APIRouter(include_in_schema=False)
 
 PAGE_SIZE = 50
+
+
 # The figures the runs list shows; the run page shows all twelve.
-KEY_TESTS = ("put_block", "rewrite", "get_block", "seeks", "seq_create", "ran_create")
-
-
 def wants_partial(request: Request) -> bool:
     """An htmx request for a fragment. History restores (Back after a pushed URL) and requests
     that target <body> get the whole page."""
@@ -92,8 +91,8 @@ def runs_page(
         chosen = parse_run_ids([runs, *run], limit=None)
     except BadRequest as exc:
         chosen, filter_error = [], exc.detail
-    if sort not in queries.RUN_ORDERS:
-        sort, filter_error = "newest", f"sort must be one of {', '.join(queries.RUN_ORDERS)}"
+    if sort not in run_store.RUN_ORDERS:
+        sort, filter_error = "newest", f"sort must be one of {', '.join(run_store.RUN_ORDERS)}"
     try:
         tags = parse_tag_filters(tag_terms)
         check_machine_text(machine, "machine")
@@ -101,19 +100,19 @@ def runs_page(
         check_machine_text(at_machine, "at_machine")
     except BadRequest as exc:
         tags, filter_error = {}, exc.detail
-    run_filter = queries.RunFilter(machine=machine or None, tags=tags, format_version=format or None)
+    run_filter = run_store.RunFilter(machine=machine or None, tags=tags, format_version=format or None)
     # "older" (newest first) and "newer" (oldest first) links carry a keyset cursor, before= or after= the last
     # id shown: page 20,000 costs what page 1 does. By name, "next" carries the last machine shown and how many
     # of its runs were shown (at_machine=, skip=): a page skips whole machines through their index and sorts the
     # runs of the machines it shows, not all those before it. page= still works (deep by name, it starts from
-    # the machine its position falls in: queries.list_runs), and so does page= with a cursor.
+    # the machine its position falls in: run_store.list_runs), and so does page= with a cursor.
     cursor = {"newest": before, "oldest": after, "name": at_machine}[sort]
-    # Each order reads its own cursor only (queries.list_runs); skip counts within at_machine's runs.
+    # Each order reads its own cursor only (run_store.list_runs); skip counts within at_machine's runs.
     offset = (page - 1) * PAGE_SIZE + (skip if sort == "name" and at_machine is not None else 0)
     listed = (
-        queries.RunPage([], 0, False)
+        run_store.RunPage([], 0, False)
         if filter_error
-        else queries.list_runs(
+        else run_store.list_runs(
             session=session,
             run_filter=run_filter,
             limit=PAGE_SIZE + 1,
@@ -134,7 +133,7 @@ def runs_page(
         "runs": [RunOut.from_run(one) for one in found],
         "total": total,
         "total_is_estimate": listed.total_is_estimate,
-        "filtered": run_filter != queries.RunFilter(),
+        "filtered": run_filter != run_store.RunFilter(),
         "page": page,
         "cursor": cursor,
         "older_before": found[-1].id if more and sort == "newest" else None,
@@ -145,7 +144,7 @@ def runs_page(
         "pages": max(1, -(-total // PAGE_SIZE)),
         "filter": {"machine": machine or "", "tag": " ".join(tag_terms), "tags": tag_terms, "format": format or ""},
         "filter_error": filter_error,
-        "key_tests": KEY_TESTS,
+        "key_tests": bonnie.HEADLINE_TESTS,
         "units": UNITS,
         "too_fast": TOO_FAST,
     }
@@ -215,9 +214,9 @@ def _compare_response(request: Request, asked: ComparisonRequest, notice: str | 
         )
         head_text, tail_text = shell.split(FRAGMENT_SLOT)
         head, tail = head_text.encode(), tail_text.encode()
-    gzipped = response_cache.accepts_gzip(request.headers.get("accept-encoding"))
+    gzipped = cache.accepts_gzip(request.headers.get("accept-encoding"))
     body = shown.html.gzipped(head, tail) if gzipped else b"".join((head, shown.html.data, tail))
-    headers |= response_cache.encoding_headers(gzipped)
+    headers |= cache.encoding_headers(gzipped)
     # The same URL answers with a whole page or a fragment, depending on HX-Request.
     headers["Vary"] += ", HX-Request"
     return HTMLResponse(body, headers=headers)
@@ -233,7 +232,7 @@ class CompareFragment:
     url: str  # the view's permalink
     notice: str | None
     count: int  # runs found
-    html: response_cache.Body  # UTF-8
+    html: cache.Body  # UTF-8
 
 
 def _compare_fragment(asked: ComparisonRequest, notice: str | None) -> CompareFragment:
@@ -251,7 +250,7 @@ def _render_compare(session: Session, asked: ComparisonRequest, notice: str | No
     figures = found.figures
     settled = settle(asked, [f.id for f in figures], strict=False)
     url = permalink(settled)
-    recent = queries.recent_runs(session=session, limit=RECENT_RUNS, exclude=list(settled.run_ids))
+    recent = run_store.recent_runs(session=session, limit=RECENT_RUNS, exclude=list(settled.run_ids))
     context: dict[str, Any] = {
         "url": url,
         "mode": settled.mode,
@@ -260,20 +259,20 @@ def _render_compare(session: Session, asked: ComparisonRequest, notice: str | No
         "recent": recent,
     }
     if figures:
-        data = charts.compare(figures, mode=settled.mode, baseline=settled.baseline, grouping=settled.grouping)
+        data = engine.compare(figures, mode=settled.mode, baseline=settled.baseline, grouping=settled.grouping)
         context.update(
             figures=figures,
             data=data,
-            view=(view := charts.compare_view(figures, data)),
+            view=(view := engine.compare_view(figures, data)),
             embedded=script_json({"compare": data, "view": view}),
-            table=(table := charts.heat_table(data)),
-            heat_cells=[heat_html.section_cells(table, section) for section in table["sections"]],
+            table=(table := engine.heat_table(data)),
+            heat_cells=[heat_table.section_cells(table, section) for section in table["sections"]],
             baseline=data["baseline"],
             csv_url=permalink(settled, "/api/compare.csv"),
             matrix_url=_matrix_url(settled, figures),
         )
     html = templates.get_template("_compare.html").render(context)
-    return CompareFragment(url, notice, len(figures), response_cache.Body(html.encode()))
+    return CompareFragment(url, notice, len(figures), cache.Body(html.encode()))
 
 
 # What may not appear as such inside <script>: "</script>", "<!--"; & and ' for good measure (as Jinja's tojson).
@@ -337,7 +336,7 @@ RECENT_RUNS = 30
 def run_page(
     run_id: Annotated[int, Path(ge=1, le=MAX_ID)], request: Request, session: SessionDep, page_auth: PageAuthDep
 ):
-    run = queries.get_run(session=session, run_id=run_id)
+    run = run_store.get_run(session=session, run_id=run_id)
     return render(request, "run_detail.html", _run_context(RunDetailOut.from_run(run), page_auth))
 
 
@@ -398,13 +397,13 @@ async def run_tags_submit(
     except BadRequest as exc:
         error = exc.detail
     if error is None:
-        run = queries.update_run(session=session, run_id=run_id, changes=changes)
+        run = run_store.update_run(session=session, run_id=run_id, changes=changes)
         session.commit()
         if not wants_partial(request):
             return RedirectResponse(f"/runs/{run_id}", status_code=303)
         context = _run_context(RunDetailOut.from_run(run), page_auth, message="Saved.")
         return render(request, "_run_tags.html", context)
-    run_data = RunDetailOut.from_run(queries.get_run(session=session, run_id=run_id))
+    run_data = RunDetailOut.from_run(run_store.get_run(session=session, run_id=run_id))
     typed = {
         "label": label,
         "rows": [(str(k), str(v)) for k, v in zip(keys, values, strict=False) if str(k).strip() or str(v).strip()],
