@@ -1,7 +1,8 @@
 /* app.ingest._bulk198: plain format-1.98 lines checked, hashed, converted and inserted through SQLite's C API.
  *
- * Issue #13 asks that 100,000 lines be stored within 2x of sqlite3's `.import`. Python cannot even bind
- * that many statements in time, so for the common line this module does everything: scan() cuts the
+ * 100,000 lines are to be stored within 2x of sqlite3's `.import`
+ * (docs/decisions.md, "Ingest within 2x of sqlite3's .import"). Python cannot even bind that many statements
+ * in time, so for the common line this module does everything: scan() cuts the
  * upload into lines, keeps each line that has the usual shape of a bonnie++ 1.98 line (docs/
  * bonnie-csv-format.md §3.2: fifty fields, every cell as bonnie++ writes it; PLAIN_198 (tests/plain_198.py) says the
  * same in Python) and hashes it; every other line is handed back to the Python parser (app/ingest/parsing.py),

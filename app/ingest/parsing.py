@@ -123,7 +123,7 @@ def iter_parse_bytes(data: bytes, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTE
     """Like iter_parse, for bytes: a line that is not UTF-8 is an error of its own.
 
     Lines are cut out and decoded one at a time: 32 MiB of one-character lines must not become a
-    list of 16 million strings at once (issue #8).
+    list of 16 million strings at once (docs/decisions.md, "Upload memory under 300 MB").
     """
     find = data.find
     start = len(_BOM_BYTES) if data.startswith(_BOM_BYTES) else 0  # only at the start of the input
@@ -189,7 +189,7 @@ def parse_line(
     if "\x00" in line:
         return LineError(line_no, None, "line contains a NUL byte")
     if BOM in line:
-        # Never part of a machine name (issue #8): an editor's byte order mark belongs before the first line only.
+        # Never part of a machine name: an editor's byte order mark belongs before the first line only.
         return LineError(
             line_no,
             None,
@@ -197,7 +197,7 @@ def parse_line(
         )
     fields = line.split(",")
     if len(fields) < len(COLUMNS_103):
-        # Too short for any format: said without raising, as a junk upload brings millions (issue #8).
+        # Too short for any format: said without raising, as a junk upload brings millions.
         return LineError(line_no, None, _too_few_fields(fields[0], len(fields)))
     try:
         return _parse_fields(fields, line, line_no)
@@ -335,7 +335,7 @@ def _is_short_no_io_line(fields: list[str]) -> bool:
     Counted from the end (§1.4), as the name may hold commas. The field before those 13 is the seed,
     which bonnie++ always writes (§3.1); in a 48-field `-s 0` line it is the empty file_size, the
     first of 14 empty fields. So `1.96,1.96,fslab3,1,12345,` + 14 empty fields is machine fslab3,
-    seed 12345, not machine "fslab3,1" with concurrency 12345 and no seed (issue #8).
+    seed 12345, not machine "fslab3,1" with concurrency 12345 and no seed.
     """
     count = len(fields)
     seed_at = count - 43
@@ -553,7 +553,7 @@ _MAX_DIGITS = len(str(MAX_NUMBER)) - 1  # 15 digits: below MAX_NUMBER
 
 
 # %CPU, concurrency and seeker processes are stored in 32-bit INTEGER columns, which PostgreSQL
-# keeps below 2**31 (issue #5: a larger value was a server error there); nine digits is far beyond any real one.
+# keeps below 2**31 (a larger value is a server error there); nine digits is far beyond any real one.
 _MAX_COUNT_DIGITS = 9
 MAX_COUNT = 10**_MAX_COUNT_DIGITS - 1
 

@@ -43,7 +43,7 @@ from app.store.db import begin_write
 from app.store.models import Tag, Upload, run_table
 
 # Errors reported per upload; the rest are only counted. 32 MiB of one-character lines are 16 million
-# errors: kept, they took gigabytes and made a 76 MB answer per MiB (issue #8).
+# errors: kept, they take gigabytes and make a 76 MB answer per MiB (docs/decisions.md, "Upload memory under 300 MB").
 MAX_REPORTED_ERRORS = 100
 
 
@@ -309,7 +309,7 @@ def ingest(
     upload = Upload(created_at=now, source=source, filename=filename, label=label)
     session.add(upload)
     session.flush()
-    # A runner before issue #8's fix posts its argv, --token SECRET included.
+    # A runner that does not scrub its own argv posts it, --token SECRET included: the secret is never stored.
     writer = writer_class(session)(session, upload.id, now, label, scrub_document(document), plain)
 
     errors: list[LineError] = []  # the first MAX_REPORTED_ERRORS

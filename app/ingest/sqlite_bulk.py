@@ -1,6 +1,7 @@
-"""Plain format-1.98 lines into SQLite through the C extension app.ingest._bulk198 (issue #13).
+"""Plain format-1.98 lines into SQLite through the C extension app.ingest._bulk198.
 
-Storing 100,000 lines within 2x of sqlite3's `.import` leaves no time for Python per line: binding one
+Storing 100,000 lines within 2x of sqlite3's `.import` (docs/decisions.md, "Ingest within 2x of sqlite3's .import")
+leaves no time for Python per line: binding one
 statement's parameters through CPython's sqlite3 alone takes longer. So for the common line (format
 1.98, fifty fields, every cell in its usual shape: PLAIN_198 (tests/plain_198.py)) the extension cuts the upload
 into lines, checks, hashes, converts and inserts them through SQLite's C API, without the GIL; every
@@ -160,7 +161,7 @@ def _tune_until_transaction_ends(session: Session, connection: sqlite3.Connectio
     saved = {"cache_size": size, "wal_autocheckpoint": autocheckpoint_pages}
     if size < 0 and -size < cache_kib:  # a size in KiB below ours (a size in pages is left alone)
         connection.execute(f"PRAGMA cache_size = -{int(cache_kib)}")
-    # Copying 60 MB of WAL into the database file and syncing it took 0.5 of an upload's 1.6 s; the
+    # Copying 60 MB of WAL into the database file and syncing it takes 0.5 of an upload's 1.6 s; the
     # commit is as durable without it (synchronous=NORMAL: app.store.db), so the client need not wait for it.
     connection.execute("PRAGMA wal_autocheckpoint = 0")
     save_pragmas(session.connection(), saved)

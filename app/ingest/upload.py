@@ -3,8 +3,9 @@ worker thread, so the event loop keeps answering other requests, one upload at a
 
 Writers take turns in the database anyway (SQLite's write lock, PostgreSQL's advisory lock); waiting
 here is free, where SQLite's busy handler sleeps in steps of up to 100 ms (bench/concurrent_uploads.py:
-13 rather than 11 uploads/s on SQLite). The turn is waited for on the event loop, not in a thread: a
-burst of 120 uploads once held all 40 of a worker's threads waiting, and /api/health took 4-5 s (issue #8).
+13 rather than 11 uploads/s on SQLite). The turn is waited for on the event loop, not in a thread: waiting
+in threads, a burst of 120 uploads holds all 40 of a worker's threads and /api/health takes 4-5 s
+(docs/decisions.md, "Uploads wait on the event loop").
 """
 
 import asyncio

@@ -12,12 +12,12 @@ from app.errors import BadRequest, PayloadTooLarge
 from app.ingest.name_tags import NamePattern, NamePatternError, compile_name_pattern
 from app.limits import MAX_LABEL_CHARS, MAX_TAG_CHARS, TAG_SPACES
 
-# The runner's document nests about six levels; far deeper ones could not be sent back (issue #5).
+# The runner's document nests about six levels; far deeper ones cannot be sent back.
 MAX_DOCUMENT_DEPTH = 32
-# ... and holds a few hundred values; a million empty lists took 400 MB to read (see request_body.py).
+# ... and holds a few hundred values; a million empty lists take 400 MB to read (see request_body.py).
 MAX_DOCUMENT_VALUES = 20_000
-# Each tag filter is a join; hundreds made PostgreSQL plan for 35 s and SQLite run out of
-# expression depth (issue #8).
+# Each tag filter is a join; hundreds make PostgreSQL plan for 35 s and SQLite run out of
+# expression depth.
 MAX_TAG_FILTERS = 20
 TAG_SPACE = re.compile(f"[{TAG_SPACES}]")
 

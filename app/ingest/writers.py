@@ -1,4 +1,4 @@
-"""Writers: how an upload's runs get into the `run` table, one class per way (issue #9).
+"""Writers: how an upload's runs get into the `run` table, one class per way.
 
 Design note
 -----------
@@ -20,8 +20,8 @@ Two writers exist:
   (PlainLines.distinct_before), and says which it created. No other writer can run meanwhile, so
   looking up the parsed lines' ids afterwards is safe.
 * PostgresWriter: ParsedRun values; runs are numbered by the sequence. One statement per batch
-  inserts and names the existing run of each duplicate (ON CONFLICT DO UPDATE ... RETURNING), so
-  a run deleted between an insert and a second lookup can no longer make the upload fail (issue #8);
+  inserts and names the existing run of each duplicate (ON CONFLICT DO UPDATE ... RETURNING), with
+  no second lookup after the insert for a run deleted in between to make the upload fail;
   the update locks that run until this upload commits.
 
 The row a writer stores is ROW_COLUMNS, built by run_values() from app.columns' names.
@@ -238,7 +238,7 @@ class PostgresWriter:
         if not self.rows:
             return
         # Two uploads sharing lines in different orders would each wait in ON CONFLICT for a row the
-        # other inserted: a deadlock, and one of them a 500 (issue #5). Run inserts take turns under one
+        # other inserted: a deadlock, and one of them a 500. Run inserts take turns under one
         # transaction-scoped advisory lock, as SQLite's single writer does; parsing up to the first
         # batch still runs in parallel. Taking it again in the same transaction is free.
         self.session.execute(select(func.pg_advisory_xact_lock(_PG_INGEST_LOCK)))
