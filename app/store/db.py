@@ -51,9 +51,10 @@ def make_engine(url: str) -> Engine:
     def _on_begin(connection):
         options = connection.get_execution_options()
         if options.get("bonnieboard_bulk", False):
-            # Checking each tag's run and each run's upload was 0.15 s of an upload of 100,000 runs with two
-            # tags (issue #13). An ingest only refers to the upload and runs it has just written, or runs it
-            # read after taking the write lock (nobody can delete them in between), so the checks cannot fail.
+            # Checking each tag's run and each run's upload is 0.15 s of an upload of 100,000 runs with two
+            # tags (docs/decisions.md, "Ingest within 2x of sqlite3's .import"). An ingest only refers to the
+            # upload and runs it has just written, or runs it read after taking the write lock (nobody can
+            # delete them in between), so the checks cannot fail.
             # The pragma only takes effect outside a transaction: here, before BEGIN.
             connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
             save_pragmas(connection, {"foreign_keys": 1})

@@ -1,6 +1,6 @@
 """The database schema. One wide `run` row per bonnie++ line: the twelve results are columns,
 not rows, so that ingesting 100,000 lines is one insert per line and a comparison reads one row
-per run (issue #2's speed target)."""
+per run (docs/decisions.md, "One wide row per run")."""
 
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -76,7 +76,8 @@ run_table = Table(
     Column("label", Text),
     Column("document", JSON),  # the runner's system and per-test facts; null for plain CSV uploads
     *(_result_column(test, part) for test in TESTS for part in RESULT_PARTS),
-    # The list's filters, newest first: the matching ids in order straight from the index (issue #13).
+    # The list's filters, newest first: the matching ids in order straight from the index
+    # (docs/decisions.md, "Runs list at a million runs").
     Index("ix_run_machine_id", "machine", "id"),
     Index("ix_run_format_version_id", "format_version", "id"),
     # A deleted run's id is never given to another run: links to it must not show a different one.
@@ -116,7 +117,8 @@ class Run(Base):
 
 class Tag(Base):
     __tablename__ = "tag"
-    # A tag filter reads the matching run ids from this index, in order (issue #13).
+    # A tag filter reads the matching run ids from this index, in order
+    # (docs/decisions.md, "Runs list at a million runs").
     # WITHOUT ROWID on SQLite: the rows live in the primary key's b-tree, one b-tree fewer to write per tag
     # (an upload of 100,000 runs with two tags writes 200,000 of them).
     __table_args__ = (Index("ix_tag_key_value_run_id", "key", "value", "run_id"), {"sqlite_with_rowid": False})
@@ -132,7 +134,7 @@ tag_table = Tag.__table__
 
 
 class ApiToken(Base):
-    """A named API token (issue #5). Only the SHA-256 of its secret is stored: the secret is
+    """A named API token. Only the SHA-256 of its secret is stored: the secret is
     random and long, so a fast hash cannot be brute-forced. A revoked token keeps its row, so a
     database that has ever had a token keeps requiring one."""
 
@@ -146,7 +148,7 @@ class ApiToken(Base):
 
 
 class BrowserLogin(Base):
-    """A browser signed in with a token (issue #8): the cookie holds a random id, this row its
+    """A browser signed in with a token: the cookie holds a random id, this row its
     SHA-256. Signing out deletes the row, so a copied cookie stops working too."""
 
     __tablename__ = "browser_login"

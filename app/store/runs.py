@@ -17,8 +17,9 @@ from app.store import generation
 from app.store.db import begin_write
 from app.store.models import Run, Tag, run_table, tag_table
 
-# The export's first batch is small, so its first body bytes leave as soon as the query has started (issue #13,
-# goal 2: 15 ms instead of 24 ms on PostgreSQL, bench/RESULTS.md); the rest go EXPORT_BATCH at a time, memory flat.
+# The export's first batch is small, so its first body bytes leave as soon as the query has started: 15 ms
+# instead of 24 ms on PostgreSQL (docs/decisions.md, "A small first export batch"). The rest go EXPORT_BATCH at
+# a time, memory flat.
 EXPORT_FIRST_BATCH = 100
 EXPORT_BATCH = 2000
 
@@ -243,7 +244,7 @@ def _lock_run(session: Session, run_id: int) -> None:
 
     Every writer of a run takes this lock first, so concurrent edits and deletes of one run queue
     up instead of deadlocking on tag and run rows taken in opposite orders; and each statement
-    after it sees the row as it is, not as an earlier read in this transaction saw it (issue #8).
+    after it sees the row as it is, not as an earlier read in this transaction saw it.
     PostgreSQL: SELECT ... FOR UPDATE, which waits for another holder and then finds the row gone
     if that one deleted it. SQLite: begin_write's write lock already serialises writers.
     """
@@ -252,7 +253,7 @@ def _lock_run(session: Session, run_id: int) -> None:
         raise NotFound(f"run {run_id} does not exist")
 
 
-# ==== Comparisons (issue #3): only the columns the charts need, without the ORM, for speed ====
+# ==== Comparisons: only the columns the charts need (docs/decisions.md, "Comparison rows without the ORM") ====
 
 # Selected by name: app/compare/figures.py reads them by these names (the run's result columns from app/columns.py).
 COMPARE_COLUMNS = (

@@ -1,4 +1,4 @@
-"""api tokens: named, hashed, revocable (issue #5)
+"""api tokens: named, hashed, revocable
 
 Revision ID: 0002
 Revises: 0001

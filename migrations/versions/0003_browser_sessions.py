@@ -1,4 +1,4 @@
-"""browser sessions kept server-side, so signing out ends them (issue #8)
+"""browser sessions kept server-side, so signing out ends them
 
 Revision ID: 0003
 Revises: 0002

@@ -1,8 +1,8 @@
-"""scrub runner tokens from stored documents (issue #8)
+"""scrub runner tokens from stored documents
 
-Runners before the fix copied their argv, `--token SECRET` included, into the document's
-command_line; the API and the run page show it. The value becomes `***`, as the runner and
-ingest now write it. The token cannot be put back: downgrade leaves the documents as they are.
+A runner that does not scrub its own argv copies it, `--token SECRET` included, into the document's
+command_line, and the API and the run page show it. The value becomes `***`, as the runner and
+ingest write it. The token cannot be put back: downgrade leaves the documents as they are.
 
 The rule is copied here rather than imported from app/ingest/secrets_scrub.py: a migration must do
 tomorrow what it does today, whatever the app's code becomes.

@@ -1,4 +1,6 @@
-"""indexes for a million runs (issue #13): filters read matching ids in order from an index
+"""indexes for a million runs: filters read matching ids in order from an index
+
+Why: docs/decisions.md, "Runs list at a million runs".
 
 tag (key, value, run_id) replaces tag (key, value); run (machine, id) and (format_version, id) replace
 run (machine) and run (format_version). On SQLite every index already ends in the rowid; PostgreSQL needs

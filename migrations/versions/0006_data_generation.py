@@ -1,7 +1,8 @@
-"""data generation: one row whose stamp every write that can change a comparison replaces (issue #13)
+"""data generation: one row whose stamp every write that can change a comparison replaces
 
 Cached comparisons are keyed by it (app/store/generation.py, app/web/cache.py): a worker that reads a new
-stamp knows its cached answers are stale, whichever worker or process wrote.
+stamp knows its cached answers are stale, whichever worker or process wrote. Why a cache:
+docs/decisions.md, "Comparisons served from a cache".
 
 Revision ID: 0006
 Revises: 0005

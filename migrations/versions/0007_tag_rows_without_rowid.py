@@ -1,7 +1,8 @@
-"""SQLite: a tag table WITHOUT ROWID (issue #13)
+"""SQLite: a tag table WITHOUT ROWID
 
 The tag table keeps its rows in its primary key's b-tree instead of a rowid table plus that key's index: each
-tag written is one b-tree insert fewer (an upload of 100,000 runs with two tags writes 200,000). PostgreSQL has
+tag written is one b-tree insert fewer (an upload of 100,000 runs with two tags writes 200,000;
+docs/decisions.md, "Ingest within 2x of sqlite3's .import"). PostgreSQL has
 no such notion: nothing changes there.
 
 A one-off cost at upgrade (`bonnieboard serve` and `make run` migrate at start): SQLite copies every tag,
