@@ -1,4 +1,4 @@
-"""bonnie++'s twelve tests, defined once (issue #20): the parser, the charts, the heat tables, the matrix,
+"""bonnie++'s twelve tests, defined once: the parser, the charts, the heat tables, the matrix,
 the hints and the templates read them from here and select tests by what they are, never by position.
 
 Imports nothing of the app. The facts come from bonnie++'s own README (the "Summary of tests" and "Test
@@ -15,7 +15,7 @@ MIN_TIME_S = 0.5
 TOO_FAST_MARK = "+++++"  # in the rate column; the %CPU column then holds TOO_FAST_CPU_MARK
 TOO_FAST_CPU_MARK = "+++"
 
-# What +++++ means, in the words every page, hint and tooltip uses (the app wrote it nine ways before #20).
+# What +++++ means, in the words every page, hint and tooltip uses: one wording, so no two places differ.
 TOO_FAST = "too fast to measure"
 TOO_FAST_WHY = f"under {MIN_TIME_S:g} s: {TOO_FAST}"
 TOO_FAST_STATUS = f"{TOO_FAST_MARK} {TOO_FAST}"  # a result's status, said in words

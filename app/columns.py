@@ -1,4 +1,4 @@
-"""A run's result columns, defined once (issue #9).
+"""A run's result columns, defined once.
 
 Every test of `bonnie.TESTS` (the catalog, app/bonnie.py) has the parts of a `parsing.Result` (status, value, cpu_pct,
 latency_us), stored as the column `{test}_{part}` of the `run` table. The models, the ingest

@@ -312,5 +312,6 @@ def create_app() -> FastAPI:
 app = create_app()
 
 # What is built by now lives as long as the process: frozen, out of the collector's sight, a full collection
-# walks only what requests make. Unfrozen, it took 50-180 ms with the GIL held during upload bursts (issue #8).
+# walks only what requests make. Unfrozen, a collection takes 50-180 ms with the GIL held during upload bursts
+# (docs/decisions.md, "Frozen heap at start").
 gc.freeze()

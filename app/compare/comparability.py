@@ -1,4 +1,4 @@
-"""Comparability: do the runs shown side by side measure the same thing? (issue #10)
+"""Comparability: do the runs shown side by side measure the same thing?
 
 `warnings()` names every bonnie++ parameter that differs between the runs compared (file size, chunk
 size, file-test spec, seeks, concurrency, bonnie++ family, who measured seek %CPU, RAM), each {"code", "text"} with a stable
@@ -46,7 +46,7 @@ RUNNER_VERSION_PREFIX = "bonnieboard"  # the runner writes bonnie_version "bonni
 
 
 def seek_cpu_source(run: RunFigures) -> str | None:
-    """Who measured the seek test's %CPU, when the runs' figures mean different things (issue #12)."""
+    """Who measured the seek test's %CPU, when the runs' figures mean different things."""
     if run.format_version == OLD_FAMILY:
         return None  # the family warning already says 1.0x seeks differ
     return "bonnieboard-runner" if (run.bonnie_version or "").startswith(RUNNER_VERSION_PREFIX) else "bonnie++"

@@ -1,4 +1,4 @@
-"""The data behind a comparison as CSV (issue #11): one row per chart, test and configuration, with
+"""The data behind a comparison as CSV: one row per chart, test and configuration, with
 exactly the numbers of GET /api/compare (the JSON twin is that answer itself), so a spreadsheet and
 the charts agree."""
 

@@ -1,4 +1,4 @@
-"""Configurations: which runs are repeats of one setup (issue #10).
+"""Configurations: which runs are repeats of one setup.
 
 A configuration is a set of runs whose figures are summarised together (mean, CI, verdicts). The
 grouping is part of a comparison's URL (`group=`):

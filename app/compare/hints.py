@@ -1,4 +1,4 @@
-"""Limiter hints: what probably limited a result, read from its bonnie++ line alone (issue #10).
+"""Limiter hints: what probably limited a result, read from its bonnie++ line alone.
 
 Each hint is {"code", "text"}; the codes are stable (the API and the page use them). The rules, each
 a reader can check against the line (README "Reading a comparison" repeats them):

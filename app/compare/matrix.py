@@ -1,4 +1,4 @@
-"""The matrix view (issue #11): configurations pivoted by two tag keys.
+"""The matrix view: configurations pivoted by two tag keys.
 
 `/matrix?rows=raid&cols=fs&test=put_block` (and its JSON twin `/api/matrix`) answers "which cell of a
 sweep is best for this test, and by how much": the runs are grouped by the two tags (app/compare/grouping.py,

@@ -26,7 +26,7 @@ from app.limits import MAX_ID
 
 ABSOLUTE, RELATIVE = "absolute", "relative"
 MODES = (ABSOLUTE, RELATIVE)
-# A chart with hundreds of bars per test reads as noise, and the page must stay fast (issue #3).
+# A chart with hundreds of bars per test reads as noise, and the page must stay fast.
 MAX_RUNS = 100
 _MAX_ID_DIGITS = len(str(MAX_ID))
 

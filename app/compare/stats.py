@@ -1,4 +1,4 @@
-"""Statistics of repeated runs: is a difference real or noise? (issue #10)
+"""Statistics of repeated runs: is a difference real or noise?
 
 Pure: numbers in, numbers out; no database, no HTTP, no numpy or scipy (the formulas are small and a
 request computes a few hundred of them, faster in plain Python than through array set-up).

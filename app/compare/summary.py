@@ -1,4 +1,4 @@
-"""The paragraph at the top of a comparison, written from its numbers (issue #10).
+"""The paragraph at the top of a comparison, written from its numbers.
 
 For each configuration against the baseline configuration: the rate tests whose 95 % CI of the
 ratio excludes 1 (better / worse, with the CI), those within noise, those that cannot be judged

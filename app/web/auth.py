@@ -1,4 +1,4 @@
-"""Who may read and write (issues #5, #8): API tokens, browser sessions, CSRF and cross-site requests.
+"""Who may read and write: API tokens, browser sessions, CSRF and cross-site requests.
 The FastAPI dependencies that apply these rules are in app.web.deps.
 
 Tokens are in use once BONNIEBOARD_API_TOKEN is set or a token has ever been created with

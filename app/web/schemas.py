@@ -184,7 +184,7 @@ class RunPatch(BaseModel):
     tags: Annotated[dict[str, str] | None, WithJsonSchema({"anyOf": [_TAGS, {"type": "null"}]})] = None
 
 
-# ==== GET /api/compare (issue #10: configurations, statistics, verdicts) ====
+# ==== GET /api/compare: configurations, statistics, verdicts ====
 
 
 class HintOut(BaseModel):

@@ -20,7 +20,8 @@ class H11WithHeaderTimeout(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         # With --workers > 1 the workers accept on a socket inherited from the parent, and asyncio leaves
-        # Nagle's algorithm on: each small response then waits ~40 ms for the client's delayed ACK (issue #13).
+        # Nagle's algorithm on: each small response then waits ~40 ms for the client's delayed ACK
+        # (docs/decisions.md, "TCP_NODELAY on every connection").
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

@@ -33,7 +33,7 @@ templates.env.globals["bonnie"] = bonnie
 @pass_context
 def url_for(context: dict[str, Any], name: str, /, **path_params: Any) -> str:
     """A path on this site, never an absolute URL: the Host header must not choose where our assets
-    come from, and behind an HTTPS proxy an http:// URL would not load (issue #8)."""
+    come from, and behind an HTTPS proxy an http:// URL would not load."""
     request: Request = context["request"]
     return request.scope.get("root_path", "") + str(request.app.url_path_for(name, **path_params))
 

@@ -114,7 +114,7 @@ async def post_runs(
     # may hold 20,000 strings.
     document = None if upload.document is None else await run_in_threadpool(scrub_document, upload.document, secrets)
     # Parsing and storing take a while for a big upload: off the event loop, so this worker keeps
-    # answering other requests meanwhile (issue #5: GET latency while uploads run).
+    # answering other requests meanwhile: a GET must not wait for an upload.
     return await store_upload(
         session=session,
         data=upload.csv,

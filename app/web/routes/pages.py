@@ -343,7 +343,7 @@ def run_page(
 def _run_context(run: RunDetailOut, page_auth, **extra) -> dict:
     document = run.document
     this_line = line_facts(document.get("runs"), run.raw_line) if isinstance(document, dict) else None
-    # The runner's evidence of what limited each test of this line (issue #12), beside its result.
+    # The runner's evidence of what limited each test of this line, beside its result.
     limiters = limiters_of(this_line.get("tests")) if this_line else {}
     context = {
         "run": run,
