@@ -1049,7 +1049,7 @@ EXPECTED[(SEED, 2)] = _run(
 )
 
 # ---------------------------------------------------------------- review-lines.csv
-# 1: 1.96 "-s 0", 48 fields (issue #8): fields 5..18 empty, num_files 60 at index 19.
+# 1: 1.96 "-s 0", 48 fields: fields 5..18 empty, num_files 60 at index 19.
 EXPECTED[(REVIEW, 1)] = _run(
     "fslab3",
     "1.96",

@@ -35,8 +35,8 @@ def fill(document: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def wide_table() -> dict[str, Any]:
-    """A mapping of 140 mappings of 140 distinct keys each: the old template drew one table of 140 rows and
-    19,600 columns, finding each column with a scan of those found before."""
+    """A mapping of 140 mappings of 140 distinct keys each: drawn as one table, 140 rows and 19,600 columns,
+    each column found by a scan of those found before."""
     return {"x": {f"r{row}": {f"k{row}.{column}": 1 for column in range(140)} for row in range(140)}}
 
 
@@ -73,7 +73,7 @@ def long_string() -> dict[str, Any]:
 
 
 def warnings_string() -> dict[str, Any]:
-    """warnings as one string: the old template drew a list item for each of its characters."""
+    """warnings as one string: iterated as a list, it becomes a list item per character."""
     return fill({}, "warnings")
 
 

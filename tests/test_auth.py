@@ -290,7 +290,7 @@ def test_every_form_that_writes_carries_the_csrf_token(client, session):
     assert refused.status_code == 403 and client.get(f"/api/runs/{run_id}").json()["label"] == "via form"
 
 
-# ==== Cross-site writes (issue #8): refused on an open board too; curl and the runner keep working ====
+# ==== Cross-site writes: refused on an open board too; curl and the runner keep working ====
 
 OTHER_ORIGIN = {"Origin": "http://evil.example"}
 CROSS_SITE_HEADERS = [

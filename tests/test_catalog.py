@@ -1,4 +1,4 @@
-"""app/bonnie.py is the one catalog of bonnie++'s tests (issue #20): it agrees with what bonnie++ writes,
+"""app/bonnie.py is the one catalog of bonnie++'s tests: it agrees with what bonnie++ writes,
 and the parser reads it rather than keeping a list of its own."""
 
 import ast
@@ -105,8 +105,8 @@ def test_the_matrix_schema_names_the_catalogs_families():
 
 
 def test_no_title_names_two_different_sets_of_tests():
-    """The heat tables once called bonnie++'s sequential round "File create and delete", the title of the chart
-    that leaves its stat out (issue #20)."""
+    """One title, one set of tests: "File create and delete" for bonnie++'s sequential round would also be the
+    title of the chart that leaves its stat out."""
     named: dict[str, set[frozenset[str]]] = {}
     for spec in engine.CHARTS:
         if spec.measure == engine.VALUE:
@@ -132,7 +132,8 @@ SLICE = re.compile(r"\bTESTS\[[^\]]*:")
 
 
 def test_no_test_list_is_cut_by_position():
-    """TESTS[6:9] once meant "the sequential file tests"; a test is now chosen by what the catalog says it is."""
+    """A test is chosen by what the catalog says it is: a slice such as TESTS[6:9] means other tests once the
+    catalog's order changes."""
     found = [
         f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
         for path in sorted([*ROOT.glob("app/**/*.py"), *ROOT.glob("templates/**/*.html"), *ROOT.glob("static/*.js")])

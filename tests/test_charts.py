@@ -266,7 +266,7 @@ def test_view_titles_say_where_the_numbers_come_from_and_notes_say_why_bars_are_
 
 
 def drawn_bars(data: dict, chart: dict) -> list[tuple]:
-    """What static/charts.js computed from /api/compare before the view did (issue #20): per configuration
+    """The reference for the view's bars: what static/charts.js would compute from /api/compare, per configuration
     (the baseline one left out in relative mode) its values, reasons, error bars, verdicts and N."""
     relative = data["mode"] == "relative"
     base_id = data["baseline_configuration"]

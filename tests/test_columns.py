@@ -1,4 +1,4 @@
-"""One definition of a run's columns (issue #9): app/columns.py. Everything that lists them derives from it."""
+"""One definition of a run's columns: app/columns.py. Everything that lists them derives from it."""
 
 from dataclasses import fields
 

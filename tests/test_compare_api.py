@@ -28,7 +28,7 @@ def test_absolute_is_the_contracts_shape(client, three_runs):
     response = client.get("/api/compare", params={"runs": f"{a},{b},{c}"})
     assert response.status_code == 200 and response.headers["content-type"] == "application/json"
     body = response.json()
-    # the contract's keys, and issue #10's additions
+    # the contract's keys, with configurations, statistics and verdicts
     assert set(body) == {
         "mode",
         "baseline",
@@ -198,7 +198,7 @@ def test_the_1_03_line_alone(client):
     assert body["baseline"] == run_id and all(chart["series"] == [] for chart in body["charts"])
 
 
-# ==== Configurations, statistics and verdicts (issue #10) ====
+# ==== Configurations, statistics and verdicts ====
 
 
 @pytest.fixture
@@ -304,7 +304,7 @@ def test_ram_from_a_tag_makes_the_cached_hint(client):
 
 def test_the_runners_limiter_evidence_comes_before_the_line_only_guess(client):
     """The runner's limiter for this line (document["runs"][i]["tests"][test]["limiter"], the entry whose csv is
-    the line: issue #12) replaces the guess with the same code; another repeat's evidence is not this line's."""
+    the line) replaces the guess with the same code; another repeat's evidence is not this line's."""
     limiter = {
         "code": "cpu_bound",
         "text": "runner: bonnie++ was on CPU 99 % of the test, 85 % in user mode",
@@ -331,7 +331,7 @@ def test_the_runners_limiter_evidence_comes_before_the_line_only_guess(client):
 
 
 def test_a_runner_line_next_to_a_bonnie_line_warns_that_seek_cpu_differs(client):
-    """Issue #12 item 10: the runner's seek %CPU is the seekers' own; bonnie++'s is the whole process's per thread."""
+    """The runner's seek %CPU is the seekers' own; bonnie++'s is the whole process's per thread."""
     bonnie = post_csv(client, CONTRACT_LINE).json()["created"][0]
     runner = post_csv(client, with_field(CONTRACT_LINE, 1, "bonnieboard-0.1.0")).json()["created"][0]
     body = client.get("/api/compare", params={"runs": f"{bonnie},{runner}"}).json()

@@ -1,7 +1,7 @@
-"""The comparison cache (issue #13): /api/compare and the /compare page are served from a per-worker cache
-keyed by the database's data generation. Every write that can change a comparison is followed at once by
-the changed answer (on SQLite and PostgreSQL, in-process and with two server workers); the cache holds no
-session's secrets and stays within its bounds."""
+"""The comparison cache (docs/decisions.md, "Comparisons served from a cache"): /api/compare and the /compare page are
+served from a per-worker cache keyed by the database's data generation. Every write that can change a comparison is
+followed at once by the changed answer (on SQLite and PostgreSQL, in-process and with two server workers); the cache
+holds no session's secrets and stays within its bounds."""
 
 import gzip
 import os

@@ -198,7 +198,7 @@ def test_any_other_document_is_shown_generically_and_escaped(client):
     assert "<dt>flag</dt><dd>yes</dd>" in html
 
 
-# ==== Configurations (issue #10) ====
+# ==== Configurations ====
 
 
 def test_group_is_in_the_permalink_and_the_page_shows_summary_warnings_setup_and_verdict_shading(client):

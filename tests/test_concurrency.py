@@ -1,7 +1,7 @@
-"""Load on loopback against a real server (issue #5): 8 clients each uploading 1,000 distinct lines and 8
+"""Load on loopback against a real server: 8 clients each uploading 1,000 distinct lines and 8
 uploading one shared file, all at once. Exactly the distinct lines are stored, each once; every upload is
 answered 201; reads keep answering meanwhile; SQLite never says "database is locked". Then uploads that
-share lines in different orders (a deadlock on PostgreSQL before run inserts took turns). Bounded in time."""
+share lines in different orders (a deadlock on PostgreSQL unless run inserts take turns). Bounded in time."""
 
 import math
 import threading
@@ -98,8 +98,8 @@ EDITORS = 4
 
 
 def test_concurrent_edits_and_deletes_of_one_run_never_fail(database_url, database_kind):
-    """Issue #8: PATCHes (tags and label) racing a DELETE of the same run got 500s on PostgreSQL
-    (deadlocks, stale rows, foreign-key errors). Each request now answers 200, 204 or 404."""
+    """PATCHes (tags and label) racing a DELETE of the same run can deadlock, see stale rows or break a
+    foreign key on PostgreSQL unless each takes the run's lock first. Each request answers 200, 204 or 404."""
     lines = distinct_lines("edit-race", ROUNDS)
     statuses: Counter = Counter()
     with (
@@ -148,8 +148,8 @@ def stored_tag_rows(database_url: str) -> list:
 
 
 def test_deleting_a_run_while_an_upload_names_it_as_a_duplicate_never_fails(database_url, database_kind):
-    """Issue #8: an upload looked up the ids of its duplicates after inserting; a run deleted in between
-    made it a 500. The upload answers 201 naming either the run it found or the run it created."""
+    """An upload that looked up the ids of its duplicates after inserting would fail with a 500 for a run
+    deleted in between. The upload answers 201 naming either the run it found or the run it created."""
     with (
         live_server(database_url, workers=WORKERS[database_kind]) as server,
         httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as http,
@@ -211,9 +211,9 @@ def p99(latencies_s: list[float]) -> float:
 
 
 def test_a_burst_of_uploads_leaves_the_worker_answering(database_url, database_kind):
-    """Issue #8: 120 waiting uploads held all of a worker's threads and /api/health took 4-5 s. Uploads now
-    wait for their turn on the event loop: with 100 at once, /api/health's p99 stays under 200 ms, plus
-    what the same server's idle p99 shows of the machine's own load (a few ms when it is quiet)."""
+    """Uploads wait for their turn on the event loop (docs/decisions.md, "Uploads wait on the event loop"): with 100 at
+    once, /api/health's p99 stays under 200 ms, plus what the same server's idle p99 shows of the machine's own load
+    (a few ms when it is quiet)."""
     bodies = ["\n".join(distinct_lines(f"burst-{n}", BURST_LINES[database_kind])) for n in range(BURST_UPLOADS)]
     with live_server(database_url, workers=1) as server:
         start = threading.Barrier(BURST_UPLOADS + 1)

@@ -1,4 +1,4 @@
-"""Crash safety (issue #5): SIGKILL the server while it is storing a large upload. Afterwards the database
+"""Crash safety: SIGKILL the server while it is storing a large upload. Afterwards the database
 is consistent (SQLite: PRAGMA integrity_check and foreign_key_check; PostgreSQL: amcheck on every index,
 no orphan rows), the upload is whole or absent, what was stored before is intact, and the server serves again.
 

@@ -1,4 +1,4 @@
-"""Cross-site writes in a real browser (issue #8): a page on another origin posts forms and fetches
+"""Cross-site writes in a real browser: a page on another origin posts forms and fetches
 to an open board, in Debian's Chromium. The board refuses every one and stores nothing, while its own
 pages keep working; a cross-site POST to /login does not sign the victim in."""
 

@@ -73,7 +73,7 @@ COMMAND_LINES = [
 
 
 def test_migration_0004_scrubs_tokens_from_stored_runner_documents(empty_database):
-    """Issue #8: documents stored before the fix hold the runner's --token value in command_line."""
+    """Documents from a runner that does not scrub its own argv hold its --token value in command_line."""
     config = alembic_config(empty_database)
     command.upgrade(config, "0002")
     engine = make_engine(empty_database)

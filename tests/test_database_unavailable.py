@@ -42,10 +42,10 @@ def client_on(monkeypatch) -> Iterator:
                 yield client
         finally:
             # An upload's checkpoint runs after its answer, on a thread shared by the whole test run (app.ingest.upload).
-            # In CI a PATCH once answered 200 on the immutable file. The likely cause: this checkpoint still held
-            # a lock while the dispose below closed the other connections, so SQLite kept their read-write
-            # descriptors open for later opens of the same file to reuse (not reproduced alone). So no
-            # connection may be busy at the dispose: wait for the checkpoints first.
+            # A checkpoint still holding a lock while the dispose below closes the other connections makes SQLite
+            # keep their read-write descriptors open for later opens of the same file to reuse, and a PATCH can
+            # then answer 200 on the immutable file (seen in CI, not reproduced alone). So no connection may be
+            # busy at the dispose: wait for the checkpoints first.
             storing._checkpoints.submit(lambda: None).result(timeout=60)
             reset_caches()
 

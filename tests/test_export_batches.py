@@ -1,5 +1,6 @@
-"""The CSV export's batches (issue #13, goal 2): a small first batch, so the first body bytes leave at once,
-then full ones; the streamed body is every matching run's stored line, byte for byte, on both databases."""
+"""The CSV export's batches (docs/decisions.md, "A small first export batch"): a small first batch, so the first body
+bytes leave at once, then full ones; the streamed body is every matching run's stored line, byte for byte, on both
+databases."""
 
 from __future__ import annotations
 

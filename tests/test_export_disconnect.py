@@ -1,6 +1,6 @@
-"""A client that goes away in the middle of /api/runs/export.csv gives its database connection back: a session
-held across the stream's yields was never closed when Starlette abandoned the generator, so 16 aborted downloads
-held the whole pool (5 + 10 overflow) and every later request waited 30 s for a 500. On a real server."""
+"""A client that goes away in the middle of /api/runs/export.csv gives its database connection back. A session
+held across the stream's yields is never closed when Starlette abandons the generator: 16 aborted downloads would
+hold the whole pool (5 + 10 overflow) and every later request wait 30 s for a 500. On a real server."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_aborted_exports_leave_the_pool_free(database_url):
         assert http.post("/api/runs", content="\n".join(lines)).status_code == 201
         with ThreadPoolExecutor(ABORTED) as pool:
             list(pool.map(lambda _: _read_slowly_then_leave(server.url), range(ABORTED)))
-        # Before the fix: a 30 s wait for a pooled connection, then 500 ("QueuePool limit ... reached").
+        # With the pool held: a 30 s wait for a pooled connection, then 500 ("QueuePool limit ... reached").
         with ThreadPoolExecutor(ABORTED) as pool:
             statuses = list(
                 pool.map(lambda _: httpx.get(f"{server.url}/api/runs?limit=1", timeout=10).status_code, range(ABORTED))

@@ -10,7 +10,7 @@ from app.compare.request import parse_group
 from app.ingest.parsing import parse_line
 from tests.helpers import CORPUS_DIR, HOSTILE
 
-# The template's cells before app/compare/heat_table.py (templates/_compare.html, issue #11).
+# The heat cells as a Jinja template draws them: the reference app/compare/heat_table.py must match byte for byte.
 REFERENCE = Environment(autoescape=True).from_string(
     """{% for i in section.indexes %}{% set cell = row.cells[i] %}{% set column = table.columns[i] %}"""
     """<td class="num{% if column.test in ('putc', 'seeks', 'seq_create', 'ran_create') %} group-start{% endif %} """

@@ -1,4 +1,4 @@
-"""Hostile input (issue #5): whatever comes in — broken or malicious lines, JSON, ids, oversized or endless
+"""Hostile input: whatever comes in — broken or malicious lines, JSON, ids, oversized or endless
 bodies — the answer is a 4xx naming the problem or a 201, never a server error; HTML is escaped by
 Jinja's autoescape; pages run no script but our own files; every response carries the security headers."""
 
@@ -69,7 +69,7 @@ def test_every_field_of_a_line_with_every_hostile_cell(client):
     assert response.status_code == 201, response.text[:500]
     body = response.json()
     assert len(body["created"]) + len(body["duplicates"]) + body["error_count"] == len(lines)
-    # The answer lists the first 100 errors (issue #8); the parser names them all.
+    # The answer lists the first 100 errors; the parser names them all.
     invalid = [error.line for error in parse_text("\n".join(lines)).errors]
     assert len(invalid) == body["error_count"] and [e["line"] for e in body["errors"]] == invalid[:100]
     for error in body["errors"]:
@@ -146,10 +146,10 @@ def test_a_control_or_line_separator_in_any_text_field_is_refused_on_every_path(
 
 
 def test_document_numbers_past_a_double_or_64_bits_are_refused_or_shown_as_they_are(client):
-    """An outside review's finds, on both databases. 1e400 reads as infinity: PostgreSQL refused it with a 500,
-    and SQLite stored it where no comparison could read it back. Integers past 64 bits are kept (a document is
-    any JSON), but the RAM figure ignores them (the comparison's JSON cannot hold one: a 500 on PostgreSQL), and
-    the run page shows them without converting them to a size (a float overflow: a 500 on both)."""
+    """On both databases. 1e400 reads as infinity, which PostgreSQL refuses (a 500 if stored as it comes) and SQLite
+    stores where no comparison can read it back. Integers past 64 bits are kept (a document is any JSON), but the
+    RAM figure ignores them (the comparison's JSON cannot hold one: a 500 on PostgreSQL), and the run page shows
+    them without converting them to a size (a float overflow: a 500 on both)."""
     for number in ("1e400", "-1e400"):
         raw = json.dumps({"csv": LINE_198, "document": {"system": {"x": 0}}}).replace('"x": 0', f'"x": {number}')
         refused = client.post("/api/runs", content=raw.encode(), headers={"Content-Type": "application/json"})

@@ -93,7 +93,7 @@ def test_writer_after_a_read_in_the_same_session_does_not_hit_a_locked_database(
 
 
 def test_the_first_100_errors_are_reported_and_all_are_counted(client):
-    """Issue #8: the API, its 422 and the upload page list 100 errors and say how many there are."""
+    """The API, its 422 and the upload page list 100 errors and say how many there are: junk brings millions."""
     text = f"{LINE_198}\n" + "junk\n" * 250
     partial = client.post(
         "/api/runs", content=text, params={"partial": "true"}, headers={"Content-Type": "text/csv"}
@@ -146,7 +146,7 @@ def test_edits_and_deletes_of_a_missing_run_are_404(client):
 
 
 def test_a_token_in_a_posted_runner_document_is_not_stored(client):
-    """Issue #8: runners before the fix post their argv, --token SECRET included."""
+    """A runner that does not scrub its own argv posts it, --token SECRET included: the secret is never stored."""
     secret = "tok-9f8e7d6c5b4a"
     document = {
         "schema": "bonnieboard-runner/1",

@@ -1,6 +1,6 @@
-"""Server memory for the largest uploads allowed (issue #8): a real server's peak RSS stays under 300 MB for
-32 MiB of junk, whose answer lists the first 100 errors (and counts them all with partial=true), for 32 MiB of valid
-lines, and for 32 MiB pastes that hold a text report."""
+"""Server memory for the largest uploads allowed (docs/decisions.md, "Upload memory under 300 MB"): a real
+server's peak RSS stays under 300 MB for 32 MiB of junk, whose answer lists the first 100 errors (and counts them
+all with partial=true), for 32 MiB of valid lines, and for 32 MiB pastes that hold a text report."""
 
 from pathlib import Path
 
@@ -86,7 +86,7 @@ def report_then_csv() -> bytes:
 
 
 # What a paste holding a text report can be, at the upload limit (bench/upload_memory.py measures the same):
-# each once took from 470 MB to 1.3 GB, holding every line (and every line's error) at once.
+# held whole, every line (and every line's error) at once, each takes from 470 MB to 1.3 GB.
 PASTES = {
     # Lines that look like CSV lines gone wrong: each an error, counted, the first 100 kept.
     "report-then-comma-junk": (lambda: filled(REPORT, "," * 11 + "\n"), 422, "more than 100 lines are invalid"),

@@ -1,4 +1,4 @@
-"""`pip install .` works (issue #8 item 14): the wheel holds the templates, static files and migrations
+"""`pip install .` works: the wheel holds the templates, static files and migrations
 and every module of app/ (and the compiled app.ingest._bulk198), and an installed bonnieboard migrates a database,
 serves a page and stores an upload from a directory with no source in it."""
 

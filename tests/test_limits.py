@@ -1,4 +1,4 @@
-"""Limits where a client controls size or time (issue #8 item 7): tag filters per request, PostgreSQL's
+"""Limits where a client controls size or time: tag filters per request, PostgreSQL's
 statement_timeout for reads, and header and body deadlines in a real server."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The matrix view (/matrix, /api/matrix) and the exports of a comparison (/api/compare.csv, and the
-selected runs' own lines from /api/runs/export.csv?runs=...), on a real database (issue #11)."""
+selected runs' own lines from /api/runs/export.csv?runs=...), on a real database."""
 
 import csv
 import io

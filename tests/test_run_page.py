@@ -1,4 +1,4 @@
-"""The run page shows what limited each test, from the runner's evidence (issue #12)."""
+"""The run page shows what limited each test, from the runner's evidence."""
 
 import copy
 import json

@@ -1,6 +1,6 @@
-"""The runs list's fast paths (issue #13) against the plain ones, on SQLite and PostgreSQL: keyset paging
-(before=) gives the rows offset paging gives, a capped count is never shown as exact, and the streamed
-export is byte for byte the lines as stored."""
+"""The runs list's fast paths (docs/decisions.md, "Runs list at a million runs") against the plain ones, on SQLite and
+PostgreSQL: keyset paging (before=) gives the rows offset paging gives, a capped count is never shown as exact, and
+the streamed export is byte for byte the lines as stored."""
 
 from __future__ import annotations
 

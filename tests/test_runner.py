@@ -761,9 +761,9 @@ def test_random_file_gives_bonnies_file_names(runner, tmp_path):
 
 
 def test_many_directories_need_no_handle_each(runner, tmp_path):
-    """Issue 12.8: without -b the runner holds no open handle per directory (bonnie++ reaches files as
-    NNNNN/name); with 1000 directories under a 256-descriptor limit it used to stop at "Can't get
-    directory handle"."""
+    """Without -b the runner holds no open handle per directory (bonnie++ reaches files as NNNNN/name):
+    with one per directory, 1000 directories under a 256-descriptor limit stop it at "Can't get directory
+    handle"."""
     import resource
 
     def low_fd_limit() -> None:

@@ -1,4 +1,4 @@
-"""The runner's verdicts under limits the kernel enforces (issue #23): a loop device throttled by the
+"""The runner's verdicts under limits the kernel enforces: a loop device throttled by the
 cgroup's I/O controller with the runner in a memory cgroup too small for the file; the same file with
 room in the page cache; a CPU quota on a tmpfs. Real cgroups (v1 or v2, whichever holds the controller),
 a real loop device and a real ext4; every cgroup, mount and loop device is removed whatever happens.

@@ -294,7 +294,7 @@ def plain_lines_with_changes(draw):
 @given(plain_lines_with_changes())
 def test_a_changed_plain_line_has_the_same_outcome_either_way(two_databases, line):
     """The extension keeps exactly the lines PLAIN_198 matches, and a changed line either stays plain and
-    stores what the parser stores, or goes to the parser (issue #8: "٣" was once taken for a digit)."""
+    stores what the parser stores, or goes to the parser ("٣" is a digit to a Unicode \\d, not to SQLite)."""
     data = line.encode("utf-8", "surrogatepass")
     assert _bulk198.line_is_plain(data) == bool(PLAIN_198.fullmatch(line)), line
     compiled, parsed = stored_both_ways(two_databases, data)
