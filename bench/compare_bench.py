@@ -1,7 +1,7 @@
 """Compare page speed: GET /api/compare for 50 runs and the full /compare page, against the trivial
-GET /api/health of the same server in the same run, with 10,000 runs in the database (issue #3); and
+GET /api/health of the same server in the same run, with 10,000 runs in the database; and
 GET /api/compare grouped: --grouped runs (100) tagged cfg=0..9, compared with group=cfg, i.e. 10
-configurations of 10 runs each with statistics and verdicts (issue #10: within 2x of the 50-run figure).
+configurations of 10 runs each with statistics and verdicts (the target: within 2x of the 50-run figure).
 
 Usage: .venv/bin/python bench/compare_bench.py [--runs 10000] [--compare 50] [--grouped 100] [--duration 10] [--rounds 3]
        [--no-cache]
@@ -16,8 +16,9 @@ CSS the compare page loads (as served, and gzipped for reference).
 
 wrk sends no Accept-Encoding, so the plain rows are the uncompressed answers; the "(gzip)" rows send
 `Accept-Encoding: gzip`, as every browser does. Repeated requests of one URL are answered from the
-comparison cache (issue #13: app/web/cache.py); --no-cache serves with BONNIEBOARD_COMPARE_CACHE_MIB=0,
-so every request computes its answer (what the first reader after a write waits for).
+comparison cache (app/compare/cache.py; docs/decisions.md, "Comparisons served from a cache"); --no-cache
+serves with BONNIEBOARD_COMPARE_CACHE_MIB=0, so every request computes its answer (what the first reader after a
+write waits for).
 """
 
 from __future__ import annotations

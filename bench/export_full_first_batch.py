@@ -1,5 +1,6 @@
 """Preloaded by `bench/million_runs.py --export-reference` into a second server: the export's first batch as
-large as the others (EXPORT_BATCH), as before issue #13's goal 2, for a reference measured in the same run."""
+large as the others (EXPORT_BATCH): the reference of docs/decisions.md, "A small first export batch", measured in
+the same run."""
 
 from app.store import runs as run_store
 

@@ -1,4 +1,5 @@
-"""Ingest speed and memory: POST a 100,000-line file to a real server, against sqlite3's .import.
+"""Ingest speed and memory: POST a 100,000-line file to a real server, against sqlite3's .import
+(docs/decisions.md, "Ingest within 2x of sqlite3's .import").
 
 Usage: .venv/bin/python bench/ingest_100k.py [--lines 100000] [--repeat 3] [--baseline /work/main ...]
 
@@ -7,7 +8,7 @@ public 2.00a line) and gives line i the machine name host<i>. Each timing is int
 the server's (started with `bonnieboard serve`, SQLite, WAL) and sqlite3's own `.import` of the same
 file into a plain 50-column table. Every round posts the file twice, without tags and with two
 (`?tag=fs=xfs&tag=disk=nvme0`), and a third time (no tags, not timed) while a reader sends
-`GET /api/runs?limit=50` back to back (issue #13: reads must not wait for an upload). With --baseline
+`GET /api/runs?limit=50` back to back (reads must not wait for an upload). With --baseline
 (repeatable), other checkouts' servers (each with its .venv) take the same rounds: before and after in one
 run. Prints medians, ratios against the median `.import`, the reads' p50/p99 during the uploads and the
 servers' peak RSS (VmHWM).

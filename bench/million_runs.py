@@ -5,8 +5,9 @@ Usage: .venv/bin/python bench/million_runs.py [--db sqlite,postgresql] [--runs 1
            [--workers 1] [--exports 2] [--export-only] [--export-reference]
 
 --export-reference also serves the database from a server whose export sends its first batch as large as the
-others (bench/export_full_first_batch.py, the behaviour before issue #13's goal 2); the two servers' exports
-take turns and the medians of --exports each are printed. --export-only skips the table of URLs.
+others (bench/export_full_first_batch.py, the reference of docs/decisions.md, "A small first export batch"); the
+two servers' exports take turns and the medians of --exports each are printed. --export-only skips the table of
+URLs.
 
 Loading: the real lines of tests/data/corpus/ are ingested with `bonnieboard ingest`, then copied by one
 INSERT ... SELECT per database until --runs rows exist, each copy with its own line hash, machine

@@ -1,6 +1,7 @@
-"""Latency with several workers (issue #13: a ~44 ms stall per request when Nagle's algorithm meets delayed
-ACKs): GET /api/health and GET /api/runs?limit=50 on one keep-alive connection, idle and while 4 other
-clients send GET /api/runs back to back, for `bonnieboard serve --workers 1` and `--workers 2`.
+"""Latency with several workers (docs/decisions.md, "TCP_NODELAY on every connection": without it, a ~44 ms
+stall per request when Nagle's algorithm meets delayed ACKs): GET /api/health and GET /api/runs?limit=50 on one
+keep-alive connection, idle and while 4 other clients send GET /api/runs back to back, for
+`bonnieboard serve --workers 1` and `--workers 2`.
 
 Usage: .venv/bin/python bench/workers_latency.py [--requests 200] [--runs 1000]
 
