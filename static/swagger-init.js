@@ -1,5 +1,5 @@
 // Starts the vendored Swagger UI on /docs. A file of its own, not an inline script, because the
-// Content-Security-Policy allows only this site's scripts (issue #5).
+// Content-Security-Policy allows only this site's scripts.
 window.addEventListener("DOMContentLoaded", function () {
   var root = document.getElementById("swagger-ui");
   window.ui = SwaggerUIBundle({
