@@ -103,7 +103,7 @@ def test_nothing_to_compare_is_a_page_that_says_how(client):
 
 
 def test_names_are_escaped_in_the_page_and_its_json(client):
-    tag_value = HOSTILE.replace(" ", "/")  # a tag holds no space (issue 11 item 7)
+    tag_value = HOSTILE.replace(" ", "/")  # a tag holds no space
     run_id = post_csv(
         client, with_field(CONTRACT_LINE, 2, HOSTILE), tag=f"x={tag_value}", label=f"</script>{HOSTILE}"
     ).json()["created"][0]
@@ -129,7 +129,7 @@ def test_run_page_tag_form_replaces_label_and_tags(client):
     run_id = post_csv(client, CONTRACT_LINE, tag=["a=1", "b=2"], label="old").json()["created"][0]
     page = client.get(f"/runs/{run_id}").text
     assert f'action="/runs/{run_id}/tags"' in page and f'href="/compare?runs={run_id}"' in page
-    tag_value = HOSTILE.replace(" ", "/")  # a tag holds no space (issue 11 item 7)
+    tag_value = HOSTILE.replace(" ", "/")  # a tag holds no space
     form = {"label": f"new {HOSTILE}", "key": ["a", "", "c", ""], "value": ["10", "", tag_value, ""]}
     saved = post_form(client, f"/runs/{run_id}/tags", form, follow_redirects=False)
     assert saved.status_code == 303 and saved.headers["location"] == f"/runs/{run_id}"

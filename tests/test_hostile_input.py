@@ -422,7 +422,7 @@ class ScriptAudit(HTMLParser):
 
 
 def test_pages_escape_hostile_text_and_run_only_our_own_scripts(client):
-    # A tag holds no space and its key no '=' (issue 11 item 7): the markup still gets through in other forms.
+    # A tag holds no space and its key no '=': the markup still gets through in other forms.
     hostile_tag = "k<script>alert(3)</script>=<img/src=x/onerror=alert(1)>"
     run_id = post_csv(client, with_field(LINE_198, 2, HOSTILE), tag=hostile_tag, label=HOSTILE).json()["created"][0]
     bad_line = with_field(LINE_198, 9, HOSTILE)

@@ -62,7 +62,7 @@ def test_duplicates_across_uploads_and_within_one(session):
     session.commit()
     assert second.duplicates == [first.created[0], second.created[0]]
     assert count(session, run_table) == 2
-    # The run stored before gets the upload's tags it lacks (issue 11 item 8), and the answer says so.
+    # The run stored before gets the upload's tags it lacks, and the answer says so.
     assert sorted(session.scalars(select(Tag.run_id)).all()) == sorted([first.created[0], *second.created])
     assert second.tagged == [first.created[0]]
 

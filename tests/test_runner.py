@@ -1,4 +1,4 @@
-"""The native runner (runner/, issue 4): build it, run it for real, and hold it to bonnie++ 2.00a.
+"""The native runner (runner/): build it, run it for real, and hold it to bonnie++ 2.00a.
 
 - a tiny real run: its CSV line is read by our parser and by Debian's bon_csv2txt/bon_csv2html,
   its JSON document has the documented keys;
@@ -536,7 +536,7 @@ def _assert_secret_absent(secret: str, **texts: str) -> None:
 
 
 def test_the_token_is_written_nowhere(runner, tmp_path):
-    """Issue 8.1: the token reaches the server's Authorization header and nothing else: not the stored
+    """The token reaches the server's Authorization header and nothing else: not the stored
     document (API and page), not the --json file, not the spool file, not the printed resend command."""
     secret = "leak-canary-7f3a9c"
     scratch = tmp_path / "s"
@@ -619,8 +619,8 @@ def test_a_mistyped_token_option_never_prints_its_value(runner, tmp_path, args, 
 
 @pytest.mark.parametrize("size", ["9000000000000000:256", "4503599627370496:256", "2147483647:256"])
 def test_huge_sizes_are_usage_errors(runner, tmp_path, size):
-    """Issue 8.12: sizes whose chunk arithmetic overflowed (UB, or a 0-chunk file and a division by
-    zero in the seekers) are refused before anything runs, with exit 1."""
+    """Sizes whose chunk arithmetic would overflow (UB, or a 0-chunk file and a division by zero in the
+    seekers) are refused before anything runs, with exit 1."""
     proc = run([runner, "-d", tmp_path, "-s", size, "-r", "0", "-n", "0"], timeout=30)
     assert proc.returncode == 1, (proc.returncode, proc.stderr)
     assert "-s" in proc.stderr and list(tmp_path.iterdir()) == []
@@ -635,7 +635,7 @@ def test_machine_names_the_board_would_misread_are_refused(runner, tmp_path, nam
 
 
 def test_unwritable_outputs_are_reported_before_the_tests(runner, tmp_path):
-    """Issue 8.12: a --json or --spool path that cannot be written stops the runner before the tests
+    """A --json or --spool path that cannot be written stops the runner before the tests
     (exit 2, no CSV), instead of after a run of hours."""
     scratch = tmp_path / "s"
     scratch.mkdir()
@@ -680,7 +680,7 @@ def _own_user() -> str:
 
 
 def test_a_bonnie_command_line_runs_with_the_binary_name_changed(runner, tmp_path):
-    """Issue 12.7: `bonnie++ -u root -d DIR ...` works as `bonnieboard-runner -u root -d DIR ...`."""
+    """`bonnie++ -u root -d DIR ...` works as `bonnieboard-runner -u root -d DIR ...`."""
     proc = run([runner, "-u", _own_user(), "-d", tmp_path, *FILES_ONLY, "-q", "-z", "7"])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1].startswith("1.98,bonnieboard-")
@@ -689,7 +689,7 @@ def test_a_bonnie_command_line_runs_with_the_binary_name_changed(runner, tmp_pat
 
 
 def test_semaphores_synchronise_runners_and_bonnie(runner, tmp_path):
-    """Issue 12.7: `-p 2` makes bonnie++'s semaphore set (key 4711); a runner and a bonnie++ started with
+    """`-p 2` makes bonnie++'s semaphore set (key 4711); a runner and a bonnie++ started with
     `-y s` each wait for the other before every test, so both finish; `-p -1` removes the set."""
     bonnie = require_tool("bonnie++", "bonnie++")
     made = run([runner, "-p", "2"], timeout=30)
@@ -723,7 +723,7 @@ def test_semaphores_synchronise_runners_and_bonnie(runner, tmp_path):
 
 
 def test_random_file_gives_bonnies_file_names(runner, tmp_path):
-    """Issue 12.7: `-Z FILE` takes the random numbers from FILE as bonnie++ does: the same names in the
+    """`-Z FILE` takes the random numbers from FILE as bonnie++ does: the same names in the
     same order, and the file's name in the CSV's seed column."""
     strace = require_tool("strace", "strace")
     bonnie = require_tool("bonnie++", "bonnie++")
@@ -794,7 +794,7 @@ ssize_t getdents64(int fd, void *buf, size_t n)
 
 
 def test_sequential_latency_counts_the_first_directory_read(runner, tmp_path):
-    """Issue 12.9: bonnie++ times every readdir(), so a directory's first read (the one returning "." and
+    """bonnie++ times every readdir(), so a directory's first read (the one returning "." and
     ".." first) is in seq_stat's and seq_del's latency. Every getdents64 is made to take 0.3 s; each of the
     two directories fits in one read, so only a latency that counts the first read can reach 0.3 s."""
     shim = tmp_path / "slow_getdents.so"
@@ -817,7 +817,7 @@ def test_sequential_latency_counts_the_first_directory_read(runner, tmp_path):
 
 
 def test_a_tiny_run_on_tmpfs_is_cached_and_per_char_is_cpu_bound(runner, tmp_path):
-    """Issue 12.4: on a memory filesystem the reads are `cached`; one byte per system call is `cpu_bound`,
+    """On a memory filesystem the reads are `cached`; one byte per system call is `cpu_bound`,
     unless the runner itself waited for a CPU for a quarter of the time (a busy machine): then `noisy`.
     /dev/shm is a tmpfs anyone may write to, so this runs as any user."""
     shm = Path("/dev/shm")
@@ -844,7 +844,7 @@ def test_a_tiny_run_on_tmpfs_is_cached_and_per_char_is_cpu_bound(runner, tmp_pat
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to attach a loop device and mount it")
 @pytest.mark.parametrize("fs", ["ext4", "btrfs"])
 def test_a_loop_device_shows_device_writes_and_its_backing_file(runner, tmp_path, fs):
-    """Issue 12.1/12.5: on ext4 or btrfs (in a subvolume, whose files have an st_dev of their own) in a loop
+    """On ext4 or btrfs (in a subvolume, whose files have an st_dev of their own) in a loop
     device, the file tests with -b show device writes in their evidence; the document names the filesystem,
     its mount, the loop device's backing file and the disks behind it."""
     image = tmp_path / f"{fs}.img"
@@ -907,7 +907,7 @@ def _same_keys(golden, fresh, where="document"):
 
 
 def test_the_golden_document_has_the_runners_keys(tiny):
-    """Issue 9.5: tests/data/runner-document.json (what the page tests render) has exactly the keys the runner
+    """tests/data/runner-document.json (what the page tests render) has exactly the keys the runner
     writes today, so the board is tested against the document it will receive. Regenerate it with
     `runner/bonnieboard-runner -d DIR -s 32 -f -n 1 -r 0 -m docrun -q --json tests/data/runner-document.json`."""
     golden = json.loads((ROOT / "tests" / "data" / "runner-document.json").read_text())

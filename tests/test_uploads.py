@@ -1,4 +1,4 @@
-"""Issue 11 items 7-9 on every way in: tags from machine names, tags added by a re-upload, bonnie++'s text
+"""On every way in: tags from machine names, tags added by a re-upload, bonnie++'s text
 report turned into its CSV line, tags with a space refused at input, and "compare these runs" after an upload."""
 
 from pathlib import Path
