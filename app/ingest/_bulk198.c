@@ -80,7 +80,7 @@ static int is(Cell c, const char *text) {
 
 /* Free text (version, name, seed): UTF-8 that Python's strict decoder accepts, without '"', '\\', U+FEFF (the
  * parser refuses a byte order mark inside a line) or what parsing.control_or_separator() finds (C0 and C1
- * controls, DEL, U+2028 and U+2029: the parser names the field that holds one). A comma in the name made a line of
+ * controls, DEL, U+2028 and U+2029: the parser names the field that holds one). A comma in the name makes a line of
  * more than fifty fields, which only the parser reads (counted from the end: §1.4). */
 static int is_plain_text(Cell c) {
     const unsigned char *s = c.at, *end = c.at + c.len;

@@ -425,7 +425,7 @@ def _name_tags(item: ParsedRun, pattern: NamePattern, tags: dict[str, str]) -> d
 
 
 def _insert_tags(session: Session, rows: Iterable[dict[str, Any]]) -> None:
-    # In batches: 100,000 runs with two tags were 200,000 dicts at once.
+    # In batches: 100,000 runs with two tags would be 200,000 dicts at once.
     batch: list[dict[str, Any]] = []
     for row in rows:
         batch.append(row)

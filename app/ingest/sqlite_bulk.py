@@ -37,7 +37,7 @@ _reported: set[str] = set()
 # SQLite's page cache while an upload's transaction is open. The default 2 MiB sent the pages of the hash
 # and name indexes out to the WAL and read them back many times over. An upload writes about 3.2 bytes of
 # pages per byte of CSV (100,000 lines: 21 MB, and 67 MB of pages with two tags); a cache that holds them all
-# writes each page once, at the commit. A fixed 64 MiB spilled 8 MB of them mid-transaction, which cost
+# writes each page once, at the commit. A fixed 64 MiB spills 8 MB of them mid-transaction, which costs
 # that upload up to 0.15 s, depending on the disk (bench/RESULTS.md). SQLite takes memory for a page only when
 # it uses one, so room for five times the upload costs nothing the upload does not use. At most 256 MiB
 # (uploads up to about 50 MB; the default limit is 32 MiB): a board that allows bigger ones spills rather

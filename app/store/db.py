@@ -39,7 +39,7 @@ def make_engine(url: str) -> Engine:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         # Takes effect only on a new, empty database, so it comes before WAL mode writes the file's header; a
-        # database made with another page size keeps it. (SQLite's default 4 KiB pages made an upload of
+        # database made with another page size keeps it. (SQLite's default 4 KiB pages make an upload of
         # 100,000 lines with two tags 14-22 % slower: bench/RESULTS.md.)
         cursor.execute(f"PRAGMA page_size={SQLITE_PAGE_BYTES}")
         cursor.execute("PRAGMA journal_mode=WAL")

@@ -259,7 +259,7 @@ def _lock_run(session: Session, run_id: int) -> None:
 COMPARE_COLUMNS = (
     *(run_table.c[name] for name in (*IDENTITY_COLUMNS, *SETUP_COLUMNS, *FILE_TEST_COLUMNS)),
     # Only the RAM of the runner's document, not the whole document (which can be large). As JSON, read in
-    # Python (ram_mib_of): a cast in SQL was PostgreSQL's 32-bit INTEGER, which a machine over 2 GiB overflowed.
+    # Python (ram_mib_of): a cast in SQL is PostgreSQL's 32-bit INTEGER, which a machine over 2 GiB overflows.
     run_table.c.document["system"]["ram_bytes"].label(RAM_BYTES),
     run_table.c.document["runs"].label(DOCUMENT_RUNS),
     run_table.c.raw_line,
