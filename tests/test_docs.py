@@ -227,3 +227,106 @@ def test_no_example_puts_a_token_on_the_command_line():
     for readme in (ROOT / "README.md", ROOT / "runner" / "README.md"):
         examples = "\n".join(re.findall(r"```(?:sh|bash)?\n(.*?)```", readme.read_text(), re.DOTALL))
         assert re.search(r"--token[ =]", examples) is None, readme
+
+
+# ---- Decisions, and no issue numbers ----
+
+DECISIONS = DOCS / "decisions.md"
+# A decision is cited by its exact title, on one line: the document's path, a comma, the title in double quotes.
+DECISION_MENTION = re.compile(r"docs/decisions\.md,")
+DECISION_CITATION = re.compile(r"docs/decisions\.md, \"([^\"]+)\"")
+# "issue #8", "Issue 12.7", "issues #5, #8", "(#8 item 6)": numbers of an issue tracker the repository does not hold.
+ISSUE_NUMBER = re.compile(r"\bissues? #?\d|\(#\d", re.IGNORECASE)
+# The code we write, outside runner/ (vendored JavaScript has a version in its name).
+OUR_SOURCES = [
+    *ROOT.glob("app/**/*.py"),
+    *ROOT.glob("app/*.c"),
+    *ROOT.glob("templates/**/*.html"),
+    *[path for path in ROOT.glob("static/*.js") if not re.search(r"\d+\.\d+", path.name)],
+]
+RUNNER_SOURCES = [*ROOT.glob("runner/src/*.[ch]")]
+DECISION_CITING_FILES = [
+    *OUR_SOURCES,
+    *RUNNER_SOURCES,
+    *ROOT.glob("tests/**/*.py"),
+    *ROOT.glob("bench/*.py"),
+]
+
+
+def decision_titles() -> set[str]:
+    """The title of every decision: each `## ` heading of docs/decisions.md."""
+    return {m[1] for line in DECISIONS.read_text().splitlines() if (m := re.match(r"## (.+)$", line))}
+
+
+def decision_citations_in(text: str, name: str) -> list[tuple[str, str | None]]:
+    """(where, title) for every citation of docs/decisions.md in `text`; title None when a line names the
+    document but not a quoted title after it (a citation broken across lines, say)."""
+    found: list[tuple[str, str | None]] = []
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        titles = DECISION_CITATION.findall(line)
+        found.extend((f"{name}:{line_no}", title) for title in titles)
+        if len(DECISION_MENTION.findall(line)) > len(titles):
+            found.append((f"{name}:{line_no}", None))
+    return found
+
+
+def decision_citations(paths: list[Path]) -> list[tuple[str, str | None]]:
+    return [
+        found
+        for path in paths
+        for found in decision_citations_in(path.read_text(errors="replace"), str(path.relative_to(ROOT)))
+    ]
+
+
+def issue_numbers(paths: list[Path]) -> list[str]:
+    return [
+        f"{path.relative_to(ROOT)}:{line_no}: {line.strip()}"
+        for path in paths
+        for line_no, line in enumerate(path.read_text(errors="replace").splitlines(), start=1)
+        if ISSUE_NUMBER.search(line)
+    ]
+
+
+def test_the_code_cites_decisions():
+    """Guards the scan itself: the files that cite decisions are found, and so are their citations."""
+    cited = {title for _, title in decision_citations(DECISION_CITING_FILES)}
+    assert "Frozen heap at start" in cited and "Ingest within 2x of sqlite3's .import" in cited
+
+
+def test_every_cited_decision_exists():
+    titles = decision_titles()
+    problems = [
+        f"{where}: cites docs/decisions.md without a title on the same line"
+        if title is None
+        else f"{where}: cites docs/decisions.md {title!r}, which is not a heading there (## {title})"
+        for where, title in decision_citations(DECISION_CITING_FILES)
+        if title not in titles
+    ]
+    assert not problems, "\n".join(problems)
+
+
+def test_decision_scan_notices_a_missing_title_and_a_broken_citation():
+    """The check above can fail: an unknown title, and a citation whose title went to the next line."""
+    doc = "docs/decisions" + ".md"  # spelled in two parts, so that this file cites nothing
+    probe = f'# Frozen ({doc}, "No such decision").\n# Wrapped ({doc},\n# "Frozen heap at start").\n'
+    assert decision_citations_in(probe, "probe") == [("probe:1", "No such decision"), ("probe:2", None)]
+    assert "No such decision" not in decision_titles()
+
+
+def test_our_sources_cite_no_issue_numbers():
+    """An issue number resolves nowhere in the repository: a comment says why the code is so, and a number that
+    needs its story cites docs/decisions.md."""
+    found = issue_numbers(OUR_SOURCES)
+    assert not found, "\n".join(found)
+
+
+def test_issue_number_scan_finds_the_forms_in_use():
+    lines = ["(issue #13)", "Issue 12.7: x", "(issues #5, #8)", "(#8 item 6)", "before #20"]
+    assert [line for line in lines if ISSUE_NUMBER.search(line)] == lines[:4]
+    assert not ISSUE_NUMBER.search("what each test issues. 3 of them")
+
+
+def test_runner_sources_cite_no_issue_numbers():
+    """As test_our_sources_cite_no_issue_numbers, for runner/src."""
+    found = issue_numbers(RUNNER_SOURCES)
+    assert not found, "\n".join(found)
