@@ -101,7 +101,7 @@ def test_table_parsing_notices_a_deleted_row():
 # Where the code cites documents: the Python, C, JavaScript, templates and tests we write (not vendored files).
 CITING_FILES = [
     *ROOT.glob("app/**/*.py"),
-    *ROOT.glob("app/*.c"),
+    *ROOT.glob("app/**/*.c"),
     *ROOT.glob("tests/**/*.py"),
     *ROOT.glob("bench/*.py"),
     *ROOT.glob("runner/src/*.[ch]"),
@@ -240,7 +240,7 @@ ISSUE_NUMBER = re.compile(r"\bissues? #?\d|\(#\d", re.IGNORECASE)
 # The code we write, outside runner/ (vendored JavaScript has a version in its name).
 OUR_SOURCES = [
     *ROOT.glob("app/**/*.py"),
-    *ROOT.glob("app/*.c"),
+    *ROOT.glob("app/**/*.c"),
     *ROOT.glob("templates/**/*.html"),
     *[path for path in ROOT.glob("static/*.js") if not re.search(r"\d+\.\d+", path.name)],
 ]
