@@ -17,7 +17,7 @@ a reader can check against the line (README "Reading a comparison" repeats them)
   typical one: one stall sets it.
 
 When the runner has recorded its own evidence for a test (document["tests"][test]["limiter"] =
-{code, text, evidence}), that hint comes first and replaces the line-only guess with the same code.
+{code, text, evidence}), that hint comes first and replaces the line-only guesses of a limiter.
 """
 
 from __future__ import annotations
@@ -89,6 +89,10 @@ WORST_LATENCY = hint(
 )
 
 
+# The limiters a line alone suggests: the runner's evidence, where a test has it, decides instead.
+LINE_LIMITER_GUESSES = frozenset({"cached", "cpu_bound"})
+
+
 def result_hints(
     test: str,
     *,
@@ -104,7 +108,7 @@ def result_hints(
 ) -> list[dict[str, str]]:
     """The hints of one configuration's result for `test` (its rate when measures_rate, else its
     %CPU or latency: only too_fast and high_spread apply there). The runner's evidence comes first
-    and replaces the line-only guess with the same code. Runs for every cell of a comparison: no
+    and replaces the line-only guesses of a limiter. Runs for every cell of a comparison: no
     work beyond the rules' own tests when none applies."""
     found = []
     if n_too_fast:
@@ -120,5 +124,6 @@ def result_hints(
         found.append(high_spread(cv_pct))
     if not evidence:
         return found
-    codes = {e["code"] for e in evidence}
-    return [hint(e["code"], e["text"]) for e in evidence] + [h for h in found if h["code"] not in codes]
+    # The runner judged the limiter from the device's and the process's own counters; the line-only guesses
+    # of a limiter (RAM from the option, %CPU) would contradict it, so only the descriptive hints stay.
+    return [hint(e["code"], e["text"]) for e in evidence] + [h for h in found if h["code"] not in LINE_LIMITER_GUESSES]
