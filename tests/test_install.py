@@ -51,7 +51,7 @@ def test_the_wheel_installs_migrates_and_serves_from_anywhere(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     modules = {f"app/{p.relative_to(ROOT / 'app').as_posix()}" for p in (ROOT / "app").rglob("*.py")}
     assert modules <= names, sorted(modules - names)
-    assert any(name.startswith("app/_bulk198.") and name.endswith(".so") for name in names), sorted(names)
+    assert any(name.startswith("app/ingest/_bulk198.") and name.endswith(".so") for name in names), sorted(names)
     for folder in ("templates", "static", "migrations"):
         shipped = {f"app/{p.relative_to(ROOT).as_posix()}" for p in (ROOT / folder).rglob("*") if p.is_file()}
         shipped = {name for name in shipped if "__pycache__" not in name}

@@ -227,8 +227,10 @@ def test_a_throttled_loop_device_in_a_small_memory_cgroup_is_device_bound(runner
         assert evidence["throttle_pct"] >= 50, (name, evidence)
         assert evidence["file_vs_ram"] == pytest.approx(FILE_MIB * MiB / MEMORY_LIMIT), evidence
     get_block = tests["get_block"]["limiter"]["evidence"]
-    assert get_block["device_read_bytes"] >= 0.9 * FILE_MIB * MiB, get_block  # the device moved it, not the cache
-    assert get_block["cgroup_read_bytes"] >= 0.9 * FILE_MIB * MiB, get_block
+    # The device moved most of it, not the cache: rewrite leaves some of the file's pages in the cgroup's
+    # 24 MiB (28 of the 32 MiB came from the device in one run under load, all 32 in most).
+    assert get_block["device_read_bytes"] >= 0.75 * FILE_MIB * MiB, get_block
+    assert get_block["cgroup_read_bytes"] >= 0.75 * FILE_MIB * MiB, get_block
     assert get_block["device_busiest"], get_block  # the loop device or the disk under its image (others use it too)
 
 
