@@ -1,6 +1,6 @@
 """Verdict calibration: how often does the comparison say ▲ or ▼ when nothing changed, and how often does it
-find a change that is there? The "before" figures of the multiple-comparison issue (bench/RESULTS.md,
-"Verdict calibration, before").
+find a change that is there? The figures of bench/RESULTS.md, "Verdict calibration, before" (the engine
+before the page-wide error control) and "Verdict calibration, after".
 
 Usage: .venv/bin/python bench/verdict_calibration.py [--pages 1000] [--five-splits N] [--partitions 1000]
        [--jobs 2] [--no-sample-sweep]

@@ -37,6 +37,8 @@ def test_absolute_is_the_contracts_shape(client, three_runs):
         "group",
         "configurations",
         "baseline_configuration",
+        "min_effect",  # issue #21: the smallest change a verdict names, and how the page's errors are shared
+        "error_control",
         "warnings",
         "setup",
         "summary",

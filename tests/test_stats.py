@@ -32,13 +32,14 @@ def test_ratio_of_means_by_hand():
     # squared SEs 2.3149e-05 and 3.3343e-05, sum 5.6492e-05 (SE 0.0075161); Welch df =
     # 5.6492e-05^2 / (2.3149e-05^2 / 2 + 3.3343e-05^2 / 2) = 3.8716; t(0.975, 3.8716) = 2.8110;
     # CI exp(0.182337 ± 2.8110 * 0.0075161) = exp(0.161209), exp(0.203465) = 1.17492, 1.22565.
-    r = stats.ratio_of_means([120, 121, 119], [100, 101, 99])
+    r = stats.ratio_of_means([120, 121, 119], [100, 101, 99], quantum=None)  # Welch alone
     assert r.ratio == pytest.approx(1.2)
     assert r.ci95 == pytest.approx((1.17492, 1.22565), abs=5e-5)
     assert stats.verdict(r.ci95, higher_is_better=True) == stats.BETTER
     assert stats.verdict(r.ci95, higher_is_better=False) == stats.WORSE  # latency, %CPU: lower is better
-    # identical repeats: the ratio is exact
-    assert stats.ratio_of_means([5, 5], [4, 4]).ci95 == (1.25, 1.25)
+    # identical repeats without rounding variance: the ratio is exact, and there is nothing to test
+    exact = stats.ratio_of_means([5, 5], [4, 4], quantum=None)
+    assert exact.ci95 == (1.25, 1.25) and exact.p_value is None
 
 
 def test_ratio_without_enough_values_or_with_zero():
@@ -51,10 +52,11 @@ def test_ratio_without_enough_values_or_with_zero():
 
 def test_welch_matches_scipy_on_the_logs():
     a, b = [51.2, 53.9, 49.8, 52.0], [40.1, 44.7, 41.9]
-    r = stats.ratio_of_means(a, b)
+    r = stats.ratio_of_means(a, b, quantum=None)
     result = scipy.stats.ttest_ind([math.log(x) for x in a], [math.log(x) for x in b], equal_var=False)
     low, high = result.confidence_interval(0.95)
     assert r.ci95 == pytest.approx((math.exp(low), math.exp(high)), rel=1e-9)
+    assert r.p_value == pytest.approx(result.pvalue, rel=1e-9)
 
 
 @pytest.mark.parametrize("df", [1, 1.5, 2, 2.5, 3, 3.8716, 4, 5, 7.3, 10, 29, 30, 31, 100, 1e3, 1e4])
@@ -121,3 +123,46 @@ def test_the_ci_of_the_mean_holds_the_mean(values):
 @given(st.lists(st.floats(min_value=-1e6, max_value=1e7, allow_nan=False), max_size=8))
 def test_describe_with_moments_is_describe_and_moments(values):
     assert stats.describe_with_moments(values) == (stats.describe(values), stats.moments(values))
+
+
+def test_identical_whole_number_repeats_keep_their_rounding_variance():
+    # seeks 200, 200, 200 vs 202, 202, 202: printed as whole numbers, each value is known to ±0.5, a variance of
+    # 1/12; on the log scale 1 / (12 * 202²) = 2.0423e-6 and 1 / (12 * 200²) = 2.0833e-6, each / 3: SE² of the
+    # difference 1.3752e-6, SE 0.0011727. ln(202 / 200) = 0.0099503; df = 1.3752e-6² / ((6.8076e-7² + 6.9444e-7²) / 2)
+    # = 3.9999; t = 8.485, two-sided p = 0.00106; CI exp(0.0099503 ± 2.7765 * 0.0011727) = ×1.00672 to ×1.01329.
+    r = stats.ratio_of_means([202, 202, 202], [200, 200, 200])
+    assert r.ci95 == pytest.approx((1.00672, 1.01329), abs=2e-5)
+    assert r.p_value == pytest.approx(0.00106, rel=0.01)
+    # +1.0 % is under the minimum effect (×1.05): never better, however small its p
+    assert stats.decide(r.geo_ratio, r.p_value, True, stats.DEFAULT_MIN_EFFECT) == stats.WITHIN_NOISE
+    # %CPU 99, 99, 99 vs 98, 98, 98: also within noise, a CI of non-zero width
+    cpu = stats.ratio_of_means([98, 98, 98], [99, 99, 99])
+    assert cpu.ci95[0] < cpu.ci95[1] and stats.decide(cpu.geo_ratio, cpu.p_value, False, 1.05) == stats.WITHIN_NOISE
+
+
+def test_latency_steps_follow_bonnies_printing():
+    # us below 0.1 s, ms below 100 s, s beyond (docs/bonnie-csv-format.md §1.3)
+    assert [stats.latency_step_us(v) for v in (99_999, 100_000, 99_999_999, 100_000_000)] == [1, 1_000, 1_000, 1e6]
+    assert stats.whole_number(12) == 1 and stats.whole_number(200.5) == 0.1
+
+
+def test_holm_by_hand():
+    # p = 0.01, 0.04, 0.03, 0.005 (m = 4): sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1 = 0.02, 0.03, 0.06, 0.04,
+    # made non-decreasing: 0.02, 0.03, 0.06, 0.06; back in the order given:
+    assert stats.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert stats.holm([0.5, 0.9]) == [1.0, 1.0] and stats.holm([]) == []
+
+
+@pytest.mark.parametrize(
+    ("geo_ratio", "p", "higher_is_better", "expected"),
+    [
+        (1.20, 0.001, True, stats.BETTER),
+        (1.20, 0.001, False, stats.WORSE),
+        (1 / 1.2, 0.001, True, stats.WORSE),
+        (1.049, 1e-9, True, stats.WITHIN_NOISE),  # below the minimum effect
+        (1 / 1.049, 1e-9, False, stats.WITHIN_NOISE),
+        (1.20, 0.05, True, stats.WITHIN_NOISE),  # adjusted p not under 0.05
+    ],
+)
+def test_decide_needs_both_the_page_wide_p_and_the_minimum_effect(geo_ratio, p, higher_is_better, expected):
+    assert stats.decide(geo_ratio, p, higher_is_better, 1.05) == expected

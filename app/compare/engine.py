@@ -84,6 +84,9 @@ CELL_FIGURES = (
     "ci95",
     "ratio",
     "ratio_ci95",
+    "geo_ratio",
+    "p_value",
+    "p_adjusted",
     "verdict",
 )
 
@@ -176,7 +179,12 @@ def check_request(run_ids: Sequence[int], mode: str, baseline: int | None) -> in
 
 
 def compare(
-    runs: Sequence[RunFigures], *, mode: str = ABSOLUTE, baseline: int | None = None, grouping: Grouping = DEFAULT
+    runs: Sequence[RunFigures],
+    *,
+    mode: str = ABSOLUTE,
+    baseline: int | None = None,
+    grouping: Grouping = DEFAULT,
+    min_effect: float = stats.DEFAULT_MIN_EFFECT,
 ) -> dict[str, Any]:
     """The body of GET /api/compare for `runs` (in the order asked)."""
     baseline = check_request([run.id for run in runs], mode, baseline)
@@ -228,12 +236,44 @@ def compare(
             {"id": c.id, "name": c.name, "runs": [run.id for run in c.runs], "tags": c.tags} for c in configurations
         ],
         "baseline_configuration": base_config.id,
+        "min_effect": min_effect,
+        "error_control": stats.ERROR_CONTROL,
         "charts": charts,
         "warnings": comparability.warnings(runs) + _spread_warnings(charts, configurations),
         "setup": comparability.setup_table(runs, source_of, {run.id: c.id for c in configurations for run in c.runs}),
     }
+    adjust_verdicts(charts, base_config.id, min_effect)
     data["summary"] = summary.summarise(data, TEST_TITLES, RATE_CHART_KEYS)
     return data
+
+
+# The kinds of verdict whose errors are controlled together: every rate cell of the page (all rate charts,
+# every configuration against the baseline), and apart from them latency and %CPU.
+VERDICT_KINDS = {VALUE: RATE_CHART_KEYS, LATENCY: ("latency",), CPU: ("cpu",)}
+
+
+def adjust_verdicts(charts: list[dict[str, Any]], base_id: int, min_effect: float) -> None:
+    """Give every compared cell of `charts` its page-wide verdict: Holm's adjustment of the raw p-values of
+    all the page's verdicts of one kind (VERDICT_KINDS), then stats.decide() with `min_effect`."""
+    by_key = {chart["key"]: chart for chart in charts}
+    for keys in VERDICT_KINDS.values():
+        cells = [
+            (by_key[key]["higher_is_better"], cell)
+            for key in keys
+            for entry in by_key[key]["configurations"]
+            if entry["configuration"] != base_id
+            for cell in entry["tests"]
+            if cell["p_value"] is not None
+        ]
+        adjusted = stats.holm([cell["p_value"] for _, cell in cells])
+        for (higher_is_better, cell), p_adjusted in zip(cells, adjusted, strict=True):
+            cell["p_adjusted"] = _significant(p_adjusted)
+            cell["verdict"] = stats.decide(cell["geo_ratio"], p_adjusted, higher_is_better, min_effect)
+
+
+def _significant(p: float) -> float:
+    """A p-value to 4 significant figures (they span decades)."""
+    return float(f"{p:.4g}")
 
 
 @dataclass(slots=True)  # read-only by convention: frozen=True makes building one 4x dearer
@@ -272,7 +312,16 @@ def _samples(config: Configuration) -> list[Sample]:
             if latency_us is not None:  # bonnie++ prints a latency even for a +++++ result
                 latency.append(latency_us)
         samples.append(
-            Sample({VALUE: describe(values), CPU: describe(cpu), LATENCY: describe(latency)}, n_runs, too_fast, not_run)
+            Sample(
+                {
+                    VALUE: describe(values),
+                    CPU: describe(cpu),
+                    LATENCY: describe(latency, stats.latency_step_us),
+                },
+                n_runs,
+                too_fast,
+                not_run,
+            )
         )
     return samples
 
@@ -341,14 +390,27 @@ def _cell(
         status = OK if n else TOO_FAST if n_too_fast else NOT_RUN
     ratio: float | None = None
     ratio_ci95: list[float] | None = None
+    geo_ratio: float | None = None
+    p_value: float | None = None
     verdict: str | None = None
     if base is not None:
         compared = stats.ratio_between(side, base.stats[measure][1])
         if compared.ratio is not None:
             ratio = round(compared.ratio, 4) + 0.0
+            # adjust_verdicts() replaces this with the page's verdict once every p-value is known
             verdict = stats.verdict(compared.ci95, spec.higher_is_better)
             if compared.ci95 is not None:
                 ratio_ci95 = [round(compared.ci95[0], 4) + 0.0, round(compared.ci95[1], 4) + 0.0]
+            if compared.geo_ratio is not None:
+                geo_ratio = round(compared.geo_ratio, 4) + 0.0
+            if measure != LATENCY and (sample.n_too_fast or base.n_too_fast):
+                # +++++ is a value above the measurable, not a missing one: the mean of the measured runs alone
+                # is biased low, so such a side gets no verdict from it
+                verdict = stats.UNKNOWN
+            elif compared.p_value is not None:
+                p_value = _significant(compared.p_value)
+            elif verdict != stats.UNKNOWN:  # an exact ratio (no rounding variance): nothing to test
+                verdict = stats.WITHIN_NOISE
         else:
             verdict = stats.UNKNOWN
     test = TESTS[index]
@@ -396,6 +458,9 @@ def _cell(
         "ci95": None if ci95 is None else [round(ci95[0], 3) + 0.0, round(ci95[1], 3) + 0.0],
         "ratio": ratio,
         "ratio_ci95": ratio_ci95,
+        "geo_ratio": geo_ratio,
+        "p_value": p_value,
+        "p_adjusted": None,
         "verdict": verdict,
         "hints": hints,
     }
@@ -462,6 +527,9 @@ def _single_cell(
         "ci95": None,
         "ratio": ratio,
         "ratio_ci95": None,
+        "geo_ratio": None,
+        "p_value": None,
+        "p_adjusted": None,
         "verdict": verdict,
         "hints": hints,
     }
@@ -704,10 +772,13 @@ RELATIVE_KIND = {VALUE: PERCENT, LATENCY: RATIO, CPU: POINTS}
 
 
 VERDICT_TEXT = {
-    "better": "better (the 95 % CI of the ratio is entirely on the better side)",
-    "worse": "worse (the 95 % CI of the ratio is entirely on the worse side)",
-    "within_noise": "within noise (~): the 95 % CI of the ratio contains no change",
-    "unknown": "unknown: a single run on a side; repeat it, e.g. bonnie++ -x 5",
+    "better": "better (▲): the difference holds with every verdict of the page counted (Holm, 5 % for the page) "
+    "and is at least the minimum effect (×1.05 by default)",
+    "worse": "worse (▼): the difference holds with every verdict of the page counted (Holm, 5 % for the page) "
+    "and is at least the minimum effect (×1.05 by default)",
+    "within_noise": "within noise (~): no difference beyond the minimum effect holds once the page's other "
+    "verdicts are counted; the 95 % CI shown is of this comparison alone",
+    "unknown": "unknown: fewer than two measured runs on a side, or +++++ runs (faster than measurable) on one",
 }
 
 

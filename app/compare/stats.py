@@ -15,9 +15,18 @@ request computes a few hundred of them, faster in plain Python than through arra
   thousands of resamples per cell, and its answer depends on a seed. The point estimate is the ratio
   of the arithmetic means (what a reader computes from the bars); the interval is that of the ratio
   of geometric means, which for the small spreads a verdict needs are within a fraction of a percent.
-- `verdict(...)`: better / worse when the ratio's CI excludes 1 in that direction (direction-aware:
-  for latency and %CPU lower is better), within_noise when it contains 1, unknown when either side
-  has fewer than two measured values or a value ≤ 0 (a log ratio needs positive numbers).
+- Quantisation: bonnie++ prints whole numbers (rates, %CPU) or truncated ones (latency in us, ms or s),
+  so repeats of a small figure are often identical. Each side's variance of the logs gains the rounding
+  variance of its printed values, q²/12 per value (q the printing step; on the log scale q²/(12·x²)):
+  zero spread then never claims certainty (200, 200, 200 vs 202, 202, 202 is not "+1.0 %, better").
+- `ratio_between` also gives the raw two-sided p of Welch's t on the logs (H0: equal geometric means)
+  and the geometric-mean ratio the CI is built on.
+- `verdict(...)`: the page decides, not one cell: `holm()` adjusts the p-values of every verdict of a
+  kind the page shows (app/compare/engine.py), and `decide()` says better / worse only when the
+  adjusted p is under 0.05 *and* the geometric-mean ratio is at least the minimum effect away from 1
+  (×1.05 by default): a tiny difference is never better or worse, however tight its CI. within_noise
+  otherwise; unknown when either side has fewer than two measured values or a value ≤ 0 (a log ratio
+  needs positive numbers).
 
 t quantiles come from `t_quantile`, an exact inverse of Student's t distribution function (the
 regularized incomplete beta function by its continued fraction, inverted by Newton's method),
@@ -27,7 +36,7 @@ checked against scipy in the tests.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -82,10 +91,32 @@ class Moments:
     n: int
     mean: float
     log_mean: float | None
-    log_se2: float | None
+    log_se2: float | None  # (variance of the logs + rounding variance) / N
 
 
-def moments(values: Sequence[float]) -> Moments | None:
+Quantum = Callable[[float], float]  # the printing step of a value as bonnie++ prints it
+
+
+def whole_number(value: float) -> float:
+    """Rates and %CPU: whole numbers (a value with a fraction, as 1.9x seeks can have, one decimal)."""
+    return 1.0 if float(value).is_integer() else 0.1
+
+
+def latency_step_us(value_us: float) -> float:
+    """bonnie++'s latency in µs, printed truncated in us below 0.1 s, in ms below 100 s, else in s
+    (docs/bonnie-csv-format.md §1.3)."""
+    return 1.0 if value_us < 100_000 else 1_000.0 if value_us < 100_000_000 else 1_000_000.0
+
+
+def rounding_log_var(values: Sequence[float], quantum: Quantum | None) -> float:
+    """The mean rounding variance of the values' logs: q²/12 per value, q²/(12·x²) on the log scale."""
+    if quantum is None:
+        return 0.0
+    relative = [quantum(v) / v for v in values]  # * rather than **: a tiny value gives inf, not OverflowError
+    return sum([r * r for r in relative]) / (12 * len(values))
+
+
+def moments(values: Sequence[float], quantum: Quantum | None = whole_number) -> Moments | None:
     """None without values."""
     n = len(values)
     if n == 0:
@@ -96,10 +127,13 @@ def moments(values: Sequence[float]) -> Moments | None:
     logs = [math.log(v) for v in values]
     log_mean = sum(logs) / n
     log_deviations = [x - log_mean for x in logs]
-    return Moments(n, mean, log_mean, sum([d * d for d in log_deviations]) / (n - 1) / n)
+    log_var = sum([d * d for d in log_deviations]) / (n - 1) + rounding_log_var(values, quantum)
+    return Moments(n, mean, log_mean, log_var / n)
 
 
-def describe_with_moments(values: Sequence[float]) -> tuple[Description, Moments | None]:
+def describe_with_moments(
+    values: Sequence[float], quantum: Quantum | None = whole_number
+) -> tuple[Description, Moments | None]:
     """describe() and moments() of the same values in one pass over them (a comparison needs both
     for every configuration, test and measure: a few hundred times per request)."""
     n = len(values)
@@ -120,7 +154,8 @@ def describe_with_moments(values: Sequence[float]) -> tuple[Description, Moments
     logs = list(map(math.log, values))
     log_mean = sum(logs) / n
     log_deviations = [x - log_mean for x in logs]
-    return described, Moments(n, mean, log_mean, sum([d * d for d in log_deviations]) / (n - 1) / n)
+    log_var = sum([d * d for d in log_deviations]) / (n - 1) + rounding_log_var(values, quantum)
+    return described, Moments(n, mean, log_mean, log_var / n)
 
 
 def _t_975_whole(df: int) -> float:
@@ -132,6 +167,10 @@ def _t_975_whole(df: int) -> float:
 class Ratio:
     ratio: float | None  # mean(config) / mean(baseline)
     ci95: tuple[float, float] | None  # Welch's t on log values; None when it cannot be computed
+    geo_ratio: float | None = None  # the ratio of geometric means: the CI's centre
+    p_value: float | None = None  # two-sided, Welch's t on the logs, not adjusted for the page
+    log_se: float | None = None  # SE of the difference of the log means (rounding included)
+    df: float | None = None  # Welch–Satterthwaite degrees of freedom
 
 
 NO_RATIO = Ratio(None, None)
@@ -146,18 +185,57 @@ def ratio_between(side: Moments | None, base: Moments | None) -> Ratio:
         return Ratio(ratio, None)
     difference = side.log_mean - base.log_mean
     se2 = side.log_se2 + base.log_se2
-    if se2 == 0:  # identical repeats on both sides: the ratio is exact
+    if se2 == 0:  # identical repeats without rounding variance (quantum=None): nothing to test
         exact = math.exp(difference)
-        return Ratio(ratio, (exact, exact))
+        return Ratio(ratio, (exact, exact), exact, None, 0.0, None)
     # Welch–Satterthwaite degrees of freedom
     df = se2 * se2 / (side.log_se2 * side.log_se2 / (side.n - 1) + base.log_se2 * base.log_se2 / (base.n - 1))
-    half = t_975(df) * math.sqrt(se2)
-    return Ratio(ratio, (math.exp(difference - half), math.exp(difference + half)))
+    se = math.sqrt(se2)
+    half = t_975(df) * se
+    p_value = min(1.0, 2 * t_sf(abs(difference) / se, df))
+    return Ratio(
+        ratio, (math.exp(difference - half), math.exp(difference + half)), math.exp(difference), p_value, se, df
+    )
 
 
-def ratio_of_means(values: Sequence[float], baseline: Sequence[float]) -> Ratio:
+def ratio_of_means(values: Sequence[float], baseline: Sequence[float], quantum: Quantum | None = whole_number) -> Ratio:
     """ratio_between() of two lists of measured values."""
-    return ratio_between(moments(values), moments(baseline))
+    return ratio_between(moments(values, quantum), moments(baseline, quantum))
+
+
+# ==== The page's error control ====
+
+# The smallest change a verdict names: a smaller one is never better or worse (asv uses ×1.1; a bonnie++
+# rerun on one machine typically stays within 5 %, SPREAD_WARNING_CV_PCT).
+DEFAULT_MIN_EFFECT = 1.05
+ALPHA = 0.05  # 1 - CONFIDENCE, written exactly (1 - 0.95 is 0.050000000000000044)
+# Holm rather than Benjamini–Hochberg: the promise is about the whole page ("a page of unchanged runs
+# shows no ▲/▼" on at least 95 % of such pages: the family-wise error), which Holm keeps whatever the
+# tests' dependence; BH bounds only the expected share of false marks among the marks, and the
+# configurations of a page share their baseline, so their tests are correlated.
+ERROR_CONTROL = "holm"
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given (each ≤ 1, never below its raw p)."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def decide(geo_ratio: float, p_adjusted: float, higher_is_better: bool, min_effect: float) -> Verdict:
+    """better / worse when the page-adjusted p is under ALPHA and the geometric-mean ratio is at least
+    `min_effect` away from 1 (either way); within_noise otherwise."""
+    if p_adjusted >= ALPHA or not (geo_ratio >= min_effect or geo_ratio <= 1 / min_effect):
+        return WITHIN_NOISE
+    if geo_ratio > 1:
+        return BETTER if higher_is_better else WORSE
+    return WORSE if higher_is_better else BETTER
 
 
 def verdict(ci95: tuple[float, float] | None, higher_is_better: bool) -> Verdict:

@@ -62,7 +62,7 @@ def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collect
     others = [c for c in configurations if c["id"] != base_id]
     for config in others[:MAX_CONFIGURATIONS]:
         cpu = _cpu(data, config["id"])
-        judged, noise, unknown, cpu_bound, too_fast, missing = [], [], [], [], [], []
+        judged, noise, unknown, censored, cpu_bound, too_fast, missing = [], [], [], [], [], [], []
         for cell, base in zip(_cells(data, config["id"], rate_charts), base_cells, strict=True):
             title = titles[cell["test"]]
             if cell["status"] == TOO_FAST and base["status"] == TOO_FAST:
@@ -82,6 +82,10 @@ def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collect
                 continue
             elif cell["verdict"] == "within_noise":
                 noise.append(f"{title} {percent(cell['ratio'])}")
+            elif cell["n_too_fast"] or base["n_too_fast"]:
+                censored.append(
+                    f"{title} {percent(cell['ratio'])} of the measured runs ({_too_fast_count(cell, base)})"
+                )
             else:
                 single = single or cell["n"] < 2 or base["n"] < 2
                 unknown.append(f"{title} {percent(cell['ratio'])}")
@@ -92,6 +96,8 @@ def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collect
             parts.append(f"{'; '.join(noise)} (within noise)")
         if unknown:
             parts.append(f"{'; '.join(unknown)} (no verdict: too few runs)")
+        if censored:
+            parts.append(f"{'; '.join(censored)}: no verdict, {TOO_FAST_MARK} runs are faster than measurable")
         if cpu_bound:
             tests = [t for t, _ in cpu_bound]
             unchanged = "unchanged and " if all(u for _, u in cpu_bound) else ""
@@ -109,3 +115,12 @@ def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collect
     if single:
         sentences.insert(0, SINGLE_RUN)
     return " ".join(sentences)
+
+
+def _too_fast_count(cell: dict[str, Any], base: dict[str, Any]) -> str:
+    """ "2 of 5 runs +++++ here, 0 of 3 in the baseline": how many runs of each side printed +++++."""
+
+    def runs(c: dict[str, Any]) -> int:
+        return c["n"] + c["n_too_fast"] + c["n_not_run"]
+
+    return f"{cell['n_too_fast']} of {runs(cell)} runs {TOO_FAST_MARK} here, {base['n_too_fast']} of {runs(base)} in the baseline"

@@ -227,9 +227,23 @@ class CellFiguresOut(BaseModel):
     cv_pct: float | None = Field(description="100 * sd / mean")
     ci95: list[float] | None = Field(description="[low, high]: 95 % CI of the mean (Student t)")
     ratio: float | None = Field(description="mean / the baseline's mean")
-    ratio_ci95: list[float] | None = Field(description="[low, high]: 95 % CI of the ratio (Welch's t on log values)")
+    ratio_ci95: list[float] | None = Field(
+        description="[low, high]: 95 % CI of the ratio of geometric means (Welch's t on log values, rounding "
+        "variance included), for this comparison alone: not adjusted for the page's other comparisons"
+    )
+    geo_ratio: float | None = Field(
+        description="geometric mean / the baseline's geometric mean: the ratio the CI and the verdict are built on"
+    )
+    p_value: float | None = Field(
+        description="raw two-sided p of Welch's t on the logs (equal geometric means); null without a CI"
+    )
+    p_adjusted: float | None = Field(
+        description="p_value after Holm's adjustment over every verdict of its kind on the page (rates together, "
+        "latency apart, %CPU apart): what the verdict reads"
+    )
     verdict: Literal["better", "worse", "within_noise", "unknown"] | None = Field(
-        description="null for the baseline itself"
+        description="better/worse when p_adjusted < 0.05 and geo_ratio is at least min_effect away from 1, "
+        "within_noise otherwise, unknown below two measured values on a side; null for the baseline itself"
     )
 
 
@@ -284,6 +298,10 @@ class CompareOut(BaseModel):
     group: str = Field(description="params, none, or the tag keys separated by commas")
     configurations: list[ConfigurationOut]
     baseline_configuration: int = Field(description="the configuration the others' ratios and verdicts are against")
+    min_effect: float = Field(description="the smallest ratio (either way) a verdict calls better or worse")
+    error_control: Literal["holm"] = Field(
+        description="how the page's verdicts share their 5 % error: Holm over every verdict of a kind"
+    )
     charts: list[CompareChartOut]
     warnings: list[WarningOut]
     setup: list[SetupRowOut]
