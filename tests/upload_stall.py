@@ -25,7 +25,8 @@ _copied = threading.Event()  # the COPY of an upload took the line
 
 
 def _stall_if_marked(statement: str, parameters: object) -> None:
-    if statement.lstrip()[:15].upper() == "INSERT INTO RUN" and (_copied.is_set() or STALL_LINE in repr(parameters)):
+    # Anywhere in the statement: PostgreSQL's numbers the lines in a WITH before its INSERT.
+    if "INSERT INTO RUN " in statement.upper() and (_copied.is_set() or STALL_LINE in repr(parameters)):
         STALL_FILE.touch()
         threading.Event().wait()  # until SIGKILL
 
