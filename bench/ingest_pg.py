@@ -9,7 +9,7 @@ table (the reference), then the server's `POST /api/runs` with two tags (`?tag=f
 without. With --baseline (repeatable), other checkouts' servers (each with its .venv) take the same rounds:
 before and after in one run. Rounds alternate, so drift on a shared machine hits all alike. Prints each
 round's seconds, medians and their ratio to the median `\\copy`, and the PostgreSQL server's CPU seconds
-(all its processes, from /proc) during each POST.
+(its processes only, from /proc) during each POST.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import httpx
+from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,19 +42,28 @@ def libpq_url(url: str) -> str:
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-def postgres_cpu_s() -> float:
-    """CPU seconds used so far by every process named postgres (the server and its backends)."""
-    total = 0
+def _stat(pid: int) -> list[str]:
+    """/proc/<pid>/stat's fields after the command name: [0] state, [1] ppid, [11:15] utime stime cutime cstime."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def postgres_cpu_s(server: PostgresServer) -> float:
+    """CPU seconds used so far by this cluster: its postmaster, its live processes and those that have ended
+    (counted in the postmaster's cutime and cstime). Other clusters on the machine are left out."""
+    with server.engine.connect() as connection:
+        checkpointer = connection.execute(
+            text("SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'")
+        ).scalar_one()
+    postmaster = int(_stat(checkpointer)[1])
+    ticks = sum(int(field) for field in _stat(postmaster)[11:15])
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)
-            name = fields[0].split("(", 1)[1]
-        except (OSError, IndexError):
-            continue
-        if name == "postgres":
-            parts = fields[1].split()
-            total += int(parts[11]) + int(parts[12]) + int(parts[13]) + int(parts[14])  # utime stime cutime cstime
-    return total / CLOCK_TICKS
+            fields = _stat(int(stat.parent.name))
+        except (OSError, ValueError):
+            continue  # ended meanwhile: its time is in the postmaster's cutime now
+        if int(fields[1]) == postmaster:
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / CLOCK_TICKS
 
 
 def time_psql_copy(server: PostgresServer, data_file: Path) -> float:
@@ -93,13 +103,13 @@ def time_server(
             except httpx.TransportError:
                 time.sleep(0.05)
         body = data_file.read_bytes()
-        cpu_before = postgres_cpu_s()
+        cpu_before = postgres_cpu_s(server)
         start = time.perf_counter()
         response = httpx.post(
             f"{base}/api/runs", content=body, params=params, headers={"Content-Type": "text/csv"}, timeout=1800
         )
         elapsed = time.perf_counter() - start
-        cpu = postgres_cpu_s() - cpu_before
+        cpu = postgres_cpu_s(server) - cpu_before
         assert response.status_code == 201, response.text[:500]
         assert len(response.json()["created"]) == body.count(b"\n")
         return elapsed, cpu
