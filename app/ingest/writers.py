@@ -21,9 +21,9 @@ Two writers exist:
   looking up the parsed lines' ids afterwards is safe.
 * PostgresWriter: ParsedRun values, streamed by COPY (a batch at a time) into a temporary table of
   the upload's own, then moved into `run` by one INSERT ... SELECT: runs are numbered by the sequence in line
-  order. That statement also names the existing run of each duplicate
-  (ON CONFLICT DO UPDATE ... RETURNING), so a run deleted between an insert and a second lookup can no
-  longer make the upload fail (issue #8); the update locks that run until this upload commits.
+  order. That statement also names the existing run of each duplicate (ON CONFLICT DO UPDATE ...
+  RETURNING), so a run deleted between an insert and a second lookup cannot make the upload fail; the
+  update locks that run until this upload commits.
 
 The row a writer stores is ROW_COLUMNS, built by run_values() from app.columns' names.
 """
@@ -213,8 +213,9 @@ def _pg_line_values(run: ParsedRun, digest: bytes, ordinal: int) -> tuple:
 
 
 class PostgresWriter:
-    """COPY into a temporary table, then one INSERT ... SELECT: a multi-row INSERT of 2,000 wide rows was a
-    statement the driver built and the server parsed anew each batch, 92 % of an upload's time."""
+    """COPY into a temporary table, then one INSERT ... SELECT: a multi-row INSERT of 2,000 wide rows is a
+    statement the driver builds and the server parses anew each batch; COPY streams the same rows for a
+    fraction of that (bench/RESULTS.md)."""
 
     def __init__(
         self,
@@ -250,14 +251,14 @@ class PostgresWriter:
         if not self.copied:
             return self.created, self.existing
         # Two uploads sharing lines in different orders would each wait in ON CONFLICT for a row the
-        # other inserted: a deadlock, and one of them a 500 (issue #5). Run inserts take turns under one
+        # other inserted: a deadlock, and one of them a 500. Run inserts take turns under one
         # transaction-scoped advisory lock, as SQLite's single writer does; parsing and the COPY into this
         # upload's own table still run in parallel.
         self.session.execute(select(func.pg_advisory_xact_lock(_PG_INGEST_LOCK)))
         # The sequence numbers the runs in line order: nextval() runs above a sort of the line numbers
-        # alone (a sort of the whole rows spilled 60 MB to disk per 100,000 lines), joined back by number.
+        # alone (sorting the whole rows spills 60 MB to disk per 100,000 lines), joined back by number.
         # The no-op update makes PostgreSQL return the existing run of a duplicate and lock it until this
-        # upload commits, so a run deleted meanwhile cannot make the upload fail (issue #8).
+        # upload commits, so a run deleted meanwhile cannot make the upload fail.
         statement = text(
             f"WITH numbered AS MATERIALIZED (SELECT ord, nextval(pg_get_serial_sequence('run', 'id')) AS id "
             f"FROM (SELECT ord FROM {self.staging} ORDER BY ord) AS in_line_order) "
