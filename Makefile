@@ -49,8 +49,9 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
+# With the bench extra: the scripts in bench/ run from a plain install too.
 $(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q -e '.[bench]'
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python

@@ -1,12 +1,13 @@
 """Ingest speed and memory: POST a 100,000-line file to a real server, against sqlite3's .import
 (docs/decisions.md, "Ingest within 2x of sqlite3's .import").
 
-Usage: .venv/bin/python bench/ingest_100k.py [--lines 100000] [--repeat 3] [--baseline /work/main ...]
+Usage: .venv/bin/python bench/ingest_100k.py [--lines 100000] [--repeat 3] [--format 1.98|1.03] [--baseline /work/main ...]
 
 The file cycles through real format-1.98 lines (tests/data/corpus/bonnie200-sample.csv and the
-public 2.00a line) and gives line i the machine name host<i>. Each timing is into a fresh database:
+public 2.00a line), or with --format 1.03 through the corpus's real 27-field format-1.0x lines (which
+take the parser's path, not the compiled one), and gives line i the machine name host<i>. Each timing is into a fresh database:
 the server's (started with `bonnieboard serve`, SQLite, WAL) and sqlite3's own `.import` of the same
-file into a plain 50-column table. Every round posts the file twice, without tags and with two
+file into a plain table as wide as its lines (50 or 27 columns). Every round posts the file twice, without tags and with two
 (`?tag=fs=xfs&tag=disk=nvme0`), and a third time (no tags, not timed) while a reader sends
 `GET /api/runs?limit=50` back to back (reads must not wait for an upload). With --baseline
 (repeatable), other checkouts' servers (each with its .venv) take the same rounds: before and after in one
@@ -40,12 +41,24 @@ def real_198_lines() -> list[str]:
     return lines
 
 
-def make_file(path: Path, count: int) -> None:
-    templates = [line.split(",") for line in real_198_lines()]
+def real_103_lines() -> list[str]:
+    """The corpus's 27-field lines (format 1.0x: no format field; the name comes first)."""
+    lines = []
+    for path in sorted(CORPUS.glob("*.csv")):
+        lines += [line for line in path.read_text().splitlines() if line.count(",") == 26]
+    return lines
+
+
+FORMATS = {"1.98": (real_198_lines, 2, 50), "1.03": (real_103_lines, 0, 27)}  # lines, name field, fields
+
+
+def make_file(path: Path, count: int, line_format: str = "1.98") -> None:
+    real_lines, name_field, _ = FORMATS[line_format]
+    templates = [line.split(",") for line in real_lines()]
     with path.open("w") as out:
         for i in range(count):
             fields = list(templates[i % len(templates)])
-            fields[2] = f"host{i}"
+            fields[name_field] = f"host{i}"
             out.write(",".join(fields) + "\n")
 
 
@@ -131,9 +144,9 @@ def time_server(
         remove_database(db)
 
 
-def time_sqlite_import(data_file: Path, workdir: Path) -> float:
+def time_sqlite_import(data_file: Path, workdir: Path, fields: int = 50) -> float:
     db = workdir / f"import-{time.monotonic_ns()}.db"
-    columns = ",".join(f"c{i}" for i in range(50))
+    columns = ",".join(f"c{i}" for i in range(fields))
     start = time.perf_counter()
     subprocess.run(["sqlite3", db, f"create table t({columns});", ".mode csv", f".import {data_file} t"], check=True)
     elapsed = time.perf_counter() - start
@@ -152,6 +165,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--format", choices=sorted(FORMATS), default="1.98", help="the lines' format")
     parser.add_argument(
         "--baseline",
         type=Path,
@@ -164,14 +178,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         data_file = workdir / "runs.csv"
-        make_file(data_file, args.lines)
-        print(f"file: {args.lines} lines, {data_file.stat().st_size / 1e6:.1f} MB")
+        make_file(data_file, args.lines, args.format)
+        print(f"file: {args.lines} format-{args.format} lines, {data_file.stat().st_size / 1e6:.1f} MB")
         import_s: list[float] = []
         runs: dict[tuple[str, str], list[tuple[float, float, list[float]]]] = {
             (server, tags): [] for server in servers for tags in (*TAGS, READING)
         }
         for _ in range(args.repeat):  # alternate, so drift on a shared machine hits all alike
-            import_s.append(time_sqlite_import(data_file, workdir))
+            import_s.append(time_sqlite_import(data_file, workdir, FORMATS[args.format][2]))
             for (server, tags), results in runs.items():
                 params = TAGS.get(tags, [])
                 results.append(time_server(data_file, workdir, servers[server], params, read=tags == READING))

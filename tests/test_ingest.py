@@ -7,9 +7,10 @@ from app.errors import InvalidUpload
 from app.ingest.parsing import iter_parse
 from app.ingest.secrets_scrub import scrub_command_line, scrub_document
 from app.ingest.service import ingest
+from app.ingest.writers import BATCH_ROWS
 from app.store import db
 from app.store.models import Tag, Upload, run_table
-from tests.helpers import LINE_103, LINE_197, LINE_198, post_form, with_field
+from tests.helpers import LINE_103, LINE_197, LINE_198, distinct_lines, post_form, with_field
 
 
 def count(session, table):
@@ -65,6 +66,23 @@ def test_duplicates_across_uploads_and_within_one(session):
     # The run stored before gets the upload's tags it lacks, and the answer says so.
     assert sorted(session.scalars(select(Tag.run_id)).all()) == sorted([first.created[0], *second.created])
     assert second.tagged == [first.created[0]]
+
+
+def test_runs_of_a_long_upload_are_numbered_in_line_order(session):
+    # Several of a writer's batches (PostgreSQL: several COPYs into one table, numbered by one statement), with
+    # lines stored before and repeats among them: the created runs' ids rise with their lines.
+    lines = distinct_lines("numbered", 2 * BATCH_ROWS + 500)
+    before = ingest(session=session, items=iter_parse("\n".join(lines[::7])), source="cli")
+    upload = lines[: BATCH_ROWS + 3] + lines[10:20] + lines[BATCH_ROWS + 3 :]
+    outcome = ingest(session=session, items=iter_parse("\n".join(upload)), source="cli", tags={"fs": "xfs"})
+    session.commit()
+    line_of = dict(session.execute(select(run_table.c.id, run_table.c.raw_line)).all())
+    new_lines = [line for index, line in enumerate(lines) if index % 7]
+    assert outcome.created == sorted(outcome.created)
+    assert [line_of[run_id] for run_id in outcome.created] == new_lines
+    assert min(outcome.created) > max(before.created)
+    assert len(outcome.duplicates) == len(before.created) + 10
+    assert count(session, Tag) == len(lines)  # the runs stored before gain the tag too
 
 
 def test_a_reupload_adds_tags_and_never_replaces_or_removes_one(session):

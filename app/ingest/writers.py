@@ -19,10 +19,11 @@ Two writers exist:
   app.ingest.sqlite_bulk's extension stores them in finish(), numbered around the parsed ones
   (PlainLines.distinct_before), and says which it created. No other writer can run meanwhile, so
   looking up the parsed lines' ids afterwards is safe.
-* PostgresWriter: ParsedRun values; runs are numbered by the sequence. One statement per batch
-  inserts and names the existing run of each duplicate (ON CONFLICT DO UPDATE ... RETURNING), with
-  no second lookup after the insert for a run deleted in between to make the upload fail;
-  the update locks that run until this upload commits.
+* PostgresWriter: ParsedRun values, streamed by COPY (a batch at a time) into a temporary table of
+  the upload's own, then moved into `run` by one INSERT ... SELECT: runs are numbered by the sequence in line
+  order. That statement also names the existing run of each duplicate (ON CONFLICT DO UPDATE ...
+  RETURNING), so a run deleted between an insert and a second lookup cannot make the upload fail; the
+  update locks that run until this upload commits.
 
 The row a writer stores is ROW_COLUMNS, built by run_values() from app.columns' names.
 """
@@ -34,8 +35,7 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any, Protocol
 
-from sqlalchemy import func, select, text
-from sqlalchemy.dialects import postgresql
+from sqlalchemy import bindparam, func, select, text
 from sqlalchemy.orm import Session
 
 from app.columns import FILE_TEST_COLUMNS, RESULT_COLUMNS, RUN_LINE_COLUMNS
@@ -61,6 +61,7 @@ ROW_COLUMNS: tuple[str, ...] = (
 )
 _line_values = attrgetter(*RUN_LINE_COLUMNS)  # ParsedRun's attributes are named as the columns
 _NO_FILE_TEST = (None,) * len(FILE_TEST_COLUMNS)
+_UPLOAD_COLUMNS = ("upload_id", "created_at", "label", "document")  # the same for every run of an upload
 
 
 def run_values(run: ParsedRun, digest: bytes, head: tuple, tail: tuple) -> tuple:
@@ -196,14 +197,26 @@ def _ids_by_hash(session: Session, digests: list[bytes]) -> dict[bytes, int]:
 
 _PG_INGEST_LOCK = 0x626F6E6E6965  # "bonnie": any constant no other code locks
 
-# The no-op update makes PostgreSQL return the existing row of a duplicate, and lock it.
-_pg_insert = postgresql.insert(run_table)
-_PG_INSERT = _pg_insert.on_conflict_do_update(
-    index_elements=["line_hash"], set_={"line_hash": _pg_insert.excluded.line_hash}
-).returning(run_table.c.line_hash, run_table.c.id, run_table.c.upload_id)
+# What differs per line; the upload's own columns (upload_id, created_at, label, document) are bound once.
+_PG_LINE_COLUMNS: tuple[str, ...] = tuple(column for column in ROW_COLUMNS if column not in _UPLOAD_COLUMNS)
+
+
+def _pg_line_values(run: ParsedRun, digest: bytes, ordinal: int) -> tuple:
+    return (
+        ordinal,
+        digest,
+        run.raw_line,
+        *_line_values(run),
+        *(run.file_test or _NO_FILE_TEST),
+        *chain.from_iterable(run.results),
+    )
 
 
 class PostgresWriter:
+    """COPY into a temporary table, then one INSERT ... SELECT: a multi-row INSERT of 2,000 wide rows is a
+    statement the driver builds and the server parses anew each batch; COPY streams the same rows for a
+    fraction of that (bench/RESULTS.md)."""
+
     def __init__(
         self,
         session: Session,
@@ -217,13 +230,16 @@ class PostgresWriter:
             raise TypeError("PostgresWriter stores parsed lines only")
         self.session = session
         self.upload_id = upload_id
-        self.head, self.tail = (upload_id, created_at), (label, document)
-        self.rows: list[dict[str, Any]] = []
+        self.upload_values = {"upload_id": upload_id, "created_at": created_at, "label": label, "document": document}
+        # One per upload: a transaction may hold several uploads (the CLI's), each with its own table.
+        self.staging = f"bonnieboard_ingest_{upload_id}"
+        self.rows: list[tuple] = []
+        self.copied = 0
         self.created: dict[bytes, int] = {}
         self.existing: dict[bytes, int] = {}
 
     def add(self, item: ParsedRun, digest: bytes) -> None:
-        self.rows.append(dict(zip(ROW_COLUMNS, run_values(item, digest, self.head, self.tail), strict=True)))
+        self.rows.append(_pg_line_values(item, digest, self.copied + len(self.rows)))
         if len(self.rows) >= BATCH_ROWS:
             self._flush()
 
@@ -232,18 +248,51 @@ class PostgresWriter:
 
     def finish(self) -> tuple[dict[bytes, int], dict[bytes, int]]:
         self._flush()
+        if not self.copied:
+            return self.created, self.existing
+        # Two uploads sharing lines in different orders would each wait in ON CONFLICT for a row the
+        # other inserted: a deadlock, and one of them a 500. Run inserts take turns under one
+        # transaction-scoped advisory lock, as SQLite's single writer does; parsing and the COPY into this
+        # upload's own table still run in parallel.
+        self.session.execute(select(func.pg_advisory_xact_lock(_PG_INGEST_LOCK)))
+        # The sequence numbers the runs in line order: nextval() runs above a sort of the line numbers
+        # alone (sorting the whole rows spills 60 MB to disk per 100,000 lines), joined back by number.
+        # The no-op update makes PostgreSQL return the existing run of a duplicate and lock it until this
+        # upload commits, so a run deleted meanwhile cannot make the upload fail.
+        statement = text(
+            f"WITH numbered AS MATERIALIZED (SELECT ord, nextval(pg_get_serial_sequence('run', 'id')) AS id "
+            f"FROM (SELECT ord FROM {self.staging} ORDER BY ord) AS in_line_order) "
+            f"INSERT INTO run (id, {', '.join(_UPLOAD_COLUMNS)}, {', '.join(_PG_LINE_COLUMNS)}) "
+            f"SELECT numbered.id, :upload_id, :created_at, :label, :document, {', '.join(_PG_LINE_COLUMNS)} "
+            f"FROM {self.staging} JOIN numbered USING (ord) "
+            "ON CONFLICT (line_hash) DO UPDATE SET line_hash = excluded.line_hash "
+            "RETURNING line_hash, id, upload_id"
+        ).bindparams(*(bindparam(name, type_=run_table.c[name].type) for name in _UPLOAD_COLUMNS))
+        for digest, run_id, upload_id in self.session.execute(statement, self.upload_values):
+            (self.created if upload_id == self.upload_id else self.existing)[digest] = run_id
+        self.session.execute(text(f"DROP TABLE {self.staging}"))
         return self.created, self.existing
 
     def _flush(self) -> None:
         if not self.rows:
             return
-        # Two uploads sharing lines in different orders would each wait in ON CONFLICT for a row the
-        # other inserted: a deadlock, and one of them a 500. Run inserts take turns under one
-        # transaction-scoped advisory lock, as SQLite's single writer does; parsing up to the first
-        # batch still runs in parallel. Taking it again in the same transaction is free.
-        self.session.execute(select(func.pg_advisory_xact_lock(_PG_INGEST_LOCK)))
-        for digest, run_id, upload_id in self.session.execute(_PG_INSERT, self.rows):
-            (self.created if upload_id == self.upload_id else self.existing)[digest] = run_id
+        if not self.copied:
+            # Temporary: no WAL, no other session sees it; dropped at commit or rollback whatever happens.
+            self.session.execute(
+                text(
+                    f"CREATE TEMPORARY TABLE {self.staging} ON COMMIT DROP AS "
+                    f"SELECT 0::integer AS ord, {', '.join(_PG_LINE_COLUMNS)} FROM run WITH NO DATA"
+                )
+            )
+        driver_connection = self.session.connection().connection.driver_connection
+        assert driver_connection is not None  # a checked-out connection always has one
+        with (
+            driver_connection.cursor() as cursor,
+            cursor.copy(f"COPY {self.staging} (ord, {', '.join(_PG_LINE_COLUMNS)}) FROM STDIN") as copy,
+        ):
+            for row in self.rows:
+                copy.write_row(row)
+        self.copied += len(self.rows)
         self.rows.clear()
 
 

@@ -1,0 +1,156 @@
+"""PostgreSQL ingest speed: POST a 100,000-line file to a real server, against `psql \\copy` of the same file.
+
+Usage: .venv/bin/python bench/ingest_pg.py [--lines 100000] [--repeat 3] [--baseline /work/main ...]
+
+The file is bench/ingest_100k.py's: real format-1.98 lines, line i with the machine name host<i>. A
+throwaway PostgreSQL cluster is started (tests/postgres.py; or BONNIEBOARD_TEST_POSTGRES_URL's server), and
+every round times, each into a fresh database: `psql -c "\\copy t from FILE csv"` into a plain 50-column text
+table (the reference), then the server's `POST /api/runs` with two tags (`?tag=fs=xfs&tag=disk=nvme0`) and
+without. With --baseline (repeatable), other checkouts' servers (each with its .venv) take the same rounds:
+before and after in one run. Rounds alternate, so drift on a shared machine hits all alike. Prints each
+round's seconds, medians and their ratio to the median `\\copy`, and the PostgreSQL server's CPU seconds
+(its processes only, from /proc) during each POST.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app.store.migrate import upgrade
+from bench.ingest_100k import TAGS, free_port, make_file
+from tests.postgres import PostgresServer, postgres_bin, postgres_server
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def libpq_url(url: str) -> str:
+    """SQLAlchemy's URL as psql takes it (no +driver)."""
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def _stat(pid: int) -> list[str]:
+    """/proc/<pid>/stat's fields after the command name: [0] state, [1] ppid, [11:15] utime stime cutime cstime."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def postgres_cpu_s(server: PostgresServer) -> float:
+    """CPU seconds used so far by this cluster: its postmaster, its live processes and those that have ended
+    (counted in the postmaster's cutime and cstime). Other clusters on the machine are left out."""
+    with server.engine.connect() as connection:
+        checkpointer = connection.execute(
+            text("SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'")
+        ).scalar_one()
+    postmaster = int(_stat(checkpointer)[1])
+    ticks = sum(int(field) for field in _stat(postmaster)[11:15])
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = _stat(int(stat.parent.name))
+        except (OSError, ValueError):
+            continue  # ended meanwhile: its time is in the postmaster's cutime now
+        if int(fields[1]) == postmaster:
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / CLOCK_TICKS
+
+
+def time_psql_copy(server: PostgresServer, data_file: Path) -> float:
+    url = server.create_database("bench_copy")
+    try:
+        columns = ", ".join(f"c{i} text" for i in range(50))
+        command = [str(postgres_bin() / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", libpq_url(url)]
+        subprocess.run([*command, "-c", f"create table t ({columns})"], check=True)
+        start = time.perf_counter()
+        subprocess.run([*command, "-c", f"\\copy t from '{data_file}' with (format csv)"], check=True)
+        return time.perf_counter() - start
+    finally:
+        server.drop_database("bench_copy")
+
+
+def time_server(
+    server: PostgresServer, root: Path, data_file: Path, params: list[tuple[str, str]]
+) -> tuple[float, float]:
+    """(seconds for the POST, PostgreSQL's CPU seconds meanwhile) into a fresh, migrated database."""
+    url = server.create_database("bench_ingest")
+    upgrade(url)
+    port = free_port()
+    env = os.environ | {"BONNIEBOARD_DATABASE_URL": url, "BONNIEBOARD_MAX_UPLOAD_BYTES": str(256 * 1024 * 1024)}
+    process = subprocess.Popen(
+        [root / ".venv/bin/bonnieboard", "serve", "--port", str(port)],
+        env=env,
+        cwd=root,  # a baseline imports its own `app`
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(400):
+            try:
+                httpx.get(f"{base}/api/health", timeout=1)
+                break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        body = data_file.read_bytes()
+        cpu_before = postgres_cpu_s(server)
+        start = time.perf_counter()
+        response = httpx.post(
+            f"{base}/api/runs", content=body, params=params, headers={"Content-Type": "text/csv"}, timeout=1800
+        )
+        elapsed = time.perf_counter() - start
+        cpu = postgres_cpu_s(server) - cpu_before
+        assert response.status_code == 201, response.text[:500]
+        assert len(response.json()["created"]) == body.count(b"\n")
+        return elapsed, cpu
+    finally:
+        process.terminate()
+        process.wait()
+        server.drop_database("bench_ingest")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lines", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline", type=Path, action="append", default=[], help="another checkout (with its .venv)")
+    args = parser.parse_args()
+    servers = {"this": ROOT} | {f"baseline {i + 1}": path.resolve() for i, path in enumerate(args.baseline)}
+    with tempfile.TemporaryDirectory() as tmp, postgres_server(os.environ.get("BONNIEBOARD_TEST_POSTGRES_URL")) as pg:
+        data_file = Path(tmp) / "runs.csv"
+        make_file(data_file, args.lines)
+        os.chmod(tmp, 0o755)  # psql runs as this user, but keep the file readable whoever runs it
+        print(f"file: {args.lines} lines, {data_file.stat().st_size / 1e6:.1f} MB")
+        copy_s: list[float] = []
+        results: dict[tuple[str, str], list[tuple[float, float]]] = {
+            (server, tags): [] for server in servers for tags in TAGS
+        }
+        for _ in range(args.repeat):
+            copy_s.append(time_psql_copy(pg, data_file))
+            for (server, tags), rounds in results.items():
+                rounds.append(time_server(pg, servers[server], data_file, TAGS[tags]))
+        med_copy = statistics.median(copy_s)
+        print(f"psql \\copy s: {' '.join(f'{t:.2f}' for t in copy_s)}  median {med_copy:.2f}")
+        for (server, tags), rounds in results.items():
+            seconds = [elapsed for elapsed, _ in rounds]
+            med = statistics.median(seconds)
+            print(
+                f"POST {server} ({servers[server]}), tags {tags}: {' '.join(f'{t:.2f}' for t in seconds)} "
+                f"median {med:.2f} s = {med / med_copy:.1f}x \\copy; PostgreSQL CPU s "
+                f"{' '.join(f'{cpu:.1f}' for _, cpu in rounds)}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
