@@ -343,6 +343,7 @@ class MatrixOut(BaseModel):
     runs: list[int]
     baseline: int | None = Field(description="the run whose configuration is the baseline, when one was asked for")
     baseline_configuration: int
+    min_effect: float = Field(description="the smallest ratio (either way) a verdict calls better or worse")
     columns: list[str] = Field(description="the column key's values, in order")
     rows: list[MatrixRowOut]
     configurations: list[ConfigurationOut]
