@@ -238,6 +238,17 @@ def decide(geo_ratio: float, p_adjusted: float, higher_is_better: bool, min_effe
     return WORSE if higher_is_better else BETTER
 
 
+def decide_bounded(bound_ratio: float, higher_is_better: bool, min_effect: float) -> Verdict:
+    """A test with +++++ runs on one side: better / worse when every run of one side is at least `min_effect`
+    times every run of the other (bound_ratio, app/compare/engine.py); unknown otherwise, as the +++++ runs
+    could have been anything above their bound."""
+    if bound_ratio >= min_effect:
+        return BETTER if higher_is_better else WORSE
+    if bound_ratio <= 1 / min_effect:
+        return WORSE if higher_is_better else BETTER
+    return UNKNOWN
+
+
 def verdict(ci95: tuple[float, float] | None, higher_is_better: bool) -> Verdict:
     """better / worse when the CI of the ratio excludes 1 in that direction, else within_noise;
     unknown without a CI (fewer than two measured values on a side)."""

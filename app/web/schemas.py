@@ -241,9 +241,22 @@ class CellFiguresOut(BaseModel):
         description="p_value after Holm's adjustment over every verdict of its kind on the page (rates together, "
         "latency apart, %CPU apart): what the verdict reads"
     )
+    too_fast_above: float | None = Field(
+        description="the rate this configuration's +++++ runs of the test are above: the test's work in bonnie++'s "
+        "0.5 s (files: the line's number of files × 1024; block I/O: the file size in KiB), the lowest of its runs'; "
+        "null without +++++ runs, for seeks, and when a run's size is unknown"
+    )
+    bound_ratio: float | None = Field(
+        description="with +++++ runs on one side only: every run of this configuration over every run of the "
+        "baseline's, the +++++ ones at their too_fast_above — above 1, the lowest here over the highest there (at "
+        "least this many times faster); under 1, the highest here over the lowest there (at least 1/this slower); "
+        "null when nothing holds whatever the +++++ runs were, or below two runs on a side"
+    )
     verdict: Literal["better", "worse", "within_noise", "unknown"] | None = Field(
         description="better/worse when p_adjusted < 0.05 and geo_ratio is at least min_effect away from 1, "
-        "within_noise otherwise, unknown below two measured values on a side; null for the baseline itself"
+        "within_noise otherwise, unknown below two measured values on a side; with +++++ runs on a side, "
+        "better/worse only when bound_ratio is at least min_effect away from 1, else unknown; null for the "
+        "baseline itself"
     )
 
 
