@@ -229,9 +229,11 @@ def test_a_20_percent_difference_with_low_spread_is_better(client, sweep):
         (2, "xfs-box · fs=xfs", sweep["xfs"]),
     ]
     base, xfs = cell(body, "block_io", 1, "put_block"), cell(body, "block_io", 2, "put_block")
-    # 100000, 101000, 99000: mean 100000, SD 1000, CV 1 %, CI 100000 ± 4.3027 * 1000 / sqrt(3) = ± 2484.1
+    # 100000, 101000, 99000: mean 100000, SD 1000, CV 1 %; geometric mean 99996.67, its CI on the logs
+    # (SD of the logs 0.0100005, SE 0.0057738 with rounding, × t 4.3027 = ±0.024843): ×/÷ 1.02515
     assert (base["n"], base["mean"], base["median"], base["sd"], base["cv_pct"]) == (3, 100000.0, 100000.0, 1000.0, 1.0)
-    assert base["ci95"] == pytest.approx([97515.9, 102484.1], abs=0.1)
+    assert base["geo_mean"] == pytest.approx(99996.667, abs=1e-3)
+    assert base["ci95"] == pytest.approx([97543.1, 102511.9], abs=0.1)
     assert base["ratio"] is None and base["verdict"] is None  # the baseline itself
     assert xfs["ratio"] == 1.2 and xfs["verdict"] == "better"
     low, high = xfs["ratio_ci95"]

@@ -81,6 +81,7 @@ CELL_FIGURES = (
     "median",
     "sd",
     "cv_pct",
+    "geo_mean",
     "ci95",
     "ratio",
     "ratio_ci95",
@@ -362,7 +363,9 @@ def _one(value: float | None) -> tuple[stats.Description, stats.Moments | None]:
     if value is None:
         return _NOTHING
     mean = value / 1
-    return stats.Description(1, mean, mean, None, None, None), stats.Moments(1, mean, None, None)
+    return stats.Description(1, mean, mean, None, None, None, mean if mean > 0 else None), stats.Moments(
+        1, mean, None, None
+    )
 
 
 def _single_sample(result: Result, run: RunFigures, index: int) -> Sample:
@@ -495,6 +498,7 @@ def _cell(
         "median": None if described.median is None else _round3(described.median),
         "sd": None if described.sd is None else round(described.sd, 3) + 0.0,
         "cv_pct": None if cv_pct is None else round(cv_pct, 2) + 0.0,
+        "geo_mean": None if described.geo_mean is None else round(described.geo_mean, 3) + 0.0,
         "ci95": None if ci95 is None else [round(ci95[0], 3) + 0.0, round(ci95[1], 3) + 0.0],
         "ratio": ratio,
         "ratio_ci95": ratio_ci95,
@@ -594,6 +598,7 @@ def _single_cell(
         "median": value,
         "sd": None,
         "cv_pct": None,
+        "geo_mean": value if value is not None and value > 0 else None,
         "ci95": None,
         "ratio": ratio,
         "ratio_ci95": None,

@@ -81,13 +81,13 @@ def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collect
             if cell["verdict"] in ("better", "worse"):
                 low, high = cell["ratio_ci95"]
                 judged.append(
-                    f"{title} {percent(cell['ratio'])} (95 % CI {percent(low)} to {percent(high)}, {cell['verdict']})"
+                    f"{title} {percent(_geo(cell))} (95 % CI {percent(low)} to {percent(high)}, {cell['verdict']})"
                 )
             elif both_cpu and cell["verdict"] == "within_noise":
                 cpu_bound.append((title, True))
                 continue
             elif cell["verdict"] == "within_noise":
-                noise.append(f"{title} {percent(cell['ratio'])}")
+                noise.append(f"{title} {percent(_geo(cell))}")
             elif cell["n_too_fast"] or base["n_too_fast"]:
                 measured = "" if cell["ratio"] is None else f" {percent(cell['ratio'])} of the measured runs"
                 censored.append(f"{title}{measured} ({_too_fast_count(cell, base)})")
@@ -135,6 +135,11 @@ def _too_fast_count(cell: dict[str, Any], base: dict[str, Any]) -> str:
         return text
 
     return f"{runs(cell)} here, {runs(base)} in the baseline"
+
+
+def _geo(cell: dict[str, Any]) -> float:
+    """The ratio a verdict quotes: of geometric means, the centre of its CI (of arithmetic means without one)."""
+    return cell["geo_ratio"] if cell["geo_ratio"] is not None else cell["ratio"]
 
 
 def _empty(cell: dict[str, Any]) -> bool:

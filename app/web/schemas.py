@@ -221,12 +221,18 @@ class CellFiguresOut(BaseModel):
     n: int = Field(description="measured values: +++++ and not-run results are not counted")
     n_too_fast: int
     n_not_run: int
-    mean: float | None
+    mean: float | None = Field(description="arithmetic mean of the measured values: the bar's height")
     median: float | None
     sd: float | None = Field(description="sample standard deviation; null below n = 2")
-    cv_pct: float | None = Field(description="100 * sd / mean")
-    ci95: list[float] | None = Field(description="[low, high]: 95 % CI of the mean (Student t)")
-    ratio: float | None = Field(description="mean / the baseline's mean")
+    cv_pct: float | None = Field(description="100 * sd / mean (arithmetic)")
+    geo_mean: float | None = Field(
+        description="geometric mean of the measured values: the centre of ci95 (null with a value ≤ 0)"
+    )
+    ci95: list[float] | None = Field(
+        description="[low, high]: 95 % CI of the geometric mean, geo_mean ×/÷ exp(t · SE of the logs), rounding "
+        "variance included: never below zero; with a value ≤ 0, Student's t of the arithmetic mean cut at 0"
+    )
+    ratio: float | None = Field(description="arithmetic mean / the baseline's arithmetic mean")
     ratio_ci95: list[float] | None = Field(
         description="[low, high]: 95 % CI of the ratio of geometric means (Welch's t on log values, rounding "
         "variance included), for this comparison alone: not adjusted for the page's other comparisons"
