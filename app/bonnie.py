@@ -108,3 +108,17 @@ def family_tests(family: Family) -> tuple[str, ...]:
 def raise_option(test: str) -> str:
     """The option to raise when `test` printed +++++, e.g. "-n (number of files)"."""
     return BY_NAME[test].raise_option
+
+
+def too_fast_above(test: str, file_size_mib: int | None, num_files: int | None) -> float | None:
+    """The rate a +++++ result of `test` is above: its work done in MIN_TIME_S. A file test creates, stats or
+    deletes num_files × 1024 files (files/s); a block I/O test moves the file size, file_size_mib × 1024 KiB
+    (KiB/s). None for seeks (their work is the seekers', not a size of the line) and without the size."""
+    spec = BY_NAME[test]
+    if spec.option == FILE_COUNT_OPTION:
+        work = num_files
+    elif spec.family == BLOCK_IO:
+        work = file_size_mib
+    else:
+        return None
+    return work * 1024 / MIN_TIME_S if work else None

@@ -65,6 +65,13 @@ class Settings(BaseSettings):
         description="A runner document (the JSON upload's `document`) larger than this (as UTF-8 JSON) is refused "
         "with 413; the runner's is about 10 KB.",
     )
+    min_effect: float = Field(
+        1.05,
+        ge=1.0,
+        le=10.0,
+        description="The smallest ratio (either way) a comparison's verdict calls better or worse, unless its URL "
+        "says min_effect=; asv uses 1.1.",
+    )
 
     @field_validator("api_token", "secret_key")
     @classmethod

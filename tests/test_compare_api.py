@@ -134,6 +134,9 @@ def test_every_corpus_line_at_once(client):
         ({"runs": "RUN", "mode": "sideways"}, 400, "mode must be"),
         ({"runs": "RUN", "baseline": "x"}, 400, "baseline must be a run id"),
         ({"runs": "RUN", "group": "a=b"}, 400, "group must be"),
+        ({"runs": "RUN", "min_effect": "0.9"}, 400, "min_effect must be a ratio from 1 to 10"),
+        ({"runs": "RUN", "min_effect": "nan"}, 400, "min_effect must be"),
+        ({"runs": "RUN", "min_effect": "x1.1"}, 400, "min_effect must be"),
         ({"runs": "RUN", "baseline": 999}, 400, "baseline 999 is not one of the runs"),
         ({"runs": "RUN,999"}, 404, "run 999 does not exist"),
     ],
@@ -150,7 +153,7 @@ def test_errors_are_json_with_a_string_detail(client, params, status, words):
 def test_compare_is_in_the_openapi_description(client):
     spec = client.get("/openapi.json").json()
     operation = spec["paths"]["/api/compare"]["get"]
-    assert {p["name"] for p in operation["parameters"]} == {"runs", "run", "baseline", "mode", "group"}
+    assert {p["name"] for p in operation["parameters"]} == {"runs", "run", "baseline", "mode", "group", "min_effect"}
     assert operation["responses"]["200"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/CompareOut"
     }
@@ -226,9 +229,11 @@ def test_a_20_percent_difference_with_low_spread_is_better(client, sweep):
         (2, "xfs-box · fs=xfs", sweep["xfs"]),
     ]
     base, xfs = cell(body, "block_io", 1, "put_block"), cell(body, "block_io", 2, "put_block")
-    # 100000, 101000, 99000: mean 100000, SD 1000, CV 1 %, CI 100000 ± 4.3027 * 1000 / sqrt(3) = ± 2484.1
+    # 100000, 101000, 99000: mean 100000, SD 1000, CV 1 %; geometric mean 99996.67, its CI on the logs
+    # (SD of the logs 0.0100005, SE 0.0057738 with rounding, × t 4.3027 = ±0.024843): ×/÷ 1.02515
     assert (base["n"], base["mean"], base["median"], base["sd"], base["cv_pct"]) == (3, 100000.0, 100000.0, 1000.0, 1.0)
-    assert base["ci95"] == pytest.approx([97515.9, 102484.1], abs=0.1)
+    assert base["geo_mean"] == pytest.approx(99996.667, abs=1e-3)
+    assert base["ci95"] == pytest.approx([97543.1, 102511.9], abs=0.1)
     assert base["ratio"] is None and base["verdict"] is None  # the baseline itself
     assert xfs["ratio"] == 1.2 and xfs["verdict"] == "better"
     low, high = xfs["ratio_ci95"]
@@ -257,6 +262,33 @@ def test_a_20_percent_difference_with_low_spread_is_better(client, sweep):
         in body["summary"]
     )
     assert "seq. stat and random stat +++++ in both: raise -s and -n." in body["summary"]
+
+
+def test_min_effect_in_the_url_changes_the_verdict_the_cache_key_and_the_permalink(client, sweep):
+    # put_block +20 %: better at the default ×1.05, within noise when only ×1.25 or more counts
+    runs = ",".join(map(str, sweep["ext4"] + sweep["xfs"]))
+    default = client.get("/api/compare", params={"runs": runs}).json()
+    strict = client.get("/api/compare", params={"runs": runs, "min_effect": "1.25"}).json()
+    assert (default["min_effect"], strict["min_effect"]) == (1.05, 1.25)
+    assert cell(default, "block_io", 2, "put_block")["verdict"] == "better"
+    assert cell(strict, "block_io", 2, "put_block")["verdict"] == "within_noise"  # not the default's cached answer
+    csv_text = client.get("/api/compare.csv", params={"runs": runs, "min_effect": "1.25"}).text
+    assert "within_noise" in csv_text
+    # the page's permalink keeps a min_effect other than the setting's and drops the setting's own
+    page = client.get(f"/compare?runs={runs}&min_effect=1.250", follow_redirects=False)
+    assert page.status_code == 303 and page.headers["location"].endswith("&min_effect=1.25")
+    page = client.get(f"/compare?runs={runs}&min_effect=1.05", follow_redirects=False)
+    assert page.status_code == 303 and "min_effect" not in page.headers["location"]
+    assert "at least ×1.25" in client.get(f"/compare?runs={runs}&min_effect=1.25").text
+
+
+def test_min_effect_defaults_to_the_setting(client, sweep, monkeypatch):
+    from app.config import get_settings
+
+    monkeypatch.setattr(get_settings(), "min_effect", 1.25)
+    runs = ",".join(map(str, sweep["ext4"] + sweep["xfs"]))
+    body = client.get("/api/compare", params={"runs": runs}).json()
+    assert body["min_effect"] == 1.25 and cell(body, "block_io", 2, "put_block")["verdict"] == "within_noise"
 
 
 def test_group_by_tags_and_ungrouped(client, sweep):
@@ -342,3 +374,13 @@ def test_a_runner_line_next_to_a_bonnie_line_warns_that_seek_cpu_differs(client)
     assert f"bonnie++ (#{bonnie}); bonnieboard-runner (#{runner})" in body["warnings"][0]["text"]
     alone = client.get("/api/compare", params={"runs": f"{runner}"}).json()
     assert alone["warnings"] == []
+
+
+def test_the_matrix_reads_min_effect_as_compare_does():
+    from app.compare import matrix
+    from app.errors import BadRequest
+
+    asked = matrix.read_request(rows="raid", cols="fs", test=None, runs=[""], baseline=None, min_effect="1.10")
+    assert matrix.permalink(asked) == "/matrix?rows=raid&cols=fs&test=put_block&min_effect=1.1"
+    with pytest.raises(BadRequest, match="min_effect must be"):
+        matrix.read_request(rows="raid", cols="fs", test=None, runs=[""], baseline=None, min_effect="11")

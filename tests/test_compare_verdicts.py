@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from app.compare import engine
-from app.compare.figures import RunFigures
+from app.compare.figures import NO_SETUP, RunFigures
 from app.compare.grouping import Grouping
 from app.ingest.parsing import OK, TESTS, TOO_FAST, Result
 
@@ -45,7 +47,8 @@ def test_plus_runs_do_not_invert_a_verdict():
     data = engine.compare(page({"seq_create": (base, [too_fast] * 3 + [ok(38_600), ok(38_900)])}), grouping=CFG)
     got = cell(data, "seq_create")
     assert got["verdict"] == "unknown" and got["p_value"] is None
-    assert "3 of 5 runs +++++ here, 0 of 5 in the baseline" in data["summary"]
+    assert "3 of 5 runs faster than measurable here, 0 of 5 in the baseline" in data["summary"]
+    assert got["bound_ratio"] is None and got["too_fast_above"] is None  # the line's size is not known here
     assert "worse" not in data["summary"]
 
 
@@ -68,3 +71,47 @@ def test_a_clear_change_is_still_better():
     got = cell(data, "put_block")
     assert got["verdict"] == "better" and got["p_adjusted"] < 0.05 and got["geo_ratio"] > 1.29
     assert data["min_effect"] == 1.05 and data["error_control"] == "holm"
+
+
+def sized(runs: list[RunFigures], num_files: int) -> list[RunFigures]:
+    """`runs` with bonnie++ -n num_files (and a 1 GiB file) in their setup."""
+    setup = dataclasses.replace(NO_SETUP, file_size_mib=1024, file_test=(num_files, 0, 0, 0, None))
+    return [dataclasses.replace(run, setup=setup) for run in runs]
+
+
+def test_plus_runs_against_measured_ones_give_a_bounded_verdict():
+    # The issue's numbers: -n 8, so a +++++ seq_create created 8 × 1024 files in under 0.5 s: above 16,384 files/s.
+    # The baseline's 954 files/s (3 runs) against 3 runs all +++++ is at least ×17 either way.
+    too_fast = Result(TOO_FAST, None, None, 100)
+    measured = [ok(v) for v in (950, 954, 958)]
+    data = engine.compare(sized(page({"seq_create": (measured, [too_fast] * 3)}), 8), grouping=CFG)
+    got = cell(data, "seq_create")
+    assert got["too_fast_above"] == 16_384 and got["bound_ratio"] == round(16_384 / 958, 4)
+    assert got["verdict"] == "better"
+    assert (
+        "seq. create at least ×17 faster (3 of 3 runs faster than measurable (> 16,384 files/s) here" in data["summary"]
+    )
+    data = engine.compare(sized(page({"seq_create": ([too_fast] * 3, measured)}), 8), grouping=CFG)
+    got = cell(data, "seq_create")
+    assert got["verdict"] == "worse" and got["bound_ratio"] == round(958 / 16_384, 4)
+    assert "seq. create at least ×17 slower" in data["summary"]
+
+
+def test_plus_runs_decide_only_when_every_run_clears_the_other_side():
+    # -n 16: +++++ is above 32,768 files/s. 3 of 5 +++++ and 38,600, 38,900 measured against 39,500–40,800: the
+    # +++++ runs could be 33,000 or 90,000: unknown, and the summary says where the +++++ runs are.
+    too_fast = Result(TOO_FAST, None, None, 100)
+    base = [ok(v) for v in (39_500, 40_100, 40_800, 40_200, 40_200)]
+    cand = [too_fast] * 3 + [ok(38_600), ok(38_900)]
+    data = engine.compare(sized(page({"seq_create": (base, cand)}), 16), grouping=CFG)
+    got = cell(data, "seq_create")
+    assert (got["verdict"], got["bound_ratio"], got["too_fast_above"]) == ("unknown", None, 32_768)
+    assert "3 of 5 runs faster than measurable (> 32,768 files/s) here, 0 of 5 in the baseline" in data["summary"]
+    # measured runs at ×1.03 of the baseline's highest: separated, but under the minimum effect
+    cand = [too_fast] * 3 + [ok(42_100), ok(42_500)]
+    got = cell(engine.compare(sized(page({"seq_create": (base, cand)}), 64), grouping=CFG), "seq_create")
+    assert got["verdict"] == "unknown" and 1 < got["bound_ratio"] < 1.05
+    # and beyond it (×1.10): at least ×1.1 faster whatever the +++++ runs were
+    cand = [too_fast] * 3 + [ok(45_000), ok(46_000)]
+    got = cell(engine.compare(sized(page({"seq_create": (base, cand)}), 64), grouping=CFG), "seq_create")
+    assert got["verdict"] == "better" and got["bound_ratio"] == round(45_000 / 40_800, 4)

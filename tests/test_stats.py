@@ -14,15 +14,18 @@ from app.compare import stats
 
 def test_describe_by_hand():
     # values 10, 12, 14: mean 12, median 12; squared deviations 4 + 0 + 4 = 8, variance 8 / 2 = 4, SD 2;
-    # CV 2 / 12 = 16.67 %; t(0.975, 2) = 4.302652729749464, CI 12 ± 4.3027 * 2 / sqrt(3) = 12 ± 4.9683
+    # CV 2 / 12 = 16.67 %. The CI is of the geometric mean, on the logs: ln 10, ln 12, ln 14 have mean 2.475516
+    # (geometric mean 11.8878) and variance 0.0283695, plus the rounding variance (1/100 + 1/144 + 1/196) / 36 =
+    # 0.00061239; SE sqrt(0.0289819 / 3) = 0.098288; t(0.975, 2) = 4.302653: exp(2.475516 ± 0.422898) = 7.7882 to 18.145
     d = stats.describe([10, 12, 14])
     assert (d.n, d.mean, d.median, d.sd) == (3, 12, 12, 2)
     assert d.cv_pct == pytest.approx(100 * 2 / 12)
-    assert d.ci95 == pytest.approx((12 - 4.968275, 12 + 4.968275), abs=1e-6)
+    assert d.geo_mean == pytest.approx(11.8878, abs=1e-4)
+    assert d.ci95 == pytest.approx((7.7882, 18.145), abs=1e-3)
     # even N: the median is the mean of the middle two (2 and 3); one value has no spread
     assert stats.describe([4, 1, 3, 2]).median == 2.5
     one = stats.describe([7])
-    assert (one.n, one.mean, one.sd, one.cv_pct, one.ci95) == (1, 7, None, None, None)
+    assert (one.n, one.mean, one.sd, one.cv_pct, one.ci95, one.geo_mean) == (1, 7, None, None, None, 7)
     assert stats.describe([]) == stats.NOTHING
 
 
@@ -114,9 +117,9 @@ def test_fewer_than_two_values_on_a_side_is_unknown(few, many, higher_is_better)
 
 
 @given(samples)
-def test_the_ci_of_the_mean_holds_the_mean(values):
+def test_the_ci_of_the_geometric_mean_holds_it_and_is_positive(values):
     d = stats.describe(values)
-    assert d.ci95[0] <= d.mean * (1 + 1e-12) and d.mean <= d.ci95[1] * (1 + 1e-12)
+    assert 0 <= d.ci95[0] <= d.geo_mean * (1 + 1e-12) and d.geo_mean <= d.ci95[1] * (1 + 1e-12)
     assert min(values) <= d.median <= max(values)
 
 
@@ -144,6 +147,14 @@ def test_latency_steps_follow_bonnies_printing():
     # us below 0.1 s, ms below 100 s, s beyond (docs/bonnie-csv-format.md §1.3)
     assert [stats.latency_step_us(v) for v in (99_999, 100_000, 99_999_999, 100_000_000)] == [1, 1_000, 1_000, 1e6]
     assert stats.whole_number(12) == 1 and stats.whole_number(200.5) == 0.1
+
+
+def test_a_spread_out_configuration_has_a_positive_interval():
+    # put_block 5,000, 60,000 and 120,000 KiB/s: Student's t gave 61,667 ± 4.3027 × 57,510 / sqrt(3) = −81,200 to
+    # 204,500, a negative rate. On the logs: geometric mean 33,019, CI 33,019 ×/÷ exp(4.3027 × SE) — above zero.
+    d = stats.describe([5_000, 60_000, 120_000])
+    assert d.ci95[0] > 0 and d.ci95[0] < d.geo_mean < d.ci95[1]
+    assert d.geo_mean == pytest.approx((5_000 * 60_000 * 120_000) ** (1 / 3))
 
 
 def test_holm_by_hand():

@@ -81,12 +81,15 @@ CELL_FIGURES = (
     "median",
     "sd",
     "cv_pct",
+    "geo_mean",
     "ci95",
     "ratio",
     "ratio_ci95",
     "geo_ratio",
     "p_value",
     "p_adjusted",
+    "too_fast_above",
+    "bound_ratio",
     "verdict",
 )
 
@@ -269,6 +272,13 @@ def adjust_verdicts(charts: list[dict[str, Any]], base_id: int, min_effect: floa
         for (higher_is_better, cell), p_adjusted in zip(cells, adjusted, strict=True):
             cell["p_adjusted"] = _significant(p_adjusted)
             cell["verdict"] = stats.decide(cell["geo_ratio"], p_adjusted, higher_is_better, min_effect)
+    # +++++ on one side: a verdict only when its bound decides it (no p-value: the runs are separated outright)
+    for key in RATE_CHART_KEYS:
+        chart = by_key[key]
+        for entry in chart["configurations"]:
+            for cell in entry["tests"]:
+                if cell["bound_ratio"] is not None:
+                    cell["verdict"] = stats.decide_bounded(cell["bound_ratio"], chart["higher_is_better"], min_effect)
 
 
 def _significant(p: float) -> float:
@@ -285,16 +295,18 @@ class Sample:
     n_runs: int
     n_too_fast: int
     n_not_run: int
+    too_fast_above: float | None = None  # the rate every +++++ run of the test is above (None without +++++)
+    value_range: tuple[float, float] | None = None  # the lowest and highest measured rate
 
 
 def _samples(config: Configuration) -> list[Sample]:
     """Per test (TESTS order), what the runs of `config` measured: one pass over their results."""
     n_runs = len(config.runs)
     if n_runs == 1 and SINGLE_RUN_SHORTCUT:
-        return [_single_sample(result) for result in config.runs[0].results]
+        return [_single_sample(result, config.runs[0], index) for index, result in enumerate(config.runs[0].results)]
     describe = stats.describe_with_moments
     samples = []
-    for results in zip(*[run.results for run in config.runs], strict=True):
+    for index, results in enumerate(zip(*[run.results for run in config.runs], strict=True)):
         values: list[float] = []
         cpu: list[float] = []
         latency: list[float] = []
@@ -321,9 +333,22 @@ def _samples(config: Configuration) -> list[Sample]:
                 n_runs,
                 too_fast,
                 not_run,
+                _too_fast_above(config.runs, index) if too_fast else None,
+                (min(values), max(values)) if values else None,
             )
         )
     return samples
+
+
+def _too_fast_above(runs: Sequence[RunFigures], index: int) -> float | None:
+    """The rate the +++++ runs of test `index` are all above: the lowest of the runs' bounds (runs grouped by
+    tags may differ in size), None when a run's size is unknown."""
+    test = TESTS[index]
+    bounds = [
+        bonnie.too_fast_above(test, run.setup.file_size_mib, run.setup.file_test[0] if run.setup.file_test else None)
+        for run in runs
+    ]
+    return None if any(b is None for b in bounds) else min(bounds)  # type: ignore[type-var]
 
 
 # A configuration of one run (every one of an ungrouped comparison) takes a shortcut through
@@ -338,17 +363,31 @@ def _one(value: float | None) -> tuple[stats.Description, stats.Moments | None]:
     if value is None:
         return _NOTHING
     mean = value / 1
-    return stats.Description(1, mean, mean, None, None, None), stats.Moments(1, mean, None, None)
+    return stats.Description(1, mean, mean, None, None, None, mean if mean > 0 else None), stats.Moments(
+        1, mean, None, None
+    )
 
 
-def _single_sample(result: Result) -> Sample:
+def _single_sample(result: Result, run: RunFigures, index: int) -> Sample:
     """_samples() of one run's result: what an ungrouped comparison builds 36 times per run."""
     status, value, cpu_pct, latency_us = result
     latency = _one(latency_us)
     if status == OK:
-        return Sample({VALUE: _one(value), CPU: _one(cpu_pct), LATENCY: latency}, 1, 0, 0)
+        return Sample(
+            {VALUE: _one(value), CPU: _one(cpu_pct), LATENCY: latency},
+            1,
+            0,
+            0,
+            None,
+            None if value is None else (value, value),
+        )
+    too_fast = status == TOO_FAST
     return Sample(
-        {VALUE: _NOTHING, CPU: _NOTHING, LATENCY: latency}, 1, int(status == TOO_FAST), int(status != TOO_FAST)
+        {VALUE: _NOTHING, CPU: _NOTHING, LATENCY: latency},
+        1,
+        int(too_fast),
+        int(not too_fast),
+        _too_fast_above((run,), index) if too_fast else None,
     )
 
 
@@ -392,6 +431,7 @@ def _cell(
     ratio_ci95: list[float] | None = None
     geo_ratio: float | None = None
     p_value: float | None = None
+    bound_ratio: float | None = None
     verdict: str | None = None
     if base is not None:
         compared = stats.ratio_between(side, base.stats[measure][1])
@@ -413,6 +453,9 @@ def _cell(
                 verdict = stats.WITHIN_NOISE
         else:
             verdict = stats.UNKNOWN
+        if measure == VALUE and (sample.n_too_fast or base.n_too_fast):
+            # adjust_verdicts() decides from this bound, whatever values the +++++ runs had
+            bound_ratio = _bound_ratio(sample, base)
     test = TESTS[index]
     rate = measure == VALUE
     cpu_pct = sample.stats[CPU][0].mean if rate else None
@@ -455,15 +498,46 @@ def _cell(
         "median": None if described.median is None else _round3(described.median),
         "sd": None if described.sd is None else round(described.sd, 3) + 0.0,
         "cv_pct": None if cv_pct is None else round(cv_pct, 2) + 0.0,
+        "geo_mean": None if described.geo_mean is None else round(described.geo_mean, 3) + 0.0,
         "ci95": None if ci95 is None else [round(ci95[0], 3) + 0.0, round(ci95[1], 3) + 0.0],
         "ratio": ratio,
         "ratio_ci95": ratio_ci95,
         "geo_ratio": geo_ratio,
         "p_value": p_value,
         "p_adjusted": None,
+        "too_fast_above": _too_fast_figure(sample) if n_too_fast else None,
+        "bound_ratio": None if bound_ratio is None else round(bound_ratio, 4) + 0.0,
         "verdict": verdict,
         "hints": hints,
     }
+
+
+def _too_fast_figure(sample: Sample) -> float | None:
+    return None if sample.too_fast_above is None else _round3(sample.too_fast_above)
+
+
+def _bound_ratio(side: Sample, base: Sample) -> float | None:
+    """What a test with +++++ runs on one side only can still say: every run of the +++++ side (its measured
+    runs, and the +++++ ones above its too_fast_above) against every measured run of the other. With the
+    +++++ on this side, the lowest of this side over the highest of the baseline, when above 1: this side is at
+    least that many times faster. With the +++++ on the baseline's, the highest here over the lowest there, when
+    under 1. None otherwise (nothing holds whatever the +++++ runs were), or with fewer than two runs on a side."""
+    if side.n_runs - side.n_not_run < 2 or base.n_runs - base.n_not_run < 2:
+        return None
+    if side.n_too_fast and not base.n_too_fast:
+        fast, measured, sign = side, base, 1
+    elif base.n_too_fast and not side.n_too_fast:
+        fast, measured, sign = base, side, -1
+    else:
+        return None
+    if fast.too_fast_above is None or measured.value_range is None:
+        return None
+    floor = fast.too_fast_above if fast.value_range is None else min(fast.too_fast_above, fast.value_range[0])
+    if sign > 0:
+        ratio = floor / measured.value_range[1]
+        return ratio if ratio > 1 else None
+    ratio = measured.value_range[1] / floor
+    return ratio if ratio < 1 else None
 
 
 def _round3(x: float) -> float:
@@ -524,12 +598,15 @@ def _single_cell(
         "median": value,
         "sd": None,
         "cv_pct": None,
+        "geo_mean": value if value is not None and value > 0 else None,
         "ci95": None,
         "ratio": ratio,
         "ratio_ci95": None,
         "geo_ratio": None,
         "p_value": None,
         "p_adjusted": None,
+        "too_fast_above": _too_fast_figure(sample) if n_too_fast else None,
+        "bound_ratio": None,
         "verdict": verdict,
         "hints": hints,
     }

@@ -24,7 +24,14 @@ from app import bonnie
 from app.compare import engine as charts
 from app.compare.figures import RunFigures
 from app.compare.grouping import UNSET, Grouping
-from app.compare.request import parse_baseline, parse_run_ids
+from app.compare.request import (
+    ComparisonRequest,
+    effective_min_effect,
+    parse_baseline,
+    parse_min_effect,
+    parse_run_ids,
+)
+from app.compare.request import permalink as permalink_of
 from app.compare.summary import percent
 from app.errors import BadRequest
 from app.ingest.parsing import TESTS
@@ -42,6 +49,7 @@ class MatrixRequest:
     test: str = DEFAULT_TEST
     run_ids: tuple[int, ...] = ()
     baseline: int | None = None
+    min_effect: float | None = None  # None: the setting's (app/compare/request.py)
 
 
 def _key(value: str | None, name: str) -> str:
@@ -52,7 +60,13 @@ def _key(value: str | None, name: str) -> str:
 
 
 def read_request(
-    *, rows: str | None, cols: str | None, test: str | None, runs: Sequence[str], baseline: str | None
+    *,
+    rows: str | None,
+    cols: str | None,
+    test: str | None,
+    runs: Sequence[str],
+    baseline: str | None,
+    min_effect: str | None = None,
 ) -> MatrixRequest:
     """The query of /matrix and /api/matrix, checked (400 naming the parameter)."""
     row_key, col_key = _key(rows, "rows"), _key(cols, "cols")
@@ -61,7 +75,9 @@ def read_request(
     test = test or DEFAULT_TEST
     if test not in TESTS:
         raise BadRequest(f"test must be one of {', '.join(TESTS)}, not {test[:30]!r}")
-    return MatrixRequest(row_key, col_key, test, tuple(parse_run_ids(runs)), parse_baseline(baseline))
+    return MatrixRequest(
+        row_key, col_key, test, tuple(parse_run_ids(runs)), parse_baseline(baseline), parse_min_effect(min_effect)
+    )
 
 
 def permalink(request: MatrixRequest, path: str = "/matrix") -> str:
@@ -70,6 +86,8 @@ def permalink(request: MatrixRequest, path: str = "/matrix") -> str:
         params["runs"] = ",".join(map(str, request.run_ids))
     if request.baseline is not None:
         params["baseline"] = str(request.baseline)
+    if request.min_effect is not None:
+        params["min_effect"] = f"{request.min_effect:g}"
     return f"{path}?{urlencode(params, safe=',')}"
 
 
@@ -81,7 +99,9 @@ def build(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
     """The matrix of `runs` (pure: the body of GET /api/matrix)."""
     baseline = request.baseline if request.baseline in {run.id for run in runs} else None
     grouping = Grouping(keys=(request.rows, request.cols), kind="tags")
-    data = charts.compare(runs, baseline=baseline, grouping=grouping)
+    data = charts.compare(
+        runs, baseline=baseline, grouping=grouping, min_effect=effective_min_effect(request.min_effect)
+    )
     base_id = data["baseline_configuration"]
     rate_charts = [chart for chart in data["charts"] if chart["key"] in charts.RATE_CHART_KEYS]
     # configuration id -> test -> its rate cell (the statistics of compare())
@@ -141,11 +161,14 @@ def build(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
         "runs": [run.id for run in runs],
         "baseline": data["baseline"],
         "baseline_configuration": base_id,
+        "min_effect": data["min_effect"],
         "columns": col_values,
         "rows": matrix_rows,
         "configurations": data["configurations"],
         "warnings": data["warnings"],
-        "compare_url": f"/compare?{urlencode({'runs': ','.join(str(run.id) for run in runs), 'group': f'{request.rows},{request.cols}'}, safe=',')}",
+        "compare_url": permalink_of(
+            ComparisonRequest(tuple(run.id for run in runs), grouping=grouping, min_effect=request.min_effect)
+        ),
     }
 
 

@@ -14,7 +14,7 @@ from app.compare import engine, matrix
 from app.compare.cache import CACHE
 from app.compare.figures import RunFigures, figures_of
 from app.compare.matrix import MatrixRequest
-from app.compare.request import MAX_RUNS, ComparisonRequest
+from app.compare.request import MAX_RUNS, ComparisonRequest, effective_min_effect
 from app.config import get_settings
 from app.errors import BadRequest
 from app.store import generation
@@ -39,7 +39,13 @@ def find_runs(session: Session, run_ids: Sequence[int], *, missing_ok: bool = Fa
 def comparison(session: Session, request: ComparisonRequest) -> dict[str, Any]:
     """What GET /api/compare answers for `request`."""
     found = find_runs(session, request.run_ids)
-    return engine.compare(found.figures, mode=request.mode, baseline=request.baseline, grouping=request.grouping)
+    return engine.compare(
+        found.figures,
+        mode=request.mode,
+        baseline=request.baseline,
+        grouping=request.grouping,
+        min_effect=effective_min_effect(request.min_effect),
+    )
 
 
 def matrix_runs(session: Session, request: MatrixRequest, *, missing_ok: bool = False) -> list[RunFigures]:

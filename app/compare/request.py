@@ -8,7 +8,10 @@ Both accept the same query (docs: README "Compare configurations"):
 - `baseline=ID` — one of the runs; its configuration is the one the others are compared with (in
   relative mode it defaults to the first run; verdicts always have a baseline configuration: that of
   this run, else the first configuration);
-- `group=params|none|KEY,KEY` — how runs form configurations (app/compare/grouping.py; default params).
+- `group=params|none|KEY,KEY` — how runs form configurations (app/compare/grouping.py; default params);
+- `min_effect=1.1` — the smallest ratio (either way) a verdict calls better or worse (default the setting
+  BONNIEBOARD_MIN_EFFECT, 1.05; asv uses 1.1). It changes the answer, so it is part of the request: of the
+  cache key and, when it differs from the setting, of the permalink.
 
 The API answers 400 for a baseline that is not among the runs found; the page leaves it out and
 redirects to its permalink (`permalink()`), as it does for every other spelling of the same view.
@@ -16,11 +19,13 @@ redirects to its permalink (`permalink()`), as it does for every other spelling 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from app.compare.grouping import BY_PARAMS, DEFAULT, MAX_GROUP_KEYS, UNGROUPED, Grouping
+from app.config import get_settings
 from app.errors import BadRequest
 from app.limits import MAX_ID
 
@@ -29,6 +34,8 @@ MODES = (ABSOLUTE, RELATIVE)
 # A chart with hundreds of bars per test reads as noise, and the page must stay fast.
 MAX_RUNS = 100
 _MAX_ID_DIGITS = len(str(MAX_ID))
+# ×1 asks for every difference the test holds; beyond ×10 no bonnie++ change is ever called better or worse.
+MIN_EFFECT_RANGE = (1.0, 10.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +44,7 @@ class ComparisonRequest:
     mode: str = ABSOLUTE
     baseline: int | None = None
     grouping: Grouping = DEFAULT
+    min_effect: float | None = None  # None: the setting's (the request then reads the same under any spelling)
 
 
 def parse_run_ids(values: Iterable[str], *, limit: int | None = MAX_RUNS) -> list[int]:
@@ -100,11 +108,43 @@ def parse_group(group: str | None) -> Grouping:
     return Grouping(keys=keys, kind="tags")
 
 
+def parse_min_effect(text: str | float | None) -> float | None:
+    """A ratio of at least 1, like 1.1; None for "" / absent and for the setting's own value (one request,
+    one cache entry and one permalink, however the default is spelt)."""
+    if text is None or text == "":
+        return None
+    low, high = MIN_EFFECT_RANGE
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        value = math.nan
+    if not low <= value <= high:  # NaN fails both comparisons
+        raise BadRequest(f"min_effect must be a ratio from {low:g} to {high:g}, like 1.1, not {str(text)[:30]!r}")
+    value = round(value, 4)
+    return None if value == get_settings().min_effect else value
+
+
+def effective_min_effect(asked: float | None) -> float:
+    """The minimum effect a request asks for (its min_effect): its own, else the setting's."""
+    return get_settings().min_effect if asked is None else asked
+
+
 def read_request(
-    *, runs: Iterable[str], mode: str | None, baseline: str | int | None, group: str | None
+    *,
+    runs: Iterable[str],
+    mode: str | None,
+    baseline: str | int | None,
+    group: str | None,
+    min_effect: str | None = None,
 ) -> ComparisonRequest:
     """The query of /compare or /api/compare, checked (400 with a message naming the parameter)."""
-    return ComparisonRequest(tuple(parse_run_ids(runs)), parse_mode(mode), parse_baseline(baseline), parse_group(group))
+    return ComparisonRequest(
+        tuple(parse_run_ids(runs)),
+        parse_mode(mode),
+        parse_baseline(baseline),
+        parse_group(group),
+        parse_min_effect(min_effect),
+    )
 
 
 def settle(request: ComparisonRequest, found: Sequence[int], *, strict: bool) -> ComparisonRequest:
@@ -121,7 +161,7 @@ def settle(request: ComparisonRequest, found: Sequence[int], *, strict: bool) ->
 
 
 def permalink(request: ComparisonRequest, path: str = "/compare") -> str:
-    """The one URL of a view: /compare?runs=1,2,3&baseline=1&mode=relative&group=fs,raid."""
+    """The one URL of a view: /compare?runs=1,2,3&baseline=1&mode=relative&group=fs,raid&min_effect=1.1."""
     if not request.run_ids:
         return path
     params = {"runs": ",".join(map(str, request.run_ids))}
@@ -131,4 +171,6 @@ def permalink(request: ComparisonRequest, path: str = "/compare") -> str:
         params["mode"] = request.mode
     if request.grouping != DEFAULT:
         params["group"] = request.grouping.spelling
+    if request.min_effect is not None:
+        params["min_effect"] = f"{request.min_effect:g}"
     return f"{path}?{urlencode(params, safe=',')}"

@@ -57,30 +57,32 @@ class Description:
     median: float | None
     sd: float | None  # sample SD (N - 1); None below N = 2
     cv_pct: float | None  # 100 * SD / mean; None below N = 2 or when the mean is 0
-    ci95: tuple[float, float] | None  # Student t CI of the mean; None below N = 2
+    # 95 % CI of the geometric mean: geo_mean ×/÷ exp(t·SE of the logs), rounding variance included, so never
+    # below zero (a Student t CI of the arithmetic mean of 3 spread-out rates can be); None below N = 2
+    ci95: tuple[float, float] | None
+    geo_mean: float | None = None  # exp(mean of the logs): what ci95 and the ratios' CIs are built on
 
 
 NOTHING = Description(0, None, None, None, None, None)
 
 
-def describe(values: Sequence[float]) -> Description:
-    """N, mean, median, SD, CV % and the 95 % CI of the mean of measured values (no +++++, no gaps)."""
-    n = len(values)
-    if n == 0:
-        return NOTHING
-    # sum, not math.fsum: a few values of at most ~1e12 add exactly enough, and this runs per cell.
-    mean = sum(values) / n
-    if n == 1:
-        return Description(1, mean, mean, None, None, None)
-    ordered = sorted(values)
-    middle = n // 2
-    median = ordered[middle] if n % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-    # d * d, as describe_with_moments() squares: x ** 2 goes through pow() and may round differently
-    deviations = [v - mean for v in values]
-    sd = math.sqrt(sum([d * d for d in deviations]) / (n - 1))
-    half = t_975(n - 1) * sd / math.sqrt(n)
-    cv_pct = 100 * sd / abs(mean) if mean else None
-    return Description(n, mean, median, sd, cv_pct, (mean - half, mean + half))
+def _log_ci(n: int, log_mean: float, log_var: float) -> tuple[float, float]:
+    """The 95 % CI of the geometric mean from the logs' mean and variance (rounding included)."""
+    half = _t_975_whole(n - 1) * math.sqrt(log_var / n)
+    # a value under its own printing step has a huge rounding variance: the CI is then (0, huge), not an error
+    return math.exp(max(log_mean - half, -745.0)), math.exp(min(log_mean + half, 709.0))
+
+
+def _student_ci(n: int, mean: float, sd: float) -> tuple[float, float]:
+    """A value ≤ 0 has no log (a %CPU of 0): Student's t of the arithmetic mean, cut at 0, as nothing bonnie++
+    measures is negative."""
+    half = _t_975_whole(n - 1) * sd / math.sqrt(n)
+    return max(0.0, mean - half), mean + half
+
+
+def describe(values: Sequence[float], quantum: Quantum | None = None) -> Description:
+    """N, mean, median, SD, CV %, the geometric mean and its 95 % CI of measured values (no +++++, no gaps)."""
+    return describe_with_moments(values, quantum if quantum is not None else whole_number)[0]
 
 
 @dataclass(slots=True)  # read-only by convention: frozen=True makes building one 4x dearer
@@ -141,20 +143,20 @@ def describe_with_moments(
         return NOTHING, None
     mean = sum(values) / n
     if n == 1:
-        return Description(1, mean, mean, None, None, None), Moments(1, mean, None, None)
+        return Description(1, mean, mean, None, None, None, mean if mean > 0 else None), Moments(1, mean, None, None)
     ordered = sorted(values)
     middle = n // 2
     median = ordered[middle] if n % 2 else (ordered[middle - 1] + ordered[middle]) / 2
     deviations = [v - mean for v in values]
     sd = math.sqrt(sum([d * d for d in deviations]) / (n - 1))
-    half = _t_975_whole(n - 1) * sd / math.sqrt(n)
-    described = Description(n, mean, median, sd, 100 * sd / abs(mean) if mean else None, (mean - half, mean + half))
+    cv_pct = 100 * sd / abs(mean) if mean else None
     if ordered[0] <= 0:
-        return described, Moments(n, mean, None, None)
+        return Description(n, mean, median, sd, cv_pct, _student_ci(n, mean, sd)), Moments(n, mean, None, None)
     logs = list(map(math.log, values))
     log_mean = sum(logs) / n
     log_deviations = [x - log_mean for x in logs]
     log_var = sum([d * d for d in log_deviations]) / (n - 1) + rounding_log_var(values, quantum)
+    described = Description(n, mean, median, sd, cv_pct, _log_ci(n, log_mean, log_var), math.exp(log_mean))
     return described, Moments(n, mean, log_mean, log_var / n)
 
 
@@ -236,6 +238,17 @@ def decide(geo_ratio: float, p_adjusted: float, higher_is_better: bool, min_effe
     if geo_ratio > 1:
         return BETTER if higher_is_better else WORSE
     return WORSE if higher_is_better else BETTER
+
+
+def decide_bounded(bound_ratio: float, higher_is_better: bool, min_effect: float) -> Verdict:
+    """A test with +++++ runs on one side: better / worse when every run of one side is at least `min_effect`
+    times every run of the other (bound_ratio, app/compare/engine.py); unknown otherwise, as the +++++ runs
+    could have been anything above their bound."""
+    if bound_ratio >= min_effect:
+        return BETTER if higher_is_better else WORSE
+    if bound_ratio <= 1 / min_effect:
+        return WORSE if higher_is_better else BETTER
+    return UNKNOWN
 
 
 def verdict(ci95: tuple[float, float] | None, higher_is_better: bool) -> Verdict:

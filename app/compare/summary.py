@@ -8,10 +8,11 @@ ratio excludes 1 (better / worse, with the CI), those within noise, those that c
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection
 from typing import Any
 
-from app.bonnie import TOO_FAST_MARK, raise_option
+from app.bonnie import TOO_FAST_MARK, UNITS, raise_option
 
 MAX_CONFIGURATIONS = 6  # more would be a wall of text: the charts and table have the rest
 TOO_FAST, OK = "too_fast", "ok"
@@ -68,24 +69,28 @@ def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collect
             if cell["status"] == TOO_FAST and base["status"] == TOO_FAST:
                 too_fast.append((title, cell["test"]))
                 continue
-            if cell["ratio"] is None:
+            if cell["bound_ratio"] is not None and cell["verdict"] in ("better", "worse"):
+                judged.append(f"{title} {_bounded(cell, base)} ({_too_fast_count(cell, base)}, {cell['verdict']})")
+                continue
+            if cell["ratio"] is None and (
+                _empty(cell) or _empty(base) or not (cell["n_too_fast"] or base["n_too_fast"])
+            ):
                 missing.append(title)
                 continue
             both_cpu = _cpu_bound(cell) and _cpu_bound(base)
             if cell["verdict"] in ("better", "worse"):
                 low, high = cell["ratio_ci95"]
                 judged.append(
-                    f"{title} {percent(cell['ratio'])} (95 % CI {percent(low)} to {percent(high)}, {cell['verdict']})"
+                    f"{title} {percent(_geo(cell))} (95 % CI {percent(low)} to {percent(high)}, {cell['verdict']})"
                 )
             elif both_cpu and cell["verdict"] == "within_noise":
                 cpu_bound.append((title, True))
                 continue
             elif cell["verdict"] == "within_noise":
-                noise.append(f"{title} {percent(cell['ratio'])}")
+                noise.append(f"{title} {percent(_geo(cell))}")
             elif cell["n_too_fast"] or base["n_too_fast"]:
-                censored.append(
-                    f"{title} {percent(cell['ratio'])} of the measured runs ({_too_fast_count(cell, base)})"
-                )
+                measured = "" if cell["ratio"] is None else f" {percent(cell['ratio'])} of the measured runs"
+                censored.append(f"{title}{measured} ({_too_fast_count(cell, base)})")
             else:
                 single = single or cell["n"] < 2 or base["n"] < 2
                 unknown.append(f"{title} {percent(cell['ratio'])}")
@@ -97,7 +102,7 @@ def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collect
         if unknown:
             parts.append(f"{'; '.join(unknown)} (no verdict: too few runs)")
         if censored:
-            parts.append(f"{'; '.join(censored)}: no verdict, {TOO_FAST_MARK} runs are faster than measurable")
+            parts.append(f"{'; '.join(censored)}: no verdict, whatever the {TOO_FAST_MARK} runs were could decide it")
         if cpu_bound:
             tests = [t for t, _ in cpu_bound]
             unchanged = "unchanged and " if all(u for _, u in cpu_bound) else ""
@@ -118,9 +123,33 @@ def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collect
 
 
 def _too_fast_count(cell: dict[str, Any], base: dict[str, Any]) -> str:
-    """ "2 of 5 runs +++++ here, 0 of 3 in the baseline": how many runs of each side printed +++++."""
+    """ "2 of 5 runs faster than measurable (> 16,384 files/s) here, 0 of 3 in the baseline": how many runs of
+    each side printed +++++, and the rate they are above."""
+    unit = UNITS[cell["test"]]
 
-    def runs(c: dict[str, Any]) -> int:
-        return c["n"] + c["n_too_fast"] + c["n_not_run"]
+    def runs(c: dict[str, Any]) -> str:
+        text = f"{c['n_too_fast']} of {c['n'] + c['n_too_fast'] + c['n_not_run']}"
+        if c["n_too_fast"]:
+            above = "" if c["too_fast_above"] is None else f" (> {c['too_fast_above']:,.0f} {unit})"
+            text += f" runs faster than measurable{above}"
+        return text
 
-    return f"{cell['n_too_fast']} of {runs(cell)} runs {TOO_FAST_MARK} here, {base['n_too_fast']} of {runs(base)} in the baseline"
+    return f"{runs(cell)} here, {runs(base)} in the baseline"
+
+
+def _geo(cell: dict[str, Any]) -> float:
+    """The ratio a verdict quotes: of geometric means, the centre of its CI (of arithmetic means without one)."""
+    return cell["geo_ratio"] if cell["geo_ratio"] is not None else cell["ratio"]
+
+
+def _empty(cell: dict[str, Any]) -> bool:
+    """Neither measured nor +++++: the test did not run."""
+    return not (cell["n"] or cell["n_too_fast"])
+
+
+def _bounded(cell: dict[str, Any], base: dict[str, Any]) -> str:
+    """ "at least ×17 slower": the bound_ratio's factor, rounded down (it is a bound)."""
+    bound = cell["bound_ratio"]
+    factor = bound if bound > 1 else 1 / bound
+    shown = f"{math.floor(factor)}" if factor >= 10 else f"{math.floor(factor * 10) / 10:.1f}"
+    return f"at least ×{shown} {'faster' if bound > 1 else 'slower'}"

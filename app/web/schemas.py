@@ -221,12 +221,18 @@ class CellFiguresOut(BaseModel):
     n: int = Field(description="measured values: +++++ and not-run results are not counted")
     n_too_fast: int
     n_not_run: int
-    mean: float | None
+    mean: float | None = Field(description="arithmetic mean of the measured values: the bar's height")
     median: float | None
     sd: float | None = Field(description="sample standard deviation; null below n = 2")
-    cv_pct: float | None = Field(description="100 * sd / mean")
-    ci95: list[float] | None = Field(description="[low, high]: 95 % CI of the mean (Student t)")
-    ratio: float | None = Field(description="mean / the baseline's mean")
+    cv_pct: float | None = Field(description="100 * sd / mean (arithmetic)")
+    geo_mean: float | None = Field(
+        description="geometric mean of the measured values: the centre of ci95 (null with a value ≤ 0)"
+    )
+    ci95: list[float] | None = Field(
+        description="[low, high]: 95 % CI of the geometric mean, geo_mean ×/÷ exp(t · SE of the logs), rounding "
+        "variance included: never below zero; with a value ≤ 0, Student's t of the arithmetic mean cut at 0"
+    )
+    ratio: float | None = Field(description="arithmetic mean / the baseline's arithmetic mean")
     ratio_ci95: list[float] | None = Field(
         description="[low, high]: 95 % CI of the ratio of geometric means (Welch's t on log values, rounding "
         "variance included), for this comparison alone: not adjusted for the page's other comparisons"
@@ -241,9 +247,22 @@ class CellFiguresOut(BaseModel):
         description="p_value after Holm's adjustment over every verdict of its kind on the page (rates together, "
         "latency apart, %CPU apart): what the verdict reads"
     )
+    too_fast_above: float | None = Field(
+        description="the rate this configuration's +++++ runs of the test are above: the test's work in bonnie++'s "
+        "0.5 s (files: the line's number of files × 1024; block I/O: the file size in KiB), the lowest of its runs'; "
+        "null without +++++ runs, for seeks, and when a run's size is unknown"
+    )
+    bound_ratio: float | None = Field(
+        description="with +++++ runs on one side only: every run of this configuration over every run of the "
+        "baseline's, the +++++ ones at their too_fast_above — above 1, the lowest here over the highest there (at "
+        "least this many times faster); under 1, the highest here over the lowest there (at least 1/this slower); "
+        "null when nothing holds whatever the +++++ runs were, or below two runs on a side"
+    )
     verdict: Literal["better", "worse", "within_noise", "unknown"] | None = Field(
         description="better/worse when p_adjusted < 0.05 and geo_ratio is at least min_effect away from 1, "
-        "within_noise otherwise, unknown below two measured values on a side; null for the baseline itself"
+        "within_noise otherwise, unknown below two measured values on a side; with +++++ runs on a side, "
+        "better/worse only when bound_ratio is at least min_effect away from 1, else unknown; null for the "
+        "baseline itself"
     )
 
 
@@ -343,6 +362,7 @@ class MatrixOut(BaseModel):
     runs: list[int]
     baseline: int | None = Field(description="the run whose configuration is the baseline, when one was asked for")
     baseline_configuration: int
+    min_effect: float = Field(description="the smallest ratio (either way) a verdict calls better or worse")
     columns: list[str] = Field(description="the column key's values, in order")
     rows: list[MatrixRowOut]
     configurations: list[ConfigurationOut]

@@ -90,6 +90,12 @@ BASELINE_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[0-9]{0,10}$"})
 MODE_SCHEMA = WithJsonSchema({"type": "string", "enum": ["absolute", "relative"], "default": "absolute"})
 TAG_KEY_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[^ ,=\\x00]{1,200}$"})
 GROUP_SCHEMA = WithJsonSchema({"type": "string", "default": "params", "examples": ["params", "none", "fs,raid"]})
+# A string in the query (its 400 is the app's, naming the parameter); the default is BONNIEBOARD_MIN_EFFECT's.
+MIN_EFFECT_SCHEMA = WithJsonSchema({"type": "string", "examples": ["1.05", "1.1"]})
+MIN_EFFECT_QUERY = Query(
+    description="the smallest ratio (either way, 1 to 10) a verdict calls better or worse; "
+    "default BONNIEBOARD_MIN_EFFECT (1.05); asv uses 1.1"
+)
 
 
 @router.post("/runs", status_code=201, response_model=UploadOut, responses=ERRORS, openapi_extra=UPLOAD_BODY)
@@ -209,10 +215,11 @@ async def comparison_query(
     group: Annotated[
         str | None, GROUP_SCHEMA, Query(description="params (default), none, or tag keys: fs,raid")
     ] = None,
+    min_effect: Annotated[str | None, MIN_EFFECT_SCHEMA, MIN_EFFECT_QUERY] = None,
 ) -> ComparisonRequest:
     """The query of /api/compare and /api/compare.csv, read by the normaliser the /compare page uses too.
     Async though it waits for nothing: a sync dependency costs a thread hop."""
-    return read_request(runs=[runs or "", *run], mode=mode, baseline=baseline, group=group)
+    return read_request(runs=[runs or "", *run], mode=mode, baseline=baseline, group=group, min_effect=min_effect)
 
 
 ComparisonQueryDep = Annotated[ComparisonRequest, Depends(comparison_query)]
@@ -277,10 +284,13 @@ def get_matrix(
         str | None, RUN_IDS_SCHEMA, Query(description="run ids; default: the newest 100 runs with both tags")
     ] = None,
     baseline: Annotated[str | None, BASELINE_SCHEMA, Query(description="a run; its cell is the baseline")] = None,
+    min_effect: Annotated[str | None, MIN_EFFECT_SCHEMA, MIN_EFFECT_QUERY] = None,
 ):
     """Configurations pivoted by two tag keys: per cell the mean of `test` with N, 95 % CI and the
     verdict against the baseline cell, and per family the geometric mean of the ratios to it."""
-    request = matrix.read_request(rows=rows, cols=cols, test=test, runs=[runs or ""], baseline=baseline)
+    request = matrix.read_request(
+        rows=rows, cols=cols, test=test, runs=[runs or ""], baseline=baseline, min_effect=min_effect
+    )
     # orjson, as /api/compare: MatrixOut documents the body (and the tests check it against the schema).
     return Response(orjson.dumps(comparisons.matrix_of(session, request)), media_type="application/json")
 

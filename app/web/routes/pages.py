@@ -19,8 +19,10 @@ from app.compare.request import (
     ABSOLUTE,
     MAX_RUNS,
     ComparisonRequest,
+    effective_min_effect,
     parse_baseline,
     parse_group,
+    parse_min_effect,
     parse_mode,
     parse_run_ids,
     permalink,
@@ -174,8 +176,9 @@ async def compare_page(
     baseline: str = "",
     mode: str = ABSOLUTE,
     group: str = "",
+    min_effect: str = "",
 ):
-    """Everything shown is in the URL: /compare?runs=1,2,3&baseline=1&mode=relative&group=fs,raid
+    """Everything shown is in the URL: /compare?runs=1,2,3&baseline=1&mode=relative&group=fs,raid&min_effect=1.1
     (app/compare/request.py reads it, as it does for /api/compare). Other forms of it (the runs
     list's run=1&run=2, the page's own add=/remove=) are answered with that URL: a redirect for a
     browser, HX-Push-Url for htmx."""
@@ -189,7 +192,13 @@ async def compare_page(
     run_ids = [run_id for run_id in dict.fromkeys(wanted + added) if run_id not in removed]
     if len(run_ids) > MAX_RUNS:
         notice = f"At most {MAX_RUNS} runs can be compared at once."
-    asked = ComparisonRequest(tuple(run_ids[:MAX_RUNS]), parse_mode(mode), parse_baseline(baseline), parse_group(group))
+    asked = ComparisonRequest(
+        tuple(run_ids[:MAX_RUNS]),
+        parse_mode(mode),
+        parse_baseline(baseline),
+        parse_group(group),
+        parse_min_effect(min_effect),
+    )
     # One thread hop for the database work (whose result is cached until the data changes) and the response.
     return await run_in_threadpool(_compare_response, request, asked, notice)
 
@@ -259,7 +268,13 @@ def _render_compare(session: Session, asked: ComparisonRequest, notice: str | No
         "recent": recent,
     }
     if figures:
-        data = engine.compare(figures, mode=settled.mode, baseline=settled.baseline, grouping=settled.grouping)
+        data = engine.compare(
+            figures,
+            mode=settled.mode,
+            baseline=settled.baseline,
+            grouping=settled.grouping,
+            min_effect=effective_min_effect(settled.min_effect),
+        )
         context.update(
             figures=figures,
             data=data,
@@ -297,7 +312,11 @@ def _matrix_url(request, figures) -> str | None:
     if len(keys) < 2:
         return None
     ids = [f.id for f in figures]
-    return matrix.permalink(matrix.MatrixRequest(keys[0], keys[1], run_ids=tuple(ids), baseline=request.baseline))
+    return matrix.permalink(
+        matrix.MatrixRequest(
+            keys[0], keys[1], run_ids=tuple(ids), baseline=request.baseline, min_effect=request.min_effect
+        )
+    )
 
 
 @router.get("/matrix", response_class=HTMLResponse)
@@ -309,13 +328,16 @@ def matrix_page(
     test: str = matrix.DEFAULT_TEST,
     runs: str = "",
     baseline: str = "",
+    min_effect: str = "",
 ):
-    """/matrix?rows=raid&cols=fs&test=put_block[&runs=...&baseline=RUN]: the sweep as a table of
+    """/matrix?rows=raid&cols=fs&test=put_block[&runs=...&baseline=RUN&min_effect=1.1]: the sweep as a table of
     configurations (app/compare/matrix.py builds it, as for /api/matrix), with one small chart per row."""
     context: dict = {"tests": TESTS, "rows": rows, "cols": cols, "test": test, "error": None, "m": None}
     if rows or cols:
         try:
-            asked = matrix.read_request(rows=rows, cols=cols, test=test, runs=[runs], baseline=baseline)
+            asked = matrix.read_request(
+                rows=rows, cols=cols, test=test, runs=[runs], baseline=baseline, min_effect=min_effect
+            )
             built = matrix.build(comparisons.matrix_runs(session, asked, missing_ok=True), asked)
             context.update(
                 m=built,
