@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from app.bonnie import TESTS, UNITS
+from app.bonnie import MIN_TIME_S, TESTS, UNITS
 from app.columns import FILE_TEST_COLUMNS, RESULT_PARTS, RUN_LINE_COLUMNS, result_column
 from app.limits import MAX_LABEL_CHARS, MAX_TAG_CHARS, MAX_TAGS_PER_RUN, TAG_SPACES
 
@@ -249,7 +249,8 @@ class CellFiguresOut(BaseModel):
     )
     too_fast_above: float | None = Field(
         description="the rate this configuration's +++++ runs of the test are above: the test's work in bonnie++'s "
-        "0.5 s (files: the line's number of files × 1024; block I/O: the file size in KiB), the lowest of its runs'; "
+        f"shortest measurable time, {MIN_TIME_S:g} s (files: the line's number of files × 1024; block I/O: the file size in KiB), "
+        "the lowest of its runs'; "
         "null without +++++ runs, for seeks, and when a run's size is unknown"
     )
     bound_ratio: float | None = Field(
