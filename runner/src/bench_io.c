@@ -650,10 +650,7 @@ static int test_seeks(const struct io_config *c, struct bigfile *f, int64_t tota
         r->seekers[r->seeker_count++] = rep.facts;
         if (rep.latency_s > r->latency_s)
             r->latency_s = rep.latency_s;
-        uint64_t *dst = (uint64_t *)&r->calls;
-        const uint64_t *src = (const uint64_t *)&rep.calls;
-        for (size_t k = 0; k < sizeof(rep.calls) / sizeof(uint64_t); k++)
-            dst[k] += src[k];
+        results_add_calls(&r->calls, &rep.calls);
         progress(c, "done...");
     }
     if (c->ev) {
