@@ -309,11 +309,7 @@ int main(int argc, char **argv)
 
     struct run_params params = {.machine = opts.machine, .version = RUNNER_NAME "-" RUNNER_VERSION, .bp = &opts.bp};
     params.seed = opts.random_file ? opts.random_file : seed_text;
-    struct io_config io = {
-        .dirfd = wd.dirfd, .name = wd.name, .p = &opts.bp, .quiet = opts.quiet, .sync = &sync,
-        .ev = ev, .stop = &stop_requested,
-    };
-    struct files_config fc = {
+    struct bench_config bench = {
         .dirfd = wd.dirfd, .name = wd.name, .p = &opts.bp, .quiet = opts.quiet, .sync = &sync,
         .ev = ev, .stop = &stop_requested,
     };
@@ -331,9 +327,9 @@ int main(int argc, char **argv)
         rng_reset(&rng); /* bonnie++ Initialize(): every run repeats the seed */
         int rc = BENCH_OK;
         if (opts.bp.file_size_mib)
-            rc = bench_io_run(&io, &rng, res);
+            rc = bench_io_run(&bench, &rng, res);
         if (rc == BENCH_OK && opts.bp.num_files)
-            rc = bench_files_run(&fc, &rng, res);
+            rc = bench_files_run(&bench, &rng, res);
         if (rc != BENCH_OK || stop_requested) {
             results_free(res);
             workdir_cleanup(&wd);
