@@ -147,17 +147,18 @@ int main(int argc, char **argv)
 {
     struct options opts;
     char err[1024];
-    if (options_parse(&opts, argc, argv, err, sizeof(err))) {
-        if (strcmp(err, "help") == 0) {
-            usage(stdout);
-            options_free(&opts);
-            return 0;
-        }
-        if (strcmp(err, "version") == 0) {
-            printf(RUNNER_NAME "-runner " RUNNER_VERSION "\n");
-            options_free(&opts);
-            return 0;
-        }
+    switch (options_parse(&opts, argc, argv, err, sizeof(err))) {
+    case OPTIONS_OK:
+        break;
+    case OPTIONS_HELP:
+        usage(stdout);
+        options_free(&opts);
+        return 0;
+    case OPTIONS_VERSION:
+        printf(RUNNER_NAME "-runner " RUNNER_VERSION "\n");
+        options_free(&opts);
+        return 0;
+    case OPTIONS_ERROR:
         fprintf(stderr, "bonnieboard-runner: %s\n", err);
         usage(stderr);
         options_free(&opts);
