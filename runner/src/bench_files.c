@@ -371,8 +371,8 @@ static enum bench_status test_walk(const struct bench_config *c, struct file_set
                 goto out;
             }
             if (name[0] == '.') { /* our files never start with a dot */
-                /* bonnie++ times every readdir(), "." and ".." too: the directory's first read
-                 * (getdents of a cold directory) belongs to the latency (issue 12.9) */
+                /* bonnie++ times every readdir(), "." and ".." too, so the directory's first read
+                 * (getdents of a cold directory) belongs to the latency, as in bonnie++'s figures */
                 op_timer_stop(&op);
                 continue;
             }

@@ -120,8 +120,8 @@ static int cookie_close(void *cookie)
 }
 
 /* Wraps fd in a FILE whose reads and writes are counted, with the buffer
- * size stdio would pick (st_blksize) unless --stdio-buffer says otherwise
- * (setbuffer() in seed 000's experiment). Returns the FILE or NULL; the
+ * size stdio would pick (st_blksize) unless --stdio-buffer sets one, as a
+ * program calling setbuffer() would. Returns the FILE or NULL; the
  * caller fcloses it, then frees cf->buf. */
 static FILE *stdio_open(const struct bench_config *c, struct counted_fd *cf, const char *mode)
 {
