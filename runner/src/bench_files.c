@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bench_io.h"
 #include "sysio.h"
 
 #define NAME_LEN 23               /* 10 digits + 12 random + NUL */
@@ -68,7 +67,7 @@ static char *name_at(struct file_set *s, int64_t i)
 
 /* bonnie++ make_names(), including how it fills directories: each gets
  * count/dirs + 1 names in turn. */
-static void make_names(const struct files_config *c, struct file_set *s, struct rng *rng,
+static void make_names(const struct bench_config *c, struct file_set *s, struct rng *rng,
                        int random_order)
 {
     int64_t per_dir = s->count / c->p->num_dirs;
@@ -101,7 +100,7 @@ static void random_sort(struct file_set *s, struct rng *rng, const volatile sig_
     }
 }
 
-static void close_dirs(const struct files_config *c, struct file_set *s, struct sys_counts *calls)
+static void close_dirs(const struct bench_config *c, struct file_set *s, struct sys_counts *calls)
 {
     if (s->dir_fds) {
         for (int i = 0; i < c->p->num_dirs; i++) {
@@ -116,7 +115,7 @@ static void close_dirs(const struct files_config *c, struct file_set *s, struct 
 }
 
 /* mkdir the test directory and its NNNNN subdirectories; open fds to them. */
-static int make_dirs(const struct files_config *c, struct file_set *s, struct sys_counts *calls)
+static int make_dirs(const struct bench_config *c, struct file_set *s, struct sys_counts *calls)
 {
     if (sysio_mkdirat(calls, c->dirfd, c->name)) {
         fprintf(stderr, "Can't make directory %s: %s\n", c->name, strerror(errno));
@@ -150,7 +149,7 @@ static int make_dirs(const struct files_config *c, struct file_set *s, struct sy
 }
 
 /* rmdir the subdirectories and the test directory (after deleting). */
-static int remove_dirs(const struct files_config *c, struct file_set *s, struct sys_counts *calls)
+static int remove_dirs(const struct bench_config *c, struct file_set *s, struct sys_counts *calls)
 {
     int test_fd = s->test_fd;
     s->test_fd = -1; /* closed below, after the subdirectories are gone */
@@ -175,7 +174,7 @@ static int remove_dirs(const struct files_config *c, struct file_set *s, struct 
     return 0;
 }
 
-static int create_a_file(const struct files_config *c, struct file_set *s, int dir,
+static int create_a_file(const struct bench_config *c, struct file_set *s, int dir,
                          const char *name, int64_t size, struct sys_counts *calls)
 {
     char path[PATH_LEN];
@@ -211,7 +210,7 @@ static int create_a_file(const struct files_config *c, struct file_set *s, int d
     return 0;
 }
 
-static int create_a_link(const struct files_config *c, struct file_set *s, int64_t i,
+static int create_a_link(const struct bench_config *c, struct file_set *s, int64_t i,
                          struct sys_counts *calls)
 {
     int dir = s->dir_index[i];
@@ -241,8 +240,8 @@ static int create_a_link(const struct files_config *c, struct file_set *s, int64
     return 0;
 }
 
-static int test_create(const struct files_config *c, struct file_set *s, struct rng *rng,
-                       int random_order, struct test_result *r)
+static enum bench_status test_create(const struct bench_config *c, struct file_set *s, struct rng *rng,
+                                     int random_order, struct test_result *r)
 {
     make_names(c, s, rng, random_order);
     if (*c->stop)
@@ -279,7 +278,7 @@ static int test_create(const struct files_config *c, struct file_set *s, struct 
 }
 
 /* bonnie++ stat_file(): stat, and read the data if the file has any. */
-static int stat_file(const struct files_config *c, struct file_set *s, int dirfd, const char *name,
+static int stat_file(const struct bench_config *c, struct file_set *s, int dirfd, const char *name,
                      struct sys_counts *calls)
 {
     struct stat st;
@@ -336,14 +335,14 @@ static const char *dents_next(struct dents *d, struct sys_counts *calls, int *er
 
 /* Sequential stat (do_delete=0) or delete (1): walk each directory in
  * readdir order, as bonnie++ does with opendir(".")/readdir(). */
-static int test_walk(const struct files_config *c, struct file_set *s, int do_delete,
-                     struct test_result *r)
+static enum bench_status test_walk(const struct bench_config *c, struct file_set *s, int do_delete,
+                                   struct test_result *r)
 {
     struct op_timer op = {0, 0};
     struct timer t;
     struct dents *d = malloc(sizeof(*d));
     int64_t count = 0;
-    int rc = BENCH_ERROR;
+    enum bench_status rc = BENCH_ERROR;
     if (!d) {
         fprintf(stderr, "Out of memory.\n");
         return BENCH_ERROR;
@@ -372,8 +371,8 @@ static int test_walk(const struct files_config *c, struct file_set *s, int do_de
                 goto out;
             }
             if (name[0] == '.') { /* our files never start with a dot */
-                /* bonnie++ times every readdir(), "." and ".." too: the directory's first read
-                 * (getdents of a cold directory) belongs to the latency (issue 12.9) */
+                /* bonnie++ times every readdir(), "." and ".." too, so the directory's first read
+                 * (getdents of a cold directory) belongs to the latency, as in bonnie++'s figures */
                 op_timer_stop(&op);
                 continue;
             }
@@ -415,8 +414,8 @@ out:
     return rc;
 }
 
-static int test_stat_random(const struct files_config *c, struct file_set *s, struct rng *rng,
-                            struct test_result *r)
+static enum bench_status test_stat_random(const struct bench_config *c, struct file_set *s, struct rng *rng,
+                                          struct test_result *r)
 {
     struct op_timer op = {0, 0};
     struct timer t;
@@ -439,8 +438,8 @@ static int test_stat_random(const struct files_config *c, struct file_set *s, st
     return BENCH_OK;
 }
 
-static int test_delete_random(const struct files_config *c, struct file_set *s, struct rng *rng,
-                              struct test_result *r)
+static enum bench_status test_delete_random(const struct bench_config *c, struct file_set *s, struct rng *rng,
+                                            struct test_result *r)
 {
     struct op_timer op = {0, 0};
     struct timer t;
@@ -471,16 +470,10 @@ static int test_delete_random(const struct files_config *c, struct file_set *s, 
     return BENCH_OK;
 }
 
-static void progress(const struct files_config *c, const char *text)
-{
-    if (!c->quiet)
-        fputs(text, stderr);
-}
-
-int bench_files_run(const struct files_config *c, struct rng *rng, struct test_result res[])
+enum bench_status bench_files_run(const struct bench_config *c, struct rng *rng, struct test_result res[])
 {
     struct file_set s;
-    int rc = BENCH_ERROR;
+    enum bench_status rc = BENCH_ERROR;
     memset(&s, 0, sizeof(s));
     s.test_fd = -1;
     s.count = c->p->num_files * 1024;
@@ -498,46 +491,46 @@ int bench_files_run(const struct files_config *c, struct rng *rng, struct test_r
         rc = BENCH_ERROR;
         goto out;
     }
-    progress(c, "Create files in sequential order...");
+    bench_progress(c, "Create files in sequential order...");
     if ((rc = test_create(c, &s, rng, 0, &res[TEST_SEQ_CREATE])))
         goto out;
     if (sync_wait(c->sync, TEST_SEQ_STAT)) {
         rc = BENCH_ERROR;
         goto out;
     }
-    progress(c, "done.\nStat files in sequential order...");
+    bench_progress(c, "done.\nStat files in sequential order...");
     if ((rc = test_walk(c, &s, 0, &res[TEST_SEQ_STAT])))
         goto out;
     if (sync_wait(c->sync, TEST_SEQ_DEL)) {
         rc = BENCH_ERROR;
         goto out;
     }
-    progress(c, "done.\nDelete files in sequential order...");
+    bench_progress(c, "done.\nDelete files in sequential order...");
     if ((rc = test_walk(c, &s, 1, &res[TEST_SEQ_DEL])))
         goto out;
-    progress(c, "done.\n");
+    bench_progress(c, "done.\n");
     if (sync_wait(c->sync, TEST_RAN_CREATE)) {
         rc = BENCH_ERROR;
         goto out;
     }
-    progress(c, "Create files in random order...");
+    bench_progress(c, "Create files in random order...");
     if ((rc = test_create(c, &s, rng, 1, &res[TEST_RAN_CREATE])))
         goto out;
     if (sync_wait(c->sync, TEST_RAN_STAT)) {
         rc = BENCH_ERROR;
         goto out;
     }
-    progress(c, "done.\nStat files in random order...");
+    bench_progress(c, "done.\nStat files in random order...");
     if ((rc = test_stat_random(c, &s, rng, &res[TEST_RAN_STAT])))
         goto out;
     if (sync_wait(c->sync, TEST_RAN_DEL)) {
         rc = BENCH_ERROR;
         goto out;
     }
-    progress(c, "done.\nDelete files in random order...");
+    bench_progress(c, "done.\nDelete files in random order...");
     if ((rc = test_delete_random(c, &s, rng, &res[TEST_RAN_DEL])))
         goto out;
-    progress(c, "done.\n");
+    bench_progress(c, "done.\n");
 out:
     if (rc != BENCH_OK) {
         struct sys_counts ignored;

@@ -23,7 +23,7 @@
 /* ==== The big file ==== */
 
 struct bigfile {
-    const struct io_config *cfg;
+    const struct bench_config *cfg;
     int fd;
 };
 
@@ -31,7 +31,7 @@ struct bigfile {
  * CFileOp::m_open). Counts into calls. Returns 0 or -1 (message printed). */
 static int file_open(struct bigfile *f, int create, struct sys_counts *calls)
 {
-    const struct io_config *c = f->cfg;
+    const struct bench_config *c = f->cfg;
     int flags = O_RDWR;
     if (create) {
         if (sysio_unlinkat(calls, c->dirfd, c->name, 0) && errno != ENOENT) {
@@ -92,12 +92,6 @@ static int write_block(int fd, const char *buf, int chunk, struct sys_counts *ca
     return 0;
 }
 
-static void progress(const struct io_config *c, const char *text)
-{
-    if (!c->quiet)
-        fputs(text, stderr);
-}
-
 /* ==== Per-character tests through stdio (bonnie++ 1.03's putc/getc) ==== */
 
 struct counted_fd {
@@ -126,10 +120,10 @@ static int cookie_close(void *cookie)
 }
 
 /* Wraps fd in a FILE whose reads and writes are counted, with the buffer
- * size stdio would pick (st_blksize) unless --stdio-buffer says otherwise
- * (setbuffer() in seed 000's experiment). Returns the FILE or NULL; the
+ * size stdio would pick (st_blksize) unless --stdio-buffer sets one, as a
+ * program calling setbuffer() would. Returns the FILE or NULL; the
  * caller fcloses it, then frees cf->buf. */
-static FILE *stdio_open(const struct io_config *c, struct counted_fd *cf, const char *mode)
+static FILE *stdio_open(const struct bench_config *c, struct counted_fd *cf, const char *mode)
 {
     cookie_io_functions_t fns = {cookie_read, cookie_write, NULL, cookie_close};
     size_t bufsize = c->p->stdio_buffer_bytes;
@@ -155,22 +149,22 @@ static FILE *stdio_open(const struct io_config *c, struct counted_fd *cf, const 
 
 /* Ends one of the sequential tests: closes the test file, stops the clock and records the longest
  * single operation and the bytes moved. Returns BENCH_OK, for the test to return. */
-static int test_finish(const struct io_config *c, struct bigfile *f, struct timer *t,
-                       const struct op_timer *op, int64_t chunks, struct test_result *r)
+static enum bench_status test_finish(const struct bench_config *c, struct bigfile *f, struct timer *t,
+                                     const struct op_timer *op, int64_t chunks, struct test_result *r)
 {
     file_close(f, &r->calls);
     timer_stop(t, r);
     r->latency_s = op->max_s;
     r->ops = (uint64_t)chunks * (uint64_t)c->p->io_chunk_bytes;
-    progress(c, "done\n");
+    bench_progress(c, "done\n");
     return BENCH_OK;
 }
 
-static int test_putc(const struct io_config *c, struct bigfile *f, int64_t chunks,
-                     struct test_result *r, struct timer *t)
+static enum bench_status test_putc(const struct bench_config *c, struct bigfile *f, int64_t chunks,
+                                   struct test_result *r, struct timer *t)
 {
     struct op_timer op = {0, 0};
-    progress(c, "Writing a byte at a time...");
+    bench_progress(c, "Writing a byte at a time...");
     int chunk = c->p->io_chunk_bytes;
     if (c->p->char_mode == CHAR_MODE_STDIO) {
         struct counted_fd cf = {f->fd, &r->calls, NULL};
@@ -226,8 +220,8 @@ static int test_putc(const struct io_config *c, struct bigfile *f, int64_t chunk
     return test_finish(c, f, t, &op, chunks, r);
 }
 
-static int test_getc(const struct io_config *c, struct bigfile *f, int64_t chunks,
-                     char *buf, struct test_result *r)
+static enum bench_status test_getc(const struct bench_config *c, struct bigfile *f, int64_t chunks,
+                                   char *buf, struct test_result *r)
 {
     struct op_timer op = {0, 0};
     struct timer t;
@@ -236,7 +230,7 @@ static int test_getc(const struct io_config *c, struct bigfile *f, int64_t chunk
         return BENCH_ERROR;
     if (sync_wait(c->sync, TEST_GETC))
         return BENCH_ERROR;
-    progress(c, "Reading a byte at a time...");
+    bench_progress(c, "Reading a byte at a time...");
     timer_start(&t, c->ev);
     if (c->p->char_mode == CHAR_MODE_STDIO) {
         struct counted_fd cf = {f->fd, &r->calls, NULL};
@@ -290,8 +284,8 @@ static int test_getc(const struct io_config *c, struct bigfile *f, int64_t chunk
     return test_finish(c, f, &t, &op, chunks, r);
 }
 
-static int test_put_block(const struct io_config *c, struct bigfile *f, int64_t chunks,
-                          char *buf, struct test_result *r)
+static enum bench_status test_put_block(const struct bench_config *c, struct bigfile *f, int64_t chunks,
+                                        char *buf, struct test_result *r)
 {
     struct op_timer op = {0, 0};
     struct timer t;
@@ -300,7 +294,7 @@ static int test_put_block(const struct io_config *c, struct bigfile *f, int64_t 
         return BENCH_ERROR;
     if (sync_wait(c->sync, TEST_PUT_BLOCK))
         return BENCH_ERROR;
-    progress(c, "Writing intelligently...");
+    bench_progress(c, "Writing intelligently...");
     memset(buf, 0, (size_t)chunk);
     timer_start(&t, c->ev);
     int bufindex = 0;
@@ -319,8 +313,8 @@ static int test_put_block(const struct io_config *c, struct bigfile *f, int64_t 
     return test_finish(c, f, &t, &op, chunks, r);
 }
 
-static int test_rewrite(const struct io_config *c, struct bigfile *f, int64_t chunks,
-                        char *buf, struct test_result *r)
+static enum bench_status test_rewrite(const struct bench_config *c, struct bigfile *f, int64_t chunks,
+                                      char *buf, struct test_result *r)
 {
     struct op_timer op = {0, 0};
     struct timer t;
@@ -333,7 +327,7 @@ static int test_rewrite(const struct io_config *c, struct bigfile *f, int64_t ch
     }
     if (sync_wait(c->sync, TEST_REWRITE))
         return BENCH_ERROR;
-    progress(c, "Rewriting...");
+    bench_progress(c, "Rewriting...");
     timer_start(&t, c->ev);
     int bufindex = 0;
     for (int64_t w = 0; w < chunks; w++) {
@@ -358,8 +352,8 @@ static int test_rewrite(const struct io_config *c, struct bigfile *f, int64_t ch
     return test_finish(c, f, &t, &op, chunks, r);
 }
 
-static int test_get_block(const struct io_config *c, struct bigfile *f, int64_t chunks,
-                          char *buf, struct test_result *r)
+static enum bench_status test_get_block(const struct bench_config *c, struct bigfile *f, int64_t chunks,
+                                        char *buf, struct test_result *r)
 {
     struct op_timer op = {0, 0};
     struct timer t;
@@ -372,7 +366,7 @@ static int test_get_block(const struct io_config *c, struct bigfile *f, int64_t 
     }
     if (sync_wait(c->sync, TEST_GET_BLOCK))
         return BENCH_ERROR;
-    progress(c, "Reading intelligently...");
+    bench_progress(c, "Reading intelligently...");
     timer_start(&t, c->ev);
     for (int64_t i = 0; i < chunks; i++) {
         op_timer_start(&op);
@@ -449,7 +443,7 @@ static int pipe_write_full(int fd, const void *buf, size_t n, struct sys_counts 
 
 /* bonnie++ CFileOp::doseek(): read the chunk at `where`, and when update is
  * set dirty one byte, seek back and write it (fsync with -b). */
-static int doseek(const struct io_config *c, int fd, char *buf, unsigned int where, int update,
+static int doseek(const struct bench_config *c, int fd, char *buf, unsigned int where, int update,
                   struct sys_counts *calls)
 {
     off_t off = (off_t)where * c->p->io_chunk_bytes;
@@ -477,7 +471,7 @@ static int doseek(const struct io_config *c, int fd, char *buf, unsigned int whe
 
 /* One seeker process: opens the file itself, takes tickets from the control
  * pipe until END_SEEK_PROCESS, reports to the feedback pipe. Never returns. */
-static void seeker_main(const struct io_config *c, int64_t total_chunks, int ctl_fd, int fb_fd)
+static void seeker_main(const struct bench_config *c, int64_t total_chunks, int ctl_fd, int fb_fd)
 {
     struct seek_report rep;
     memset(&rep, 0, sizeof(rep));
@@ -558,8 +552,8 @@ static void stop_children(pid_t *pids, int n)
 /* bonnie++ CFileOp::seek_test(): seeks tickets (one in ten negative = update)
  * plus one END per seeker, written down a pipe the seekers share. Elapsed is
  * first seeker start .. last seeker stop; CPU is the seekers' own. */
-static int test_seeks(const struct io_config *c, struct bigfile *f, int64_t total_chunks,
-                      struct rng *rng, struct test_result *r)
+static enum bench_status test_seeks(const struct bench_config *c, struct bigfile *f, int64_t total_chunks,
+                                    struct rng *rng, struct test_result *r)
 {
     int procs = c->p->seek_procs;
     size_t count = (size_t)c->p->seeks + (size_t)procs;
@@ -567,7 +561,7 @@ static int test_seeks(const struct io_config *c, struct bigfile *f, int64_t tota
     pid_t *pids = calloc((size_t)procs, sizeof(pid_t));
     r->seekers = calloc((size_t)procs, sizeof(*r->seekers));
     int ctl[2] = {-1, -1}, fb[2] = {-1, -1};
-    int status = BENCH_ERROR;
+    enum bench_status status = BENCH_ERROR;
     if (!tickets || !pids || !r->seekers) {
         fprintf(stderr, "Out of memory for seek tickets.\n");
         goto out;
@@ -622,7 +616,7 @@ static int test_seeks(const struct io_config *c, struct bigfile *f, int64_t tota
     struct evidence_sample ev_start;
     if (c->ev)
         evidence_sample(c->ev, &ev_start);
-    progress(c, "start 'em...");
+    bench_progress(c, "start 'em...");
     if (pipe_write_full(ctl[1], tickets, sizeof(int) * count, &r->calls)) {
         fprintf(stderr, "Can't write tickets.\n");
         stop_children(pids, procs);
@@ -650,11 +644,8 @@ static int test_seeks(const struct io_config *c, struct bigfile *f, int64_t tota
         r->seekers[r->seeker_count++] = rep.facts;
         if (rep.latency_s > r->latency_s)
             r->latency_s = rep.latency_s;
-        uint64_t *dst = (uint64_t *)&r->calls;
-        const uint64_t *src = (const uint64_t *)&rep.calls;
-        for (size_t k = 0; k < sizeof(rep.calls) / sizeof(uint64_t); k++)
-            dst[k] += src[k];
-        progress(c, "done...");
+        results_add_calls(&r->calls, &rep.calls);
+        bench_progress(c, "done...");
     }
     if (c->ev) {
         struct evidence_sample ev_end;
@@ -663,7 +654,7 @@ static int test_seeks(const struct io_config *c, struct bigfile *f, int64_t tota
     }
     for (int i = 0; i < procs; i++)
         while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR) {}
-    progress(c, "\n");
+    bench_progress(c, "\n");
     r->elapsed_s = last - first;
     if (r->elapsed_s <= 0.0)
         r->elapsed_s = 1e-9;
@@ -683,13 +674,13 @@ out:
 
 /* ==== The sequence ==== */
 
-int bench_io_run(const struct io_config *c, struct rng *rng, struct test_result res[])
+enum bench_status bench_io_run(const struct bench_config *c, struct rng *rng, struct test_result res[])
 {
     struct bigfile f = {c, -1};
     int64_t chunks = (int64_t)(1 << 20) / c->p->io_chunk_bytes * c->p->file_size_mib;
     int64_t char_chunks = (int64_t)(1 << 20) / c->p->io_chunk_bytes * c->p->byte_io_mib;
     char *buf = aligned_alloc(4096, (size_t)c->p->io_chunk_bytes < 4096 ? 4096 : (size_t)c->p->io_chunk_bytes);
-    int rc;
+    enum bench_status rc;
     if (!buf) {
         fprintf(stderr, "Out of memory.\n");
         return BENCH_ERROR;

@@ -350,10 +350,10 @@ static int check_csv_text(const char *what, const char *text, char *err, size_t 
     return 0;
 }
 
-static int parse_args(struct options *o, int argc, char **argv, const struct option *longopts, char *err,
-                      size_t errlen);
+static enum options_result parse_args(struct options *o, int argc, char **argv, const struct option *longopts,
+                                      char *err, size_t errlen);
 
-int options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen)
+enum options_result options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen)
 {
     static const struct option longopts[] = {
         {"json", required_argument, NULL, LONG_JSON},
@@ -385,15 +385,18 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
 
     struct secrets secrets;
     secrets_collect(&secrets, argc, argv);
-    int rc = parse_args(o, argc, argv, longopts, err, errlen);
-    if (rc)
+    if (errlen)
+        err[0] = '\0';
+    enum options_result rc = parse_args(o, argc, argv, longopts, err, errlen);
+    if (rc == OPTIONS_ERROR)
         secrets_redact(&secrets, err, errlen);
     return rc;
 }
 
-/* The getopt_long loop of options_parse. Returns 0 or -1 with a message in err. */
-static int parse_args(struct options *o, int argc, char **argv, const struct option *longopts, char *err,
-                      size_t errlen)
+/* The getopt_long loop of options_parse: OPTIONS_OK, OPTIONS_HELP, OPTIONS_VERSION, or OPTIONS_ERROR
+ * with a message in err (fail() returns -1, which is OPTIONS_ERROR). */
+static enum options_result parse_args(struct options *o, int argc, char **argv, const struct option *longopts,
+                                      char *err, size_t errlen)
 {
     optind = 1;
     opterr = 0;
@@ -461,14 +464,14 @@ static int parse_args(struct options *o, int argc, char **argv, const struct opt
         case 'Z':
             /* the file's name is the CSV's seed column, as in bonnie++ */
             if (check_csv_text("-Z: the file name (the CSV's seed column)", optarg, err, errlen))
-                return -1;
+                return OPTIONS_ERROR;
             if (!optarg[0] || strlen(optarg) > OPT_MAX_MACHINE_BYTES)
                 return fail(err, errlen, "-Z: the file name must be 1..%d bytes", OPT_MAX_MACHINE_BYTES);
             o->random_file = optarg;
             break;
         case 'n':
             if (parse_n(o, optarg, err, errlen))
-                return -1;
+                return OPTIONS_ERROR;
             break;
         case 'r':
             if (parse_int(optarg, 0, INT32_MAX, &lv))
@@ -478,7 +481,7 @@ static int parse_args(struct options *o, int argc, char **argv, const struct opt
             break;
         case 's':
             if (parse_s(o, optarg, err, errlen))
-                return -1;
+                return OPTIONS_ERROR;
             break;
         case 'x':
             if (parse_int(optarg, 1, 1000000, &lv))
@@ -510,16 +513,16 @@ static int parse_args(struct options *o, int argc, char **argv, const struct opt
         case LONG_TOKEN_FILE: o->token_file = optarg; break;
         case LONG_TAG:
             if (add_tag(o, optarg, err, errlen))
-                return -1;
+                return OPTIONS_ERROR;
             break;
         case LONG_LABEL:
             if (check_board_text("--label", optarg, BOARD_MAX_LABEL_CHARS, 0, err, errlen))
-                return -1;
+                return OPTIONS_ERROR;
             o->label = optarg;
             break;
         case LONG_SPOOL: o->spool_path = optarg; break;
-        case LONG_HELP: return fail(err, errlen, "help");
-        case LONG_VERSION: return fail(err, errlen, "version");
+        case LONG_HELP: return OPTIONS_HELP;
+        case LONG_VERSION: return OPTIONS_VERSION;
         case ':': /* a long option's optopt is its value (LONG_*), not a letter */
             if (optopt > 0 && optopt < LONG_JSON)
                 return fail(err, errlen, "option -%c needs an argument", optopt);
@@ -541,7 +544,7 @@ static int parse_args(struct options *o, int argc, char **argv, const struct opt
         return fail(err, errlen, "--token and --token-file: give one of them");
     if (o->bp.stdio_buffer_bytes && o->bp.char_mode != CHAR_MODE_STDIO)
         return fail(err, errlen, "--stdio-buffer needs --char-mode stdio");
-    return 0;
+    return OPTIONS_OK;
 }
 
 static int is_power_of_two(int v)

@@ -58,9 +58,19 @@ struct options {
     int tag_count;
 };
 
-/* Fills o from argv. Returns 0, or -1 with a message in err (usage error).
- * Strings in o point into argv except the tags (see options_free). */
-int options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen);
+/* What options_parse found on the command line. */
+enum options_result {
+    OPTIONS_ERROR = -1,     /* a usage error; the message is in err */
+    OPTIONS_OK = 0,         /* o holds a run to do */
+    OPTIONS_HELP = 1,       /* --help: print the usage and exit 0 */
+    OPTIONS_VERSION = 2,    /* --version: print the version and exit 0 */
+};
+
+/* Fills o from argv. Returns OPTIONS_OK, OPTIONS_HELP or OPTIONS_VERSION (the first of --help and
+ * --version ends the parse: what follows is not checked), or OPTIONS_ERROR with a message in err.
+ * Strings in o point into argv except the user and the tags: options_free(o) frees those, whatever
+ * the result. */
+enum options_result options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen);
 
 /* bonnie++'s post-parse rules, given the machine's RAM in MiB: default file
  * size of twice the RAM, the 2x RAM refusal, chunk-size and -n checks.

@@ -87,6 +87,9 @@ static inline int results_too_fast(const struct test_result *r)
     return r->elapsed_s != 0.0 && r->elapsed_s < RESULTS_MIN_TIME_S;
 }
 
+/* Adds every count of more to sum (the seek test sums its seekers' counts this way). */
+void results_add_calls(struct sys_counts *sum, const struct sys_counts *more);
+
 /* Frees what the results of one run hold on the heap (the seekers' facts). */
 void results_free(struct test_result res[TEST_COUNT]);
 

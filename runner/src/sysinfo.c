@@ -290,9 +290,16 @@ static int find_md(const char *real, char *md_dir, size_t len, int depth)
     return rc;
 }
 
+/* qsort comparators: each takes pointers to two elements and compares them through their own type. */
 static int by_name(const void *a, const void *b)
 {
     return strcmp(((const struct md_device *)a)->name, ((const struct md_device *)b)->name);
+}
+
+/* For an array of char[N] names: each element is the name itself. */
+static int by_member_name(const void *a, const void *b)
+{
+    return strcmp((const char *)a, (const char *)b);
 }
 
 /* The slot whose md/rdN link points at dev_entry ("dev-sdb1") in the md array at dir, or -1. The kernel
@@ -392,7 +399,7 @@ static void read_md(const char *dir, struct md_info *md)
         copy(names[n++], sizeof(names[0]), e->d_name);
     }
     closedir(d);
-    qsort(names, (size_t)n, sizeof(names[0]), (int (*)(const void *, const void *))strcmp);
+    qsort(names, (size_t)n, sizeof(names[0]), by_member_name);
     for (int i = 0; i < n; i++)
         copy(md->members[i], sizeof(md->members[i]), names[i]);
     md->member_count = n;

@@ -112,6 +112,24 @@ int main(void)
     test_cond("a value for an option without one",
               PARSE(&o, "--help=S3CRET") == -1 && strstr(err, "--help takes no value") && !strstr(err, "S3CRET"));
     options_free(&o);
+    /* --help and --version are results of their own, not messages */
+    test_cond("--help", PARSE(&o, "--help") == OPTIONS_HELP);
+    options_free(&o);
+    test_cond("--version", PARSE(&o, "--version") == OPTIONS_VERSION);
+    options_free(&o);
+    test_cond("a prefix of --version", PARSE(&o, "--vers") == OPTIONS_VERSION);
+    options_free(&o);
+    test_cond("--help ends the parse: a bad option after it is not looked at",
+              PARSE(&o, "--help", "-s", "bogus") == OPTIONS_HELP);
+    options_free(&o);
+    test_cond("a bad option before --help is a usage error",
+              PARSE(&o, "-s", "bogus", "--help") == OPTIONS_ERROR && strstr(err, "bad size"));
+    options_free(&o);
+    test_cond("a token that is part of \"help\" leaves --help alone",
+              PARSE(&o, "--token", "e", "--help") == OPTIONS_HELP);
+    options_free(&o);
+    test_cond("... and --version", PARSE(&o, "--token=ers", "--version") == OPTIONS_VERSION);
+    options_free(&o);
     test_cond("a long option without its argument is named, not a control byte",
               PARSE(&o, "--json") == -1 && strcmp(err, "option --json needs an argument") == 0);
     options_free(&o);
