@@ -506,7 +506,13 @@ def test_configurations_show_error_bars_verdict_marks_and_shade_only_significant
     page.wait_for_function("() => !Chart.getChart(document.querySelector('canvas[data-chart=block_io]'))?.$bb.relative")
     absolute = read_charts(page)
     assert [d["data"][put_block] for d in absolute["block_io"]["datasets"]] == [100000, 120000]
-    assert absolute["block_io"]["datasets"][0]["errors"][put_block] == pytest.approx([97515.9, 102484.1], abs=0.1)
+    # the interval is the geometric mean's (×/÷ t·SE of the logs), so it is not symmetric around the bar's mean
+    low, high = absolute["block_io"]["datasets"][0]["errors"][put_block]
+    assert (low, high) == pytest.approx((97543.1, 102511.9), abs=0.1)
+    geometric_mean = (low * high) ** 0.5
+    assert geometric_mean == pytest.approx(99996.7, abs=0.1) and high / geometric_mean == pytest.approx(
+        geometric_mean / low
+    )
     # same colours as in relative mode; the baseline's mean is a reference line
     colours = page.evaluate(
         "() => Chart.getChart(document.querySelector('canvas[data-chart=block_io]')).data.datasets.map(d => d.bbColor)"
