@@ -36,7 +36,7 @@
   }
 
   // The configuration colours live in app.css, shared with the swatches of the page; the view says which
-  // (colour: --run-N, pattern: 0 solid, 1 striped, 2 dotted).
+  // (colour: --run-N, pattern: 0 solid, 1 banded, 2 dotted).
   function runColor(colour) {
     return cssVar("--run-" + colour, "#4e79a7");
   }
@@ -48,7 +48,7 @@
     return "rgba(" + (n >> 16) + "," + ((n >> 8) & 255) + "," + (n & 255) + "," + alpha + ")";
   }
 
-  // pattern 0: solid colour; 1: white stripes over it; 2: white dots over it.
+  // pattern 0: solid colour; 1: white horizontal bands over it; 2: white dots over it.
   function runFill(look, alpha) {
     const color = withAlpha(runColor(look.colour), alpha);
     const kind = look.pattern;
@@ -61,12 +61,8 @@
     ctx.fillRect(0, 0, size, size);
     ctx.fillStyle = ctx.strokeStyle = "rgba(255,255,255,0.85)";
     if (kind === 1) {
-      ctx.lineWidth = 2;
-      ctx.beginPath();
-      ctx.moveTo(0, size); ctx.lineTo(size, 0);
-      ctx.moveTo(-2, 2); ctx.lineTo(2, -2);
-      ctx.moveTo(size - 2, size + 2); ctx.lineTo(size + 2, size - 2);
-      ctx.stroke();
+      // horizontal bands: the diagonal hatch is the +++++ mark's, never a configuration's
+      ctx.fillRect(0, 3, size, 2);
     } else {
       ctx.beginPath();
       ctx.arc(size / 2, size / 2, 1.6, 0, 2 * Math.PI);

@@ -12,9 +12,10 @@ from sqlalchemy.orm import Session
 from starlette.datastructures import FormData, UploadFile
 
 from app import bonnie
-from app.compare import engine, heat_table, matrix
+from app.compare import answer, engine, heat_table, matrix
 from app.compare import page as comparisons
-from app.compare.figures import limiters_of, line_facts
+from app.compare.figures import RunFigures, limiters_of, line_facts
+from app.compare.grouping import Grouping
 from app.compare.request import (
     ABSOLUTE,
     MAX_RUNS,
@@ -275,9 +276,16 @@ def _render_compare(session: Session, asked: ComparisonRequest, notice: str | No
             grouping=settled.grouping,
             min_effect=effective_min_effect(settled.min_effect),
         )
+        rows = answer.rows(data, engine.RATE_CHART_KEYS)
+        keys = [chart["key"] for chart in data["charts"]]
+        lead = answer.lead_chart(rows)
         context.update(
             figures=figures,
             data=data,
+            answer=rows,
+            answer_lead=answer.lead(data, rows),
+            # the chart of the family the answer leads with comes first: on a desktop's first screen
+            chart_order=sorted(range(len(keys)), key=lambda i: keys[i] != lead),
             view=(view := engine.compare_view(figures, data)),
             embedded=script_json({"compare": data, "view": view}),
             table=(table := engine.heat_table(data)),
@@ -338,9 +346,13 @@ def matrix_page(
             asked = matrix.read_request(
                 rows=rows, cols=cols, test=test, runs=[runs], baseline=baseline, min_effect=min_effect
             )
-            built = matrix.build(comparisons.matrix_runs(session, asked, missing_ok=True), asked)
+            shown_runs = comparisons.matrix_runs(session, asked, missing_ok=True)
+            built = matrix.build(shown_runs, asked)
+            rows_shown = _matrix_answer(shown_runs, built, asked)
             context.update(
                 m=built,
+                answer=rows_shown,
+                answer_lead=answer.lead(built, rows_shown) if rows_shown else "",
                 url=matrix.permalink(asked),
                 api_url=matrix.permalink(asked, "/api/matrix"),
                 shown=matrix.display(built),
@@ -348,6 +360,18 @@ def matrix_page(
         except BadRequest as exc:
             context["error"] = exc.detail
     return render(request, "matrix.html", context, status_code=400 if context["error"] else 200)
+
+
+def _matrix_answer(runs: list[RunFigures], built: dict[str, Any], asked: matrix.MatrixRequest) -> list[dict[str, Any]]:
+    """The answer rows of a matrix: those of its configurations compared as /compare?group=ROWS,COLS would,
+    against its baseline cell (the matrix keeps only the figures of its cells, not their hints)."""
+    data = engine.compare(
+        runs,
+        baseline=built["baseline"],
+        grouping=Grouping(keys=(asked.rows, asked.cols), kind="tags"),
+        min_effect=built["min_effect"],
+    )
+    return answer.rows(data, engine.RATE_CHART_KEYS)
 
 
 # The newest runs, offered when adding runs to a comparison.

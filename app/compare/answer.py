@@ -1,0 +1,267 @@
+"""The answer at the top of /compare and /matrix: one row per family of tests a reader decides on.
+
+Pure: takes what app/compare/engine.compare() returned and gives back rows; the templates only print them.
+Each row says, against the baseline configuration, which configuration is faster beyond the noise (the
+page's own verdicts: Holm-adjusted, at least the minimum effect, or a +++++ bound), by what factor with
+its 95 % interval, or "no difference beyond noise", or that it cannot tell — and, in the same row, the
+caveat when what limited the result was not the disk: the page cache (the file is under twice the RAM,
+or the runner's counters say so), the CPU, other load, or +++++ (too fast to measure). A result the
+cache or the CPU limited is never a storage win: its row is `not_disk`, whatever its verdict.
+
+Per-char tests have no row: they measure the C library and the CPU (app/compare/hints.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app import bonnie
+
+BETTER, WORSE, NOISE, UNKNOWN = "better", "worse", "within_noise", "unknown"
+NOT_DISK = "not_disk"  # a better or worse verdict whose limiter was not the disk
+
+# The limiter codes (line hints and the runner's evidence) that make a result not the disk's.
+NOT_DISK_CODES = ("cached", "cpu_bound")
+# Caveats in the order a row names them: the first found is the row's.
+CAVEAT_ORDER = ("cached", "cpu_bound", "noisy", "too_fast", "too_short")
+TOO_FAST_CODES = ("too_fast", "too_short")
+MARK = {BETTER: "▲", WORSE: "▼", NOISE: "~", UNKNOWN: "?", NOT_DISK: "⚠"}
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    key: str
+    title: str
+    tests: tuple[str, ...]
+    chart: str  # the chart (engine.CHARTS key) that draws its first test
+
+
+FAMILIES = (
+    Family("block_write", "Block write", ("put_block",), "block_io"),
+    Family("block_read", "Block read", ("get_block",), "block_io"),
+    Family("rewrite", "Rewrite", ("rewrite",), "block_io"),
+    Family("seeks", "Random seeks", ("seeks",), "seeks"),
+    Family(
+        "files",
+        "File create, stat, delete",
+        tuple(t.name for t in bonnie.CATALOG if t.option == bonnie.FILE_COUNT_OPTION),
+        "metadata",
+    ),
+)
+
+
+def _cells_by_test(data: dict[str, Any], rate_charts: Sequence[str]) -> dict[int, dict[str, dict[str, Any]]]:
+    """configuration id -> test -> its rate cell."""
+    found: dict[int, dict[str, dict[str, Any]]] = {c["id"]: {} for c in data["configurations"]}
+    for chart in data["charts"]:
+        if chart["key"] not in rate_charts:
+            continue
+        for entry in chart["configurations"]:
+            for cell in entry["tests"]:
+                found[entry["configuration"]][cell["test"]] = cell
+    return found
+
+
+def _factor(cell: dict[str, Any]) -> float | None:
+    """The ratio to the baseline the verdict is about: the +++++ bound when it decided, else the geometric
+    means' ratio (what the interval is built on), else the arithmetic one."""
+    for key in ("bound_ratio", "geo_ratio", "ratio"):
+        if cell.get(key) is not None:
+            return float(cell[key])
+    return None
+
+
+def times(x: float, *, floor: bool = False) -> str:
+    """A factor ≥ 1 as ×N: two decimals under 10, whole above (×1.23, ×14); `floor` rounds down, as a lower
+    bound must (×14.68 is "at least ×14")."""
+    if x < 10:
+        return f"×{math.floor(x * 100) / 100:.2f}" if floor else f"×{x:.2f}"
+    return f"×{math.floor(x):,}" if floor else f"×{x:,.0f}"
+
+
+def factor_text(cell: dict[str, Any]) -> str:
+    """One cell's factor against the baseline, as a speed-up or a slow-down (never ×0.07), with its 95 %
+    interval in the same direction, or "at least" for a +++++ bound."""
+    bound = cell.get("bound_ratio")
+    if bound is not None:
+        return (
+            f"at least {times(bound if bound >= 1 else 1 / bound, floor=True)} {'faster' if bound >= 1 else 'slower'}"
+        )
+    ratio = _factor(cell)
+    if ratio is None:
+        return ""
+    faster = ratio >= 1
+    text = f"{times(ratio if faster else 1 / ratio)} {'faster' if faster else 'slower'}"
+    ci = cell.get("ratio_ci95")
+    if ci:
+        low, high = (ci[0], ci[1]) if faster else (1 / ci[1], 1 / ci[0])
+        text += f" (95 % CI {times(low) if low >= 1 else f'×{low:.2f}'} to {times(high)})"
+    return text
+
+
+def _range_text(cells: list[dict[str, Any]], faster: bool) -> str:
+    """Several cells' factors in one direction: their range, "at least" when a +++++ bound decided any."""
+    if len(cells) == 1:
+        return factor_text(cells[0])
+    sizes = [(_factor(c) or 1.0) for c in cells]
+    sizes = [s if faster else 1 / s for s in sizes]
+    low, high = min(sizes), max(sizes)
+    bounded = any(c.get("bound_ratio") is not None for c in cells)
+    low_text, high_text = times(low, floor=bounded), times(high, floor=bounded)
+    span = low_text if low_text == high_text else f"{low_text} to {high_text}"
+    return f"{'at least ' if bounded else ''}{span} {'faster' if faster else 'slower'}"
+
+
+def _gib(mib: int) -> str:
+    return f"{mib / 1024:g} GiB" if mib % 256 == 0 else f"{mib:,} MiB"
+
+
+def caveat_text(code: str, tests: Sequence[str], setup: dict[str, int | None], where: str = "") -> str:
+    """What a row says of a limiter: what it was, that it is not a disk result, and what to rerun with."""
+    if code == "cached":
+        size, ram = setup.get("file_size_mib"), setup.get("ram_mib")
+        if size and ram and size < 2 * ram:
+            rerun = math.ceil(2 * ram / 1024)
+            return f"page cache (file {_gib(size)} < 2 × RAM): not a disk result — rerun with -s {rerun}G"
+        return "page cache (the runner's counters): not a disk result"
+    if code == "cpu_bound":
+        return "CPU-bound: measures the CPU, not the disk"
+    if code == "noisy":
+        return "other load competed (the runner's counters): rerun on a quiet machine"
+    options = sorted({bonnie.BY_NAME[t].option for t in tests})
+    return f"{bonnie.TOO_FAST_MARK}{where}: raise {' and '.join(options)}"
+
+
+def _codes(cell: dict[str, Any]) -> set[str]:
+    codes = {h["code"] for h in cell.get("hints", ())}
+    if cell.get("n_too_fast"):
+        codes.add("too_fast")
+    return codes
+
+
+def _caveat(
+    involved: list[tuple[dict[str, Any], bool]], tests: Sequence[str], setup: dict[str, int | None]
+) -> tuple[str | None, str | None]:
+    """The row's caveat (code, text) from the cells it rests on, each flagged whether it is the baseline's."""
+    for code in CAVEAT_ORDER:
+        holders = [is_base for cell, is_base in involved if code in _codes(cell)]
+        if holders:
+            where = " in the baseline" if code in TOO_FAST_CODES and all(holders) else ""
+            return code, caveat_text(code, tests, setup, where)
+    return None, None
+
+
+def _setup_of(data: dict[str, Any]) -> dict[str, int | None]:
+    """The smallest file size and RAM of the compared runs: the most cached case decides the caveat."""
+    sizes = [row["file_size_mib"] for row in data.get("setup", ()) if row.get("file_size_mib")]
+    rams = [row["ram_mib"] for row in data.get("setup", ()) if row.get("ram_mib")]
+    return {"file_size_mib": min(sizes) if sizes else None, "ram_mib": min(rams) if rams else None}
+
+
+def _names(configs: list[str]) -> str:
+    return configs[0] if len(configs) == 1 else f"{configs[0]} (and {len(configs) - 1} more)"
+
+
+def answer_row(
+    family: Family,
+    cells: dict[int, dict[str, dict[str, Any]]],
+    names: dict[int, str],
+    base_id: int,
+    setup: dict[str, int | None],
+) -> dict[str, Any] | None:
+    """One family's row, or None when none of its tests ran in any configuration."""
+    base = cells[base_id]
+    others = [cid for cid in cells if cid != base_id]
+    tests = [t for t in family.tests if any(cells[cid][t]["status"] != "not_run" for cid in cells)]
+    if not tests:
+        return None
+    by_verdict: dict[str, list[tuple[int, str]]] = {BETTER: [], WORSE: [], NOISE: [], UNKNOWN: []}
+    for cid in others:
+        for test in tests:
+            verdict = cells[cid][test]["verdict"] or UNKNOWN
+            by_verdict.setdefault(verdict, []).append((cid, test))
+    leader: int | None = None
+    who = factor = ""
+    if by_verdict[BETTER]:
+        outcome = BETTER
+        counts: dict[int, list[str]] = {}
+        for cid, test in by_verdict[BETTER]:
+            counts.setdefault(cid, []).append(test)
+        leader = max(counts, key=lambda c: (len(counts[c]), min(_factor(cells[c][t]) or 1 for t in counts[c])))
+        claims = [(leader, t) for t in counts[leader]]
+        who = _names([names[leader]] + [names[c] for c in counts if c != leader])
+        factor = _range_text([cells[leader][t] for t in counts[leader]], faster=True)
+        if len(tests) > 1:
+            factor += f" in {len(claims)} of {len(tests)} tests"
+    elif by_verdict[WORSE]:
+        outcome = WORSE
+        claims = by_verdict[WORSE]
+        slower = list(dict.fromkeys(names[cid] for cid, _ in claims))
+        who = f"{', '.join(slower)} slower" if len(slower) <= 2 else f"{slower[0]} and {len(slower) - 1} more slower"
+        factor = _range_text([cells[cid][t] for cid, t in claims], faster=False)
+    elif by_verdict[NOISE]:
+        outcome = NOISE
+        claims = []
+        who = "no difference beyond noise"
+        cid, test = max(by_verdict[NOISE], key=lambda ct: abs(math.log(_factor(cells[ct[0]][ct[1]]) or 1)))
+        ratio = _factor(cells[cid][test]) or 1.0
+        factor = f"largest seen {times(max(ratio, 1 / ratio))} {'faster' if ratio >= 1 else 'slower'} ({names[cid]}), within noise"
+    else:
+        outcome = UNKNOWN
+        claims = []
+        too_fast = any(_codes(cells[cid][t]) & set(TOO_FAST_CODES) for cid in cells for t in tests)
+        who = "cannot tell"
+        factor = "" if too_fast or not others else "too few runs: repeat them, e.g. bonnie++ -x 5"
+    if claims:
+        involved = [(cells[cid][t], False) for cid, t in claims] + [(base[t], True) for t in {t for _, t in claims}]
+    else:
+        involved = [(cells[cid][t], cid == base_id) for cid in cells for t in tests]
+    code, caveat = _caveat(involved, tests, setup)
+    if outcome in (BETTER, WORSE) and code in NOT_DISK_CODES:
+        outcome = NOT_DISK
+    return {
+        "family": family.key,
+        "title": family.title,
+        "tests": tests,
+        "chart": family.chart,
+        "outcome": outcome,
+        "mark": MARK[outcome],
+        "configuration": leader,
+        "who": who,
+        "factor": factor,
+        "caveat_code": code,
+        "caveat": caveat,
+    }
+
+
+def rows(data: dict[str, Any], rate_charts: Sequence[str]) -> list[dict[str, Any]]:
+    """The answer rows of a comparison (engine.compare()'s result); none with a single configuration."""
+    if len(data["configurations"]) < 2:
+        return []
+    names = {c["id"]: c["name"] for c in data["configurations"]}
+    cells = _cells_by_test(data, rate_charts)
+    setup = _setup_of(data)
+    found = (answer_row(f, cells, names, data["baseline_configuration"], setup) for f in FAMILIES)
+    return [row for row in found if row is not None]
+
+
+def lead_chart(answer: list[dict[str, Any]]) -> str | None:
+    """The chart to show first: that of the first row with a verdict beyond the noise, else the first row's."""
+    decided = [row for row in answer if row["outcome"] in (BETTER, WORSE, NOT_DISK)]
+    chosen = decided or answer
+    return chosen[0]["chart"] if chosen else None
+
+
+def lead(data: dict[str, Any], answer: list[dict[str, Any]]) -> str:
+    """The sentence above the rows: what they compare, and how many are not disk results."""
+    base = next(c for c in data["configurations"] if c["id"] == data["baseline_configuration"])
+    counts = sorted({len(c["runs"]) for c in data["configurations"]})
+    runs = f"N = {counts[0]} each" if len(counts) == 1 else f"N = {counts[0]} to {counts[-1]}"
+    text = f"Each row against {base['name']} ({len(data['configurations'])} configurations, {runs})."
+    limited = sum(1 for row in answer if row["caveat_code"] in NOT_DISK_CODES)
+    if limited:
+        text += f" {limited} of {len(answer)} rows are not disk results: read their caveats."
+    return text

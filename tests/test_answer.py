@@ -1,0 +1,227 @@
+"""The answer rows (app/compare/answer.py) on comparisons built by hand: every figure below is worked out
+from the cells' numbers in the comment beside it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app import bonnie
+from app.compare import answer
+from app.compare.engine import RATE_CHART_KEYS, RunFigures, compare
+from app.compare.request import parse_group
+from app.ingest.parsing import parse_line
+from tests.compare_data import SWEEP, sweep_line
+
+BASE, OTHER, THIRD = 1, 2, 3
+NAMES = {BASE: "fs=ext4", OTHER: "fs=xfs", THIRD: "fs=btrfs"}
+CACHED = {"code": "cached", "text": "probably cached: …"}
+CPU = {"code": "cpu_bound", "text": "CPU-bound (95 % CPU): …"}
+TOO_FAST = {"code": "too_fast", "text": "all runs +++++ …"}
+
+
+def cell(test: str, verdict: str | None = None, **figures: Any) -> dict[str, Any]:
+    return {
+        "test": test,
+        "status": figures.pop("status", "ok"),
+        "n": 3,
+        "n_too_fast": figures.pop("n_too_fast", 0),
+        "geo_ratio": figures.pop("geo", None),
+        "ratio": figures.pop("ratio", None),
+        "ratio_ci95": figures.pop("ci", None),
+        "bound_ratio": figures.pop("bound", None),
+        "verdict": verdict,
+        "hints": list(figures.pop("hints", ())),
+    }
+
+
+def comparison(cells: dict[int, dict[str, dict[str, Any]]], *, size_mib=3072, ram_mib=24105) -> dict[str, Any]:
+    """A compare() result holding `cells` (configuration -> test -> cell); every other rate cell is a
+    measured one within noise of ×1.00, without hints."""
+    charts = []
+    for key in RATE_CHART_KEYS:
+        tests = [t.name for t in bonnie.CATALOG if _chart_of(t.name) == key]
+        entries = []
+        for cid in cells:
+            default = None if cid == BASE else "within_noise"
+            entries.append(
+                {
+                    "configuration": cid,
+                    "tests": [cells[cid].get(t) or cell(t, default, geo=None if cid == BASE else 1.0) for t in tests],
+                }
+            )
+        charts.append({"key": key, "configurations": entries})
+    return {
+        "configurations": [
+            {"id": cid, "name": NAMES[cid], "runs": [cid * 10, cid * 10 + 1, cid * 10 + 2]} for cid in cells
+        ],
+        "baseline_configuration": BASE,
+        "charts": charts,
+        "setup": [
+            {"run": cid * 10, "configuration": cid, "file_size_mib": size_mib, "ram_mib": ram_mib} for cid in cells
+        ],
+    }
+
+
+def _chart_of(test: str) -> str:
+    spec = bonnie.BY_NAME[test]
+    if spec.family == bonnie.SEEKS:
+        return "seeks"
+    if spec.family == bonnie.BLOCK_IO:
+        return "block_io"
+    return "metadata_stat" if spec.operation == bonnie.STAT else "metadata"
+
+
+def row(data: dict[str, Any], family: str) -> dict[str, Any]:
+    return next(r for r in answer.rows(data, RATE_CHART_KEYS) if r["family"] == family)
+
+
+def test_a_storage_win_names_the_configuration_and_its_factor_with_the_interval():
+    data = comparison(
+        {BASE: {}, OTHER: {"put_block": cell("put_block", "better", geo=1.2, ci=[1.1, 1.31])}}, ram_mib=None
+    )
+    block_write = row(data, "block_write")
+    assert block_write["outcome"] == "better" and block_write["mark"] == "▲"
+    assert block_write["who"] == "fs=xfs" and block_write["configuration"] == OTHER
+    assert block_write["factor"] == "×1.20 faster (95 % CI ×1.10 to ×1.31)"
+    assert block_write["caveat"] is None and block_write["chart"] == "block_io"
+
+
+def test_a_cached_win_is_not_a_storage_win_and_says_what_to_rerun_with():
+    data = comparison({BASE: {}, OTHER: {"put_block": cell("put_block", "better", geo=3.06, hints=[CACHED])}})
+    block_write = row(data, "block_write")
+    assert block_write["outcome"] == "not_disk" and block_write["mark"] == "⚠"
+    # 3072 MiB = 3 GiB; 2 × 24,105 MiB = 48,210 MiB = 47.08 GiB: -s 48G is the first whole GiB above
+    assert block_write["caveat"] == "page cache (file 3 GiB < 2 × RAM): not a disk result — rerun with -s 48G"
+    assert block_write["factor"] == "×3.06 faster"
+
+
+def test_a_cpu_bound_baseline_makes_a_win_not_a_disk_result():
+    data = comparison(
+        {
+            BASE: {"get_block": cell("get_block", hints=[CPU])},
+            OTHER: {"get_block": cell("get_block", "better", geo=1.5)},
+        },
+        ram_mib=None,
+    )
+    block_read = row(data, "block_read")
+    assert block_read["outcome"] == "not_disk"
+    assert block_read["caveat"] == "CPU-bound: measures the CPU, not the disk"
+
+
+def test_a_slower_configuration_is_said_as_a_slow_down_never_as_a_fraction():
+    # ×0.5 (CI ×0.4 to ×0.625) is ×2 slower (CI 1/0.625 = ×1.6 to 1/0.4 = ×2.5)
+    data = comparison({BASE: {}, OTHER: {"rewrite": cell("rewrite", "worse", geo=0.5, ci=[0.4, 0.625])}}, ram_mib=None)
+    rewrite = row(data, "rewrite")
+    assert rewrite["outcome"] == "worse" and rewrite["mark"] == "▼"
+    assert rewrite["who"] == "fs=xfs slower"
+    assert rewrite["factor"] == "×2.00 slower (95 % CI ×1.60 to ×2.50)"
+
+
+def test_too_fast_bounds_are_rounded_down_and_the_baseline_caveat_says_raise_n():
+    # bounds 0.0681 and 0.2239: 1/0.0681 = 14.68 -> at least ×14; 1/0.2239 = 4.466 -> at least ×4.46
+    base = {t: cell(t, status="too_fast", n_too_fast=3, hints=[TOO_FAST]) for t in ("seq_create", "seq_del")}
+    data = comparison(
+        {
+            BASE: base,
+            OTHER: {
+                "seq_create": cell("seq_create", "worse", bound=0.0681),
+                "seq_del": cell("seq_del", "worse", bound=0.2239),
+            },
+        }
+    )
+    files = row(data, "files")
+    assert files["outcome"] == "worse" and files["chart"] == "metadata"
+    assert files["factor"] == "at least ×4.46 to ×14 slower"
+    assert files["caveat"] == "+++++ in the baseline: raise -n"
+
+
+def test_a_single_bound_is_said_alone():
+    data = comparison({BASE: {}, OTHER: {"ran_create": cell("ran_create", "better", bound=2.5)}})
+    assert row(data, "files")["factor"] == "at least ×2.50 faster in 1 of 6 tests"
+
+
+def test_within_noise_everywhere_says_so_with_the_largest_difference_seen():
+    # |ln 0.8| = 0.223 > ln 1.1 = 0.095: the ×0.8 one is the largest, i.e. 1/0.8 = ×1.25 slower
+    data = comparison(
+        {
+            BASE: {},
+            OTHER: {"seeks": cell("seeks", "within_noise", geo=1.1)},
+            THIRD: {"seeks": cell("seeks", "within_noise", geo=0.8)},
+        },
+        ram_mib=None,
+    )
+    seeks = row(data, "seeks")
+    assert seeks["outcome"] == "within_noise" and seeks["mark"] == "~"
+    assert seeks["who"] == "no difference beyond noise"
+    assert seeks["factor"] == "largest seen ×1.25 slower (fs=btrfs), within noise"
+    assert seeks["caveat"] is None
+
+
+def test_noise_under_the_cache_still_carries_the_caveat():
+    data = comparison({BASE: {"put_block": cell("put_block", hints=[CACHED])}, OTHER: {}}, size_mib=1536, ram_mib=1024)
+    block_write = row(data, "block_write")
+    assert block_write["outcome"] == "within_noise"
+    # 1,536 MiB = 1.5 GiB; 2 × 1,024 MiB = 2 GiB
+    assert block_write["caveat"] == "page cache (file 1.5 GiB < 2 × RAM): not a disk result — rerun with -s 2G"
+
+
+def test_the_best_of_several_better_configurations_leads():
+    data = comparison(
+        {
+            BASE: {},
+            OTHER: {"put_block": cell("put_block", "better", geo=1.3)},
+            THIRD: {"put_block": cell("put_block", "better", geo=1.6)},
+        },
+        ram_mib=None,
+    )
+    block_write = row(data, "block_write")
+    assert block_write["who"] == "fs=btrfs (and 1 more)" and block_write["factor"] == "×1.60 faster"
+
+
+def test_unknown_verdicts_cannot_tell_and_ask_for_repeats():
+    data = comparison({BASE: {}, OTHER: {"put_block": cell("put_block", "unknown", ratio=1.4)}}, ram_mib=None)
+    block_write = row(data, "block_write")
+    assert block_write["outcome"] == "unknown" and block_write["who"] == "cannot tell"
+    assert block_write["factor"] == "too few runs: repeat them, e.g. bonnie++ -x 5"
+
+
+def test_a_family_no_configuration_ran_has_no_row_and_one_configuration_has_no_answer():
+    not_run = {t: cell(t, status="not_run") for t in answer.FAMILIES[-1].tests}
+    data = comparison({BASE: dict(not_run), OTHER: dict(not_run)})
+    assert [r["family"] for r in answer.rows(data, RATE_CHART_KEYS)] == [
+        "block_write",
+        "block_read",
+        "rewrite",
+        "seeks",
+    ]
+    single = comparison({BASE: {}})
+    assert answer.rows(single, RATE_CHART_KEYS) == []
+
+
+def test_the_lead_sentence_is_short_and_counts_the_rows_that_are_not_disk_results():
+    data = comparison({BASE: {}, OTHER: {"put_block": cell("put_block", "better", geo=3.06, hints=[CACHED])}})
+    rows = answer.rows(data, RATE_CHART_KEYS)
+    text = answer.lead(data, rows)
+    assert text == (
+        "Each row against fs=ext4 (2 configurations, N = 3 each). 1 of 5 rows are not disk results: read their caveats."
+    )
+    assert len(text.split()) <= 30
+    assert answer.lead_chart(rows) == "block_io"
+
+
+def test_on_the_engine_s_own_comparison_a_real_speed_up_leads():
+    """tests/compare_data.py's sweep: put_block ×1.2 with 1 % spread on xfs (3 runs each), no RAM known."""
+    runs = []
+    for fs, rows in SWEEP.items():
+        for put_block, getc in rows:
+            parsed = parse_line(sweep_line(f"{fs}-box", put_block, getc), 1)
+            runs.append(
+                RunFigures(
+                    len(runs) + 1, parsed.machine, None, {"fs": fs}, parsed.format_version, "2.00a", parsed.results
+                )
+            )
+    data = compare(runs, grouping=parse_group("fs"))
+    block_write = row(data, "block_write")
+    assert block_write["outcome"] == "better" and block_write["who"] == "fs=xfs"
+    # 120,000 / 100,000 exactly on each pair of runs: the geometric means' ratio is ×1.20
+    assert block_write["factor"].startswith("×1.20 faster (95 % CI ×1.1")
