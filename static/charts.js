@@ -402,6 +402,15 @@
   // A bar beyond the axis is clipped there with a labelled marker: its value and "off scale".
   const offScale = {
     id: "bbOffScale",
+    // Which bars are off scale is known only once the axis is settled (its ticks may round its ends
+    // outwards): flagged before any drawing, so that the value labels, the verdict marks and the tooltips agree.
+    beforeDatasetsDraw(chart) {
+      if (!chart.$bb) return;
+      const yScale = chart.scales.y;
+      chart.data.datasets.forEach(function (dataset) {
+        dataset.bbOffScale = dataset.data.map(function (v) { return v !== null && (v > yScale.max || v < yScale.min); });
+      });
+    },
     afterDatasetsDraw(chart) {
       if (!chart.$bb) return;
       const area = chart.chartArea;
@@ -433,7 +442,10 @@
         ctx.font = "bold 10px system-ui, sans-serif";
         ctx.textAlign = "left";
         ctx.textBaseline = "middle";
-        const label = text + " off scale";
+        // one label per clipped bar: its value, "off scale" and its verdict mark (errorBars leaves it out)
+        const verdict = dataset.bbVerdicts[index];
+        const mark = verdict && (chart.$bb.relative || verdict !== "unknown") ? " " + chart.$bb.marks[verdict] : "";
+        const label = text + " off scale" + mark;
         const labelWidth = ctx.measureText(label).width;
         let x = el.x + w / 2 + 3;
         if (x + labelWidth > area.right) x = el.x - w / 2 - 3 - labelWidth;
@@ -489,7 +501,7 @@
             bottom = Math.max(bottom, yHigh, yLow);
           }
           const verdict = dataset.bbVerdicts[index];
-          if (!verdict || (!relative && verdict === "unknown")) return;
+          if (!verdict || (!relative && verdict === "unknown") || (dataset.bbOffScale && dataset.bbOffScale[index])) return;
           const text = options.marks[verdict];
           const below = relative && value < origin;
           const y = clamp(below ? bottom + 10 : top - 8);
@@ -580,14 +592,49 @@
     return text.length > chars ? text.slice(0, chars - 1) + "…" : text;
   }
 
+  // A canvas with data-tests="a,b" draws only those tests of its chart: in absolute mode the per-char tests
+  // (about 1 MiB/s) get a chart and an axis of their own beside the block tests (GiB/s), where they would be
+  // flat lines at zero. The chart and its view are cut to those tests; everything else is as for the whole.
+  function subset(chart, chartView, names, label) {
+    const keep = [];
+    chart.tests.forEach(function (test, i) { if (names.indexOf(test) >= 0) keep.push(i); });
+    const pick = function (values) { return keep.map(function (i) { return values[i]; }); };
+    // the display unit of these tests' own values (app/units.py's steps, as display_unit() picks them)
+    let largest = 0;
+    chartView.bars.forEach(function (bar) {
+      pick(bar.values).concat(...pick(bar.errors).filter(Boolean)).forEach(function (v) { if (v !== null) largest = Math.max(largest, Math.abs(v)); });
+    });
+    let unit = { display_unit: chartView.display_unit, divisor: chartView.divisor, axis_title: chartView.axis_title };
+    if (chartView.steps && !chartView.relative_kind) {
+      let step = chartView.steps[0];
+      for (const s of chartView.steps) if (largest >= s[0]) step = s;
+      unit = { display_unit: step[1], divisor: step[0], axis_title: label + ", " + step[1] };
+    }
+    return [
+      Object.assign({}, chart, { tests: pick(chart.tests) }),
+      Object.assign({}, chartView, unit, {
+        test_titles: pick(chartView.test_titles),
+        hints: pick(chartView.hints),
+        bars: chartView.bars.map(function (bar) {
+          return Object.assign({}, bar, { values: pick(bar.values), errors: pick(bar.errors), status: pick(bar.status),
+                                          verdicts: pick(bar.verdicts), n: pick(bar.n) });
+        }),
+      }),
+    ];
+  }
+
   function buildChart(canvas, payload) {
     const compare = payload.compare;
     const view = payload.view;
-    const key = canvas.dataset.chart;
+    const key = canvas.dataset.chart || canvas.dataset.partOf;
     const chartIndex = compare.charts.findIndex(function (c) { return c.key === key; });
     if (chartIndex < 0) return null;
-    const chart = compare.charts[chartIndex];
-    const chartView = view.charts[chartIndex];
+    let chart = compare.charts[chartIndex];
+    let chartView = view.charts[chartIndex];
+    const part = Boolean(canvas.dataset.partOf);
+    if (canvas.dataset.tests) {
+      [chart, chartView] = subset(chart, chartView, canvas.dataset.tests.split(","), part ? "per-char" : chartView.title);
+    }
     const relative = compare.mode === "relative";
     const kind = relative ? chartView.relative_kind : null;
     const log = chartView.scale === "logarithmic";
@@ -631,6 +678,18 @@
     const values = [];
     datasets.forEach(function (d) { d.data.forEach(function (v) { if (v !== null) values.push(v); }); });
     const limits = relativeLimits(kind, values);
+    // The bars the answer names (app/compare/answer.py) stay on the scale: a clipped bar would hide the result it states.
+    (payload.answer || []).forEach(function (named) {
+      datasets.forEach(function (d) {
+        if (named.named.indexOf(d.bbConfiguration) < 0) return;
+        chart.tests.forEach(function (test, i) {
+          const v = d.data[i];
+          if (v === null || named.tests.indexOf(test) < 0) return;
+          if (limits[1] !== null && v > limits[1]) limits[1] = v;
+          if (limits[0] !== null && v < limits[0]) limits[0] = v;
+        });
+      });
+    });
     datasets.forEach(function (d) {
       d.bbOffScale = d.data.map(function (v) {
         return v !== null && ((limits[1] !== null && v > limits[1]) || (limits[0] !== null && v < limits[0]));
@@ -667,7 +726,7 @@
     const width = box.clientWidth || 600;
     const fontPx = width < NARROW_PX ? 10 : 11;
     const texts = datasets.map(function (d) { return legendText(d, width < NARROW_PX); }).concat([baseText], hasTooFast ? [tooFastText] : []);
-    box.style.height = Number(box.dataset.baseHeight) + (legendRows(texts, width, fontPx) - 1) * (fontPx + 9) + "px";
+    if (!part) box.style.height = Number(box.dataset.baseHeight) + (legendRows(texts, width, fontPx) - 1) * (fontPx + 9) + "px";
 
     const config = {
       type: "bar",
@@ -706,7 +765,7 @@
         plugins: {
           bbErrorBars: { relative: relative, better: better, worse: worse, marks: view.verdict_mark },
           legend: {
-            display: true,
+            display: !part, // the whole chart's legend beside it names the same bars
             position: "bottom",
             labels: { generateLabels: legendLabels, boxWidth: 12, font: { size: fontPx } },
             onClick: function (e, item, legend) {
@@ -747,7 +806,7 @@
       },
     };
     const bb = { relative: relative, key: key, kind: kind, measure: chartView.measure, origin: origin, view: chartView,
-                 words: { status: view.status_text[TOO_FAST], marks: view.too_fast_marks } };
+                 marks: view.verdict_mark, words: { status: view.status_text[TOO_FAST], marks: view.too_fast_marks } };
     // fitAxis runs inside the constructor's first update: it reads these from the instance.
     const instance = new Chart(canvas, Object.assign(config, {
       plugins: [{ id: "bbState", beforeInit: function (c) { c.$bb = bb; c.$bbAxis = { origin: origin, limits: limits, kind: kind }; } }],
@@ -755,23 +814,72 @@
     return instance;
   }
 
-  // A chart as an image: PNG from Chart.js itself; SVG as the PNG wrapped in an <svg> (vector
-  // drawing would need a second renderer). Buttons: <button data-export-chart="KEY" data-format="png|svg">.
-  function exportChart(button) {
-    const canvas = document.querySelector('canvas[data-chart="' + button.dataset.exportChart + '"]');
-    const instance = canvas && Chart.getChart(canvas);
-    if (!instance) return;
-    const png = instance.toBase64Image("image/png", 1);
-    let href = png;
-    if (button.dataset.format === "svg") {
-      const w = canvas.width, h = canvas.height;
-      const svg = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="' + w + '" height="' + h +
-        '" viewBox="0 0 ' + w + " " + h + '"><rect width="100%" height="100%" fill="#fff"/><image width="' + w + '" height="' + h + '" xlink:href="' + png + '"/></svg>';
-      href = URL.createObjectURL(new Blob([svg], { type: "image/svg+xml" }));
+  // Lines of `text` no wider than `width` px in ctx's font.
+  function wrap(ctx, text, width) {
+    const lines = [];
+    let line = "";
+    for (const word of text.split(" ")) {
+      const next = line ? line + " " + word : word;
+      if (line && ctx.measureText(next).width > width) { lines.push(line); line = word; } else line = next;
     }
+    if (line) lines.push(line);
+    return lines;
+  }
+
+  // A chart as a PNG to paste into a slide: the chart as drawn, under its title, the baseline, the mode, the
+  // date and the caveats the answer gives for its tests (page cache, CPU, +++++), and the page's address.
+  // No SVG: Chart.js draws on a canvas only, and an SVG holding that bitmap would not be a vector drawing.
+  // Buttons: <button data-export-chart="KEY" data-format="png">.
+  function exportChart(button) {
+    const key = button.dataset.exportChart;
+    const canvas = document.querySelector('canvas[data-chart="' + key + '"]');
+    const instance = canvas && Chart.getChart(canvas);
+    const dataElement = document.getElementById("compare-data");
+    if (!instance || !dataElement) return;
+    const payload = JSON.parse(dataElement.textContent);
+    const compare = payload.compare;
+    const scale = canvas.width / (canvas.clientWidth || canvas.width);
+    const figure = canvas.closest("figure");
+    const heading = figure && figure.querySelector("h2");
+    const title = heading ? heading.textContent.trim().replace(/\s+/g, " ") : key;
+    const facts = "Baseline: " + payload.view.baseline_name + " · " + (compare.mode === "relative" ? "relative to the baseline" : "absolute values") +
+      " · " + compare.configurations.length + " configurations · " + new Date().toISOString().slice(0, 10);
+    const caveats = [];
+    (payload.answer || []).forEach(function (row) {
+      if (row.chart === key && row.caveat) caveats.push("⚠ " + row.title + ": " + row.caveat);
+    });
+    const pad = 12 * scale;
+    const width = canvas.width;
+    const out = document.createElement("canvas");
+    const ctx = out.getContext("2d");
+    const fonts = { title: "bold " + 16 * scale + "px system-ui, sans-serif", text: 12 * scale + "px system-ui, sans-serif" };
+    ctx.font = fonts.text;
+    const textLines = wrap(ctx, facts, width - 2 * pad);
+    const caveatLines = [];
+    caveats.forEach(function (c) { caveatLines.push.apply(caveatLines, wrap(ctx, c, width - 2 * pad)); });
+    const footer = wrap(ctx, location.href, width - 2 * pad);
+    const line = 17 * scale;
+    const head = pad + 22 * scale + line * (textLines.length + caveatLines.length);
+    out.width = width;
+    out.height = Math.ceil(head + canvas.height + line * footer.length + pad);
+    ctx.fillStyle = "#fff";
+    ctx.fillRect(0, 0, out.width, out.height);
+    ctx.textBaseline = "top";
+    ctx.fillStyle = INK;
+    ctx.font = fonts.title;
+    ctx.fillText(title, pad, pad);
+    ctx.font = fonts.text;
+    let y = pad + 22 * scale;
+    textLines.forEach(function (text) { ctx.fillText(text, pad, y); y += line; });
+    ctx.fillStyle = "#7a4100";
+    caveatLines.forEach(function (text) { ctx.fillText(text, pad, y); y += line; });
+    ctx.drawImage(canvas, 0, head);
+    ctx.fillStyle = "#5b6670";
+    y = head + canvas.height;
+    footer.forEach(function (text) { ctx.fillText(text, pad, y); y += line; });
     const link = document.createElement("a");
-    link.href = href;
-    link.download = "bonnieboard-" + button.dataset.exportChart + "." + button.dataset.format;
+    link.href = out.toDataURL("image/png");
+    link.download = "bonnieboard-" + key + ".png";
     document.body.appendChild(link);
     link.click();
     link.remove();
@@ -822,7 +930,7 @@
         bbOffScale: [false],
       };
     });
-    const bb = { relative: false, key: "matrix", kind: null, measure: "value", origin: 0, view: view, reference: reference,
+    const bb = { relative: false, key: "matrix", kind: null, measure: "value", origin: 0, view: view, reference: reference, marks: payload.verdict_mark,
                  words: { status: payload.status_text[TOO_FAST], marks: payload.too_fast_marks } };
     return new Chart(canvas, {
       type: "bar",
@@ -869,7 +977,7 @@
       }
     }
     if (typeof Chart === "undefined") return;
-    const sources = [["compare-data", "canvas[data-chart]", buildChart], ["matrix-data", "canvas[data-matrix-row]", buildMultiple]];
+    const sources = [["compare-data", "canvas[data-chart], canvas[data-part-of]", buildChart], ["matrix-data", "canvas[data-matrix-row]", buildMultiple]];
     for (const [id, selector, build] of sources) {
       const dataElement = document.getElementById(id);
       if (!dataElement) continue;

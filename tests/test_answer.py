@@ -81,7 +81,7 @@ def test_a_storage_win_names_the_configuration_and_its_factor_with_the_interval(
     )
     block_write = row(data, "block_write")
     assert block_write["outcome"] == "better" and block_write["mark"] == "▲"
-    assert block_write["who"] == "fs=xfs" and block_write["configuration"] == OTHER
+    assert block_write["who"] == "fs=xfs" and block_write["configuration"] == OTHER and block_write["named"] == [OTHER]
     assert block_write["factor"] == "×1.20 faster (95 % CI ×1.10 to ×1.31)"
     assert block_write["caveat"] is None and block_write["chart"] == "block_io"
 
@@ -154,7 +154,7 @@ def test_within_noise_everywhere_says_so_with_the_largest_difference_seen():
     assert seeks["outcome"] == "within_noise" and seeks["mark"] == "~"
     assert seeks["who"] == "no difference beyond noise"
     assert seeks["factor"] == "largest seen ×1.25 slower (fs=btrfs), within noise"
-    assert seeks["caveat"] is None
+    assert seeks["caveat"] is None and seeks["named"] == [THIRD] and seeks["configuration"] is None
 
 
 def test_noise_under_the_cache_still_carries_the_caveat():

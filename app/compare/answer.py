@@ -184,6 +184,7 @@ def answer_row(
             verdict = cells[cid][test]["verdict"] or UNKNOWN
             by_verdict.setdefault(verdict, []).append((cid, test))
     leader: int | None = None
+    named: list[int] = []  # the configurations whose bars the row's factor is about
     who = factor = ""
     if by_verdict[BETTER]:
         outcome = BETTER
@@ -192,6 +193,7 @@ def answer_row(
             counts.setdefault(cid, []).append(test)
         leader = max(counts, key=lambda c: (len(counts[c]), min(_factor(cells[c][t]) or 1 for t in counts[c])))
         claims = [(leader, t) for t in counts[leader]]
+        named = [leader]
         who = _names([names[leader]] + [names[c] for c in counts if c != leader])
         factor = _range_text([cells[leader][t] for t in counts[leader]], faster=True)
         if len(tests) > 1:
@@ -199,7 +201,8 @@ def answer_row(
     elif by_verdict[WORSE]:
         outcome = WORSE
         claims = by_verdict[WORSE]
-        slower = list(dict.fromkeys(names[cid] for cid, _ in claims))
+        named = list(dict.fromkeys(cid for cid, _ in claims))
+        slower = [names[cid] for cid in named]
         who = f"{', '.join(slower)} slower" if len(slower) <= 2 else f"{slower[0]} and {len(slower) - 1} more slower"
         factor = _range_text([cells[cid][t] for cid, t in claims], faster=False)
     elif by_verdict[NOISE]:
@@ -207,6 +210,7 @@ def answer_row(
         claims = []
         who = "no difference beyond noise"
         cid, test = max(by_verdict[NOISE], key=lambda ct: abs(math.log(_factor(cells[ct[0]][ct[1]]) or 1)))
+        named = [cid]
         ratio = _factor(cells[cid][test]) or 1.0
         factor = f"largest seen {times(max(ratio, 1 / ratio))} {'faster' if ratio >= 1 else 'slower'} ({names[cid]}), within noise"
     else:
@@ -230,6 +234,7 @@ def answer_row(
         "outcome": outcome,
         "mark": MARK[outcome],
         "configuration": leader,
+        "named": named,
         "who": who,
         "factor": factor,
         "caveat_code": code,

@@ -287,7 +287,7 @@ def _render_compare(session: Session, asked: ComparisonRequest, notice: str | No
             # the chart of the family the answer leads with comes first: on a desktop's first screen
             chart_order=sorted(range(len(keys)), key=lambda i: keys[i] != lead),
             view=(view := engine.compare_view(figures, data)),
-            embedded=script_json({"compare": data, "view": view}),
+            embedded=script_json({"compare": data, "view": view, "answer": rows}),
             table=(table := engine.heat_table(data)),
             heat_cells=[heat_table.section_cells(table, section) for section in table["sections"]],
             baseline=data["baseline"],
