@@ -3,6 +3,7 @@ from the cells' numbers in the comment beside it."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from app import bonnie
@@ -10,7 +11,8 @@ from app.compare import answer
 from app.compare.engine import RATE_CHART_KEYS, RunFigures, compare
 from app.compare.request import parse_group
 from app.ingest.parsing import parse_line
-from tests.compare_data import SWEEP, sweep_line
+from tests.compare_data import SWEEP, embedded_data, sweep_csv, sweep_line
+from tests.helpers import post_csv
 
 BASE, OTHER, THIRD = 1, 2, 3
 NAMES = {BASE: "fs=ext4", OTHER: "fs=xfs", THIRD: "fs=btrfs"}
@@ -225,3 +227,22 @@ def test_on_the_engine_s_own_comparison_a_real_speed_up_leads():
     assert block_write["outcome"] == "better" and block_write["who"] == "fs=xfs"
     # 120,000 / 100,000 exactly on each pair of runs: the geometric means' ratio is ×1.20
     assert block_write["factor"].startswith("×1.20 faster (95 % CI ×1.1")
+
+
+def test_the_compare_and_matrix_pages_open_with_the_answer_and_the_summary_follows_the_charts(client):
+    ids = []
+    for fs in SWEEP:
+        ids += post_csv(client, sweep_csv(fs), tag=[f"fs={fs}", "dev=loop"]).json()["created"]
+    runs = ",".join(map(str, ids))
+    html = client.get(f"/compare?runs={runs}&group=fs").text
+    block_write = re.search(r'<tr class="answer-better" data-family="block_write"[^>]*>(.*?)</tr>', html, re.DOTALL)
+    assert block_write, "no block-write row that names a faster configuration"
+    assert "▲</span> fs=xfs" in block_write.group(1) and "×1.20 faster (95 % CI ×1.1" in block_write.group(1)
+    # the answer, then the charts (the block I/O one first: its row leads), then the paragraph and the setup
+    answer, first_chart = html.index('class="answer"'), html.index("<figure")
+    assert answer < first_chart < html.index('<p id="summary">') < html.index('<details class="setup">')
+    assert html.index('<figure class="chart chart-block_io"') == first_chart
+    assert embedded_data(html)["answer"][0]["named"] == [2]  # fs=xfs, the second configuration
+    matrix = client.get(f"/matrix?rows=fs&cols=dev&runs={runs}").text
+    assert matrix.index('class="answer"') < matrix.index('class="matrix-table"')
+    assert 'data-family="block_write" data-outcome="better"' in matrix

@@ -1,4 +1,5 @@
-"""The answer at the top of /compare and /matrix: one row per family of tests a reader decides on.
+"""The answer at the top of /compare and /matrix: one row per family of tests a reader decides on
+(docs/decisions.md, "An answer before the charts").
 
 Pure: takes what app/compare/engine.compare() returned and gives back rows; the templates only print them.
 Each row says, against the baseline configuration, which configuration is faster beyond the noise (the
