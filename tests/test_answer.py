@@ -159,6 +159,12 @@ def test_within_noise_everywhere_says_so_with_the_largest_difference_seen():
     assert seeks["caveat"] is None and seeks["named"] == [THIRD] and seeks["configuration"] is None
 
 
+def test_no_change_at_all_is_said_so():
+    # every other rate cell of comparison() is within noise at ×1.00 (×0.999 too rounds to it)
+    data = comparison({BASE: {}, OTHER: {"seeks": cell("seeks", "within_noise", geo=0.999)}}, ram_mib=None)
+    assert row(data, "seeks")["factor"] == "×1.00: no change seen"
+
+
 def test_noise_under_the_cache_still_carries_the_caveat():
     data = comparison({BASE: {"put_block": cell("put_block", hints=[CACHED])}, OTHER: {}}, size_mib=1536, ram_mib=1024)
     block_write = row(data, "block_write")
@@ -243,6 +249,13 @@ def test_the_compare_and_matrix_pages_open_with_the_answer_and_the_summary_follo
     assert answer < first_chart < html.index('<p id="summary">') < html.index('<details class="setup">')
     assert html.index('<figure class="chart chart-block_io"') == first_chart
     assert embedded_data(html)["answer"][0]["named"] == [2]  # fs=xfs, the second configuration
+    # grouped: the baseline select offers the two configurations, not the six runs
+    select = re.search(r'<select class="auto" name="baseline">(.*?)</select>', html, re.DOTALL).group(1)
+    assert re.findall(r"<option value=\"(\d*)\"[^>]*>([^<]*)</option>", select) == [
+        ("", "default: the first run"),
+        (str(ids[0]), "fs=ext4 (N=3)"),
+        (str(ids[3]), "fs=xfs (N=3)"),
+    ]
     matrix = client.get(f"/matrix?rows=fs&cols=dev&runs={runs}").text
     assert matrix.index('class="answer"') < matrix.index('class="matrix-table"')
     assert 'data-family="block_write" data-outcome="better"' in matrix

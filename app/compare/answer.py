@@ -213,7 +213,13 @@ def answer_row(
         cid, test = max(by_verdict[NOISE], key=lambda ct: abs(math.log(_factor(cells[ct[0]][ct[1]]) or 1)))
         named = [cid]
         ratio = _factor(cells[cid][test]) or 1.0
-        factor = f"largest seen {times(max(ratio, 1 / ratio))} {'faster' if ratio >= 1 else 'slower'} ({names[cid]}), within noise"
+        size = times(max(ratio, 1 / ratio))
+        direction = "faster" if ratio >= 1 else "slower"
+        factor = (
+            "×1.00: no change seen"
+            if size == "×1.00"
+            else f"largest seen {size} {direction} ({names[cid]}), within noise"
+        )
     else:
         outcome = UNKNOWN
         claims = []
