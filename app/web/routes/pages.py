@@ -44,6 +44,7 @@ from app.ingest.validation import (
 )
 from app.limits import MAX_ID, MAX_TAG_CHARS
 from app.store import runs as run_store
+from app.store import samples
 from app.store.models import Run
 from app.web import cache
 from app.web.deps import PageAuthDep, SessionDep, check_machine_text, csrf_form
@@ -128,7 +129,12 @@ def runs_page(
     found, total = listed.runs[:PAGE_SIZE], listed.total
     more = len(listed.runs) > PAGE_SIZE
     by_name_cursor = more and sort == "name" and (at_machine is not None or page == 1)
+    # The way in for a new board: what the sample data is, and a comparison of each of its studies.
+    first_screen = not wants_partial(request) and not filter_error and run_filter == run_store.RunFilter()
+    sample = samples.sample_data(session=session) if first_screen and cursor is None and page == 1 else None
     context = {
+        "samples": sample,
+        "study_urls": {study.name: _study_url(study) for study in sample.studies} if sample else {},
         "chosen": chosen,
         "sort": sort,
         "sorts": {"newest": "newest first", "oldest": "oldest first", "name": "by name"},
@@ -156,6 +162,11 @@ def runs_page(
         context,
         status_code=400 if filter_error else 200,
     )
+
+
+def _study_url(study: samples.Study) -> str:
+    runs = ",".join(map(str, study.run_ids[:MAX_RUNS]))
+    return f"/compare?runs={runs}" + (f"&group={','.join(study.group_keys)}" if study.group_keys else "")
 
 
 def _next_by_name(found: list[Run], at_machine: str | None, skipped: int) -> dict[str, str | int]:
