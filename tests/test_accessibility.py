@@ -67,9 +67,8 @@ def serious_violations(browser: Browser, url: str, viewport: dict[str, int]) -> 
 
 
 # On main's templates the compare page has hint marks focusable inside aria-hidden and, at phone width, scrolled
-# charts that cannot take focus; their fix is the compare
-# templates' own (merged separately). Strict: once it is merged these cases pass, and xfail then fails the run,
-# so the mark must come off.
+# charts that cannot take focus: the compare templates' own fix, merged separately. Strict: once it is merged these
+# cases pass, an unexpected pass fails the run, and this mark must come off.
 AWAITING_COMPARE_TEMPLATES = pytest.mark.xfail(
     strict=True,
     reason="compare page: focusable hint marks inside aria-hidden, and at phone width the scrolled latency and %CPU"
