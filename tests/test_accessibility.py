@@ -57,7 +57,7 @@ def serious_violations(browser: Browser, url: str, viewport: dict[str, int]) -> 
         """async (impacts) => {
             const result = await axe.run(document, {resultTypes: ["violations"]});
             return result.violations.filter(v => impacts.includes(v.impact)).map(v =>
-                `${v.impact} ${v.id} (${v.help}): ` + v.nodes.map(n => n.target.join(" ")).join(" | "));
+                `${v.id}: ${v.impact} (${v.help}): ` + v.nodes.map(n => n.target.join(" ")).join(" | "));
         }""",
         list(FAILING_IMPACTS),
     )
@@ -69,8 +69,14 @@ def serious_violations(browser: Browser, url: str, viewport: dict[str, int]) -> 
 # On main's templates the compare page has hint marks focusable inside aria-hidden and, at phone width, scrolled
 # charts that cannot take focus: the compare templates' own fix, merged separately. Strict: once it is merged these
 # cases pass, an unexpected pass fails the run, and this mark must come off.
+class AwaitingCompareTemplates(Exception):
+    """The compare page's known violations, and only those."""
+
+
+COMPARE_TEMPLATE_RULES = ("aria-hidden-focus", "scrollable-region-focusable")
 AWAITING_COMPARE_TEMPLATES = pytest.mark.xfail(
     strict=True,
+    raises=AwaitingCompareTemplates,
     reason="compare page: focusable hint marks inside aria-hidden, and at phone width the scrolled latency and %CPU"
     " charts cannot take focus (both fixed in the compare templates)",
 )
@@ -86,7 +92,15 @@ def page_cases() -> list:
 
 @pytest.mark.parametrize(("name", "width"), page_cases())
 def test_no_serious_or_critical_axe_violation(board, browser, name, width):
-    assert serious_violations(browser, board + PAGES[name], WIDTHS[width]) == []
+    found = serious_violations(browser, board + PAGES[name], WIDTHS[width])
+    if name == "compare":
+        # Any other rule fails the case outright: the expected failure covers these two rules only.
+        assert [
+            line for line in found if not line.startswith(tuple(f"{rule}:" for rule in COMPARE_TEMPLATE_RULES))
+        ] == []
+        if found:
+            raise AwaitingCompareTemplates("\n".join(found))
+    assert found == []
 
 
 def test_axe_finds_a_serious_violation_when_there_is_one(board, browser):
