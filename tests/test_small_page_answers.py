@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from app.compare import engine
 from app.ingest.parsing import parse_line
-from app.web.routes.pages import MAX_SHOWN_LINE_CHARS, lines_at
+from app.web.upload_lines import MAX_SHOWN_LINE_CHARS, lines_at
 from tests.helpers import LINE_198, create_token, csrf_token, post_csv, post_form, with_field
 
 
@@ -36,6 +36,7 @@ def test_lines_at_finds_the_lines_asked_for_in_one_pass():
     assert lines_at(data, [5, 2, 2, 99, 0]) == {2: "two", 5: "five"}
     assert lines_at(data, [6]) == {6: ""}  # after the last newline: an empty line
     assert lines_at(b"\xff\xfeab", [1]) == {1: "\ufffd\ufffdab"}
+    assert lines_at("\ufeffbom,line\n".encode(), [1]) == {1: "bom,line"}  # an editor's byte order mark
     long = lines_at(b"x" * 10_000, [1])[1]
     assert len(long) == MAX_SHOWN_LINE_CHARS + 1 and long.endswith("…")
 

@@ -52,6 +52,7 @@ from app.web.document_view import document_view
 from app.web.request_body import FormLimits
 from app.web.schemas import RunDetailOut, RunOut
 from app.web.templating import is_htmx, render, templates
+from app.web.upload_lines import lines_at
 
 router = APIRouter(include_in_schema=False)
 
@@ -496,29 +497,3 @@ async def upload_submit(request: Request, session: SessionDep, page_auth: PageAu
     context["error_lines"] = lines_at(data, [error.line for error in context["errors"]])
     template = "_upload_result.html" if is_htmx(request) else "upload.html"
     return render(request, template, context, status_code=status_code)
-
-
-# An error's line is shown up to this many characters (a line may be up to BONNIEBOARD_MAX_LINE_BYTES).
-MAX_SHOWN_LINE_CHARS = 400
-
-
-def lines_at(data: bytes, numbers: list[int]) -> dict[int, str]:
-    """The text of the lines `numbers` (1-based, as errors count them) of `data`, found in one pass that stops
-    at the last one asked for: an upload of many megabytes is not split into lines for a few errors."""
-    wanted = sorted(set(n for n in numbers if n >= 1))
-    found: dict[int, str] = {}
-    start, number = 0, 1
-    for target in wanted:
-        while number < target and start <= len(data):
-            end = data.find(b"\n", start)
-            if end < 0:
-                start = len(data) + 1
-                break
-            start, number = end + 1, number + 1
-        if number != target or start > len(data):
-            break
-        end = data.find(b"\n", start)
-        line = data[start : end if end >= 0 else len(data)].rstrip(b"\r")
-        text = line[: MAX_SHOWN_LINE_CHARS * 4].decode("utf-8", errors="replace")
-        found[target] = text if len(text) <= MAX_SHOWN_LINE_CHARS else text[:MAX_SHOWN_LINE_CHARS] + "…"
-    return found
