@@ -105,6 +105,11 @@ def test_matrix_page_shows_the_cells_and_is_linked_from_the_compare_page(client,
     assert client.get("/matrix").status_code == 200  # the form alone
 
 
+# The display units of compare.csv and what each is in the stored unit (app.units.UNIT_STEPS).
+DIVISORS = {"KiB/s": 1, "MiB/s": 1024, "GiB/s": 1024**2, "µs": 1, "ms": 1000, "s": 1_000_000}
+DIVISORS |= {unit: 1 for unit in ("seeks/s", "files/s", "%CPU")}
+
+
 def test_compare_csv_holds_the_numbers_of_the_api(client, sweep):
     runs = ",".join(map(str, sweep))
     api = client.get(f"/api/compare?runs={runs}&group=raid,fs&baseline={sweep[2]}").json()
@@ -118,18 +123,27 @@ def test_compare_csv_holds_the_numbers_of_the_api(client, sweep):
             for cell in entry["tests"]:
                 row = by_key[(chart["key"], cell["test"], entry["configuration"])]
                 assert row["n"] == str(cell["n"]) and row["verdict"] == (cell["verdict"] or "")
-                for name in ("mean", "sd", "ratio"):
-                    assert (float(row[name]) if row[name] else None) == cell[name]
-                assert (float(row["ci95_low"]) if row["ci95_low"] else None) == (
-                    cell["ci95"][0] if cell["ci95"] else None
-                )
+                # Figures in the test's unit are in the unit the page's table shows; ratios are as they are.
+                divisor = DIVISORS[row["unit"]]
+                for name, expected in (
+                    ("mean", cell["mean"]),
+                    ("sd", cell["sd"]),
+                    ("ci95_low", (cell["ci95"] or [None])[0]),
+                ):
+                    if expected is None:
+                        assert row[name] == ""
+                    else:
+                        assert float(row[name]) * divisor == pytest.approx(expected, rel=1e-12)
+                assert (float(row["ratio"]) if row["ratio"] else None) == cell["ratio"]
     put_block = by_key[("block_io", "put_block", 2)]
+    # 151,500 KiB/s is 147.9 MiB/s on the page: the CSV says 147.94921875 MiB/s (exactly 151,500 / 1024).
     assert (put_block["name"], put_block["unit"], put_block["baseline"], put_block["mean"]) == (
         "raid=5 fs=xfs",
-        "KiB/s",
+        "MiB/s",
         "1",
-        "151500.0",
+        "147.94921875",
     )
+    assert by_key[("latency", "put_block", 2)]["unit"] in ("µs", "ms", "s")
     assert not math.isnan(float(by_key[("block_io", "put_block", 1)]["ratio"]))
     assert client.get("/api/compare.csv?runs=").status_code == 400
 
@@ -167,6 +181,8 @@ def test_compare_csv_names_are_never_formulas(client, start):
     names = {row["name"] for row in rows}
     assert names == {"'" + name, "plain"}, names
     assert all(
-        float(row["mean"]) == 100_000 for row in rows if (row["chart"], row["test"]) == ("block_io", "put_block")
+        (row["unit"], float(row["mean"])) == ("MiB/s", 100_000 / 1024)
+        for row in rows
+        if (row["chart"], row["test"]) == ("block_io", "put_block")
     )
     assert client.get(f"/api/runs/export.csv?runs={run_id}").text == line + "\n"

@@ -117,9 +117,16 @@ def chart_cells(results: tuple[Result, ...], indexes: list[int], measure: str) -
     if measure == LATENCY:
         # bonnie++ prints a latency even for a +++++ result; 1.03 lines have none.
         values = [r[3] for r in picked]
-        return [OK if v is not None else NO_LATENCY for v in values], values
+        return [
+            OK if v is not None else _no_latency(r[0] == NOT_RUN) for r, v in zip(picked, values, strict=True)
+        ], values
     field = 1 if measure == VALUE else 2  # Result: status, value, cpu_pct, latency_us
     return [r[0] for r in picked], [r[field] if r[0] == OK else None for r in picked]
+
+
+def _no_latency(test_not_run: bool) -> str:
+    """Why a latency is missing: the test never ran (its latency with it), or the line has none (1.03)."""
+    return NOT_RUN if test_not_run else NO_LATENCY
 
 
 TEST_INDEXES = {spec.key: [TESTS.index(test) for test in spec.tests] for spec in CHARTS}
@@ -423,7 +430,7 @@ def _cell(
         return _single_cell(spec, index, facts, sample, base)
     if measure == LATENCY:
         n_too_fast, n_not_run = 0, sample.n_runs - n  # a +++++ test still has its latency
-        status = OK if n else NO_LATENCY
+        status = OK if n else _no_latency(sample.n_not_run == sample.n_runs)
     else:
         n_too_fast, n_not_run = sample.n_too_fast, sample.n_not_run
         status = OK if n else TOO_FAST if n_too_fast else NOT_RUN
@@ -557,7 +564,7 @@ def _single_cell(
     test = TESTS[index]
     if measure == LATENCY:
         n_too_fast, n_not_run = 0, 1 - described.n
-        status = OK if mean is not None else NO_LATENCY
+        status = OK if mean is not None else _no_latency(sample.n_not_run == 1)
     else:
         n_too_fast, n_not_run = sample.n_too_fast, sample.n_not_run
         status = OK if mean is not None else TOO_FAST if n_too_fast else NOT_RUN

@@ -58,6 +58,9 @@ FIELD_COUNTS_9X = {"1.93c": 48, "1.96": 48, "1.97": 48, "1.98": 50}
 SHORT_NO_IO_FORMATS = ("1.93c", "1.96")
 
 HEADER_PREFIXES = ("name,file_size,", "format_version,bonnie_version,")
+# The header line bonnie++ 2.00a prints before the lines of a repeated run (`-q -x 3`), as it spells it:
+# without the two seek columns. bon_csv2html, bon_csv2txt and this board's ingest skip it.
+HEADER_198 = ",".join(name for name in COLUMNS_198 if name not in ("seek_count", "seek_proc_count"))
 DEFAULT_MAX_LINE_BYTES = 4096
 
 # A rate or %CPU larger than this is not a measurement; it also keeps values inside a 64-bit column.

@@ -14,7 +14,7 @@ from app.compare import export_csv, matrix
 from app.compare import page as comparisons
 from app.compare.request import ComparisonRequest, read_request
 from app.config import get_settings
-from app.ingest.parsing import TESTS
+from app.ingest.parsing import HEADER_198, TESTS
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.upload import store_upload
 from app.ingest.validation import check_label, check_name_pattern, check_tag, parse_tag_params
@@ -160,13 +160,25 @@ def get_runs(
 
 
 @router.get("/runs/export.csv", response_class=Response, responses=ERRORS)
-def export_runs(run_filter: FilterDep):
+def export_runs(
+    run_filter: FilterDep,
+    header: Annotated[
+        bool,
+        Query(
+            description="1: bonnie++'s own header line first (format_version,bonnie_version,..., as bonnie++ 2.00a "
+            "prints it before a -x run's lines; bon_csv2html and uploads skip it). Default: no header, only the "
+            "lines exactly as uploaded"
+        ),
+    ] = False,
+):
     """Every matching run's line exactly as uploaded, oldest first (`runs=1,2,3`: only those), streamed as
-    it is read."""
+    it is read; with `header=1`, after bonnie++'s header line."""
 
     # Each batch in a session of its own (run_store.export_batches says why), without the read timeout: a
     # million lines take longer than a page.
     def body() -> Iterator[str]:
+        if header:
+            yield f"{HEADER_198}\n"
         for lines in run_store.export_batches(sessions=own_session, run_filter=run_filter):
             yield "".join(f"{line}\n" for line in lines)
 

@@ -45,6 +45,7 @@ from app.ingest.validation import (
 )
 from app.limits import MAX_ID, MAX_TAG_CHARS
 from app.store import runs as run_store
+from app.store import samples
 from app.store.models import Run
 from app.web import cache
 from app.web.deps import PageAuthDep, SessionDep, check_machine_text, csrf_form
@@ -52,6 +53,7 @@ from app.web.document_view import document_view
 from app.web.request_body import FormLimits
 from app.web.schemas import RunDetailOut, RunOut
 from app.web.templating import is_htmx, render, templates
+from app.web.upload_lines import lines_at
 
 router = APIRouter(include_in_schema=False)
 
@@ -129,7 +131,12 @@ def runs_page(
     found, total = listed.runs[:PAGE_SIZE], listed.total
     more = len(listed.runs) > PAGE_SIZE
     by_name_cursor = more and sort == "name" and (at_machine is not None or page == 1)
+    # The way in for a new board: what the sample data is, and a comparison of each of its studies.
+    first_screen = not wants_partial(request) and not filter_error and run_filter == run_store.RunFilter()
+    sample = samples.sample_data(session=session) if first_screen and cursor is None and page == 1 else None
     context = {
+        "samples": sample,
+        "study_urls": {study.name: _study_url(study) for study in sample.studies} if sample else {},
         "chosen": chosen,
         "sort": sort,
         "sorts": {"newest": "newest first", "oldest": "oldest first", "name": "by name"},
@@ -157,6 +164,11 @@ def runs_page(
         context,
         status_code=400 if filter_error else 200,
     )
+
+
+def _study_url(study: samples.Study) -> str:
+    runs = ",".join(map(str, study.run_ids[:MAX_RUNS]))
+    return f"/compare?runs={runs}" + (f"&group={','.join(study.group_keys)}" if study.group_keys else "")
 
 
 def _next_by_name(found: list[Run], at_machine: str | None, skipped: int) -> dict[str, str | int]:
@@ -505,5 +517,7 @@ async def upload_submit(request: Request, session: SessionDep, page_auth: PageAu
         session.rollback()
         context.update(detail=exc.detail, error_count=0)
         status_code = 400
+    # Each refused line is shown back beside its error: the person sees which of the pasted lines it is.
+    context["error_lines"] = lines_at(data, [error.line for error in context["errors"]])
     template = "_upload_result.html" if is_htmx(request) else "upload.html"
     return render(request, template, context, status_code=status_code)
