@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
+from pydantic import ValidationError
 from sqlalchemy import func, select
 
 from app.config import default_allowed_hosts, get_settings
@@ -39,6 +40,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="IPS",
         help="proxies whose X-Forwarded-Proto and X-Forwarded-For are believed, comma-separated, or '*' "
         "(default: $FORWARDED_ALLOW_IPS, else 127.0.0.1)",
+    )
+    serve.add_argument(
+        "--root-path",
+        metavar="PATH",
+        help="the path prefix a proxy serves the board under and strips before passing requests on, e.g. /bb: "
+        "every link, form and redirect then starts with it (default: $BONNIEBOARD_ROOT_PATH, else none)",
     )
 
     ingest_cmd = commands.add_parser(
@@ -85,6 +92,15 @@ def _serve(args: argparse.Namespace, settings) -> int:
 
     from app.web.server import H11WithHeaderTimeout
 
+    if args.root_path is not None:
+        # The app (in this process or the workers) reads the setting; checked as the setting is.
+        os.environ["BONNIEBOARD_ROOT_PATH"] = args.root_path
+        get_settings.cache_clear()
+        try:
+            settings = get_settings()
+        except ValidationError as exc:
+            print(f"bonnieboard: --root-path: {exc.errors()[0]['msg'].removeprefix('Value error, ')}", file=sys.stderr)
+            return 2
     upgrade(settings.database_url)
     if settings.secret_key is None:
         # Every worker must sign and check browser session cookies with the same key; the workers
@@ -110,6 +126,7 @@ def _serve(args: argparse.Namespace, settings) -> int:
         http=H11WithHeaderTimeout,
         proxy_headers=True,
         forwarded_allow_ips=args.forwarded_allow_ips,
+        root_path=settings.root_path or "",
     )
     return 0
 

@@ -65,6 +65,11 @@ class Settings(BaseSettings):
         description="A runner document (the JSON upload's `document`) larger than this (as UTF-8 JSON) is refused "
         "with 413; the runner's is about 10 KB.",
     )
+    root_path: str | None = Field(
+        None,
+        description="The path prefix the board is served under behind a proxy that strips it (e.g. /bb): every "
+        "link, form, redirect and URL in an answer starts with it; `serve --root-path` sets it.",
+    )
     min_effect: float = Field(
         1.05,
         ge=1.0,
@@ -106,6 +111,19 @@ class Settings(BaseSettings):
                     "an IPv6 address in brackets"
                 )
         return value
+
+    @field_validator("root_path")
+    @classmethod
+    def _root_path(cls, value: str | None) -> str | None:
+        value = (value or "").rstrip("/")  # "/" and "" both mean no prefix; "/bb/" is "/bb"
+        if value and (
+            not value.startswith("/")
+            or value.startswith("//")
+            or not value.isascii()
+            or any(c in value for c in "?#%\\ ")
+        ):
+            raise ValueError(f"BONNIEBOARD_ROOT_PATH: {value!r} is not a path such as /bb")
+        return value or None
 
     @field_validator("database_url")
     @classmethod

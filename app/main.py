@@ -10,7 +10,7 @@ from urllib.parse import quote
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -25,6 +25,7 @@ from app.store import db
 from app.web import auth, deps
 from app.web.routes import api, login, pages
 from app.web.templating import render
+from app.web.urls import RootPath, app_path, redirect, site_url
 
 # Vendored from the npm package swagger-ui-dist (`npm pack swagger-ui-dist@5.35.0`, files
 # swagger-ui-bundle.js and swagger-ui.css renamed with the version): /docs works offline and under the CSP.
@@ -131,7 +132,7 @@ class AllowedHosts:
             f"this bonnieboard does not answer to the host name {host!r}: it is not in BONNIEBOARD_ALLOWED_HOSTS. "
             "A page of another site whose name points here is refused; a name of this board belongs in that setting"
         )
-        if scope["path"].startswith("/api") or scope["path"] == "/openapi.json":
+        if _wants_json(app_path(scope)):
             response: Response = JSONResponse({"detail": detail}, status_code=400)
         else:
             response = PlainTextResponse(detail, status_code=400)
@@ -165,14 +166,14 @@ class SessionCookies:
         await self.app(scope, receive, send_with_cookie)
 
 
-def _wants_json(request: Request) -> bool:
-    return request.url.path.startswith("/api") or request.url.path == "/openapi.json"
+def _wants_json(path: str) -> bool:
+    return path.startswith("/api") or path == "/openapi.json"
 
 
 def _error_response(
     request: Request, status: int, detail: str, errors: list | None = None, error_count: int | None = None
 ):
-    if _wants_json(request):
+    if _wants_json(app_path(request.scope)):
         body: dict[str, Any] = {"detail": detail}
         if errors is not None:
             body["errors"] = errors
@@ -186,7 +187,7 @@ def _error_response(
 async def _server_error(request: Request, exc: Exception):
     # A bug: still a JSON answer with a string detail for the API, as the contract promises for every
     # error; Starlette logs the traceback.
-    if _wants_json(request):
+    if _wants_json(app_path(request.scope)):
         return JSONResponse({"detail": "internal server error"}, status_code=500)
     return PlainTextResponse("Internal Server Error", status_code=500)
 
@@ -197,13 +198,13 @@ QUERY_CANCELED = "57014"
 
 async def _app_error(request: Request, exc: AppError):
     if isinstance(exc, auth.LoginRequired):
-        return RedirectResponse(f"/login?next={quote(exc.next_url, safe='')}", status_code=303)
+        return redirect(f"/login?next={quote(exc.next_url, safe='')}")
     errors = error_count = None
     if isinstance(exc, InvalidUpload):
         errors = [{"line": e.line, "field": e.field, "error": e.error} for e in exc.errors]
         error_count = exc.error_count
     response = _error_response(request, exc.status, exc.detail, errors, error_count)
-    if exc.status == 401 and _wants_json(request):
+    if exc.status == 401 and _wants_json(app_path(request.scope)):
         response.headers["WWW-Authenticate"] = 'Bearer realm="bonnieboard"'
     return response
 
@@ -275,7 +276,7 @@ def _openapi(app: FastAPI):
 
 
 def _swagger_ui(request: Request) -> HTMLResponse:
-    context = {"swagger_version": SWAGGER_UI_VERSION, "openapi_url": request.app.openapi_url}
+    context = {"swagger_version": SWAGGER_UI_VERSION, "openapi_url": site_url(request.app.openapi_url)}
     return render(request, "swagger_ui.html", context)
 
 
@@ -305,7 +306,8 @@ def create_app() -> FastAPI:
     # Unset outside `bonnieboard serve` (which sets it from its --host): only loopback names, the safe side.
     app.add_middleware(AllowedHosts, allowed_hosts=get_settings().allowed_hosts or LOOPBACK_HOSTS)
     app.add_middleware(SecurityHeaders)
-    app.add_middleware(HeadAsGet)  # outermost: every answer, errors and refusals included, loses its body
+    app.add_middleware(HeadAsGet)  # every answer, errors and refusals included, loses its body
+    app.add_middleware(RootPath)  # outermost: every part of the app sees the same root path
     return app
 
 

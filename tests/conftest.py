@@ -24,7 +24,7 @@ from app.store.migrate import upgrade
 from tests.helpers import DATABASES, reset_caches, selected_databases
 from tests.postgres import PostgresMissing, PostgresServer, postgres_server
 
-SETTINGS_RESET = ("API_TOKEN", "PRIVATE_READS", "MAX_LINE_BYTES", "MAX_UPLOAD_BYTES", "SECRET_KEY")
+SETTINGS_RESET = ("API_TOKEN", "PRIVATE_READS", "MAX_LINE_BYTES", "MAX_UPLOAD_BYTES", "SECRET_KEY", "ROOT_PATH")
 
 
 def pytest_addoption(parser):

@@ -63,17 +63,18 @@ def live_server(
     env: dict[str, str] | None = None,
     preload: str | None = None,
     host: str = "127.0.0.1",
+    args: tuple[str, ...] = (),
 ) -> Iterator[LiveServer]:
     """Serve `database_url` until the block ends; the server's output is in server.log(). `preload` names
     a module the server process imports first (a test-only hook; one worker: workers are new processes). `host` is
-    serve's --host (0.0.0.0 is still reached at 127.0.0.1)."""
+    serve's --host (0.0.0.0 is still reached at 127.0.0.1); `args` are more of serve's options."""
     port = free_port()
     environment = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url} | (env or {})
     assert preload is None or workers == 1, "a preloaded module reaches the serving process only with one worker"
     command = [str(BONNIEBOARD)] if preload is None else [sys.executable, "-c", _PRELOADED.format(preload)]
     with tempfile.NamedTemporaryFile(prefix="bonnieboard-server-", suffix=".log") as log_file:
         process = subprocess.Popen(
-            [*command, "serve", "--host", host, "--port", str(port), "--workers", str(workers)],
+            [*command, "serve", "--host", host, "--port", str(port), "--workers", str(workers), *args],
             env=environment,
             stdout=log_file,
             stderr=subprocess.STDOUT,

@@ -148,8 +148,10 @@ def new_session_cookie(login_id: str | None = None) -> SessionCookie:
 def set_session_cookie(response: Response, cookie: SessionCookie, settings: Settings, *, https: bool) -> None:
     data = {"c": cookie.csrf_token} | ({"l": cookie.login_id} if cookie.login_id else {})
     value = _serializer(settings).dumps(data)
+    # Under a root path the cookie is the board's alone, not every app's behind the same proxy.
+    path = settings.root_path or "/"
     response.set_cookie(
-        SESSION_COOKIE, value, max_age=SESSION_MAX_AGE_S, path="/", httponly=True, samesite="strict", secure=https
+        SESSION_COOKIE, value, max_age=SESSION_MAX_AGE_S, path=path, httponly=True, samesite="strict", secure=https
     )
 
 

@@ -26,6 +26,7 @@ from app.store.db import get_sessionmaker, limit_read
 from app.web import auth
 from app.web.request_body import FormLimits, close_form, read_form
 from app.web.schemas import TAG_FILTER_PARAM_SCHEMA
+from app.web.urls import app_path
 
 # ==== The database session ====
 
@@ -134,7 +135,7 @@ RequestSecretsDep = Annotated[tuple[str, ...], Depends(request_secrets)]
 
 async def api_access(request: Request, credentials: BearerDep) -> None:
     """Every /api route: writes need a token once tokens are in use; reads only with private_reads."""
-    if request.url.path in auth.PUBLIC_API_PATHS:
+    if app_path(request.scope) in auth.PUBLIC_API_PATHS:
         return
     refuse_cross_site(request)
     write = request.method not in auth.READ_METHODS
@@ -182,9 +183,10 @@ async def page_access(request: Request) -> None:
     if page.needs_token:
         if write:
             raise Unauthorized("sign in with a token first (the upload page asks for it)")
-        if request.url.path != "/upload":  # the upload page asks for the token itself
+        path = app_path(request.scope)
+        if path != "/upload":  # the upload page asks for the token itself
             query = f"?{request.url.query}" if request.url.query else ""
-            raise auth.LoginRequired(request.url.path + query)
+            raise auth.LoginRequired(path + query)
 
 
 def csrf_form(limits: FormLimits) -> Callable[..., AsyncIterator[FormData]]:

@@ -9,6 +9,7 @@ from jinja2 import pass_context
 from app import bonnie
 from app.paths import TEMPLATES_DIR
 from app.units import format_latency, format_rate
+from app.web.urls import site_url
 
 templates = Jinja2Templates(directory=TEMPLATES_DIR)
 
@@ -39,3 +40,5 @@ def url_for(context: dict[str, Any], name: str, /, **path_params: Any) -> str:
 
 
 templates.env.globals["url_for"] = url_for
+# Every link and form action of a page: site_url('/compare?runs=1') is the board's path under the root path.
+templates.env.globals["site_url"] = site_url

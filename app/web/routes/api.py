@@ -35,6 +35,7 @@ from app.web.schemas import (
     RunPatch,
     UploadOut,
 )
+from app.web.urls import site_url
 
 router = APIRouter(prefix="/api", tags=["runs"])
 
@@ -304,7 +305,10 @@ def get_matrix(
         rows=rows, cols=cols, test=test, runs=[runs or ""], baseline=baseline, min_effect=min_effect
     )
     # orjson, as /api/compare: MatrixOut documents the body (and the tests check it against the schema).
-    return Response(orjson.dumps(comparisons.matrix_of(session, request)), media_type="application/json")
+    answer = comparisons.matrix_of(session, request)
+    # The answer may be cached for every reader; its link is the board's as this server is reached.
+    answer = {**answer, "compare_url": site_url(answer["compare_url"])}
+    return Response(orjson.dumps(answer), media_type="application/json")
 
 
 @router.get("/health")

@@ -5,7 +5,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse
 from starlette.datastructures import FormData
 
 from app.config import get_settings
@@ -13,6 +13,7 @@ from app.web import auth
 from app.web.deps import PageAuthDep, csrf_form, own_session, refuse_cross_site
 from app.web.request_body import FormLimits
 from app.web.templating import render
+from app.web.urls import redirect
 
 router = APIRouter(include_in_schema=False, dependencies=[Depends(refuse_cross_site)])
 
@@ -35,7 +36,7 @@ async def login_submit(request: Request, page: PageAuthDep, form: LoginFormDep):
     if login_id is None:
         error = "That token is wrong or has been revoked."
         return render(request, "login.html", context | {"error": error}, status_code=403)
-    response = RedirectResponse(next_url, status_code=303)
+    response = redirect(next_url)
     # A new CSRF token with the login: one an attacker may have planted before does not carry over.
     cookie = auth.new_session_cookie(login_id)
     auth.set_session_cookie(response, cookie, get_settings(), https=request.url.scheme == "https")
@@ -46,7 +47,7 @@ async def login_submit(request: Request, page: PageAuthDep, form: LoginFormDep):
 async def logout(request: Request, page: PageAuthDep, form: LoginFormDep):
     if page.login_id is not None:
         await run_in_threadpool(_end_login, page.login_id)
-    response = RedirectResponse("/", status_code=303)
+    response = redirect("/")
     auth.set_session_cookie(response, auth.new_session_cookie(), get_settings(), https=request.url.scheme == "https")
     return response
 

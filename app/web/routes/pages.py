@@ -6,7 +6,7 @@ from typing import Annotated, Any
 import orjson
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 from sqlalchemy.orm import Session
 from starlette.datastructures import FormData, UploadFile
@@ -54,6 +54,7 @@ from app.web.request_body import FormLimits
 from app.web.schemas import RunDetailOut, RunOut
 from app.web.templating import is_htmx, render, templates
 from app.web.upload_lines import lines_at
+from app.web.urls import app_path, redirect, site_url
 
 router = APIRouter(include_in_schema=False)
 
@@ -222,11 +223,11 @@ def _compare_response(request: Request, asked: ComparisonRequest, notice: str | 
     if (
         not partial
         and not shown.notice
-        and request.url.path + (f"?{request.url.query}" if request.url.query else "") != shown.url
+        and app_path(request.scope) + (f"?{request.url.query}" if request.url.query else "") != shown.url
     ):
-        return RedirectResponse(shown.url, status_code=303)
+        return redirect(shown.url)
     head = tail = b""
-    headers = {"HX-Push-Url": shown.url} if partial else {}
+    headers = {"HX-Push-Url": site_url(shown.url)} if partial else {}
     if not partial:
         # The page around the cached fragment is rendered per request (it is the request's: root path,
         # and whatever the layout may one day show of a session); the fragment's bytes go in untouched,
@@ -259,7 +260,7 @@ class CompareFragment:
 
 def _compare_fragment(asked: ComparisonRequest, notice: str | None) -> CompareFragment:
     return comparisons.cached(
-        ("/compare", asked, notice),
+        ("/compare", asked, notice, site_url("/")),  # the fragment's links are under the root path
         lambda session: _render_compare(session, asked, notice),
         lambda fragment: fragment.html.size_bytes() + len(fragment.url),
     )
@@ -458,7 +459,7 @@ async def run_tags_submit(
         run = run_store.update_run(session=session, run_id=run_id, changes=changes)
         session.commit()
         if not wants_partial(request):
-            return RedirectResponse(f"/runs/{run_id}", status_code=303)
+            return redirect(f"/runs/{run_id}")
         context = _run_context(RunDetailOut.from_run(run), page_auth, message="Saved.")
         return render(request, "_run_tags.html", context)
     run_data = RunDetailOut.from_run(run_store.get_run(session=session, run_id=run_id))
