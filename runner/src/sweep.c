@@ -830,7 +830,7 @@ static int check_device(const struct study *s, const char *yes_destroy, struct s
     if (sweep_check_in_use("", dev, s->plan.mountpoint, err, sizeof(err)))
         return say(EXIT_PREPARE, "refusing to erase %s: %s", s->plan.device, err);
     if (signature[0])
-        say(0, "%s holds a %s signature: the first mkfs erases it", s->plan.device, signature);
+        say(0, "%s holds a signature (%s): the first mkfs erases it", s->plan.device, signature);
     return 0;
 }
 

@@ -29,7 +29,7 @@ int sweep_check_naming(const char *plan_device, const char *yes_destroy, int sam
 {
     char held[160] = "";
     if (signature && *signature)
-        snprintf(held, sizeof(held), "; it holds a %s signature", signature);
+        snprintf(held, sizeof(held), "; it holds a signature (%s)", signature);
     if (!yes_destroy)
         return fail(err, errlen, "this erases %s%s: confirm with --yes-destroy %s", plan_device, held, plan_device);
     if (strcmp(yes_destroy, plan_device) == 0)
