@@ -706,6 +706,34 @@ static double widest_ci(const struct study *s, int rounds, int *config, int *tes
     return widest;
 }
 
+/* "put_block ±2.1 %, rewrite ±3.0 %, ...": each test's widest CI among the configurations ("+++++" for a
+ * test no configuration measured twice). */
+static void per_test_widest(const struct study *s, int rounds, struct sbuf *out)
+{
+    double *column = calloc((size_t)(rounds > 0 ? rounds : 1), sizeof(double));
+    if (!column)
+        return;
+    for (int t = 0; t < SWEEP_STAT_TESTS; t++) {
+        double widest = -1;
+        for (int c = 0; c < s->plan.config_count; c++) {
+            int n = 0;
+            for (int r = 1; r <= rounds; r++) {
+                const struct record *rec = find_record((struct study *)s, r, c);
+                if (rec)
+                    column[n++] = rec->rates[t];
+            }
+            double half = sweep_stats_ci_half(column, n);
+            if (half > widest)
+                widest = half;
+        }
+        if (widest < 0)
+            sbuf_printf(out, "%s%s +++++", t ? ", " : "", sweep_stat_test_names[t]);
+        else
+            sbuf_printf(out, "%s%s ±%.1f %%", t ? ", " : "", sweep_stat_test_names[t], widest * 100);
+    }
+    free(column);
+}
+
 /* The closing note's sentence on the CIs after `rounds` rounds; returns 1 when decided. */
 static int decision(const struct study *s, int rounds, struct sbuf *out)
 {
@@ -717,11 +745,15 @@ static int decision(const struct study *s, int rounds, struct sbuf *out)
         return rounds >= SWEEP_AUTO_MIN_ROUNDS;
     }
     int decided = widest <= SWEEP_DECIDED_WITHIN && rounds >= SWEEP_AUTO_MIN_ROUNDS;
+    struct sbuf per_test = {0};
+    per_test_widest(s, rounds, &per_test);
     sbuf_printf(out, "the widest 95 %% CI of a configuration's geometric mean (put_block, rewrite, get_block and "
                 "the six file tests; Student's t on the logs, as the board computes it) is %s %s, ±%.1f %% "
                 "after %d round%s: %s", s->plan.configs[config].name, sweep_stat_test_names[test], widest * 100,
                 rounds, rounds == 1 ? "" : "s",
                 decided ? "within ±5 %, decided" : "wider than ±5 %, not decided");
+    sbuf_printf(out, " (per test, the widest: %s)", sbuf_str(&per_test));
+    sbuf_free(&per_test);
     return decided;
 }
 
