@@ -506,7 +506,7 @@ int sweep_plan_matrix_url(struct sbuf *out, const struct sweep_plan *p, const ch
             int varies = 0;
             for (int d = 1; d < p->config_count && !varies; d++) {
                 const char *v = tag_value(p, d, key);
-                varies = (!v != !first) || (v && strcmp(v, first) != 0);
+                varies = (!v != !first) || (v && first && strcmp(v, first) != 0);
             }
             if (!varies)
                 continue;

@@ -198,7 +198,7 @@ static int check_swaps(const char *root, const struct part *parts, int nparts, c
 static void describe_holder(const char *root, const char *holder, char *out, size_t len)
 {
     if (strncmp(holder, "md", 2) == 0) {
-        snprintf(out, len, "%s (an md array)", holder);
+        snprintf(out, len, "%.255s (an md array)", holder);
         return;
     }
     if (strncmp(holder, "dm-", 3) == 0) {
@@ -206,10 +206,10 @@ static void describe_holder(const char *root, const char *holder, char *out, siz
         snprintf(path, sizeof(path), "%s/sys/class/block/%s/dm/name", root, holder);
         if (read_small(path, name, sizeof(name)) == 0)
             name[strcspn(name, "\n")] = '\0';
-        snprintf(out, len, "%s (%s%sdevice-mapper: LVM, dm-crypt or multipath)", holder, name, name[0] ? ", " : "");
+        snprintf(out, len, "%.64s (%.128s%sdevice-mapper: LVM, dm-crypt or multipath)", holder, name, name[0] ? ", " : "");
         return;
     }
-    snprintf(out, len, "%s", holder);
+    snprintf(out, len, "%.255s", holder);
 }
 
 static int check_holders(const char *root, const struct part *parts, int nparts, char *err, size_t errlen)
@@ -228,7 +228,7 @@ static int check_holders(const char *root, const struct part *parts, int nparts,
         while ((e = readdir(d))) {
             if (e->d_name[0] == '.')
                 continue;
-            char holder[400];
+            char holder[512];
             describe_holder(root, e->d_name, holder, sizeof(holder));
             closedir(d);
             return fail(err, errlen, "%s is in use by %s: stop that first if it is really scratch",
