@@ -315,6 +315,48 @@ def test_a_failing_mkfs_names_the_command_and_its_stderr(runner_binary, loop_dev
     assert not _mounted(tmp_path / "mnt") and not _device_mounted(loop_device)
 
 
+@needs_root
+def test_a_failing_mount_names_the_command_and_leaves_nothing_mounted(runner_binary, loop_device, tmp_path):
+    plan = _plan(tmp_path, loop_device, seed="1")
+    plan.write_text(plan.read_text().replace("mount_options = noatime", "mount_options = no_such_option"))
+    failed = _sweep(runner_binary, plan, "--yes-destroy", loop_device)
+    assert failed.returncode == 2, failed.stderr
+    assert re.search(
+        rf"`mount -o no_such_option {loop_device} {tmp_path / 'mnt'}` failed \(exit \d+\):\n", failed.stderr
+    )
+    assert not _mounted(tmp_path / "mnt") and not _device_mounted(loop_device)
+
+
+@needs_root
+def test_a_swap_device_is_refused(runner_binary, loop_device, tmp_path):
+    assert run([require_tool("mkswap", "util-linux"), loop_device]).returncode == 0
+    swapon = run([require_tool("swapon", "mount"), loop_device])
+    if swapon.returncode != 0:
+        pytest.skip(f"swapon refused a loop device here: {swapon.stderr.strip()}")
+    try:
+        refused = _sweep(runner_binary, _plan(tmp_path, loop_device), "--yes-destroy", loop_device)
+        assert refused.returncode == 2, refused.stderr
+        assert f"{Path(loop_device).name} is in use as swap ({loop_device} in /proc/swaps)" in refused.stderr
+    finally:
+        run(["swapoff", loop_device])
+
+
+@needs_root
+def test_a_failed_post_spools_each_run_and_the_study_exits_4(runner_binary, loop_device, tmp_path):
+    plan = _plan(tmp_path, loop_device, rounds="1", runner=SMALL + " -f")
+    with live_server(f"sqlite:///{tmp_path / 'board.db'}") as server:
+        dead = server.url
+    posted = _sweep(runner_binary, plan, "--yes-destroy", loop_device, "--post", dead)
+    assert posted.returncode == 4, posted.stderr[-2000:]
+    assert posted.stderr.count("The results are kept in ") == 2
+    spooled = sorted(tmp_path.glob("bonnieboard-spool-*.json"))
+    assert len(spooled) == 2
+    bodies = [json.loads(path.read_text()) for path in spooled]
+    assert sorted(body["tags"]["config"] for body in bodies) == ["ext4", "xfs"]
+    assert "2 runs could not be posted" in posted.stdout
+    assert not _device_mounted(loop_device)
+
+
 # ==== The sample study ====
 
 
