@@ -191,7 +191,6 @@ static int progress_append(const struct study *s, const char *fmt, ...) __attrib
 
 static int progress_append(const struct study *s, const char *fmt, ...)
 {
-    struct sbuf text = {0};
     va_list ap;
     va_start(ap, fmt);
     char *line = NULL;
@@ -213,7 +212,6 @@ static int progress_append(const struct study *s, const char *fmt, ...)
     if (fd >= 0 && (fsync(fd) || close(fd)))
         rc = -1;
     free(line);
-    sbuf_free(&text);
     return rc;
 }
 
@@ -380,8 +378,7 @@ static void progress_prefix(const struct study *s, int round, int slot, int conf
     if (s->runs_timed) {
         char t[32];
         double per_run = s->run_seconds / s->runs_timed;
-        double into_this = 0; /* the run under way counts as half done */
-        format_duration(t, sizeof(t), per_run * (remaining > 0 ? remaining : 0) - into_this);
+        format_duration(t, sizeof(t), per_run * (remaining > 0 ? remaining : 0));
         snprintf(left, sizeof(left), "%s%s left", s->plan.rounds ? "about " : "at least ", t);
     }
     char rounds[16];
@@ -637,14 +634,14 @@ static int one_run(struct study *s, const struct sweep_device *dev, int round, i
         status = run_runner(s, round, slot, config, argv, &f, &rec);
     for (int i = 0; i < owned_count; i++)
         free(owned[i]);
-    int unmounted = unmount(s);
+    int unmount_failed = unmount(s) != 0;
 
     if (status != 0 && status != EXIT_POST) {
         if (stop_requested)
             return EXIT_RUNTIME;
         say(0, "the run of %s in round %d failed (the runner's exit %d); its output is in %s",
             s->plan.configs[config].name, round, status, f.out);
-        return unmounted ? EXIT_PREPARE : (status > 0 && status < 128 ? status : EXIT_RUNTIME);
+        return unmount_failed ? EXIT_PREPARE : (status > 0 && status < 128 ? status : EXIT_RUNTIME);
     }
     struct sbuf csv = {0};
     if (read_csv_line(f.out, &csv)) {
@@ -672,7 +669,7 @@ static int one_run(struct study *s, const struct sweep_device *dev, int round, i
     *r = rec;
     s->run_seconds += difftime(time(NULL), began);
     s->runs_timed++;
-    if (unmounted)
+    if (unmount_failed)
         return EXIT_PREPARE;
     return 0;
 }
