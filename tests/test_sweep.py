@@ -386,3 +386,39 @@ def test_the_sample_study_is_what_its_progress_file_and_manifest_say():
         # the runner ran in a memory cgroup that cannot hold its 1 GiB file
         assert doc["system"]["cgroup"]["memory_limit_bytes"] == 256 * 1024 * 1024
         assert doc["parameters"]["file_size_mib"] == 1024
+
+
+def test_the_sweeps_stopping_rule_is_the_boards_ci_on_the_sample_study():
+    """The closing note the C code wrote after 10 rounds names the widest CI; the board's describe() on the same
+    CSV lines finds the same test, configuration and width."""
+    from app.compare.stats import describe
+
+    progress = (STUDY / "study.plan.sweep" / "progress").read_text()
+    note = re.search(
+        r"^note .* is (\S+) (\S+), ±([\d.]+) % after 10 rounds: wider than ±5 %, not decided", progress, re.M
+    )
+    assert note, progress[-600:]
+    counted = (
+        "put_block",
+        "rewrite",
+        "get_block",
+        "seq_create",
+        "seq_stat",
+        "seq_del",
+        "ran_create",
+        "ran_stat",
+        "ran_del",
+    )
+    widest = (0.0, "", "")
+    for config in ("ext4", "xfs"):
+        runs = [parse_text(csv + "\n").runs[0] for _, name, csv in _study_runs() if name == config]
+        for test in counted:
+            values = [r.results[TESTS.index(test)].value for r in runs if r.results[TESTS.index(test)].status == OK]
+            if len(values) < 2:
+                continue
+            described = describe(values)
+            assert described.ci95 is not None and described.geo_mean is not None
+            half = described.ci95[1] / described.geo_mean - 1
+            widest = max(widest, (half, config, test))
+    assert (note[1], note[2]) == (widest[1], widest[2])
+    assert note[3] == f"{widest[0] * 100:.1f}"
