@@ -11,8 +11,11 @@ from tests.browser_support import running_server
 from tests.helpers import run_cli
 
 SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
-# The sweep's runs as `make samples` numbers them: the sweep's files load first (sample_data/manifest).
-SWEEP_RUNS = ",".join(str(run_id) for run_id in range(1, 19))
+# The runs as `make samples` numbers them (sample_data/manifest): the study made by `bonnieboard-runner sweep`
+# first (20 runs), then the page-cache sweep's 18.
+STUDY_IDS = list(range(1, 21))
+SWEEP_IDS = list(range(21, 39))
+SWEEP_RUNS = ",".join(map(str, SWEEP_IDS))
 SWEEP_COMPARE = f"/compare?runs={SWEEP_RUNS}&group=fs,dev,mode"
 
 

@@ -29,7 +29,8 @@ def test_studies_group_by_the_tags_that_vary_leaving_out_one_another_determines(
     post_csv(client, sweep_line("not-a-sample", 9), tag=["sweep=media", "fs=zfs"])
     found = samples.sample_data(session=session)
     assert found is not None and found.run_count == 12 + 1 + 2 and found.sets == ["lab1"]
-    media, second = found.studies
+    # The study the disk answered for (512 MiB files on a 256 MiB machine) comes before the page cache's.
+    second, media = found.studies
     # dev is known from fs (loop for ext4 and xfs, ram for tmpfs): grouping by it too would add nothing.
     assert (media.name, media.run_ids, media.group_keys, media.configurations) == (
         "media",
@@ -41,3 +42,21 @@ def test_studies_group_by_the_tags_that_vary_leaving_out_one_another_determines(
     # 512 MiB files on a 1,024 MiB machine fit the page cache; on a 256 MiB machine they do not.
     assert (media.file_size_mib, media.ram_mib, media.page_cache) == (512, 1024, True)
     assert (second.name, second.group_keys, second.configurations, second.page_cache) == ("second", ("fs",), 2, False)
+
+
+def test_a_study_the_sweep_posted_groups_by_its_config_tag_alone(client, session):
+    """`bonnieboard-runner sweep` tags study=, config=, round= and order_seed=: the rounds are repeats of one
+    configuration, never configurations, and config names them even where fs also varies."""
+    ids = []
+    for round_number in (1, 2, 3):
+        for config, fs in (("ext4", "ext4"), ("xfs-log", "xfs"), ("xfs", "xfs")):
+            tags = ["study=s1", f"config={config}", f"fs={fs}", f"round={round_number}", "order_seed=7"]
+            machine = f"{config}-{round_number}"
+            ids += post_csv(client, sweep_line(machine, round_number), tag=[*tags, "source=sample_data"]).json()[
+                "created"
+            ]
+    found = samples.sample_data(session=session)
+    assert found is not None
+    (study,) = found.studies
+    assert (study.name, study.tag_key, study.run_ids, study.group_keys) == ("s1", "study", tuple(ids), ("config",))
+    assert (study.configurations, study.runs_per_configuration) == (3, 3)

@@ -12,12 +12,11 @@ from playwright.sync_api import expect, sync_playwright
 
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, running_server, upload
 from tests.helpers import CORPUS_DIR
-from tests.sample_board import sample_board
+from tests.sample_board import SWEEP_IDS, sample_board
 
 pytestmark = pytest.mark.slow  # a real browser and server: pytest -m 'not slow' skips it
 
 DESKTOP = {"width": 1366, "height": 900}
-SWEEP_IDS = [str(run_id) for run_id in range(1, 19)]
 CONFIGURATIONS = [f"fs={fs} mode={mode}" for fs in ("ext4", "tmpfs", "xfs") for mode in ("async", "sync")]
 
 
@@ -30,11 +29,15 @@ def test_a_new_user_finds_the_sample_sweep_and_compares_it(tmp_path):
         page.goto(base_url + "/")
 
         intro = page.locator("section.samples")
-        expect(intro).to_contain_text("62 runs here are real bonnie++ output that make run loaded")
+        expect(intro).to_contain_text("82 runs here are real bonnie++ output that make run loaded")
         expect(intro).to_contain_text("6 configurations (fs × mode), each run 3 times, 18 runs tagged sweep=media-sync")
+        # The study the disk answered for comes first: the sweep's runs grouped by their config tag.
+        expect(intro.locator("li").first).to_contain_text(
+            "2 configurations (config), each run 10 times, 20 runs tagged study=ext4-xfs-device"
+        )
         # The sweep's caveat is on the front page too: 3 GiB on a 24 GiB machine measures the page cache.
         expect(intro).to_contain_text("Its file (3,072 MiB) is under twice the machine's RAM (24,105 MiB)")
-        link = intro.get_by_role("link", name="Compare the sample sweep")
+        link = intro.get_by_role("link", name="Compare the sample study media-sync", exact=True)
         assert link.bounding_box()["y"] + link.bounding_box()["height"] <= DESKTOP["height"]
 
         # Every tag chip of the first page is in view at 1366 px: the table does not scroll sideways.
@@ -42,7 +45,7 @@ def test_a_new_user_finds_the_sample_sweep_and_compares_it(tmp_path):
             "(e => [e.scrollWidth, e.clientWidth])(document.querySelector('.table-scroll'))"
         )
         assert scroll_width <= client_width
-        sweep_chip = page.locator("tr", has=page.get_by_role("link", name="#13", exact=True)).locator(
+        sweep_chip = page.locator("tr", has=page.get_by_role("link", name="#33", exact=True)).locator(
             "a.tag", has_text="sweep=media-sync"
         )
         box = sweep_chip.bounding_box()
@@ -54,26 +57,28 @@ def test_a_new_user_finds_the_sample_sweep_and_compares_it(tmp_path):
         expect(page.locator("p.summary")).to_contain_text("18 runs")
         page.get_by_role("button", name="Select all 18 shown").click()
         expect(page.locator("input.choose:checked")).to_have_count(18)
-        expect(page.locator("#chosen-text")).to_contain_text("18 ticked: #18 (baseline)")
-        assert sorted(page.locator("#chosen").input_value().split(","), key=int) == SWEEP_IDS
+        expect(page.locator("#chosen-text")).to_contain_text("18 ticked: #38 (baseline)")
+        assert sorted(page.locator("#chosen").input_value().split(","), key=int) == [
+            str(run_id) for run_id in SWEEP_IDS
+        ]
         # A run ticked before stays first (the baseline): select-all adds the rest after it.
         page.locator("input.choose").first.uncheck()
         page.locator("input.choose").last.uncheck()
         page.locator("input.choose").last.check()
         page.get_by_role("button", name="Select all 18 shown").click()
-        assert page.locator("#chosen").input_value().split(",")[-2:] == ["1", "18"]
+        assert page.locator("#chosen").input_value().split(",")[-2:] == ["21", "38"]
 
         # The front page's link: the sweep by its configurations, the baseline chosen among them.
         page.goto(base_url + "/")
-        page.get_by_role("link", name="Compare the sample sweep").click()
+        page.get_by_role("link", name="Compare the sample study media-sync", exact=True).click()
         expect(page).to_have_url(
-            re.compile(r"/compare\?runs=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18&.*group=fs,mode")
+            re.compile(r"/compare\?runs=21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38&.*group=fs,mode")
         )
         baseline = page.locator("select[name=baseline] option")
         expect(baseline).to_have_count(1 + len(CONFIGURATIONS))  # and "default: the first run"
         assert baseline.all_inner_texts()[1:] == [f"{name} (N=3)" for name in CONFIGURATIONS]
         page.locator("select[name=baseline]").select_option(label="fs=xfs mode=sync (N=3)")
-        expect(page).to_have_url(re.compile(r"baseline=16"))
+        expect(page).to_have_url(re.compile(r"baseline=36"))
         expect(page.locator("select[name=baseline] option:checked")).to_have_text("fs=xfs mode=sync (N=3)")
         browser.close()
         assert errors == []

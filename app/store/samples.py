@@ -1,5 +1,6 @@
 """The sample data on a board: the runs `make samples` tagged source=sample_data, and its studies (the runs
-sharing a `sweep` tag), so that the runs list can say what they are and link a comparison of each study."""
+sharing a `study` tag, as `bonnieboard-runner sweep` posts them, or a `sweep` tag, as a hand-made sweep's), so that
+the runs list can say what they are and link a comparison of each study."""
 
 from __future__ import annotations
 
@@ -11,7 +12,12 @@ from sqlalchemy.orm import Session
 from app.store.models import run_table, tag_table
 
 SOURCE_KEY, SOURCE_VALUE = "source", "sample_data"
-STUDY_KEY = "sweep"
+# The tag naming a run's study: a `study` tag, else a `sweep` tag.
+STUDY_KEYS = ("study", "sweep")
+# What `bonnieboard-runner sweep` tags for its own bookkeeping: never a configuration's difference.
+SWEEP_BOOKKEEPING_KEYS = frozenset({"round", "order_seed"})
+# The sweep names each configuration in this tag: a study that has it groups by it alone.
+CONFIG_KEY = "config"
 # Sample data is a few dozen runs; a board that tags many more runs as samples is read up to this many.
 MAX_SAMPLE_RUNS = 1000
 
@@ -20,7 +26,8 @@ MAX_SAMPLE_RUNS = 1000
 class Study:
     """One study of the sample data: its runs, and the tag keys whose values tell its configurations apart."""
 
-    name: str  # the value of its `sweep` tag
+    name: str  # the value of its study tag
+    tag_key: str  # which tag names it: "study" or "sweep"
     run_ids: tuple[int, ...]
     group_keys: tuple[str, ...]
     configurations: int
@@ -66,10 +73,10 @@ def sample_data(*, session: Session) -> SampleData | None:
     tags: dict[int, dict[str, str]] = {}
     for run_id, key, value in rows:
         tags.setdefault(run_id, {})[key] = value
-    by_study: dict[str, list[int]] = {}
+    by_study: dict[tuple[str, str], list[int]] = {}
     for run_id, run_tags in tags.items():
-        if STUDY_KEY in run_tags:
-            by_study.setdefault(run_tags[STUDY_KEY], []).append(run_id)
+        if key := _study_key(run_tags):
+            by_study.setdefault((key, run_tags[key]), []).append(run_id)
     sizes = dict(
         session.execute(
             select(run_table.c.id, run_table.c.file_size_mib).where(
@@ -77,13 +84,25 @@ def sample_data(*, session: Session) -> SampleData | None:
             )
         ).all()
     )
-    studies = [_study(name, run_ids, tags, sizes) for name, run_ids in sorted(by_study.items())]
-    sets = sorted({run_tags["set"] for run_tags in tags.values() if "set" in run_tags and STUDY_KEY not in run_tags})
+    studies = [_study(key, name, run_ids, tags, sizes) for (key, name), run_ids in by_study.items()]
+    # A study whose file the disk had to answer for comes before one the page cache answered.
+    studies.sort(key=lambda study: (study.page_cache, study.name))
+    sets = sorted({run_tags["set"] for run_tags in tags.values() if "set" in run_tags and not _study_key(run_tags)})
     return SampleData(len(tags), studies, sets)
 
 
-def _study(name: str, run_ids: list[int], tags: dict[int, dict[str, str]], sizes: dict[int, int | None]) -> Study:
-    keys = sorted({key for run_id in run_ids for key in tags[run_id]} - {SOURCE_KEY, STUDY_KEY})
+def _study_key(run_tags: dict[str, str]) -> str | None:
+    return next((key for key in STUDY_KEYS if key in run_tags), None)
+
+
+def _study(
+    tag_key: str, name: str, run_ids: list[int], tags: dict[int, dict[str, str]], sizes: dict[int, int | None]
+) -> Study:
+    keys = sorted(
+        {key for run_id in run_ids for key in tags[run_id]} - {SOURCE_KEY, *STUDY_KEYS} - SWEEP_BOOKKEEPING_KEYS
+    )
+    if CONFIG_KEY in keys:
+        keys = [CONFIG_KEY]
     values = {key: [tags[run_id].get(key) for run_id in run_ids] for key in keys}
     # The keys that tell configurations apart, most values first; a key that another kept key already
     # determines (dev=loop for every fs=xfs) would only lengthen every configuration's name.
@@ -96,4 +115,4 @@ def _study(name: str, run_ids: list[int], tags: dict[int, dict[str, str]], sizes
     rams = {tags[run_id].get("ram_mib") for run_id in run_ids}
     ram = rams.pop() if len(rams) == 1 else None
     ram_mib = int(ram) if ram is not None and ram.isdigit() else None
-    return Study(name, tuple(run_ids), varying, configurations, max(measured, default=None), ram_mib)
+    return Study(name, tag_key, tuple(run_ids), varying, configurations, max(measured, default=None), ram_mib)

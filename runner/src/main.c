@@ -25,6 +25,7 @@
 #include "post.h"
 #include "report.h"
 #include "rng.h"
+#include "sweep.h"
 #include "sync.h"
 #include "sysinfo.h"
 #include "ugid.h"
@@ -285,6 +286,8 @@ static int deliver(const struct options *opts, struct document *doc, const struc
  * jumps to the label that releases what was acquired before it. */
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "sweep") == 0) /* a study of configurations: sweep.h */
+        return sweep_main(argc - 1, argv + 1);
     struct options opts;
     char err[1024];
     int exit_code = 0;
