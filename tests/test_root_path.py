@@ -248,3 +248,11 @@ def test_the_setting_alone_puts_the_pages_under_the_root_path(database_url, monk
         assert 'href="/bb/static/app.css"' in page.text
         assert client.get("/compare?mode=absolute", follow_redirects=False).headers["location"] == "/bb/compare"
         assert client.get("/api/runs/5").json()["detail"]  # the API's errors stay JSON
+        # The static files' own 404 is a page of the board, whose styles are where every other page's are.
+        missing = client.get("/static/nope.css")
+        assert missing.status_code == 404 and 'href="/bb/static/app.css"' in missing.text
+
+
+def test_without_a_root_path_the_static_files_404_links_the_styles_at_the_root(client):
+    missing = client.get("/static/nope.css")
+    assert missing.status_code == 404 and 'href="/static/app.css"' in missing.text and 'href="/upload"' in missing.text
