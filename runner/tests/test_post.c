@@ -53,6 +53,9 @@ int main(void)
     post_runs_url(req.board_url, &b);
     test_str_eq("trailing slashes dropped from the board URL", sbuf_str(&b), "http://b:8000/api/runs");
     sbuf_free(&b);
+    post_runs_url("https://tools.example/bb/", &b);
+    test_str_eq("a board under a proxy's path keeps it", sbuf_str(&b), "https://tools.example/bb/api/runs");
+    sbuf_free(&b);
 
     /* the resend command names the variable, never the secret */
     post_resend_command(&b, "/tmp/s.json", "http://b/api/runs", 1);

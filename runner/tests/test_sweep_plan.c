@@ -82,6 +82,10 @@ static void test_example(void)
     test_cond("compare URL", sweep_plan_compare_url(&url, "http://board:8000/", ids, 4, 7) == 0);
     test_str_eq("compare URL text", sbuf_str(&url), "http://board:8000/compare?runs=7,9,8,10&group=config&baseline=7");
     url.len = 0;
+    test_cond("compare URL under a path", sweep_plan_compare_url(&url, "https://tools.example/bb/", ids, 4, 7) == 0);
+    test_str_eq("a board under a proxy's path keeps it", sbuf_str(&url),
+                "https://tools.example/bb/compare?runs=7,9,8,10&group=config&baseline=7");
+    url.len = 0;
     test_cond("two keys vary (fs, log): a matrix", sweep_plan_matrix_url(&url, &p, "http://b", ids, 4) == 1);
     test_str_eq("matrix URL text", sbuf_str(&url), "http://b/matrix?rows=fs&cols=log&runs=7,9,8,10");
     sbuf_free(&url);
