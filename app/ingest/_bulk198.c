@@ -11,17 +11,19 @@
  * app/ingest/parsing.py; tests/test_sqlite_bulk.py holds the two to the same stored rows. Both release the GIL.
  *
  * A plain line can be no error for the parser, so nothing here reports one: a line this module is unsure
- * of is not plain. The line hash is BLAKE2b with a 16-byte digest, as app/ingest/service.py's line_hash(), from
- * libb2 (the BLAKE2 authors' library, whose code CPython's hashlib carries too; OpenSSL 3.0 only offers
- * BLAKE2b-512, and a shorter BLAKE2b digest is not a cut 512-bit one).
+ * of is not plain. The line hash is BLAKE2b with a 16-byte digest, as app/ingest/service.py's line_hash(), by
+ * the BLAKE2 authors' reference code in app/ingest/blake2/ (CPython's hashlib carries the same algorithm but
+ * exports no C API; OpenSSL 3.0 only offers BLAKE2b-512, and a shorter BLAKE2b digest is not a cut 512-bit one).
+ * SQLite is not linked: app/ingest/sqlite_api.h finds the functions in the SQLite CPython's _sqlite3 runs.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <blake2.h>
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "blake2/blake2.h"
+#include "sqlite_api.h"
 
 #define FIELDS 50
 #define DIGEST_BYTES 16
@@ -404,7 +406,7 @@ static int scan_lines(Scan *scan, const unsigned char *data, Py_ssize_t size, Py
                 return -1;
             PlainLine *line = &scan->plain[scan->plain_count++];
             line->start = start, line->len = len, line->line_no = line_no;
-            blake2b(line->digest, data + start, NULL, DIGEST_BYTES, (size_t)len, 0);
+            blake2b(line->digest, DIGEST_BYTES, data + start, (size_t)len, NULL, 0);
             in_other = 0;
         } else if (in_other) {
             scan->others[scan->other_count - 1].end = end;
@@ -512,7 +514,39 @@ static int connection_layout_known(void) {
 #endif
 }
 
+/* Whether load_sqlite() found SQLite's functions, and if not, why. */
+static int sqlite_found;
+static char sqlite_problem[512];
+
+/* The SQLite of CPython's _sqlite3 module: its shared object's file (already loaded by the import), or the
+ * program itself for a Python that has the module built in. */
+static int load_sqlite(void) {
+    PyObject *module = PyImport_ImportModule("_sqlite3");
+    if (module == NULL) {
+        PyErr_Clear();
+        snprintf(sqlite_problem, sizeof sqlite_problem, "this Python has no _sqlite3 module");
+        return 0;
+    }
+    PyObject *file = PyObject_GetAttrString(module, "__file__");
+    Py_DECREF(module);
+    PyObject *path = NULL;
+    if (file == NULL)
+        PyErr_Clear();
+    else if (!PyUnicode_FSConverter(file, &path)) {
+        Py_DECREF(file);
+        return -1;
+    }
+    Py_XDECREF(file);
+    sqlite_found = load_sqlite_api(path ? PyBytes_AS_STRING(path) : NULL, sqlite_problem, sizeof sqlite_problem) == 0;
+    Py_XDECREF(path);
+    return 0;
+}
+
 static sqlite3 *connection_db(PyObject *connection) {
+    if (!sqlite_found) {
+        PyErr_Format(PyExc_RuntimeError, "no SQLite to call: %s", sqlite_problem);
+        return NULL;
+    }
     if (!connection_layout_known()) {
         PyErr_Format(PyExc_RuntimeError, "the layout of CPython %s's sqlite3.Connection is not known", Py_GetVersion());
         return NULL;
@@ -536,6 +570,10 @@ static PyObject *db_filename(PyObject *module, PyObject *connection) {
 }
 
 static PyObject *libversion_number(PyObject *module, PyObject *unused) {
+    if (!sqlite_found) {
+        PyErr_Format(PyExc_RuntimeError, "no SQLite to call: %s", sqlite_problem);
+        return NULL;
+    }
     return PyLong_FromLong(sqlite3_libversion_number());
 }
 
@@ -801,6 +839,21 @@ static PyObject *line_is_plain(PyObject *module, PyObject *args) {
     return PyBool_FromLong(is_plain_198((const unsigned char *)line, len, fields));
 }
 
+static PyObject *digest(PyObject *module, PyObject *args) {
+    const char *data;
+    Py_ssize_t len;
+    int size;
+    if (!PyArg_ParseTuple(args, "y#i:digest", &data, &len, &size))
+        return NULL;
+    if (size < 1 || size > BLAKE2B_OUTBYTES) {
+        PyErr_Format(PyExc_ValueError, "a BLAKE2b digest has 1 to %d bytes, not %d", BLAKE2B_OUTBYTES, size);
+        return NULL;
+    }
+    unsigned char out[BLAKE2B_OUTBYTES];
+    blake2b(out, (size_t)size, data, (size_t)len, NULL, 0);
+    return PyBytes_FromStringAndSize((const char *)out, size);
+}
+
 static PyMethodDef scan_methods[] = {
     {"insert", (PyCFunction)(void (*)(void))scan_insert, METH_VARARGS | METH_KEYWORDS,
      "insert(connection, first_id, parsed_lines, upload_id, created_at, label, document) -> (created, duplicates, "
@@ -833,13 +886,14 @@ static PyMethodDef module_methods[] = {
     {"db_filename", db_filename, METH_O, "the file of a sqlite3.Connection's main database"},
     {"libversion_number", libversion_number, METH_NOARGS, "the SQLite this module runs (sqlite3_libversion_number)"},
     {"line_is_plain", line_is_plain, METH_VARARGS, "whether scan() keeps this line (without its newline)"},
+    {"digest", digest, METH_VARARGS, "digest(data: bytes, size: int) -> bytes: the BLAKE2b digest scan() hashes lines with"},
     {NULL},
 };
 
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "app.ingest._bulk198", NULL, -1, module_methods};
 
 PyMODINIT_FUNC PyInit__bulk198(void) {
-    if (PyType_Ready(&ScanType) < 0)
+    if (PyType_Ready(&ScanType) < 0 || load_sqlite() < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
@@ -861,6 +915,12 @@ PyMODINIT_FUNC PyInit__bulk198(void) {
     }
     if (PyModule_AddIntConstant(module, "CONNECTION_LAYOUT_KNOWN", connection_layout_known()) < 0 ||
         PyModule_AddIntConstant(module, "MAX_MACHINE_CHARS", MAX_MACHINE_CHARS) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    PyObject *problem = sqlite_found ? Py_NewRef(Py_None) : PyUnicode_DecodeFSDefault(sqlite_problem);
+    if (problem == NULL || PyModule_AddObject(module, "SQLITE_PROBLEM", problem) < 0) {
+        Py_XDECREF(problem);
         Py_DECREF(module);
         return NULL;
     }

@@ -12,6 +12,10 @@ The extension writes through the sqlite3* of the connection the session uses, so
 the upload's one transaction (all or nothing, rolled back like any other). CPython 3.11 offers no API
 for that pointer; connection_problem() says when it cannot be trusted, and the upload then takes the
 parser's path, which stores the same rows.
+
+The extension is optional (docs/decisions.md, "The compiled ingest path is optional"): an install without a C
+compiler has none, and BONNIEBOARD_INGEST_PATH=python turns it off; every line then goes to the parser.
+ingest_path() says which path uploads take, for `bonnieboard --version` and /api/health.
 """
 
 from __future__ import annotations
@@ -27,12 +31,54 @@ from typing import Any
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
-from app.ingest import _bulk198
 from app.ingest.parsing import LineError, ParsedRun, parse_raw_line
 from app.store.db import save_pragmas
 
+try:
+    from app.ingest import _bulk198
+except ImportError as exc:  # not built: the install had no C compiler or no Python headers
+    _bulk198 = None  # type: ignore[assignment]
+    _NOT_BUILT = f"app.ingest._bulk198 is not built ({exc})"
+
 log = logging.getLogger(__name__)
 _reported: set[str] = set()
+
+# BONNIEBOARD_INGEST_PATH=python: every line through the parser, where the extension would take the plain ones
+# (to compare the two, or to rule the extension out). Read per upload: the tests switch it per test.
+INGEST_PATH_VARIABLE = "BONNIEBOARD_INGEST_PATH"
+COMPILED = "compiled"
+PYTHON = "python"
+
+
+def extension_problem() -> str | None:
+    """Why no upload can take the compiled path in this process, or None when SQLite uploads take it (each
+    upload's connection is still checked: connection_problem())."""
+    wanted = os.environ.get(INGEST_PATH_VARIABLE, COMPILED)
+    if wanted not in (COMPILED, PYTHON):
+        return f"{INGEST_PATH_VARIABLE}={wanted!r} is neither {COMPILED!r} nor {PYTHON!r}"
+    if wanted == PYTHON:
+        return f"{INGEST_PATH_VARIABLE}={PYTHON}"
+    if _bulk198 is None:
+        return _NOT_BUILT
+    if _bulk198.SQLITE_PROBLEM is not None:
+        return f"app.ingest._bulk198 finds no SQLite to call: {_bulk198.SQLITE_PROBLEM}"
+    if not _bulk198.CONNECTION_LAYOUT_KNOWN:
+        return (
+            f"the layout of CPython {sys.version.split()[0]}'s sqlite3.Connection is not known to app.ingest._bulk198"
+        )
+    return None
+
+
+def ingest_path() -> str:
+    """ "compiled" when SQLite uploads store their plain lines through the extension, else "python"."""
+    return COMPILED if extension_problem() is None else PYTHON
+
+
+def describe_ingest_path() -> str:
+    """ingest_path(), and why when it is the parser's: `bonnieboard --version` prints it."""
+    problem = extension_problem()
+    return COMPILED if problem is None else f"{PYTHON}: {problem}"
+
 
 # SQLite's page cache while an upload's transaction is open. The default 2 MiB sent the pages of the hash
 # and name indexes out to the WAL and read them back many times over. An upload writes about 3.2 bytes of
@@ -55,7 +101,7 @@ def upload_cache_kib(upload_bytes: int) -> int:
 
 
 # The run columns the extension fills, in its order; tests/test_columns.py compares it with app.columns.
-COLUMNS: tuple[str, ...] = _bulk198.COLUMNS
+COLUMNS: tuple[str, ...] = _bulk198.COLUMNS if _bulk198 is not None else ()
 
 
 @dataclass(slots=True)
@@ -119,7 +165,7 @@ def scan(session: Session, data: bytes, max_line_bytes: int) -> PlainLines | Non
         return None
     problem = connection_problem(session)
     if problem is not None:
-        if problem not in _reported:
+        if problem not in _reported and not problem.startswith(INGEST_PATH_VARIABLE):
             _reported.add(problem)
             log.warning("uploads take the slower parser path for every line: %s", problem)
         return None
@@ -132,10 +178,9 @@ def connection_problem(session: Session) -> str | None:
     It reads the sqlite3* out of CPython's connection object, so it checks that the object is the one
     it knows, that both run the same SQLite library, and that the handle has the session's database file open.
     """
-    if not _bulk198.CONNECTION_LAYOUT_KNOWN:
-        return (
-            f"the layout of CPython {sys.version.split()[0]}'s sqlite3.Connection is not known to app.ingest._bulk198"
-        )
+    problem = extension_problem()
+    if problem is not None:
+        return problem
     connection = _driver_connection(session)
     if type(connection) is not sqlite3.Connection:
         return f"the driver connection is a {type(connection).__module__}.{type(connection).__qualname__}, not a sqlite3.Connection"
