@@ -1,11 +1,13 @@
-/* app.ingest._bulk198: plain format-1.98 lines checked, hashed, converted and inserted through SQLite's C API.
+/* app.ingest._bulk198: plain bonnie++ CSV lines checked, hashed, converted and inserted through SQLite's C API.
  *
  * 100,000 lines are to be stored within 2x of sqlite3's `.import`
- * (docs/decisions.md, "Ingest within 2x of sqlite3's .import"). Python cannot even bind that many statements
+ * (docs/decisions.md, "Ingest within 2x of sqlite3's .import"), and old-format lines within 3x
+ * (docs/decisions.md, "Old formats through the compiled path"). Python cannot even bind that many statements
  * in time, so for the common line this module does everything: scan() cuts the
- * upload into lines, keeps each line that has the usual shape of a bonnie++ 1.98 line (docs/
- * bonnie-csv-format.md §3.2: fifty fields, every cell as bonnie++ writes it; PLAIN_198 (tests/plain_198.py) says the
- * same in Python) and hashes it; every other line is handed back to the Python parser (app/ingest/parsing.py),
+ * upload into lines, keeps each line that has the usual shape of a bonnie++ line of format 1.98 (docs/
+ * bonnie-csv-format.md §3.2: fifty fields), 1.97, 1.96 or 1.93c (§3.1: 48, or 47 for -s 0) or 1.03 (§2: 27), every
+ * cell as bonnie++ writes it and no comma in the name (PLAIN (tests/plain_198.py) says the same in Python), and
+ * hashes it; every other line is handed back to the Python parser (app/ingest/parsing.py),
  * which alone names a bad line's field. Scan.insert() then converts and binds each kept line into the
  * `run` table, inside the transaction the caller's SQLite connection has open, by the rules of
  * app/ingest/parsing.py; tests/test_sqlite_bulk.py holds the two to the same stored rows. Both release the GIL.
@@ -25,7 +27,6 @@
 #include "blake2/blake2.h"
 #include "sqlite_api.h"
 
-#define FIELDS 50
 #define DIGEST_BYTES 16
 #define MAX_MACHINE_CHARS 500 /* limits.MAX_MACHINE_CHARS: a longer name is the parser's error to report */
 
@@ -50,21 +51,12 @@ enum {
 #define HEAD_COUNT ((int)(sizeof HEAD_COLUMNS / sizeof HEAD_COLUMNS[0]))
 #define COLUMN_COUNT (HEAD_COUNT + 12 * 4)
 
-/* Field positions in a format-1.98 line (§3.2). */
-enum {
-    F_FORMAT, F_BONNIE_VERSION, F_NAME, F_CONCURRENCY, F_SEED, F_FILE_SIZE, F_IO_CHUNK, F_SEEK_COUNT,
-    F_SEEK_PROCS, F_FIRST_IO = 9, F_NUM_FILES = 21, F_MAX_SIZE, F_MIN_SIZE, F_ALWAYS_EMPTY, F_NUM_DIRS,
-    F_FIRST_FILE = 26, F_FIRST_LATENCY = 38,
-};
-#define IO_FIELDS 16   /* file_size .. seeks_cpu */
-#define FILE_FIELDS 17 /* num_files .. ran_del_cpu */
-
 typedef struct {
     const unsigned char *at;
     Py_ssize_t len;
 } Cell;
 
-/* ==== the plain-line check (PLAIN_198 (tests/plain_198.py)) ==== */
+/* ==== the plain-line check (PLAIN (tests/plain_198.py)) ==== */
 
 static int is_digits(Cell c, Py_ssize_t fewest, Py_ssize_t most) {
     if (c.len < fewest || c.len > most)
@@ -172,71 +164,227 @@ static int all_empty(const Cell *cells, int count) {
     return 1;
 }
 
-static int io_tests_ran_plainly(const Cell *f) {
-    if (!(f[F_FILE_SIZE].len >= 2 && (f[F_FILE_SIZE].at[f[F_FILE_SIZE].len - 1] == 'M' || f[F_FILE_SIZE].at[f[F_FILE_SIZE].len - 1] == 'G') &&
-          is_digits((Cell){f[F_FILE_SIZE].at, f[F_FILE_SIZE].len - 1}, 1, 12)))
-        return 0;
-    if (f[F_IO_CHUNK].len || !is_digits(f[F_SEEK_COUNT], 0, 15) || !is_digits(f[F_SEEK_PROCS], 0, 9))
-        return 0;
-    for (int test = 0; test < 6; test++)
-        if (!is_pair(f[F_FIRST_IO + 2 * test], f[F_FIRST_IO + 2 * test + 1], test == 5))
-            return 0;
-    for (int test = 0; test < 6; test++)
-        if (!is_latency(f[F_FIRST_LATENCY + test]))
-            return 0;
-    return 1;
-}
+/* A line's cells by meaning, whichever layout it came in: what the checks and convert_and_bind() read. A cell
+ * a layout lacks is empty (stored as NULL). */
+typedef struct {
+    Cell format;          /* "1.98", "1.97", "1.96", "1.93c", or "1.03" for the 27-field layout */
+    Cell bonnie_version, name, concurrency, seed;
+    Cell file_size;       /* 512M or 2G */
+    Cell io_chunk;        /* digits; io_chunk_unit 'k', 'm' or 0 */
+    char io_chunk_unit;
+    Cell seek_count, seek_procs;
+    Cell num_files, max_size, min_size, always_empty, num_dirs; /* max_size may be "link" or "symlink" */
+    Cell value[12], cpu[12], latency[12];
+} Line;
 
-static int file_tests_ran_plainly(const Cell *f) {
-    Cell max = f[F_MAX_SIZE];
-    if (!is_digits(f[F_NUM_FILES], 1, 15) || !(is_digits(max, 0, 15) || is(max, "link") || is(max, "symlink")))
-        return 0;
-    /* §3.3-1: the column before num_dirs is always empty. */
-    if (!is_digits(f[F_MIN_SIZE], 0, 15) || f[F_ALWAYS_EMPTY].len || !is_digits(f[F_NUM_DIRS], 0, 15))
-        return 0;
-    for (int test = 0; test < 6; test++)
-        if (!is_pair(f[F_FIRST_FILE + 2 * test], f[F_FIRST_FILE + 2 * test + 1], 0))
-            return 0;
-    for (int test = 6; test < 12; test++)
-        if (!is_latency(f[F_FIRST_LATENCY + test]))
-            return 0;
-    return 1;
-}
+static const Cell NO_CELL = {(const unsigned char *)"", 0};
 
-/* Cut a line into its fifty cells; 0 when it has another number of fields. */
-static int split_fields(const unsigned char *line, Py_ssize_t len, Cell *f) {
+/* Cut a line into its cells: at most `most` of them; the count, or most + 1 when there are more. */
+static int split_fields(const unsigned char *line, Py_ssize_t len, Cell *f, int most) {
     const unsigned char *s = line, *end = line + len;
-    for (int i = 0; i < FIELDS; i++) {
+    for (int i = 0; i < most; i++) {
         const unsigned char *comma = memchr(s, ',', (size_t)(end - s));
         if (comma == NULL) {
-            if (i != FIELDS - 1)
-                return 0;
             f[i] = (Cell){s, end - s};
-            return 1;
+            return i + 1;
         }
         f[i] = (Cell){s, comma - s};
         s = comma + 1;
     }
-    return 0; /* a 51st field */
+    return most + 1;
 }
 
-/* A format-1.98 line with the I/O tests, the file tests or both run, every cell in the shape bonnie++
- * writes (§3.2, §1.1-§1.4): the parser accepts it, and convert_and_bind() stores what the parser would. */
-static int is_plain_198(const unsigned char *line, Py_ssize_t len, Cell *f) {
-    if (len < 5 || memcmp(line, "1.98,", 5) != 0 || !split_fields(line, len, f))
+/* The 1.9x layouts (§3.1, §3.2): format, bonnie++ version, name, concurrency, seed, file_size, io_chunk_size,
+ * (1.98: seek_count, seek_proc_count), twelve I/O cells, five file-test size cells, twelve file-test cells and
+ * twelve latencies. `f` has the 48 or 50 fields of the format. */
+static void read_9x(const Cell *f, int seeks, Line *l) {
+    l->format = f[0], l->bonnie_version = f[1], l->name = f[2], l->concurrency = f[3], l->seed = f[4];
+    l->file_size = f[5], l->io_chunk = f[6];
+    int at = 7;
+    if (seeks)
+        l->seek_count = f[7], l->seek_procs = f[8], at = 9;
+    for (int test = 0; test < 6; test++)
+        l->value[test] = f[at + 2 * test], l->cpu[test] = f[at + 2 * test + 1];
+    at += 12;
+    l->num_files = f[at], l->max_size = f[at + 1], l->min_size = f[at + 2], l->always_empty = f[at + 3];
+    l->num_dirs = f[at + 4];
+    at += 5;
+    for (int test = 6; test < 12; test++)
+        l->value[test] = f[at + 2 * (test - 6)], l->cpu[test] = f[at + 2 * (test - 6) + 1];
+    at += 12;
+    for (int test = 0; test < 12; test++)
+        l->latency[test] = f[at + test];
+}
+
+/* Cuts the leading digits (fewest..most of them) off *c into *digits. */
+static int take_digits(Cell *c, Cell *digits, Py_ssize_t fewest, Py_ssize_t most) {
+    Py_ssize_t n = 0;
+    while (n < c->len && c->at[n] >= '0' && c->at[n] <= '9')
+        n++;
+    if (n < fewest || n > most)
         return 0;
-    if (!is_plain_text(f[F_BONNIE_VERSION]) || !is_plain_text(f[F_SEED]) || !is_digits(f[F_CONCURRENCY], 1, 9))
+    *digits = (Cell){c->at, n};
+    c->at += n, c->len -= n;
+    return 1;
+}
+
+static int take(Cell *c, const char *text) {
+    size_t n = strlen(text);
+    if ((size_t)c->len < n || memcmp(c->at, text, n) != 0)
         return 0;
-    if (!is_plain_text(f[F_NAME]) || !chars_at_most(f[F_NAME], MAX_MACHINE_CHARS))
+    c->at += n, c->len -= n;
+    return 1;
+}
+
+/* 1.03's file_size (§2): 300M, 2G, or with the chunk size 2G:4k or 2G:8192 (parsing._SIZE_103_RE). */
+static int read_size_103(Cell c, Line *l) {
+    if (c.len == 0)
+        return 1;
+    Cell digits;
+    const unsigned char *start = c.at;
+    if (!take_digits(&c, &digits, 1, 12) || c.len == 0 || (c.at[0] != 'M' && c.at[0] != 'G'))
         return 0;
-    int io_ran = f[F_FILE_SIZE].len != 0, files_ran = f[F_NUM_FILES].len != 0;
+    l->file_size = (Cell){start, digits.len + 1};
+    c.at++, c.len--;
+    if (c.len == 0)
+        return 1;
+    if (!take(&c, ":") || !take_digits(&c, &l->io_chunk, 1, 12))
+        return 0;
+    if (take(&c, "k"))
+        l->io_chunk_unit = 'k';
+    return c.len == 0;
+}
+
+/* 1.03's num_files (§2): 16, 16:100000:16, 4:link, 4:symlink, each with /8 for the directories
+ * (parsing._FILES_103_RE). */
+static int read_files_103(Cell c, Line *l) {
+    if (c.len == 0)
+        return 1;
+    if (!take_digits(&c, &l->num_files, 1, 12))
+        return 0;
+    if (take(&c, ":")) {
+        const unsigned char *word = c.at;
+        if (take(&c, "link") || take(&c, "symlink"))
+            l->max_size = (Cell){word, c.at - word};
+        else if (!take_digits(&c, &l->max_size, 1, 12) || !take(&c, ":") || !take_digits(&c, &l->min_size, 1, 12))
+            return 0;
+    }
+    if (take(&c, "/") && !take_digits(&c, &l->num_dirs, 1, 12))
+        return 0;
+    return c.len == 0;
+}
+
+/* The 27 fields of 1.03 (§2): name, file_size, twelve I/O cells, num_files, twelve file-test cells. */
+static int read_103(const Cell *f, Line *l) {
+    l->format = (Cell){(const unsigned char *)"1.03", 4};
+    l->name = f[0];
+    for (int test = 0; test < 6; test++)
+        l->value[test] = f[2 + 2 * test], l->cpu[test] = f[3 + 2 * test];
+    for (int test = 6; test < 12; test++)
+        l->value[test] = f[15 + 2 * (test - 6)], l->cpu[test] = f[16 + 2 * (test - 6)];
+    /* '#' starts a comment, which the parser skips; a header's file_size is no size */
+    return (f[0].len == 0 || f[0].at[0] != '#') && read_size_103(f[1], l) && read_files_103(f[14], l);
+}
+
+static int is_format(Cell c) { return is(c, "1.98") || is(c, "1.97") || is(c, "1.96") || is(c, "1.93c"); }
+
+/* The line's cells by meaning; 0 when it has a layout only the parser reads (another field count: a comma in
+ * the name, a format the parser refuses, a cut-short line). */
+static int read_layout(const unsigned char *text, Py_ssize_t len, Line *l) {
+    Cell f[51];
+    for (int i = 0; i < 12; i++)
+        l->latency[i] = NO_CELL;
+    l->format = l->bonnie_version = l->name = l->concurrency = l->seed = l->file_size = l->io_chunk = NO_CELL;
+    l->seek_count = l->seek_procs = l->num_files = l->max_size = l->min_size = l->always_empty = NO_CELL;
+    l->num_dirs = NO_CELL;
+    l->io_chunk_unit = 0;
+    int count = split_fields(text, len, f, 50);
+    if (count == 27) /* always 1.03, whatever its first field (parsing._parse_fields) */
+        return read_103(f, l);
+    if (count < 47 || count > 50 || !is_format(f[0]))
+        return 0;
+    if (is(f[0], "1.98")) {
+        if (count != 50)
+            return 0;
+        read_9x(f, 1, l);
+        return 1;
+    }
+    int short_no_io = is(f[0], "1.93c") || is(f[0], "1.96");
+    if (count == 47) {
+        /* §3.3-3: a -s 0 line of 1.93c or 1.96 has 13 empty fields after the seed, not 14: one is put back */
+        if (!short_no_io || !all_empty(f + 5, 13) || f[18].len == 0)
+            return 0;
+        memmove(f + 6, f + 5, 42 * sizeof *f);
+        f[5] = NO_CELL;
+    } else if (count != 48) {
+        return 0;
+    } else if (short_no_io && f[5].len && all_empty(f + 6, 13) && f[19].len) {
+        return 0; /* the parser reads a comma in the name and the short layout (parsing._is_short_no_io_line) */
+    }
+    read_9x(f, 0, l);
+    return 1;
+}
+
+static int io_tests_ran_plainly(const Line *l) {
+    Cell size = l->file_size;
+    if (!(size.len >= 2 && (size.at[size.len - 1] == 'M' || size.at[size.len - 1] == 'G') &&
+          is_digits((Cell){size.at, size.len - 1}, 1, 12)))
+        return 0;
+    if (!is_digits(l->seek_count, 0, 15) || !is_digits(l->seek_procs, 0, 9))
+        return 0;
+    for (int test = 0; test < 6; test++)
+        if (!is_pair(l->value[test], l->cpu[test], test == 5) || !is_latency(l->latency[test]))
+            return 0;
+    return 1;
+}
+
+static int file_tests_ran_plainly(const Line *l) {
+    Cell max = l->max_size;
+    if (!is_digits(l->num_files, 1, 15) || !(is_digits(max, 0, 15) || is(max, "link") || is(max, "symlink")))
+        return 0;
+    /* §3.3-1: the column before num_dirs is always empty. */
+    if (!is_digits(l->min_size, 0, 15) || l->always_empty.len || !is_digits(l->num_dirs, 0, 15))
+        return 0;
+    for (int test = 6; test < 12; test++)
+        if (!is_pair(l->value[test], l->cpu[test], 0) || !is_latency(l->latency[test]))
+            return 0;
+    return 1;
+}
+
+/* A family of tests that did not run leaves every cell of its own empty (-s 0, -n 0: §4). */
+static int io_tests_not_run(const Line *l) {
+    if (l->io_chunk.len || l->seek_count.len || l->seek_procs.len)
+        return 0;
+    return all_empty(l->value, 6) && all_empty(l->cpu, 6) && all_empty(l->latency, 6);
+}
+
+static int file_tests_not_run(const Line *l) {
+    if (l->max_size.len || l->min_size.len || l->always_empty.len || l->num_dirs.len)
+        return 0;
+    return all_empty(l->value + 6, 6) && all_empty(l->cpu + 6, 6) && all_empty(l->latency + 6, 6);
+}
+
+/* A line of format 1.98 (§3.2), 1.97, 1.96 or 1.93c (§3.1, the -s 0 lines of 47 fields included) or 1.03 (§2), with
+ * no comma in the name, the I/O tests, the file tests or both run, every cell in the shape bonnie++ writes
+ * (§1.1-§1.4): the parser accepts it, and convert_and_bind() stores what the parser would. */
+static int is_plain(const unsigned char *text, Py_ssize_t len, Line *l) {
+    if (!read_layout(text, len, l))
+        return 0;
+    if (!is_plain_text(l->bonnie_version) || !is_plain_text(l->seed))
+        return 0;
+    if (!is_plain_text(l->name) || !chars_at_most(l->name, MAX_MACHINE_CHARS))
+        return 0;
+    if (l->format.at[2] != '0' && !is_digits(l->concurrency, 1, 9)) /* every 1.9x line has it, 1.03 none */
+        return 0;
+    /* 1.98 leaves io_chunk_size empty (§3.3-2); the older formats write 8192 (a 4k or 1m is the parser's) */
+    if (l->io_chunk.len && (is(l->format, "1.98") || !is_digits(l->io_chunk, 1, 12)))
+        return 0;
+    int io_ran = l->file_size.len != 0, files_ran = l->num_files.len != 0;
     if (!io_ran && !files_ran)
         return 0;
-    /* A test family that did not run leaves all its cells and latencies empty (-s 0, -n 0: §4). */
-    if (io_ran ? !io_tests_ran_plainly(f) : !(all_empty(f + F_FILE_SIZE, IO_FIELDS) && all_empty(f + F_FIRST_LATENCY, 6)))
+    if (io_ran ? !io_tests_ran_plainly(l) : !io_tests_not_run(l))
         return 0;
-    if (files_ran ? !file_tests_ran_plainly(f)
-                  : !(all_empty(f + F_NUM_FILES, FILE_FIELDS) && all_empty(f + F_FIRST_LATENCY + 6, 6)))
+    if (files_ran ? !file_tests_ran_plainly(l) : !file_tests_not_run(l))
         return 0;
     return 1;
 }
@@ -292,31 +440,34 @@ static int bind_result(sqlite3_stmt *s, int test, Cell value, Cell cpu, Cell lat
     return rc | sqlite3_bind_int64(s, p + 3, to_int((Cell){latency.at, latency.len - unit}) * factor);
 }
 
-/* The cells of a line is_plain_198() accepted -> the statement's parameters, except the upload's own
- * (upload_id, created_at, format_version, io_chunk_bytes, label, document), bound once. */
-static int convert_and_bind(sqlite3_stmt *s, const Cell *f) {
-    int rc = bind_text(s, P_MACHINE, f[F_NAME]);
-    rc |= bind_optional_text(s, P_BONNIE_VERSION, f[F_BONNIE_VERSION]);
-    rc |= sqlite3_bind_int64(s, P_CONCURRENCY, to_int(f[F_CONCURRENCY]));
-    rc |= bind_optional_text(s, P_SEED, f[F_SEED]);
-    Cell size = f[F_FILE_SIZE];
+/* A line is_plain() accepted -> the statement's parameters, except the upload's own (upload_id, created_at,
+ * label, document), bound once. */
+static int convert_and_bind(sqlite3_stmt *s, const Line *l) {
+    int rc = bind_text(s, P_MACHINE, l->name);
+    rc |= bind_text(s, P_FORMAT_VERSION, l->format);
+    rc |= bind_optional_text(s, P_BONNIE_VERSION, l->bonnie_version);
+    rc |= bind_optional_int(s, P_CONCURRENCY, l->concurrency);
+    rc |= bind_optional_text(s, P_SEED, l->seed);
+    Cell size = l->file_size;
     if (size.len) /* §3.4: 512M or 2G */
         rc |= sqlite3_bind_int64(s, P_FILE_SIZE_MIB, to_int((Cell){size.at, size.len - 1}) * (size.at[size.len - 1] == 'G' ? 1024 : 1));
     else
         rc |= sqlite3_bind_null(s, P_FILE_SIZE_MIB);
-    rc |= bind_optional_int(s, P_SEEK_COUNT, f[F_SEEK_COUNT]);
-    rc |= bind_optional_int(s, P_SEEK_PROCS, f[F_SEEK_PROCS]);
-    rc |= bind_optional_int(s, P_NUM_FILES, f[F_NUM_FILES]);
-    Cell max = f[F_MAX_SIZE];
+    if (l->io_chunk.len) /* 8192, or 1.03's 4k */
+        rc |= sqlite3_bind_int64(s, P_IO_CHUNK_BYTES, to_int(l->io_chunk) * (l->io_chunk_unit == 'k' ? 1024 : 1));
+    else
+        rc |= sqlite3_bind_null(s, P_IO_CHUNK_BYTES);
+    rc |= bind_optional_int(s, P_SEEK_COUNT, l->seek_count);
+    rc |= bind_optional_int(s, P_SEEK_PROCS, l->seek_procs);
+    rc |= bind_optional_int(s, P_NUM_FILES, l->num_files);
+    Cell max = l->max_size;
     int link = max.len && (max.at[0] == 'l' || max.at[0] == 's'); /* link or symlink (§3.3-1) */
     rc |= link ? sqlite3_bind_null(s, P_FILE_MAX_SIZE) : bind_optional_int(s, P_FILE_MAX_SIZE, max);
     rc |= link ? bind_text(s, P_FILE_LINK, max) : sqlite3_bind_null(s, P_FILE_LINK);
-    rc |= bind_optional_int(s, P_FILE_MIN_SIZE, f[F_MIN_SIZE]);
-    rc |= bind_optional_int(s, P_FILE_NUM_DIRS, f[F_NUM_DIRS]);
-    for (int test = 0; test < 12; test++) {
-        int at = test < 6 ? F_FIRST_IO + 2 * test : F_FIRST_FILE + 2 * (test - 6);
-        rc |= bind_result(s, test, f[at], f[at + 1], f[F_FIRST_LATENCY + test]);
-    }
+    rc |= bind_optional_int(s, P_FILE_MIN_SIZE, l->min_size);
+    rc |= bind_optional_int(s, P_FILE_NUM_DIRS, l->num_dirs);
+    for (int test = 0; test < 12; test++)
+        rc |= bind_result(s, test, l->value[test], l->cpu[test], l->latency[test]);
     return rc;
 }
 
@@ -394,14 +545,14 @@ static int mark_repeats(Scan *scan) {
 static int scan_lines(Scan *scan, const unsigned char *data, Py_ssize_t size, Py_ssize_t max_line_bytes) {
     Py_ssize_t plain_capacity = 0, other_capacity = 0, line_no = 0;
     Py_ssize_t start = size >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
-    Cell fields[FIELDS];
+    Line fields;
     int in_other = 0;
     for (;;) {
         line_no++;
         const unsigned char *newline = memchr(data + start, '\n', (size_t)(size - start));
         Py_ssize_t end = newline ? newline - data : size;
         Py_ssize_t len = end - start - (end > start && data[end - 1] == '\r');
-        if (len <= max_line_bytes / 4 && is_plain_198(data + start, len, fields)) {
+        if (len <= max_line_bytes / 4 && is_plain(data + start, len, &fields)) {
             if (grow((void **)&scan->plain, &plain_capacity, scan->plain_count, sizeof(PlainLine)))
                 return -1;
             PlainLine *line = &scan->plain[scan->plain_count++];
@@ -633,7 +784,7 @@ static void sql_append(SqlText *text, const char *format, ...) {
  * parser's runs too. A line already stored keeps its run; its id is looked up (rare). */
 static void insert_lines(Insert *job, sqlite3_stmt *insert, sqlite3_stmt *lookup) {
     const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(job->scan->data);
-    Cell fields[FIELDS];
+    Line fields;
     Py_ssize_t parsed_before = 0;
     for (Py_ssize_t i = 0; i < job->scan->plain_count; i++) {
         PlainLine *line = &job->scan->plain[i];
@@ -646,11 +797,11 @@ static void insert_lines(Insert *job, sqlite3_stmt *insert, sqlite3_stmt *lookup
             parsed_before++;
         sqlite3_int64 id = job->first_id + line->distinct_before + parsed_before;
         const unsigned char *text = data + line->start;
-        is_plain_198(text, line->len, fields); /* true: scan() kept it */
+        is_plain(text, line->len, &fields); /* true: scan() kept it */
         int rc = sqlite3_bind_int64(insert, P_ID, id);
         rc |= sqlite3_bind_blob(insert, P_LINE_HASH, line->digest, DIGEST_BYTES, SQLITE_STATIC);
         rc |= bind_text(insert, P_RAW_LINE, (Cell){text, line->len});
-        rc |= convert_and_bind(insert, fields);
+        rc |= convert_and_bind(insert, &fields);
         if (rc != SQLITE_OK)
             return fail(job, rc);
         sqlite3_int64 changes = sqlite3_total_changes64(job->db);
@@ -704,8 +855,6 @@ static int prepare_and_insert(Insert *job, sqlite3_int64 upload_id, const char *
     if (rc == SQLITE_OK) {
         rc = sqlite3_bind_int64(insert, P_UPLOAD_ID, upload_id);
         rc |= sqlite3_bind_text(insert, P_CREATED_AT, created_at, -1, SQLITE_STATIC);
-        rc |= sqlite3_bind_text(insert, P_FORMAT_VERSION, "1.98", 4, SQLITE_STATIC);
-        rc |= sqlite3_bind_null(insert, P_IO_CHUNK_BYTES); /* always empty in format 1.98 (§3.2, §3.3-2) */
         rc |= label ? sqlite3_bind_text(insert, P_LABEL, label, (int)label_len, SQLITE_STATIC) : sqlite3_bind_null(insert, P_LABEL);
         rc |= document ? sqlite3_bind_text(insert, P_DOCUMENT, document, (int)document_len, SQLITE_STATIC)
                        : sqlite3_bind_null(insert, P_DOCUMENT);
@@ -835,8 +984,8 @@ static PyObject *line_is_plain(PyObject *module, PyObject *args) {
     Py_ssize_t len;
     if (!PyArg_ParseTuple(args, "y#:line_is_plain", &line, &len))
         return NULL;
-    Cell fields[FIELDS];
-    return PyBool_FromLong(is_plain_198((const unsigned char *)line, len, fields));
+    Line fields;
+    return PyBool_FromLong(is_plain((const unsigned char *)line, len, &fields));
 }
 
 static PyObject *digest(PyObject *module, PyObject *args) {
@@ -876,7 +1025,7 @@ static PyTypeObject ScanType = {
     .tp_basicsize = sizeof(Scan),
     .tp_dealloc = (destructor)scan_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "An upload's plain format-1.98 lines (hashed) and the ranges of its other lines.",
+    .tp_doc = "An upload's plain lines (hashed) and the ranges of its other lines.",
     .tp_methods = scan_methods,
     .tp_getset = scan_getset,
 };

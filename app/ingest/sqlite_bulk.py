@@ -1,9 +1,10 @@
-"""Plain format-1.98 lines into SQLite through the C extension app.ingest._bulk198.
+"""Plain bonnie++ CSV lines into SQLite through the C extension app.ingest._bulk198.
 
 Storing 100,000 lines within 2x of sqlite3's `.import` (docs/decisions.md, "Ingest within 2x of sqlite3's .import")
 leaves no time for Python per line: binding one
 statement's parameters through CPython's sqlite3 alone takes longer. So for the common line (format
-1.98, fifty fields, every cell in its usual shape: PLAIN_198 (tests/plain_198.py)) the extension cuts the upload
+1.98, 1.97, 1.96, 1.93c or 1.03, no comma in the name, every cell in its usual shape: PLAIN (tests/plain_198.py))
+the extension cuts the upload
 into lines, checks, hashes, converts and inserts them through SQLite's C API, without the GIL; every
 other line goes to the Python parser (parsing.parse_raw_line), which names a bad line's field as always.
 tests/test_sqlite_bulk.py holds the two to the same stored rows.
@@ -51,7 +52,7 @@ PYTHON = "python"
 
 
 def extension_problem() -> str | None:
-    """Why no upload can take the compiled path in this process, or None when SQLite uploads take it (each
+    """Why no upload can take the compiled path in this process, or None when uploads take it (on SQLite each
     upload's connection is still checked: connection_problem())."""
     wanted = os.environ.get(INGEST_PATH_VARIABLE, COMPILED)
     if wanted not in (COMPILED, PYTHON):
@@ -70,7 +71,7 @@ def extension_problem() -> str | None:
 
 
 def ingest_path() -> str:
-    """ "compiled" when SQLite uploads store their plain lines through the extension, else "python"."""
+    """The path uploads take: "compiled" when the extension stores their plain lines, else "python"."""
     return COMPILED if extension_problem() is None else PYTHON
 
 
@@ -159,8 +160,8 @@ class PlainLines:
 
 
 def scan(session: Session, data: bytes, max_line_bytes: int) -> PlainLines | None:
-    """The upload's plain lines for the extension to store, or None where it cannot (not SQLite, or
-    connection_problem()): then every line goes to the parser."""
+    """The upload's plain lines for the extension to store, or None where it cannot (not SQLite,
+    extension_problem() or connection_problem()): then every line goes to the parser."""
     if session.get_bind().dialect.name != "sqlite":
         return None
     problem = connection_problem(session)

@@ -15,7 +15,7 @@ Two writers exist:
 * SqliteWriter: this transaction holds SQLite's write lock (app.store.db.begin_write), so it numbers the
   runs itself, in line order, from above every id the table has given. The lines the parser read
   (ParsedRun values; CPython binds None slowly, so they travel as a sentinel that NULLIF turns back)
-  go in by executemany. The plain format-1.98 lines, when the upload has them, never reach Python:
+  go in by executemany. The plain lines (app.ingest.sqlite_bulk), when the upload has them, never reach Python:
   app.ingest.sqlite_bulk's extension stores them in finish(), numbered around the parsed ones
   (PlainLines.distinct_before), and says which it created. No other writer can run meanwhile, so
   looking up the parsed lines' ids afterwards is safe.
