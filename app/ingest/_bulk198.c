@@ -471,6 +471,116 @@ static int convert_and_bind(sqlite3_stmt *s, const Line *l) {
     return rc;
 }
 
+/* ==== PostgreSQL: the same values as COPY text ==== */
+
+/* A growing buffer; `failed` once an allocation failed (then nothing more is written). */
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    int failed;
+} Text;
+
+static void put(Text *t, const void *bytes, size_t n) {
+    if (t->failed)
+        return;
+    if (t->len + n > t->cap) {
+        size_t cap = t->cap ? t->cap : 65536;
+        while (cap < t->len + n)
+            cap *= 2;
+        char *bigger = PyMem_RawRealloc(t->buf, cap);
+        if (bigger == NULL) {
+            t->failed = 1;
+            return;
+        }
+        t->buf = bigger, t->cap = cap;
+    }
+    memcpy(t->buf + t->len, bytes, n);
+    t->len += n;
+}
+
+/* COPY's text format: \N is NULL, a tab ends a cell. Plain text holds no backslash, tab or newline
+ * (is_plain_text()), so a cell goes as it is; digits too, which PostgreSQL reads as the parser's int(). */
+static void put_cell(Text *t, Cell c) {
+    if (c.len)
+        put(t, c.at, (size_t)c.len);
+    else
+        put(t, "\\N", 2);
+    put(t, "\t", 1);
+}
+
+static void put_text(Text *t, Cell c) {
+    put(t, c.at, (size_t)c.len);
+    put(t, "\t", 1);
+}
+
+static void put_int(Text *t, sqlite3_int64 n) {
+    char digits[24];
+    int written = snprintf(digits, sizeof digits, "%lld\t", n);
+    put(t, digits, (size_t)written);
+}
+
+static void put_null(Text *t) { put(t, "\\N\t", 3); }
+
+static sqlite3_int64 latency_us(Cell latency) {
+    sqlite3_int64 factor = 1000000;
+    Py_ssize_t unit = 1;
+    if (latency.len >= 2 && latency.at[latency.len - 2] == 'u')
+        factor = 1, unit = 2;
+    else if (latency.len >= 2 && latency.at[latency.len - 2] == 'm')
+        factor = 1000, unit = 2;
+    return to_int((Cell){latency.at, latency.len - unit}) * factor;
+}
+
+/* One staging-table row: ord (the line number), then the columns of COLUMNS from line_hash on, without the
+ * upload's own (label, document), in that order; the values convert_and_bind() binds. */
+static void copy_row(Text *t, Py_ssize_t line_no, const unsigned char *digest, Cell raw, const Line *l) {
+    static const char hex[] = "0123456789abcdef";
+    put_int(t, line_no);
+    char bytea[3 + 2 * DIGEST_BYTES] = {'\\', '\\', 'x'};
+    for (int i = 0; i < DIGEST_BYTES; i++)
+        bytea[3 + 2 * i] = hex[digest[i] >> 4], bytea[4 + 2 * i] = hex[digest[i] & 15];
+    put(t, bytea, sizeof bytea);
+    put(t, "\t", 1);
+    put_text(t, raw);
+    put_text(t, l->name); /* an empty name is the empty string, not NULL */
+    put_text(t, l->format);
+    put_cell(t, l->bonnie_version);
+    put_cell(t, l->concurrency);
+    put_cell(t, l->seed);
+    Cell size = l->file_size;
+    if (size.len)
+        put_int(t, to_int((Cell){size.at, size.len - 1}) * (size.at[size.len - 1] == 'G' ? 1024 : 1));
+    else
+        put_null(t);
+    if (l->io_chunk.len)
+        put_int(t, to_int(l->io_chunk) * (l->io_chunk_unit == 'k' ? 1024 : 1));
+    else
+        put_null(t);
+    put_cell(t, l->seek_count);
+    put_cell(t, l->seek_procs);
+    put_cell(t, l->num_files);
+    int link = l->max_size.len && (l->max_size.at[0] == 'l' || l->max_size.at[0] == 's');
+    put_cell(t, link ? NO_CELL : l->max_size);
+    put_cell(t, l->min_size);
+    put_cell(t, l->num_dirs);
+    put_cell(t, link ? l->max_size : NO_CELL);
+    for (int test = 0; test < 12; test++) {
+        Cell value = l->value[test];
+        if (value.len == 0 || value.at[0] == '+') {
+            put(t, value.len ? "too_fast\t\\N\t\\N\t" : "not_run\t\\N\t\\N\t", value.len ? 15 : 14);
+        } else {
+            put(t, "ok\t", 3);
+            put_cell(t, value); /* seeks/s as written: PostgreSQL rounds it as Python's float() does (correctly) */
+            put_cell(t, l->cpu[test]);
+        }
+        if (l->latency[test].len)
+            put_int(t, latency_us(l->latency[test]));
+        else
+            put_null(t);
+    }
+    t->buf[t->len - 1] = '\n'; /* the last cell's tab ends the row */
+}
+
 /* ==== Scan: an upload cut into plain lines and the ranges of other lines ==== */
 
 typedef struct {
@@ -979,6 +1089,52 @@ done:
     return result;
 }
 
+/* Up to `count` distinct plain lines from plain line `start` on, as COPY text; (text, the next start). */
+static PyObject *scan_copy_text(Scan *self, PyObject *args) {
+    Py_ssize_t start, count;
+    if (!PyArg_ParseTuple(args, "nn:copy_text", &start, &count))
+        return NULL;
+    if (start < 0 || start > self->plain_count) {
+        PyErr_SetString(PyExc_IndexError, "start is not a plain line's index");
+        return NULL;
+    }
+    Text text = {NULL, 0, 0, 0};
+    Py_ssize_t i = start;
+    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(self->data);
+    Py_BEGIN_ALLOW_THREADS
+    Line fields;
+    for (Py_ssize_t copied = 0; i < self->plain_count && copied < count && !text.failed; i++) {
+        PlainLine *line = &self->plain[i];
+        if (line->first != i)
+            continue;
+        is_plain(data + line->start, line->len, &fields); /* true: scan() kept it */
+        copy_row(&text, line->line_no, line->digest, (Cell){data + line->start, line->len}, &fields);
+        copied++;
+    }
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL;
+    if (text.failed)
+        PyErr_NoMemory();
+    else
+        result = Py_BuildValue("(y#n)", text.buf ? text.buf : "", (Py_ssize_t)text.len, i);
+    PyMem_RawFree(text.buf);
+    return result;
+}
+
+/* (line number, digest) of every plain line, repeats included, in line order. */
+static PyObject *scan_lines_and_digests(Scan *self, PyObject *unused) {
+    PyObject *list = PyList_New(self->plain_count);
+    for (Py_ssize_t i = 0; list && i < self->plain_count; i++) {
+        PyObject *item = Py_BuildValue("(ny#)", self->plain[i].line_no, self->plain[i].digest, (Py_ssize_t)DIGEST_BYTES);
+        if (item == NULL) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
 static PyObject *line_is_plain(PyObject *module, PyObject *args) {
     const char *line;
     Py_ssize_t len;
@@ -1009,6 +1165,11 @@ static PyMethodDef scan_methods[] = {
      "existing): store the plain lines in the connection's open transaction. created: new run ids in line order; "
      "duplicates: (line number, run id) of lines stored before; existing: those runs stored before this upload."},
     {"distinct_before", (PyCFunction)scan_distinct_before, METH_O, "distinct plain lines before line number n"},
+    {"copy_text", (PyCFunction)scan_copy_text, METH_VARARGS,
+     "copy_text(start, count) -> (text, next start): up to count distinct plain lines from plain line start on, as "
+     "rows of COPY text for a table of (ord, COPY_COLUMNS...), ord being the line number"},
+    {"lines", (PyCFunction)scan_lines_and_digests, METH_NOARGS,
+     "(line number, digest) of every plain line, repeats included, in line order"},
     {NULL},
 };
 

@@ -1,4 +1,4 @@
-"""Plain bonnie++ CSV lines into SQLite through the C extension app.ingest._bulk198.
+"""Plain bonnie++ CSV lines into SQLite (and as COPY text for PostgreSQL) through the C extension app.ingest._bulk198.
 
 Storing 100,000 lines within 2x of sqlite3's `.import` (docs/decisions.md, "Ingest within 2x of sqlite3's .import")
 leaves no time for Python per line: binding one
@@ -103,6 +103,10 @@ def upload_cache_kib(upload_bytes: int) -> int:
 
 # The run columns the extension fills, in its order; tests/test_columns.py compares it with app.columns.
 COLUMNS: tuple[str, ...] = _bulk198.COLUMNS if _bulk198 is not None else ()
+# Those copy_chunks() writes, after the ord column: not the run's id or the upload's own columns.
+COPY_COLUMNS: tuple[str, ...] = tuple(
+    column for column in COLUMNS if column not in ("id", "upload_id", "created_at", "label", "document")
+)
 
 
 @dataclass(slots=True)
@@ -140,6 +144,34 @@ class PlainLines:
         """The distinct plain lines before line `line_no`: how many of this upload's run ids they take first."""
         return self._scan.distinct_before(line_no)
 
+    def copy_chunks(self, lines_per_chunk: int) -> Iterator[bytes]:
+        """The distinct plain lines as COPY text for a table of (ord, *COPY_COLUMNS), ord being the line number,
+        `lines_per_chunk` lines at a time (PostgreSQL: app.ingest.writers.PostgresWriter)."""
+        start = 0
+        while start < self._scan.plain_count:
+            text, start = self._scan.copy_text(start, lines_per_chunk)
+            if text:
+                yield text
+
+    def stored_from(self, created: dict[bytes, int], existing: dict[bytes, int]) -> None:
+        """Sets `stored` from the runs (line hash -> id) an upload created and found stored before (PostgreSQL,
+        whose writer reads them back from its INSERT: its plain lines travel by COPY, with no ids of their own)."""
+        made: list[int] = []
+        duplicates: list[tuple[int, int]] = []
+        before: dict[int, None] = {}  # ordered: each run once
+        seen: set[bytes] = set()
+        for line_no, digest in self._scan.lines():
+            run_id = created.get(digest)
+            if run_id is not None and digest not in seen:
+                made.append(run_id)
+            else:
+                if run_id is None:
+                    run_id = existing[digest]
+                    before[run_id] = None
+                duplicates.append((line_no, run_id))
+            seen.add(digest)
+        self.stored = PlainStored(made, duplicates, list(before))
+
     def insert(self, session: Session, first_id: int, parsed_lines: list[int], upload: tuple[Any, ...]) -> None:
         """Store the plain lines in the session's transaction, numbered from first_id in line order around
         `parsed_lines` (the line numbers of the parser's runs, whose ids the caller gives).
@@ -160,10 +192,10 @@ class PlainLines:
 
 
 def scan(session: Session, data: bytes, max_line_bytes: int) -> PlainLines | None:
-    """The upload's plain lines for the extension to store, or None where it cannot (not SQLite,
-    extension_problem() or connection_problem()): then every line goes to the parser."""
+    """The upload's plain lines for the extension to store (SQLite) or to write as COPY text (PostgreSQL), or
+    None where it cannot (extension_problem(), on SQLite connection_problem()): then every line goes to the parser."""
     if session.get_bind().dialect.name != "sqlite":
-        return None
+        return None if extension_problem() is not None else PlainLines(data, max_line_bytes)
     problem = connection_problem(session)
     if problem is not None:
         if problem not in _reported and not problem.startswith(INGEST_PATH_VARIABLE):
