@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-RUN_DEBS := gcc make libcurl4-openssl-dev python3-dev libsqlite3-dev libb2-dev
+RUN_DEBS := gcc make libcurl4-openssl-dev python3-dev
 TEST_DEBS := $(RUN_DEBS) bonnie++ strace chromium postgresql sqlite3 e2fsprogs btrfs-progs xfsprogs
 
 .PHONY: run test lint serve migrate runner samples debs-run debs-test clean

@@ -17,6 +17,7 @@ from app.config import default_allowed_hosts, get_settings
 from app.errors import AppError, InvalidUpload
 from app.ingest.name_tags import NamePattern
 from app.ingest.service import ingest_bytes
+from app.ingest.sqlite_bulk import describe_ingest_path
 from app.ingest.validation import check_label, check_name_pattern, parse_tag_params
 from app.store import generation
 from app.store.db import get_sessionmaker
@@ -27,7 +28,11 @@ from app.web import auth
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bonnieboard", description="Store and compare bonnie++ results.")
-    parser.add_argument("--version", action="version", version=f"bonnieboard {version('bonnieboard')}")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"bonnieboard {version('bonnieboard')} (ingest: {describe_ingest_path()})",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="migrate the database, then serve the web app")

@@ -148,4 +148,6 @@ def test_a_real_server_answers_head_with_headers_only(database_url):
     export, page, health = received.split(b"\r\n\r\n", 2)
     assert export.startswith(b"HTTP/1.1 200 ") and b"content-type: text/csv" in export
     assert page.startswith(b"HTTP/1.1 200 ") and b"content-length: " in page
-    assert health.startswith(b"HTTP/1.1 200 ") and received.endswith(b'\r\n\r\n{"status":"ok"}')
+    assert health.startswith(b"HTTP/1.1 200 ") and received.endswith(
+        b'\r\n\r\n{"status":"ok","ingest_path":"compiled"}'
+    )
