@@ -9,15 +9,17 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 
 RUN_DEBS := gcc make libcurl4-openssl-dev python3-dev libsqlite3-dev libb2-dev
-TEST_DEBS := $(RUN_DEBS) bonnie++ strace chromium postgresql sqlite3 e2fsprogs btrfs-progs
+TEST_DEBS := $(RUN_DEBS) bonnie++ strace chromium postgresql sqlite3 e2fsprogs btrfs-progs man-db systemd
 
 .PHONY: run test lint serve migrate runner samples debs-run debs-test clean
 
 run: debs-run $(VENV)/.installed runner migrate samples
 	$(BIN)/bonnieboard serve --host $(HOST) --port $(PORT)
 
+# The runner's warnings are errors here and in CI (WERROR=1), never in a user's `make run` or install.
+test: RUNNER_FLAGS = WERROR=1
 test: debs-test $(VENV)/.installed-test runner lint
-	$(MAKE) -C runner test
+	$(MAKE) -C runner test $(RUNNER_FLAGS)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Format, lint and types (configured in pyproject.toml); `make test` runs it first.
@@ -34,7 +36,7 @@ samples: $(VENV)/.installed
 	$(BIN)/bonnieboard ingest --if-empty --tag source=sample_data --manifest sample_data/manifest
 
 runner:
-	$(MAKE) -C runner
+	$(MAKE) -C runner $(RUNNER_FLAGS)
 
 # python3-venv is needed only where the interpreter cannot make a venv by itself (Debian's python3).
 debs-run:
