@@ -9,7 +9,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 
 RUN_DEBS := gcc make libcurl4-openssl-dev python3-dev libsqlite3-dev libb2-dev
-TEST_DEBS := $(RUN_DEBS) bonnie++ strace chromium postgresql sqlite3 e2fsprogs btrfs-progs man-db systemd
+TEST_DEBS := $(RUN_DEBS) bonnie++ strace chromium postgresql sqlite3 e2fsprogs btrfs-progs man-db systemd docker-compose
 
 .PHONY: run test lint serve migrate runner samples debs-run debs-test lock clean
 
