@@ -17,12 +17,17 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     BONNIEBOARD_DATABASE_URL=sqlite:////data/bonnieboard.db
 COPY --from=build /dist /dist
-RUN pip install --no-cache-dir /dist/*.whl \
- && rm -rf /dist \
- && useradd --system --uid 10001 --home-dir /data bonnieboard \
- && mkdir -p /data && chown bonnieboard /data
+# The dependencies from the lock (each file checked against its hash), then the wheel alone.
+COPY requirements.lock /tmp/requirements.lock
+# uid 10001 owns /data. A bind mount (-v /srv/bb:/data) must be writable by that uid
+# (chown 10001 /srv/bb); otherwise `serve` stops with one line saying so.
+RUN pip install --no-cache-dir --require-hashes -r /tmp/requirements.lock \
+ && pip install --no-cache-dir --no-deps /dist/*.whl \
+ && rm -rf /dist /tmp/requirements.lock \
+ && useradd --system --uid 10001 --user-group --home-dir /data bonnieboard \
+ && mkdir -p /data && chown bonnieboard:bonnieboard /data
 
-USER bonnieboard
+USER 10001:10001
 WORKDIR /data
 VOLUME /data
 EXPOSE 8000

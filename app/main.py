@@ -12,13 +12,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from pydantic import ValidationError
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.config import LOOPBACK_HOSTS, get_settings
+from app.config import LOOPBACK_HOSTS, describe_invalid_settings, get_settings
 from app.errors import AppError, InvalidUpload
 from app.paths import STATIC_DIR
 from app.store import db
@@ -280,6 +281,11 @@ def _swagger_ui(request: Request) -> HTMLResponse:
 
 
 def create_app() -> FastAPI:
+    try:
+        settings = get_settings()
+    except ValidationError as exc:
+        # Started as `uvicorn app.main:app`: one line naming the wrong variable, not a traceback of the import.
+        raise SystemExit(f"bonnieboard: {describe_invalid_settings(exc)}") from None
     app = FastAPI(
         title="bonnieboard",
         summary="Store, compare and understand bonnie++ results",
@@ -303,7 +309,7 @@ def create_app() -> FastAPI:
     app.include_router(login.router)
     app.add_middleware(SessionCookies)
     # Unset outside `bonnieboard serve` (which sets it from its --host): only loopback names, the safe side.
-    app.add_middleware(AllowedHosts, allowed_hosts=get_settings().allowed_hosts or LOOPBACK_HOSTS)
+    app.add_middleware(AllowedHosts, allowed_hosts=settings.allowed_hosts or LOOPBACK_HOSTS)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(HeadAsGet)  # outermost: every answer, errors and refusals included, loses its body
     return app
