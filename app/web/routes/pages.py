@@ -320,9 +320,8 @@ def _matrix_url(request, figures) -> str | None:
 
 
 @router.get("/matrix", response_class=HTMLResponse)
-def matrix_page(
+async def matrix_page(
     request: Request,
-    session: SessionDep,
     rows: str = "",
     cols: str = "",
     test: str = matrix.DEFAULT_TEST,
@@ -333,21 +332,39 @@ def matrix_page(
     """/matrix?rows=raid&cols=fs&test=put_block[&runs=...&baseline=RUN&min_effect=1.1]: the sweep as a table of
     configurations (app/compare/matrix.py builds it, as for /api/matrix), with one small chart per row."""
     context: dict = {"tests": TESTS, "rows": rows, "cols": cols, "test": test, "error": None, "m": None}
-    if rows or cols:
-        try:
-            asked = matrix.read_request(
-                rows=rows, cols=cols, test=test, runs=[runs], baseline=baseline, min_effect=min_effect
-            )
-            built = matrix.build(comparisons.matrix_runs(session, asked, missing_ok=True), asked)
-            context.update(
-                m=built,
-                url=matrix.permalink(asked),
-                api_url=matrix.permalink(asked, "/api/matrix"),
-                shown=matrix.display(built),
-            )
-        except BadRequest as exc:
-            context["error"] = exc.detail
-    return render(request, "matrix.html", context, status_code=400 if context["error"] else 200)
+    if not (rows or cols):
+        return render(request, "matrix.html", context)
+    try:
+        asked = matrix.read_request(
+            rows=rows, cols=cols, test=test, runs=[runs], baseline=baseline, min_effect=min_effect
+        )
+        # One thread hop for the stamp, the cache and, on a miss, the database and the rendering.
+        body = await run_in_threadpool(_matrix_page_body, request, asked, context)
+    except BadRequest as exc:
+        return render(request, "matrix.html", context | {"error": exc.detail}, status_code=400)
+    gzipped = cache.accepts_gzip(request.headers.get("accept-encoding"))
+    return HTMLResponse(body.gzipped() if gzipped else body.data, headers=cache.encoding_headers(gzipped))
+
+
+def _matrix_page_body(request: Request, asked: matrix.MatrixRequest, context: dict[str, Any]) -> cache.Body:
+    """The whole matrix page, cached as the comparisons are: it is rendered for a request that holds only the
+    root path (the layout's links need it), never the browser's cookies or headers, so every reader may get it."""
+    root_path = request.scope.get("root_path", "")
+    layout_request = Request(
+        {"type": "http", "method": "GET", "app": request.app, "root_path": root_path, "path": "/matrix", "headers": []}
+    )
+
+    def make(session: Session) -> cache.Body:
+        built = matrix.build(comparisons.matrix_runs(session, asked, missing_ok=True), asked)
+        shown = context | {
+            "m": built,
+            "url": matrix.permalink(asked),
+            "api_url": matrix.permalink(asked, "/api/matrix"),
+            "shown": matrix.display(built),
+        }
+        return cache.Body(templates.get_template("matrix.html").render(shown, request=layout_request).encode())
+
+    return comparisons.cached(("/matrix", asked, root_path), make, cache.Body.size_bytes)
 
 
 # The newest runs, offered when adding runs to a comparison.
