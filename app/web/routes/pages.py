@@ -44,12 +44,11 @@ from app.ingest.validation import (
 )
 from app.limits import MAX_ID, MAX_TAG_CHARS
 from app.store import runs as run_store
-from app.store.models import Run
 from app.web import cache
 from app.web.deps import PageAuthDep, SessionDep, check_machine_text, csrf_form
 from app.web.document_view import document_view
 from app.web.request_body import FormLimits
-from app.web.schemas import RunDetailOut, RunOut
+from app.web.schemas import RunDetailOut
 from app.web.templating import is_htmx, render, templates
 
 router = APIRouter(include_in_schema=False)
@@ -112,9 +111,9 @@ def runs_page(
     # Each order reads its own cursor only (run_store.list_runs); skip counts within at_machine's runs.
     offset = (page - 1) * PAGE_SIZE + (skip if sort == "name" and at_machine is not None else 0)
     listed = (
-        run_store.RunPage([], 0, False)
+        run_store.ListedPage([], 0, False)
         if filter_error
-        else run_store.list_runs(
+        else run_store.list_run_rows(
             session=session,
             run_filter=run_filter,
             limit=PAGE_SIZE + 1,
@@ -132,7 +131,7 @@ def runs_page(
         "chosen": chosen,
         "sort": sort,
         "sorts": {"newest": "newest first", "oldest": "oldest first", "name": "by name"},
-        "runs": [RunOut.from_run(one) for one in found],
+        "runs": found,
         "total": total,
         "total_is_estimate": listed.total_is_estimate,
         "filtered": run_filter != run_store.RunFilter(),
@@ -158,7 +157,7 @@ def runs_page(
     )
 
 
-def _next_by_name(found: list[Run], at_machine: str | None, skipped: int) -> dict[str, str | int]:
+def _next_by_name(found: list[run_store.ListedRun], at_machine: str | None, skipped: int) -> dict[str, str | int]:
     """The next page's cursor by name: the last machine shown, and how many of its runs have been shown (the
     page's last ones, and the `skipped` before it when the page began with at_machine's)."""
     machine = found[-1].machine
