@@ -77,16 +77,18 @@ class ResponseCache:
         make: Callable[[], T],
         size_of: Callable[[T], int],
         max_bytes: int,
+        counted: bool = True,
     ) -> T:
         """The answer for `key` at `stamp`: kept, or being made (then waited for), or made now by make()
-        and kept. make() must read its data after `stamp` was read (app/compare/page.py's cached())."""
+        and kept. make() must read its data after `stamp` was read (app/compare/page.py's cached()). A
+        request's fetch is `counted` in hits and misses; the re-warm's is not."""
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None and entry.generation == stamp:
                 self._entries.move_to_end(key)
-                self.hits += 1
+                self.hits += counted
                 return entry.value
-            self.misses += 1
+            self.misses += counted
             flight = self._flights.get(key)
             joined = flight is not None and flight.generation == stamp
             if not joined:

@@ -87,8 +87,11 @@ def cached(key: Hashable, make: Callable[[Session], T], size_of: Callable[[T], i
     if stamp is None:
         with read_session() as session:
             return make(session)
+    value = CACHE.fetch(key, stamp, lambda: _made(make), size_of, max_bytes)
+    # Once answered (a view that fails is not made again): the first reader of another process's write has
+    # its own view made before the others are.
     REWARM.served(key, _View(make, size_of), stamp)
-    return CACHE.fetch(key, stamp, lambda: _made(make), size_of, max_bytes)
+    return value
 
 
 def _current_stamp() -> int | None:
@@ -198,7 +201,8 @@ class Rewarmer:
             if CACHE.holds(key, stamp):
                 continue
             try:
-                CACHE.fetch(key, stamp, functools.partial(_made, view.make), view.size_of, max_bytes)
+                make = functools.partial(_made, view.make)
+                CACHE.fetch(key, stamp, make, view.size_of, max_bytes, counted=False)
                 self.made += 1
             except Exception:  # noqa: BLE001 - e.g. a compared run deleted since: its reader gets the 404
                 _log.debug("re-warming %r failed", key, exc_info=True)
