@@ -72,25 +72,28 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--cpu-slowdown", type=float, default=4.0)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bonnieboard-weight-") as directory:
-        with running_server(Path(directory) / "runs.db") as base_url, sync_playwright() as playwright:
-            ids: list[int] = []
-            for start in range(0, args.runs, 10):
-                batch = lines(args.runs)[start : start + 10]
-                ids += upload(base_url, batch, tags={"fs": "xfs" if start % 20 else "ext4"})
-            compare = f"{base_url}/compare?runs={','.join(map(str, ids))}"
-            plain = f"{base_url}/upload"
-            html = httpx.get(compare, headers={"Accept-Encoding": "identity"}).content
-            browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-            nodes_page = browser.new_page()
-            nodes_page.goto(compare, wait_until="load")
-            nodes = nodes_page.evaluate("document.getElementsByTagName('*').length")
-            nodes_page.close()
-            compare_ms, plain_ms = [], []
-            for _ in range(args.rounds):
-                compare_ms.append(load_ms(browser, compare, args.cpu_slowdown, until_charts=True))
-                plain_ms.append(load_ms(browser, plain, args.cpu_slowdown, until_charts=False))
-            browser.close()
+    with (
+        tempfile.TemporaryDirectory(prefix="bonnieboard-weight-") as directory,
+        running_server(Path(directory) / "runs.db") as base_url,
+        sync_playwright() as playwright,
+    ):
+        ids: list[int] = []
+        for start in range(0, args.runs, 10):
+            batch = lines(args.runs)[start : start + 10]
+            ids += upload(base_url, batch, tags={"fs": "xfs" if start % 20 else "ext4"})
+        compare = f"{base_url}/compare?runs={','.join(map(str, ids))}"
+        plain = f"{base_url}/upload"
+        html = httpx.get(compare, headers={"Accept-Encoding": "identity"}).content
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        nodes_page = browser.new_page()
+        nodes_page.goto(compare, wait_until="load")
+        nodes = nodes_page.evaluate("document.getElementsByTagName('*').length")
+        nodes_page.close()
+        compare_ms, plain_ms = [], []
+        for _ in range(args.rounds):
+            compare_ms.append(load_ms(browser, compare, args.cpu_slowdown, until_charts=True))
+            plain_ms.append(load_ms(browser, plain, args.cpu_slowdown, until_charts=False))
+        browser.close()
     last_chart, plain_load = statistics.median(compare_ms), statistics.median(plain_ms)
     print(f"{args.runs}-run compare page, {args.rounds} rounds, CPU slowed {args.cpu_slowdown:g}x, phone viewport\n")
     print("| figure | value |\n|---|---|")
@@ -98,7 +101,9 @@ def main() -> int:
     print(f"| DOM nodes (elements) | {nodes:,} |")
     rounds = ", ".join(f"{m:.0f}" for m in compare_ms)
     print(f"| last chart drawn, ms (rounds) | {last_chart:.0f} ({rounds}) |")
-    print(f"| plain page (/upload) loaded, ms (rounds) | {plain_load:.0f} ({', '.join(f'{m:.0f}' for m in plain_ms)}) |")
+    print(
+        f"| plain page (/upload) loaded, ms (rounds) | {plain_load:.0f} ({', '.join(f'{m:.0f}' for m in plain_ms)}) |"
+    )
     print(f"| ratio | {last_chart / plain_load:.1f}x |")
     return 0
 
