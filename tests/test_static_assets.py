@@ -112,3 +112,13 @@ def test_the_links_and_files_follow_the_root_path(database_url):
     for url in assets:
         answer = client.get(url)
         assert answer.status_code == 200 and answer.headers["cache-control"] == IMMUTABLE, url
+
+
+def test_a_packages_own_files_are_not_served(tmp_path):
+    """An installed wheel's app/static is a package directory: its __init__.py or bytecode are no assets."""
+    (tmp_path / "app.css").write_text("body {}\n")
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "x.pyc").write_bytes(b"\x00")
+    (tmp_path / ".hidden").write_text("x")
+    assert set(StaticAssets(tmp_path).assets) == {"app.css"}

@@ -66,7 +66,9 @@ class StaticAssets:
     def __init__(self, directory: Path) -> None:
         self.assets: dict[str, Asset] = {}
         for path in sorted(directory.rglob("*")):
-            if path.is_file():
+            # Not a package's own files (an installed wheel's app/static may hold __init__.py or __pycache__/).
+            parts = path.relative_to(directory).parts
+            if path.is_file() and not any(part.startswith((".", "__")) for part in parts):
                 data = path.read_bytes()
                 version = hashlib.sha256(data).hexdigest()[:HASH_CHARS]
                 self.assets[path.relative_to(directory).as_posix()] = Asset(data, version, _content_type(path))
