@@ -280,8 +280,9 @@ def _count(session: Session, run_filter: RunFilter, ids: Select) -> tuple[int, b
 
 
 def _count_key(run_filter: RunFilter) -> Hashable:
+    """The filter, and the limit it was counted up to (a count made under another limit is another answer)."""
     tags = tuple(sorted(run_filter.tags.items()))
-    return (run_filter.machine, tags, run_filter.format_version, run_filter.upload_id, run_filter.run_ids)
+    return (COUNT_LIMIT, run_filter.machine, tags, run_filter.format_version, run_filter.upload_id, run_filter.run_ids)
 
 
 def _count_now(session: Session, run_filter: RunFilter, ids: Select) -> tuple[int, bool]:
