@@ -1,6 +1,7 @@
 """create_app(): the FastAPI application, its routers, static files, error handlers, who may do what
 (app.web.deps, wired router-wide), the security headers of every response and a new browser's session cookie."""
 
+import functools
 import gc
 import logging
 import sqlite3
@@ -11,7 +12,6 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
-from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -25,6 +25,7 @@ from app.paths import STATIC_DIR
 from app.store import db
 from app.web import auth, deps
 from app.web.routes import api, login, pages
+from app.web.static_assets import StaticAssets
 from app.web.templating import render
 
 # Vendored from the npm package swagger-ui-dist (`npm pack swagger-ui-dist@5.35.0`, files
@@ -280,6 +281,11 @@ def _swagger_ui(request: Request) -> HTMLResponse:
     return render(request, "swagger_ui.html", context)
 
 
+@functools.cache
+def static_assets() -> StaticAssets:
+    return StaticAssets(STATIC_DIR)
+
+
 def create_app() -> FastAPI:
     try:
         settings = get_settings()
@@ -302,7 +308,9 @@ def create_app() -> FastAPI:
         },
     )
     app.openapi = _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented way to extend the schema
-    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    # Read once per process: every app made here (the tests make many) serves the same bytes under the same hashes.
+    app.state.static_assets = static_assets()
+    app.mount("/static", app.state.static_assets, name="static")
     app.add_api_route("/docs", _swagger_ui, methods=["GET"], include_in_schema=False, response_class=HTMLResponse)
     app.include_router(api.router, dependencies=[Depends(deps.api_access)])
     app.include_router(pages.router, dependencies=[Depends(deps.page_access)])

@@ -272,8 +272,8 @@ def get_compare_csv(session: SessionDep, query: ComparisonQueryDep):
 
 
 @router.get("/matrix", response_model=MatrixOut, responses=ERRORS)
-def get_matrix(
-    session: SessionDep,
+async def get_matrix(
+    http_request: Request,
     rows: Annotated[
         str,
         TAG_KEY_SCHEMA,
@@ -304,8 +304,20 @@ def get_matrix(
     request = matrix.read_request(
         rows=rows, cols=cols, test=test, runs=[runs or ""], baseline=baseline, min_effect=min_effect
     )
-    # orjson, as /api/compare: MatrixOut documents the body (and the tests check it against the schema).
-    return Response(orjson.dumps(comparisons.matrix_of(session, request)), media_type="application/json")
+    gzipped = response_cache.accepts_gzip(http_request.headers.get("accept-encoding"))
+    body = await run_in_threadpool(_matrix_json, request, gzipped)
+    return Response(body, media_type="application/json", headers=response_cache.encoding_headers(gzipped))
+
+
+def _matrix_json(request: matrix.MatrixRequest, gzipped: bool) -> bytes:
+    # orjson, as /api/compare: MatrixOut documents the body (and the tests check it against the schema). Cached
+    # as /api/compare is, until the data changes.
+    body = comparisons.cached(
+        ("/api/matrix", request),
+        lambda session: response_cache.Body(orjson.dumps(comparisons.matrix_of(session, request))),
+        response_cache.Body.size_bytes,
+    )
+    return body.gzipped() if gzipped else body.data
 
 
 @router.get("/health")

@@ -46,12 +46,11 @@ from app.ingest.validation import (
 from app.limits import MAX_ID, MAX_TAG_CHARS
 from app.store import runs as run_store
 from app.store import samples
-from app.store.models import Run
 from app.web import cache
 from app.web.deps import PageAuthDep, SessionDep, check_machine_text, csrf_form
 from app.web.document_view import document_view
 from app.web.request_body import FormLimits
-from app.web.schemas import RunDetailOut, RunOut
+from app.web.schemas import RunDetailOut
 from app.web.templating import is_htmx, render, templates
 from app.web.upload_lines import lines_at
 
@@ -115,9 +114,9 @@ def runs_page(
     # Each order reads its own cursor only (run_store.list_runs); skip counts within at_machine's runs.
     offset = (page - 1) * PAGE_SIZE + (skip if sort == "name" and at_machine is not None else 0)
     listed = (
-        run_store.RunPage([], 0, False)
+        run_store.ListedPage([], 0, False)
         if filter_error
-        else run_store.list_runs(
+        else run_store.list_run_rows(
             session=session,
             run_filter=run_filter,
             limit=PAGE_SIZE + 1,
@@ -140,7 +139,7 @@ def runs_page(
         "chosen": chosen,
         "sort": sort,
         "sorts": {"newest": "newest first", "oldest": "oldest first", "name": "by name"},
-        "runs": [RunOut.from_run(one) for one in found],
+        "runs": found,
         "total": total,
         "total_is_estimate": listed.total_is_estimate,
         "filtered": run_filter != run_store.RunFilter(),
@@ -171,7 +170,7 @@ def _study_url(study: samples.Study) -> str:
     return f"/compare?runs={runs}" + (f"&group={','.join(study.group_keys)}" if study.group_keys else "")
 
 
-def _next_by_name(found: list[Run], at_machine: str | None, skipped: int) -> dict[str, str | int]:
+def _next_by_name(found: list[run_store.ListedRun], at_machine: str | None, skipped: int) -> dict[str, str | int]:
     """The next page's cursor by name: the last machine shown, and how many of its runs have been shown (the
     page's last ones, and the `skipped` before it when the page began with at_machine's)."""
     machine = found[-1].machine
@@ -340,9 +339,8 @@ def _matrix_url(request, figures) -> str | None:
 
 
 @router.get("/matrix", response_class=HTMLResponse)
-def matrix_page(
+async def matrix_page(
     request: Request,
-    session: SessionDep,
     rows: str = "",
     cols: str = "",
     test: str = matrix.DEFAULT_TEST,
@@ -353,25 +351,43 @@ def matrix_page(
     """/matrix?rows=raid&cols=fs&test=put_block[&runs=...&baseline=RUN&min_effect=1.1]: the sweep as a table of
     configurations (app/compare/matrix.py builds it, as for /api/matrix), with one small chart per row."""
     context: dict = {"tests": TESTS, "rows": rows, "cols": cols, "test": test, "error": None, "m": None}
-    if rows or cols:
-        try:
-            asked = matrix.read_request(
-                rows=rows, cols=cols, test=test, runs=[runs], baseline=baseline, min_effect=min_effect
-            )
-            shown_runs = comparisons.matrix_runs(session, asked, missing_ok=True)
-            built = matrix.build(shown_runs, asked)
-            rows_shown = _matrix_answer(shown_runs, built, asked)
-            context.update(
-                m=built,
-                answer=rows_shown,
-                answer_lead=answer.lead(built, rows_shown) if rows_shown else "",
-                url=matrix.permalink(asked),
-                api_url=matrix.permalink(asked, "/api/matrix"),
-                shown=matrix.display(built),
-            )
-        except BadRequest as exc:
-            context["error"] = exc.detail
-    return render(request, "matrix.html", context, status_code=400 if context["error"] else 200)
+    if not (rows or cols):
+        return render(request, "matrix.html", context)
+    try:
+        asked = matrix.read_request(
+            rows=rows, cols=cols, test=test, runs=[runs], baseline=baseline, min_effect=min_effect
+        )
+        # One thread hop for the stamp, the cache and, on a miss, the database and the rendering.
+        body = await run_in_threadpool(_matrix_page_body, request, asked, context)
+    except BadRequest as exc:
+        return render(request, "matrix.html", context | {"error": exc.detail}, status_code=400)
+    gzipped = cache.accepts_gzip(request.headers.get("accept-encoding"))
+    return HTMLResponse(body.gzipped() if gzipped else body.data, headers=cache.encoding_headers(gzipped))
+
+
+def _matrix_page_body(request: Request, asked: matrix.MatrixRequest, context: dict[str, Any]) -> cache.Body:
+    """The whole matrix page, cached as the comparisons are: it is rendered for a request that holds only the
+    root path (the layout's links need it), never the browser's cookies or headers, so every reader may get it."""
+    root_path = request.scope.get("root_path", "")
+    layout_request = Request(
+        {"type": "http", "method": "GET", "app": request.app, "root_path": root_path, "path": "/matrix", "headers": []}
+    )
+
+    def make(session: Session) -> cache.Body:
+        shown_runs = comparisons.matrix_runs(session, asked, missing_ok=True)
+        built = matrix.build(shown_runs, asked)
+        rows_shown = _matrix_answer(shown_runs, built, asked)
+        shown = context | {
+            "m": built,
+            "answer": rows_shown,
+            "answer_lead": answer.lead(built, rows_shown) if rows_shown else "",
+            "url": matrix.permalink(asked),
+            "api_url": matrix.permalink(asked, "/api/matrix"),
+            "shown": matrix.display(built),
+        }
+        return cache.Body(templates.get_template("matrix.html").render(shown, request=layout_request).encode())
+
+    return comparisons.cached(("/matrix", asked, root_path), make, cache.Body.size_bytes)
 
 
 def _matrix_answer(runs: list[RunFigures], built: dict[str, Any], asked: matrix.MatrixRequest) -> list[dict[str, Any]]:
