@@ -313,3 +313,27 @@ def test_the_folded_tables_are_pages_of_their_own_without_javascript(client, ids
     assert client.get("/compare/figures?runs=1,x").status_code == 400
     assert client.get(f"/compare/figures?runs={a}&mode=sideways").status_code == 400
     assert "No runs to show" in client.get("/compare/figures?runs=99999", headers=HTMX).text
+
+
+def test_a_50_run_page_stays_light_and_its_tables_are_a_fold_away(client):
+    """50 runs, each its own configuration (50 machines, each with a block write of its own): the page is at most
+    200 KB with at most 1,500 elements (bench/page_weight.py measures it in a browser), and the folded tables hold a
+    row per run and per configuration."""
+    lines = [
+        with_field(with_field(CONTRACT_LINE, 2, f"phone-weight-host-{i:02d}"), 11, str(100_000 + 997 * i))
+        for i in range(50)
+    ]
+    ids = post_csv(client, "\n".join(lines) + "\n", tag=["fs=ext4", "raid=5"]).json()["created"]
+    assert len(ids) == 50
+    for mode in ("absolute", "relative"):
+        page = client.get(f"/compare?runs={','.join(map(str, ids))}&mode={mode}")
+        assert page.status_code == 200
+        assert len(page.content) <= 200_000, (mode, len(page.content))
+        elements = len(re.findall(r"<[a-zA-Z]", page.text))
+        assert elements <= 1_500, (mode, elements)
+        assert len(embedded_data(page.text)["view"]["charts"][0]["bars"]) == (50 if mode == "absolute" else 49)
+    query = f"runs={','.join(map(str, ids))}"
+    setup = client.get(f"/compare/setup?{query}", headers=HTMX).text
+    assert setup.count("<tr>") == 1 + 50
+    figures = client.get(f"/compare/figures?{query}", headers=HTMX).text
+    assert figures.count('<tr data-configuration="') + figures.count('<tr class="is-baseline"') == 50 * 3
