@@ -24,6 +24,8 @@ GET_URLS = {
     "/api/health": "/api/health",
     "/": "/?tag=fs=xfs",
     "/compare": "/compare?runs=1,2",
+    "/compare/setup": "/compare/setup?runs=1,2",
+    "/compare/figures": "/compare/figures?runs=1,2&mode=relative",
     "/matrix": "/matrix?rows=raid&cols=fs",
     "/runs/{run_id}": "/runs/1",
     "/upload": "/upload",

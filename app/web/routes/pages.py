@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from starlette.datastructures import FormData, UploadFile
 
 from app import bonnie
-from app.compare import answer, engine, heat_table, matrix
+from app.compare import answer, embed, engine, heat_table, matrix
 from app.compare import page as comparisons
 from app.compare.figures import RunFigures, limiters_of, line_facts
 from app.compare.grouping import Grouping
@@ -27,6 +27,7 @@ from app.compare.request import (
     parse_mode,
     parse_run_ids,
     permalink,
+    read_request,
     settle,
 )
 from app.config import get_settings
@@ -298,15 +299,87 @@ def _render_compare(session: Session, asked: ComparisonRequest, notice: str | No
             # the chart of the family the answer leads with comes first: on a desktop's first screen
             chart_order=sorted(range(len(keys)), key=lambda i: keys[i] != lead),
             view=(view := engine.compare_view(figures, data)),
-            embedded=script_json({"compare": data, "view": view, "answer": rows}),
-            table=(table := engine.heat_table(data)),
-            heat_cells=[heat_table.section_cells(table, section) for section in table["sections"]],
+            embedded=script_json(embed.chart_data(data, view, rows)),
+            setup_url=permalink(settled, "/compare/setup"),
+            figures_url=permalink(settled, "/compare/figures"),
             baseline=data["baseline"],
             csv_url=permalink(settled, "/api/compare.csv"),
             matrix_url=_matrix_url(settled, figures),
         )
     html = templates.get_template("_compare.html").render(context)
     return CompareFragment(url, notice, len(figures), cache.Body(html.encode()))
+
+
+# The compare page's big tables, fetched when their fold opens (templates/_compare.html): path -> template, title.
+COMPARE_TABLES = {
+    "setup": ("_compare_setup.html", "Setup of the runs compared"),
+    "figures": ("_compare_figures.html", "Every figure of the comparison"),
+}
+
+
+@router.get("/compare/setup", response_class=HTMLResponse)
+async def compare_setup(
+    request: Request, runs: str = "", baseline: str = "", mode: str = ABSOLUTE, group: str = "", min_effect: str = ""
+):
+    """The setup table of the /compare view with this query: the fragment its fold loads (htmx), or a page."""
+    asked = read_request(runs=[runs], mode=mode, baseline=baseline, group=group, min_effect=min_effect)
+    return await run_in_threadpool(_compare_table_response, request, "setup", asked)
+
+
+@router.get("/compare/figures", response_class=HTMLResponse)
+async def compare_figures(
+    request: Request, runs: str = "", baseline: str = "", mode: str = ABSOLUTE, group: str = "", min_effect: str = ""
+):
+    """The tables of every figure of the /compare view with this query: the fragment its fold loads (htmx), or a
+    page of its own (the fold's link without JavaScript)."""
+    asked = read_request(runs=[runs], mode=mode, baseline=baseline, group=group, min_effect=min_effect)
+    return await run_in_threadpool(_compare_table_response, request, "figures", asked)
+
+
+def _compare_table_response(request: Request, table: str, asked: ComparisonRequest) -> Response:
+    shown = comparisons.cached(
+        (f"/compare/{table}", asked),
+        lambda session: _render_compare_table(session, table, asked),
+        lambda fragment: fragment.html.size_bytes() + len(fragment.url),
+    )
+    head = tail = b""
+    if not wants_partial(request):
+        shell = templates.get_template("compare_table.html").render(
+            request=request,
+            fragment=Markup(FRAGMENT_SLOT),
+            url=shown.url,
+            notice=shown.notice,
+            title=COMPARE_TABLES[table][1],
+        )
+        head_text, tail_text = shell.split(FRAGMENT_SLOT)
+        head, tail = head_text.encode(), tail_text.encode()
+    gzipped = cache.accepts_gzip(request.headers.get("accept-encoding"))
+    body = shown.html.gzipped(head, tail) if gzipped else b"".join((head, shown.html.data, tail))
+    headers = cache.encoding_headers(gzipped)
+    headers["Vary"] += ", HX-Request"
+    return HTMLResponse(body, headers=headers)
+
+
+def _render_compare_table(session: Session, table: str, asked: ComparisonRequest) -> CompareFragment:
+    found = comparisons.find_runs(session, asked.run_ids, missing_ok=True)
+    notice = f"No run {', '.join(f'#{run_id}' for run_id in found.missing)}: left out." if found.missing else None
+    figures = found.figures
+    settled = settle(asked, [f.id for f in figures], strict=False)
+    context: dict[str, Any] = {"url": permalink(settled)}
+    if figures:
+        data = engine.compare(
+            figures,
+            mode=settled.mode,
+            baseline=settled.baseline,
+            grouping=settled.grouping,
+            min_effect=effective_min_effect(settled.min_effect),
+        )
+        context.update(data=data, names={c["id"]: c["name"] for c in data["configurations"]})
+        if table == "figures":
+            context["table"] = heat = engine.heat_table(data)
+            context["heat_cells"] = [heat_table.section_cells(heat, section) for section in heat["sections"]]
+    html = templates.get_template(COMPARE_TABLES[table][0]).render(context)
+    return CompareFragment(context["url"], notice, len(figures), cache.Body(html.encode()))
 
 
 # What may not appear as such inside <script>: "</script>", "<!--"; & and ' for good measure (as Jinja's tojson).
