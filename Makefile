@@ -8,16 +8,18 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-RUN_DEBS := gcc make libcurl4-openssl-dev python3-dev libsqlite3-dev libb2-dev
-TEST_DEBS := $(RUN_DEBS) bonnie++ strace chromium postgresql sqlite3 e2fsprogs btrfs-progs xfsprogs
+RUN_DEBS := gcc make libcurl4-openssl-dev python3-dev
+TEST_DEBS := $(RUN_DEBS) bonnie++ strace chromium postgresql sqlite3 e2fsprogs btrfs-progs xfsprogs man-db systemd docker-compose
 
-.PHONY: run test lint serve migrate runner samples debs-run debs-test clean
+.PHONY: run test lint serve migrate runner samples debs-run debs-test lock clean
 
 run: debs-run $(VENV)/.installed runner migrate samples
 	$(BIN)/bonnieboard serve --host $(HOST) --port $(PORT)
 
+# The runner's warnings are errors here and in CI (WERROR=1), never in a user's `make run` or install.
+test: RUNNER_FLAGS = WERROR=1
 test: debs-test $(VENV)/.installed-test runner lint
-	$(MAKE) -C runner test
+	$(MAKE) -C runner test $(RUNNER_FLAGS)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Format, lint and types (configured in pyproject.toml); `make test` runs it first.
@@ -34,7 +36,7 @@ samples: $(VENV)/.installed
 	$(BIN)/bonnieboard ingest --if-empty --tag source=sample_data --manifest sample_data/manifest
 
 runner:
-	$(MAKE) -C runner
+	$(MAKE) -C runner $(RUNNER_FLAGS)
 
 # python3-venv is needed only where the interpreter cannot make a venv by itself (Debian's python3).
 debs-run:
@@ -49,15 +51,33 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# With the bench extra: the scripts in bench/ run from a plain install too.
-$(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
-	$(BIN)/pip install -q -e '.[bench]'
+# The dependencies come from the locks, each file checked against its hash; then bonnieboard itself, with
+# --no-deps (the lock already holds everything it needs). With the bench extra: the scripts in bench/ run
+# from a plain install too.
+$(VENV)/.installed: pyproject.toml requirements-bench.lock | $(VENV)/bin/python
+	$(BIN)/pip install -q --require-hashes -r requirements-bench.lock
+	$(BIN)/pip install -q --no-deps -e .
 	touch $@
 
-$(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
-	$(BIN)/pip install -q -e '.[test]'
+$(VENV)/.installed-test: pyproject.toml requirements-test.lock | $(VENV)/bin/python
+	$(BIN)/pip install -q --require-hashes -r requirements-test.lock
+	$(BIN)/pip install -q --no-deps -e .
 	touch $@ $(VENV)/.installed
+
+# Write the locks again from pyproject.toml: versions already locked stay unless pyproject.toml rules them
+# out (UPGRADE=1 takes the newest each range allows). uv runs from a venv of its own; it resolves for every
+# platform and Python from 3.11 on (--universal), so one lock serves the image, Debian's python3 and CI.
+LOCK_VENV := .lock-venv
+UV_VERSION := 0.13.9
+lock:
+	test -x $(LOCK_VENV)/bin/uv || { $(PYTHON) -m venv $(LOCK_VENV) && $(LOCK_VENV)/bin/pip install -q uv==$(UV_VERSION); }
+	for spec in :requirements.lock bench:requirements-bench.lock test:requirements-test.lock; do \
+	    extra=$${spec%%:*}; out=$${spec#*:}; \
+	    $(LOCK_VENV)/bin/uv pip compile -q pyproject.toml $${extra:+--extra $$extra} --universal \
+	        --python-version 3.11 --generate-hashes --custom-compile-command 'make lock' \
+	        $(if $(filter 1,$(UPGRADE)),--upgrade) -o $$out || exit 1; \
+	done
 
 clean:
 	$(MAKE) -C runner clean
-	rm -rf $(VENV) *.egg-info .pytest_cache test-output
+	rm -rf $(VENV) $(LOCK_VENV) *.egg-info .pytest_cache test-output

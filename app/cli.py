@@ -12,12 +12,14 @@ from importlib.metadata import version
 from pathlib import Path
 
 from pydantic import ValidationError
-from sqlalchemy import func, select
+from sqlalchemy import func, make_url, select
+from sqlalchemy.exc import ArgumentError, OperationalError
 
-from app.config import default_allowed_hosts, get_settings
+from app.config import default_allowed_hosts, describe_invalid_settings, get_settings
 from app.errors import AppError, InvalidUpload
 from app.ingest.name_tags import NamePattern
 from app.ingest.service import ingest_bytes
+from app.ingest.sqlite_bulk import describe_ingest_path
 from app.ingest.validation import check_label, check_name_pattern, parse_tag_params
 from app.store import generation
 from app.store.db import get_sessionmaker
@@ -26,20 +28,36 @@ from app.store.models import run_table
 from app.web import auth
 
 
+class _ShowDefaults(argparse.ArgumentDefaultsHelpFormatter):
+    """--help shows each option's default, except where there is none (the help says what happens then)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        return action.help if action.default is None else super()._get_help_string(action)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bonnieboard", description="Store and compare bonnie++ results.")
-    parser.add_argument("--version", action="version", version=f"bonnieboard {version('bonnieboard')}")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"bonnieboard {version('bonnieboard')} (ingest: {describe_ingest_path()})",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
-    serve = commands.add_parser("serve", help="migrate the database, then serve the web app")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve = commands.add_parser(
+        "serve",
+        help="migrate the database, then serve the web app",
+        description="Migrate the database (BONNIEBOARD_DATABASE_URL), then serve the web app.",
+        formatter_class=_ShowDefaults,
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (0.0.0.0: every IPv4 one)")
+    serve.add_argument("--port", type=int, default=8000, help="the TCP port to listen on")
     serve.add_argument("--workers", type=int, default=1, help="worker processes (use PostgreSQL beyond one box)")
     serve.add_argument(
         "--forwarded-allow-ips",
         metavar="IPS",
         help="proxies whose X-Forwarded-Proto and X-Forwarded-For are believed, comma-separated, or '*' "
-        "(default: $FORWARDED_ALLOW_IPS, else 127.0.0.1)",
+        "(unset: $FORWARDED_ALLOW_IPS, else 127.0.0.1)",
     )
     serve.add_argument(
         "--root-path",
@@ -76,15 +94,51 @@ def main(argv: list[str] | None = None) -> int:
     token_revoke.add_argument("name")
 
     args = parser.parse_args(argv)
-    settings = get_settings()
-    if args.command == "serve":
-        return _serve(args, settings)
-    upgrade(settings.database_url)
-    if args.command == "ingest":
-        return _ingest(args, settings.max_line_bytes)
-    if args.command == "token":
-        return _token(args)
+    # A wrong setting or a database that cannot be reached ends the start with one line saying which and
+    # why, not a traceback.
+    try:
+        settings = get_settings()
+    except ValidationError as exc:
+        print(f"bonnieboard: {describe_invalid_settings(exc)}", file=sys.stderr)
+        return 2
+    try:
+        if args.command == "serve":
+            return _serve(args, settings)
+        upgrade(settings.database_url)
+        if args.command == "ingest":
+            return _ingest(args, settings.max_line_bytes)
+        if args.command == "token":
+            return _token(args)
+    except OperationalError as exc:
+        print(f"bonnieboard: {_database_unusable(settings.database_url, exc)}", file=sys.stderr)
+        return 1
+    except ArgumentError as exc:  # a URL SQLAlchemy cannot read
+        print(f"bonnieboard: BONNIEBOARD_DATABASE_URL: {exc}", file=sys.stderr)
+        return 2
     return 0
+
+
+def _database_unusable(url: str, exc: OperationalError) -> str:
+    """Why the database cannot be used, in one line: the driver's first line, the URL without its password
+    and, for a SQLite file, whether the user we run as may write where it lives."""
+    parsed = make_url(url)
+    reason = " ".join(str(exc.orig).split("\n")[0].split())
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        shown = parsed.render_as_string(hide_password=True)
+        return f"cannot use the database {shown}: {reason}"
+    path = Path(parsed.database).absolute()
+    who = f"uid {os.geteuid()}"
+    if not path.parent.is_dir():
+        why = f"the directory {path.parent} does not exist"
+    elif not path.exists() and not os.access(path.parent, os.W_OK | os.X_OK):
+        why = f"the directory {path.parent} is not writable by {who} (make it so, or choose another path)"
+    elif path.exists() and not os.access(path, os.R_OK | os.W_OK):
+        why = f"the file is not readable and writable by {who}"
+    elif not os.access(path.parent, os.W_OK | os.X_OK):
+        why = f"its directory {path.parent} is not writable by {who}: SQLite keeps its -wal and -shm files there"
+    else:
+        why = reason
+    return f"cannot use the SQLite database {path} ({reason}): {why}; set BONNIEBOARD_DATABASE_URL to use another"
 
 
 def _serve(args: argparse.Namespace, settings) -> int:
@@ -99,7 +153,7 @@ def _serve(args: argparse.Namespace, settings) -> int:
         try:
             settings = get_settings()
         except ValidationError as exc:
-            print(f"bonnieboard: --root-path: {exc.errors()[0]['msg'].removeprefix('Value error, ')}", file=sys.stderr)
+            print(f"bonnieboard: --root-path: {describe_invalid_settings(exc)}", file=sys.stderr)
             return 2
     upgrade(settings.database_url)
     if settings.secret_key is None:

@@ -4,7 +4,7 @@ import ipaddress
 from functools import lru_cache
 from typing import Annotated
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 # The names a browser uses for a board on this machine (Host headers, any port). A page on another name
@@ -142,6 +142,24 @@ def default_allowed_hosts(bind_host: str) -> tuple[str, ...]:
     except ValueError:  # a host name other than localhost
         loopback = False
     return LOOPBACK_HOSTS if loopback else ("*",)
+
+
+# Values never repeated in a message: secrets, and the database URL, which may hold a password.
+_UNSHOWN_VALUES = {"api_token", "secret_key", "database_url"}
+
+
+def describe_invalid_settings(error: ValidationError) -> str:
+    """One line naming each wrong BONNIEBOARD_ variable and why: a start-up with a wrong setting ends with
+    this line, not a traceback. Secrets and the database URL are named, never shown."""
+    parts = []
+    for item in error.errors():
+        field = str(item["loc"][0]) if item["loc"] else ""
+        name = f"BONNIEBOARD_{field.upper()}"
+        message = str(item["msg"]).removeprefix("Value error, ").removeprefix(f"{name}: ").removeprefix(f"{name} ")
+        value = item["input"]
+        shown = field not in _UNSHOWN_VALUES and isinstance(value, str) and repr(value) not in message
+        parts.append(f"{name}: {message}" + (f" (it is {value!r})" if shown else ""))
+    return "; ".join(parts)
 
 
 @lru_cache

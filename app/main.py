@@ -1,6 +1,7 @@
 """create_app(): the FastAPI application, its routers, static files, error handlers, who may do what
 (app.web.deps, wired router-wide), the security headers of every response and a new browser's session cookie."""
 
+import functools
 import gc
 import logging
 import sqlite3
@@ -11,19 +12,20 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
-from fastapi.staticfiles import StaticFiles
+from pydantic import ValidationError
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.config import LOOPBACK_HOSTS, get_settings
+from app.config import LOOPBACK_HOSTS, describe_invalid_settings, get_settings
 from app.errors import AppError, InvalidUpload
 from app.paths import STATIC_DIR
 from app.store import db
 from app.web import auth, deps
 from app.web.routes import api, login, pages
+from app.web.static_assets import StaticAssets
 from app.web.templating import render
 from app.web.urls import RootPath, app_path, redirect, site_url
 
@@ -280,7 +282,17 @@ def _swagger_ui(request: Request) -> HTMLResponse:
     return render(request, "swagger_ui.html", context)
 
 
+@functools.cache
+def static_assets() -> StaticAssets:
+    return StaticAssets(STATIC_DIR)
+
+
 def create_app() -> FastAPI:
+    try:
+        settings = get_settings()
+    except ValidationError as exc:
+        # Started as `uvicorn app.main:app`: one line naming the wrong variable, not a traceback of the import.
+        raise SystemExit(f"bonnieboard: {describe_invalid_settings(exc)}") from None
     app = FastAPI(
         title="bonnieboard",
         summary="Store, compare and understand bonnie++ results",
@@ -297,14 +309,16 @@ def create_app() -> FastAPI:
         },
     )
     app.openapi = _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented way to extend the schema
-    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    # Read once per process: every app made here (the tests make many) serves the same bytes under the same hashes.
+    app.state.static_assets = static_assets()
+    app.mount("/static", app.state.static_assets, name="static")
     app.add_api_route("/docs", _swagger_ui, methods=["GET"], include_in_schema=False, response_class=HTMLResponse)
     app.include_router(api.router, dependencies=[Depends(deps.api_access)])
     app.include_router(pages.router, dependencies=[Depends(deps.page_access)])
     app.include_router(login.router)
     app.add_middleware(SessionCookies)
     # Unset outside `bonnieboard serve` (which sets it from its --host): only loopback names, the safe side.
-    app.add_middleware(AllowedHosts, allowed_hosts=get_settings().allowed_hosts or LOOPBACK_HOSTS)
+    app.add_middleware(AllowedHosts, allowed_hosts=settings.allowed_hosts or LOOPBACK_HOSTS)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(HeadAsGet)  # every answer, errors and refusals included, loses its body
     app.add_middleware(RootPath)  # outermost: every part of the app sees the same root path

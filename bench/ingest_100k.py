@@ -1,11 +1,11 @@
 """Ingest speed and memory: POST a 100,000-line file to a real server, against sqlite3's .import
 (docs/decisions.md, "Ingest within 2x of sqlite3's .import").
 
-Usage: .venv/bin/python bench/ingest_100k.py [--lines 100000] [--repeat 3] [--format 1.98|1.03] [--baseline /work/main ...]
+Usage: .venv/bin/python bench/ingest_100k.py [--lines 100000] [--repeat 3] [--format 1.98|1.03|1.9x] [--baseline /work/main ...]
 
 The file cycles through real format-1.98 lines (tests/data/corpus/bonnie200-sample.csv and the
-public 2.00a line), or with --format 1.03 through the corpus's real 27-field format-1.0x lines (which
-take the parser's path, not the compiled one), and gives line i the machine name host<i>. Each timing is into a fresh database:
+public 2.00a line), or with --format 1.03 through the corpus's real 27-field format-1.0x lines, or with --format
+1.9x through its 1.97, 1.96 and 1.93c lines, and gives line i the machine name host<i>. Each timing is into a fresh database:
 the server's (started with `bonnieboard serve`, SQLite, WAL) and sqlite3's own `.import` of the same
 file into a plain table as wide as its lines (50 or 27 columns). Every round posts the file twice, without tags and with two
 (`?tag=fs=xfs&tag=disk=nvme0`), and a third time (no tags, not timed) while a reader sends
@@ -49,7 +49,20 @@ def real_103_lines() -> list[str]:
     return lines
 
 
-FORMATS = {"1.98": (real_198_lines, 2, 50), "1.03": (real_103_lines, 0, 27)}  # lines, name field, fields
+def real_19x_lines() -> list[str]:
+    """The corpus's 48-field lines of 1.97, 1.96 and 1.93c (a 47-field one would make `.import` warn per line)."""
+    lines = []
+    for path in sorted(CORPUS.glob("*.csv")):
+        lines += [
+            line
+            for line in path.read_text().splitlines()
+            if line.startswith(("1.97,", "1.96,", "1.93c,")) and line.count(",") == 47
+        ]
+    return lines
+
+
+# lines, name field, fields of the .import table
+FORMATS = {"1.98": (real_198_lines, 2, 50), "1.03": (real_103_lines, 0, 27), "1.9x": (real_19x_lines, 2, 48)}
 
 
 def make_file(path: Path, count: int, line_format: str = "1.98") -> None:
@@ -94,9 +107,11 @@ def time_server(
         "BONNIEBOARD_DATABASE_URL": f"sqlite:///{db}",
         "BONNIEBOARD_MAX_UPLOAD_BYTES": str(256 * 1024 * 1024),
     }
+    # The checkout's own venv, else this one's (a worktree without a venv); its `app` first on the path either way.
+    python = root / ".venv/bin/python" if (root / ".venv/bin/python").exists() else Path(sys.executable)
     server = subprocess.Popen(
-        [root / ".venv/bin/bonnieboard", "serve", "--port", str(port)],
-        env=env,
+        [python, "-m", "app.cli", "serve", "--port", str(port)],
+        env=env | {"PYTHONPATH": str(root)},
         # In the checkout's own directory: a baseline served by `python -c` (a worktree without its own venv)
         # imports `app` from the working directory first, which must be the baseline's, not this one's.
         cwd=root,

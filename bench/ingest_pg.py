@@ -7,9 +7,10 @@ throwaway PostgreSQL cluster is started (tests/postgres.py; or BONNIEBOARD_TEST_
 every round times, each into a fresh database: `psql -c "\\copy t from FILE csv"` into a plain 50-column text
 table (the reference), then the server's `POST /api/runs` with two tags (`?tag=fs=xfs&tag=disk=nvme0`) and
 without. With --baseline (repeatable), other checkouts' servers (each with its .venv) take the same rounds:
-before and after in one run. Rounds alternate, so drift on a shared machine hits all alike. Prints each
-round's seconds, medians and their ratio to the median `\\copy`, and the PostgreSQL server's CPU seconds
-(its processes only, from /proc) during each POST.
+before and after in one run. Rounds alternate, so drift on a shared machine hits all alike. A third POST (no
+tags, not timed) runs while a reader sends `GET /api/runs?limit=50` back to back: the reads' p50/p99 during an
+upload. Prints each round's seconds, medians and their ratio to the median `\\copy`, and the PostgreSQL server's
+CPU seconds (its processes only, from /proc) during each POST.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -31,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.store.migrate import upgrade
-from bench.ingest_100k import TAGS, free_port, make_file
+from bench.ingest_100k import READING, TAGS, free_port, make_file, percentile
 from tests.postgres import PostgresServer, postgres_bin, postgres_server
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -80,16 +82,19 @@ def time_psql_copy(server: PostgresServer, data_file: Path) -> float:
 
 
 def time_server(
-    server: PostgresServer, root: Path, data_file: Path, params: list[tuple[str, str]]
-) -> tuple[float, float]:
-    """(seconds for the POST, PostgreSQL's CPU seconds meanwhile) into a fresh, migrated database."""
+    server: PostgresServer, root: Path, data_file: Path, params: list[tuple[str, str]], read: bool = False
+) -> tuple[float, float, list[float]]:
+    """(seconds for the POST, PostgreSQL's CPU seconds meanwhile, seconds of each GET /api/runs?limit=50 answered
+    meanwhile if `read`) into a fresh, migrated database."""
     url = server.create_database("bench_ingest")
     upgrade(url)
     port = free_port()
     env = os.environ | {"BONNIEBOARD_DATABASE_URL": url, "BONNIEBOARD_MAX_UPLOAD_BYTES": str(256 * 1024 * 1024)}
+    # The checkout's own venv, else this one's (a worktree without a venv); its `app` first on the path either way.
+    python = root / ".venv/bin/python" if (root / ".venv/bin/python").exists() else Path(sys.executable)
     process = subprocess.Popen(
-        [root / ".venv/bin/bonnieboard", "serve", "--port", str(port)],
-        env=env,
+        [python, "-m", "app.cli", "serve", "--port", str(port)],
+        env=env | {"PYTHONPATH": str(root)},
         cwd=root,  # a baseline imports its own `app`
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -103,16 +108,36 @@ def time_server(
             except httpx.TransportError:
                 time.sleep(0.05)
         body = data_file.read_bytes()
+        if read:  # something to list: a first upload of a few runs
+            httpx.post(f"{base}/api/runs", content=b"".join(body.splitlines(keepends=True)[-100:]), timeout=60)
+        reads: list[float] = []
+        done = threading.Event()
+
+        def read_meanwhile() -> None:
+            with httpx.Client(base_url=base, timeout=60) as client:
+                while not done.is_set():
+                    began = time.perf_counter()
+                    client.get("/api/runs", params={"limit": 50}).raise_for_status()
+                    reads.append(time.perf_counter() - began)
+
+        reader = threading.Thread(target=read_meanwhile)
+        if read:
+            reader.start()
         cpu_before = postgres_cpu_s(server)
         start = time.perf_counter()
-        response = httpx.post(
-            f"{base}/api/runs", content=body, params=params, headers={"Content-Type": "text/csv"}, timeout=1800
-        )
+        try:
+            response = httpx.post(
+                f"{base}/api/runs", content=body, params=params, headers={"Content-Type": "text/csv"}, timeout=1800
+            )
+        finally:
+            done.set()
+            if read:
+                reader.join()
         elapsed = time.perf_counter() - start
         cpu = postgres_cpu_s(server) - cpu_before
         assert response.status_code == 201, response.text[:500]
-        assert len(response.json()["created"]) == body.count(b"\n")
-        return elapsed, cpu
+        assert len(response.json()["created"]) + len(response.json()["duplicates"]) == body.count(b"\n")
+        return elapsed, cpu, reads
     finally:
         process.terminate()
         process.wait()
@@ -132,23 +157,29 @@ def main() -> int:
         os.chmod(tmp, 0o755)  # psql runs as this user, but keep the file readable whoever runs it
         print(f"file: {args.lines} lines, {data_file.stat().st_size / 1e6:.1f} MB")
         copy_s: list[float] = []
-        results: dict[tuple[str, str], list[tuple[float, float]]] = {
-            (server, tags): [] for server in servers for tags in TAGS
+        results: dict[tuple[str, str], list[tuple[float, float, list[float]]]] = {
+            (server, tags): [] for server in servers for tags in (*TAGS, READING)
         }
         for _ in range(args.repeat):
             copy_s.append(time_psql_copy(pg, data_file))
             for (server, tags), rounds in results.items():
-                rounds.append(time_server(pg, servers[server], data_file, TAGS[tags]))
+                params = TAGS.get(tags, [])
+                rounds.append(time_server(pg, servers[server], data_file, params, read=tags == READING))
         med_copy = statistics.median(copy_s)
         print(f"psql \\copy s: {' '.join(f'{t:.2f}' for t in copy_s)}  median {med_copy:.2f}")
         for (server, tags), rounds in results.items():
-            seconds = [elapsed for elapsed, _ in rounds]
+            seconds = [elapsed for elapsed, _, _ in rounds]
+            reads = [read for _, _, round_reads in rounds for read in round_reads]
             med = statistics.median(seconds)
-            print(
-                f"POST {server} ({servers[server]}), tags {tags}: {' '.join(f'{t:.2f}' for t in seconds)} "
-                f"median {med:.2f} s = {med / med_copy:.1f}x \\copy; PostgreSQL CPU s "
-                f"{' '.join(f'{cpu:.1f}' for _, cpu in rounds)}"
-            )
+            line = f"POST {server} ({servers[server]}), tags {tags}: {' '.join(f'{t:.2f}' for t in seconds)} "
+            if reads:
+                line += (
+                    f"GET /api/runs meanwhile: {len(reads)} answered, "
+                    f"p50 {percentile(reads, 0.5) * 1000:.0f} ms, p99 {percentile(reads, 0.99) * 1000:.0f} ms"
+                )
+            else:
+                line += f"median {med:.2f} s = {med / med_copy:.1f}x \\copy"
+            print(f"{line}; PostgreSQL CPU s {' '.join(f'{cpu:.1f}' for _, cpu, _ in rounds)}")
     return 0
 
 

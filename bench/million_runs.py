@@ -212,6 +212,10 @@ def urls(client: httpx.Client) -> dict[str, str]:
         f"GET /runs/{newest - 12345}": f"/runs/{newest - 12345}",
         "GET /api/compare (50 runs)": f"/api/compare?runs={fifty}",
         "GET /compare (50 runs)": f"/compare?runs={fifty}",
+        "GET /matrix (fs x rare, newest 100)": "/matrix?rows=fs&cols=rare",
+        "GET /api/matrix (fs x rare, newest 100)": "/api/matrix?rows=fs&cols=rare",
+        "GET /upload": "/upload",
+        "GET /docs": "/docs",
     }
 
 

@@ -26,3 +26,34 @@ def embedded_data(html: str) -> dict:
     match = re.search(r'<script type="application/json" id="compare-data">(.*?)</script>', html, re.DOTALL)
     assert match, "the page has no embedded compare data"
     return json.loads(match.group(1))
+
+
+def as_embedded(api: dict) -> dict:
+    """What the compare page embeds of GET /api/compare's answer for the same view: all of it but what the page
+    writes as HTML (setup, summary, warnings), and of each chart what the charts read (the bars are the view's)."""
+    kept = {key: value for key, value in api.items() if key not in ("setup", "summary", "warnings", "charts")}
+    kept["charts"] = [
+        {key: chart[key] for key in ("key", "unit", "higher_is_better", "tests")} for chart in api["charts"]
+    ]
+    return kept
+
+
+def assert_absolute_bars_are_the_apis_means(data: dict, api: dict) -> None:
+    """In absolute mode every bar the page embeds is the API's mean of its cell, with its 95 % CI, N and verdict
+    (None for the baseline configuration), and a cell without a mean has no bar."""
+    assert api["mode"] == "absolute"
+    checked = 0
+    for chart, view in zip(api["charts"], data["view"]["charts"], strict=True):
+        assert view["key"] == chart["key"]
+        bars = {bar["configuration"]: bar for bar in view["bars"]}
+        assert list(bars) == [entry["configuration"] for entry in chart["configurations"]]
+        for entry in chart["configurations"]:
+            bar = bars[entry["configuration"]]
+            base = entry["configuration"] == api["baseline_configuration"]
+            for i, cell in enumerate(entry["tests"]):
+                drawn = cell["status"] == "ok"
+                assert bar["values"][i] == (cell["mean"] if drawn else None), (chart["key"], cell["test"])
+                assert bar["errors"][i] == (cell["ci95"] if drawn else None)
+                assert bar["n"][i] == cell["n"] and bar["verdicts"][i] == (None if base else cell["verdict"])
+                checked += 1
+    assert checked

@@ -18,6 +18,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
+from app.ingest import sqlite_bulk
 from app.main import create_app
 from app.store import db
 from app.store.migrate import upgrade
@@ -133,3 +134,13 @@ def session(database_url) -> Iterator[Session]:
 def client(database_url) -> Iterator[TestClient]:
     with TestClient(create_app()) as client:
         yield client
+
+
+@pytest.fixture(params=[sqlite_bulk.COMPILED, sqlite_bulk.PYTHON])
+def ingest_path(request, monkeypatch) -> str:
+    """The test runs twice: uploads store their plain lines through the compiled extension, then every line goes
+    through the parser (BONNIEBOARD_INGEST_PATH=python, as on an install without the extension)."""
+    monkeypatch.setenv(sqlite_bulk.INGEST_PATH_VARIABLE, request.param)
+    if sqlite_bulk.ingest_path() != request.param:
+        pytest.skip(f"the compiled ingest path is not available: {sqlite_bulk.extension_problem()}")
+    return request.param

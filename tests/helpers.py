@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
 from app import config as app_config
+from app.compare import page as comparisons
 from app.store import db
 from app.web import auth
 
@@ -66,7 +67,10 @@ def selected_databases(config) -> list[str]:
 
 
 def reset_caches() -> None:
-    """Forget the cached settings, engine and sessionmaker (after the environment changed)."""
+    """Forget the cached settings, engine and sessionmaker (after the environment changed), and the views the
+    comparison cache re-makes after a write (they were another database's)."""
+    comparisons.REWARM.forget()
+    comparisons.REWARM.wait_idle(30)
     app_config.get_settings.cache_clear()
     if db.get_engine.cache_info().currsize:
         db.get_engine().dispose()

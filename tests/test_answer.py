@@ -246,7 +246,7 @@ def test_the_compare_and_matrix_pages_open_with_the_answer_and_the_summary_follo
     assert "▲</span> fs=xfs" in block_write.group(1) and "×1.20 faster (95 % CI ×1.1" in block_write.group(1)
     # the answer, then the charts (the block I/O one first: its row leads), then the paragraph and the setup
     answer, first_chart = html.index('class="answer"'), html.index("<figure")
-    assert answer < first_chart < html.index('<p id="summary">') < html.index('<details class="setup">')
+    assert answer < first_chart < html.index('<p id="summary">') < html.index('<details class="setup"')
     assert html.index('<figure class="chart chart-block_io"') == first_chart
     assert embedded_data(html)["answer"][0]["named"] == [2]  # fs=xfs, the second configuration
     # grouped: the baseline select offers the two configurations, not the six runs

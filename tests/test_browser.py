@@ -159,6 +159,19 @@ def read_charts(page: Page) -> dict:
     return merge_parts(page.evaluate(READ_CHARTS))
 
 
+def open_every_figure(page: Page) -> None:
+    """The tables of every figure are folded and fetched when opened (htmx, GET /compare/figures): open the fold
+    and wait for them."""
+    page.locator("details.heat-fold > summary").click()
+    expect(page.locator(".heat-table").first).to_be_visible()
+
+
+def open_setup(page: Page) -> None:
+    """The setup table, folded and fetched when opened (GET /compare/setup)."""
+    page.locator("details.setup > summary").click()
+    expect(page.locator(".setup-table")).to_be_visible()
+
+
 def expected_datasets(api: dict, chart: dict) -> list[tuple]:
     """What the page must draw for one chart of /api/compare: per configuration (the baseline one
     left out in relative mode) its means, or against the baseline its ratios as a % rounded to 0.1
@@ -237,6 +250,7 @@ def test_every_chart_family_draws_the_datasets_the_api_returns(page, site):
     assert "bonnie++ 2.00a (CSV 1.98)" in page.locator("#figure-block_io .source").inner_text()
     expect(page.locator("#figure-latency .chart-notes")).to_contain_text("no latency in this line")
     expect(page.locator("#figure-block_io .chart-notes")).to_contain_text("not run")
+    open_every_figure(page)
     expect(page.locator(".heat-value tbody tr")).to_have_count(5)
 
     OUTPUT_DIR.mkdir(exist_ok=True)
@@ -364,6 +378,7 @@ def test_too_fast_result_has_its_mark_and_explanation_and_no_zero_value(page, si
     expect(note).to_contain_text("+++++ too fast to measure")
     expect(note).to_contain_text("under 0.5 s")
     # the table says +++++ too, unshaded
+    open_every_figure(page)
     cell = page.locator(".heat-table tbody tr").first.locator("td.too_fast").first
     expect(cell).to_have_text("+++++")
     assert not re.search(r"heat-\d", cell.get_attribute("class"))
@@ -397,6 +412,7 @@ def test_hostile_names_show_as_text_everywhere(page, site):
     )
     assert body and body[0].startswith(f"{HOSTILE} · fs={HOSTILE_TAG} raid=6: ")
     expect(page.locator(".run-chips")).to_contain_text(HOSTILE)
+    open_every_figure(page)
     expect(page.locator(".heat-value")).to_contain_text(HOSTILE_TAG)
     page.get_by_role("combobox", name="Baseline").select_option(str(site[1]["hostile"]))
     page.wait_for_url(re.compile(rf"baseline={hostile}"))
@@ -513,6 +529,7 @@ def test_configurations_show_error_bars_verdict_marks_and_shade_only_significant
     assert drawn["fill"][getc].startswith("rgba(") and drawn["fill"][getc].endswith(",0.4)")
     assert {(label["index"], label["text"]) for label in drawn["labels"]} >= {(put_block, "+20%")}
     # the heat table colours exactly the cells whose verdict is better or worse
+    open_every_figure(page)
     table = page.locator(".heat-table tbody")
     significant = table.locator("td[data-verdict=better], td[data-verdict=worse]")
     assert significant.count() == table.locator("td.heat-better, td.heat-worse").count() > 0
@@ -564,6 +581,7 @@ def test_warnings_show_on_the_page(page, sweep_site):
     warnings = page.locator(".warnings")
     expect(warnings.locator("[data-code=file_size_differs]")).to_contain_text("1024 MiB")
     expect(warnings.locator("[data-code=family_differs]")).to_contain_text("stdio")
+    open_setup(page)
     expect(page.locator(".setup-table tbody tr")).to_have_count(8)
     for run_id in other:
         httpx.delete(f"{base_url}/api/runs/{run_id}")
@@ -647,6 +665,7 @@ def test_every_chart_and_the_matrix_at_desktop_and_phone_size(browser, sweep_sit
                 read_charts(page)
                 for key in CHART_KEYS:
                     screenshot(page.locator(f"#figure-{key}"), f"chart-{key}-{mode}-{width}.png")
+                open_every_figure(page)
                 screenshot(page.locator(".heat"), f"heat-table-{width}.png")
                 if width == 1366:  # the rates table fits: no sideways scrolling at 1366 px
                     assert page.evaluate("document.querySelector('.heat-value').scrollWidth") <= 1366

@@ -6,7 +6,14 @@ import re
 
 import pytest
 
-from tests.compare_data import SWEEP, embedded_data, sweep_csv, sweep_line
+from tests.compare_data import (
+    SWEEP,
+    as_embedded,
+    assert_absolute_bars_are_the_apis_means,
+    embedded_data,
+    sweep_csv,
+    sweep_line,
+)
 from tests.helpers import (
     CONTRACT_LINE,
     DATA_DIR,
@@ -58,7 +65,7 @@ def test_the_permalink_is_the_page_and_draws_the_apis_numbers(client, ids):
     assert page.status_code == 200 and "<html" in page.text and page.headers["vary"] == "Accept-Encoding, HX-Request"
     assert "chart-4.6.1.umd.min.js" in page.text and "charts.js" in page.text
     data = embedded_data(page.text)
-    assert data["compare"] == client.get(f"/api{url}").json()
+    assert data["compare"] == as_embedded(client.get(f"/api{url}").json())
     assert data["view"]["names"] == {
         str(a): "ext3 on RAID-5 · fs=ext3",
         str(b): "wifo3-02 · fs=xfs",
@@ -213,18 +220,32 @@ def test_group_is_in_the_permalink_and_the_page_shows_summary_warnings_setup_and
     assert redirect.headers["location"] == f"/compare?runs={runs}&group=fs"
     html = client.get(f"/compare?runs={runs}&group=fs").text
     data = embedded_data(html)
-    assert data["compare"] == client.get(f"/api/compare?runs={runs}&group=fs").json()
+    api = client.get(f"/api/compare?runs={runs}&group=fs").json()
+    assert data["compare"] == as_embedded(api)
+    assert_absolute_bars_are_the_apis_means(data, api)
     assert data["view"]["configuration_names"] == {"1": "fs=ext4", "2": "fs=xfs", "3": "fs=big"}
     assert (
         '<p id="summary">Single runs cannot tell' in html and "fs=xfs vs fs=ext4: block write +20.0 % (95 % CI" in html
     )
     assert 'data-code="file_size_differs"' in html and "512 MiB" in html and "1024 MiB" in html
-    assert 'class="setup-table"' in html and f'<a href="/runs/{ids[-1]}">#{ids[-1]}</a>' in html
-    # Only put_block of fs=xfs (better) is shaded; fs=big is a single run: unknown, plain.
-    shaded = re.findall(r'<td class="([^"]*heat-(?:better|worse)[^"]*)" data-verdict="(\w+)"', html)
-    assert shaded == [("num ok heat-better", "better")]
-    assert 'data-verdict="within_noise"' in html and "+1.0 % ~" in html
     assert 'class="chart-hints"' in html and "CPU-bound" in html and "single slowest operation" in html
+    # The setup and the tables of every figure are folded: fetched when opened (htmx), or followed as links.
+    assert 'class="setup-table"' not in html and 'class="heat-table' not in html
+    setup = client.get(f"/compare/setup?runs={runs}&group=fs", headers=HTMX)
+    assert (
+        f'hx-get="/compare/setup?runs={runs}&amp;group=fs"' in html
+        and f'href="/compare/setup?runs={runs}&amp;group=fs"' in html
+    )
+    assert setup.status_code == 200 and "<html" not in setup.text and "HX-Request" in setup.headers["vary"]
+    assert 'class="setup-table"' in setup.text and f'<a href="/runs/{ids[-1]}">#{ids[-1]}</a>' in setup.text
+    assert "512 MiB" in setup.text and "1024 MiB" in setup.text
+    figures = client.get(f"/compare/figures?runs={runs}&group=fs", headers=HTMX).text
+    assert f'hx-get="/compare/figures?runs={runs}&amp;group=fs"' in html and "<html" not in figures
+    # Only put_block of fs=xfs (better) is shaded; fs=big is a single run: unknown, plain.
+    shaded = re.findall(r'<td class="([^"]*heat-(?:better|worse)[^"]*)" data-verdict="(\w+)"', figures)
+    assert shaded == [("num ok heat-better", "better")]
+    assert 'data-verdict="within_noise"' in figures and "+1.0 % ~" in figures
+    assert "95 % CI of the ratio to <strong>fs=ext4</strong> is entirely better" in figures
 
 
 def test_runs_list_keeps_the_ticked_runs_in_order_and_sorts_by_upload_or_name(client, ids):
@@ -264,3 +285,55 @@ def test_upload_result_offers_to_compare_the_runs(client):
     html = post_form(client, "/upload", {"lines": sweep_csv("ext4")}).text
     created = re.findall(r'<a href="/runs/(\d+)">', html)
     assert f'<a class="compare-these" href="/compare?runs={",".join(created)}">Compare these runs</a>' in html
+
+
+def test_the_folded_tables_are_pages_of_their_own_without_javascript(client, ids):
+    """The fold's link (no JavaScript): the whole page, with the table, a link back to the comparison, and what
+    the htmx fragment holds; the same reading of the query as the page (a bad one is a 400 naming it)."""
+    a, b, c = ids
+    query = f"runs={a},{b},{c}&baseline={b}&mode=relative"
+    page = client.get(f"/compare?{query}").text
+    for table, title, marker in (
+        ("setup", "Setup of the runs compared", 'class="setup-table"'),
+        ("figures", "Every figure of the comparison", 'class="heat-table heat-value"'),
+    ):
+        assert f'href="/compare/{table}?{query.replace("&", "&amp;")}"' in page
+        whole = client.get(f"/compare/{table}?{query}")
+        assert whole.status_code == 200 and "<html" in whole.text and f"<h1>{title}</h1>" in whole.text
+        assert marker in whole.text and f'<a href="/compare?{query.replace("&", "&amp;")}">' in whole.text
+        fragment = client.get(f"/compare/{table}?{query}", headers=HTMX).text
+        assert fragment.strip() and fragment.strip() in whole.text
+        gzipped = client.get(f"/compare/{table}?{query}", headers={"Accept-Encoding": "gzip"})
+        assert gzipped.headers["content-encoding"] == "gzip" and gzipped.text == whole.text
+    figures = client.get(f"/compare/figures?{query}", headers=HTMX).text
+    # rates, %CPU and latency (two of the runs have latencies): two header rows and three configurations each
+    assert figures.count('<table class="heat-table') == 3 and figures.count("<tr") == 3 * (2 + 3)
+    missing = client.get(f"/compare/setup?runs={a},99999")
+    assert missing.status_code == 200 and "No run #99999: left out." in missing.text
+    assert client.get("/compare/figures?runs=1,x").status_code == 400
+    assert client.get(f"/compare/figures?runs={a}&mode=sideways").status_code == 400
+    assert "No runs to show" in client.get("/compare/figures?runs=99999", headers=HTMX).text
+
+
+def test_a_50_run_page_stays_light_and_its_tables_are_a_fold_away(client):
+    """50 runs, each its own configuration (50 machines, each with a block write of its own): the page is at most
+    200 KB with at most 1,500 elements (bench/page_weight.py measures it in a browser), and the folded tables hold a
+    row per run and per configuration."""
+    lines = [
+        with_field(with_field(CONTRACT_LINE, 2, f"phone-weight-host-{i:02d}"), 11, str(100_000 + 997 * i))
+        for i in range(50)
+    ]
+    ids = post_csv(client, "\n".join(lines) + "\n", tag=["fs=ext4", "raid=5"]).json()["created"]
+    assert len(ids) == 50
+    for mode in ("absolute", "relative"):
+        page = client.get(f"/compare?runs={','.join(map(str, ids))}&mode={mode}")
+        assert page.status_code == 200
+        assert len(page.content) <= 200_000, (mode, len(page.content))
+        elements = len(re.findall(r"<[a-zA-Z]", page.text))
+        assert elements <= 1_500, (mode, elements)
+        assert len(embedded_data(page.text)["view"]["charts"][0]["bars"]) == (50 if mode == "absolute" else 49)
+    query = f"runs={','.join(map(str, ids))}"
+    setup = client.get(f"/compare/setup?{query}", headers=HTMX).text
+    assert setup.count("<tr>") == 1 + 50
+    figures = client.get(f"/compare/figures?{query}", headers=HTMX).text
+    assert figures.count('<tr data-configuration="') + figures.count('<tr class="is-baseline"') == 50 * 3

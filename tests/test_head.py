@@ -24,6 +24,8 @@ GET_URLS = {
     "/api/health": "/api/health",
     "/": "/?tag=fs=xfs",
     "/compare": "/compare?runs=1,2",
+    "/compare/setup": "/compare/setup?runs=1,2",
+    "/compare/figures": "/compare/figures?runs=1,2&mode=relative",
     "/matrix": "/matrix?rows=raid&cols=fs",
     "/runs/{run_id}": "/runs/1",
     "/upload": "/upload",
@@ -90,7 +92,9 @@ def test_head_of_an_error_is_the_get_error_without_a_body(client, url, status):
 def test_static_files_keep_their_own_head(client):
     got, head = get_and_head(client, "/static/app.css")
     assert head.status_code == 200 and head.headers["etag"] == got.headers["etag"]
-    assert int(head.headers["content-length"]) == len(got.content)
+    # The bytes sent: gzipped, as the test client accepts gzip (httpx's .content is them unpacked).
+    assert head.headers["content-encoding"] == got.headers["content-encoding"] == "gzip"
+    assert int(head.headers["content-length"]) == int(got.headers["content-length"]) == got.num_bytes_downloaded
 
 
 def test_allow_names_head_beside_get(client):
@@ -148,4 +152,6 @@ def test_a_real_server_answers_head_with_headers_only(database_url):
     export, page, health = received.split(b"\r\n\r\n", 2)
     assert export.startswith(b"HTTP/1.1 200 ") and b"content-type: text/csv" in export
     assert page.startswith(b"HTTP/1.1 200 ") and b"content-length: " in page
-    assert health.startswith(b"HTTP/1.1 200 ") and received.endswith(b'\r\n\r\n{"status":"ok"}')
+    assert health.startswith(b"HTTP/1.1 200 ") and received.endswith(
+        b'\r\n\r\n{"status":"ok","ingest_path":"compiled"}'
+    )

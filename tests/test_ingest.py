@@ -12,6 +12,9 @@ from app.store import db
 from app.store.models import Tag, Upload, run_table
 from tests.helpers import LINE_103, LINE_197, LINE_198, distinct_lines, post_form, with_field
 
+# Each test twice on SQLite: through the compiled path where it takes plain lines, and through the parser alone.
+pytestmark = pytest.mark.usefixtures("ingest_path")
+
 
 def count(session, table):
     return session.scalar(select(func.count()).select_from(table))

@@ -1,15 +1,16 @@
 """Property-based (Hypothesis) tests of the ingest service on a real database: for any sequence of
 uploads mixing new, repeated, already-stored and invalid lines, with or without `partial`, the database
 ends up holding each distinct valid line exactly once, an all-or-nothing upload stores nothing when it
-fails, and the outcome names every line: created ids for new lines, the existing id for each duplicate."""
+fails, and the outcome names every line: created ids for new lines, the existing id for each duplicate.
+The uploads go in as bytes (ingest_bytes), once through the compiled path and once through the parser alone."""
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 
 from app.errors import InvalidUpload
-from app.ingest.parsing import ParsedRun, iter_parse_bytes
-from app.ingest.service import ingest
+from app.ingest.parsing import DEFAULT_MAX_LINE_BYTES, ParsedRun, iter_parse_bytes
+from app.ingest.service import ingest_bytes
 from app.store.models import Tag, Upload, run_table
 from tests.helpers import LINE_103, LINE_197, distinct_lines, with_field
 
@@ -26,7 +27,7 @@ def stored(session) -> dict[str, int]:
 
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(uploads=st.lists(UPLOAD, min_size=1, max_size=4))
-def test_each_distinct_valid_line_is_stored_once(session, uploads):
+def test_each_distinct_valid_line_is_stored_once(session, ingest_path, uploads):
     for lines, partial, tags in uploads:
         before = stored(session)
         uploads_before = session.scalar(select(func.count()).select_from(Upload))
@@ -36,7 +37,14 @@ def test_each_distinct_valid_line_is_stored_once(session, uploads):
         error_lines = [item.line for item in parsed if not isinstance(item, ParsedRun)]
         assert len(valid) + len(error_lines) == sum(1 for line in lines if line not in SKIPPED)
         try:
-            outcome = ingest(session=session, items=iter(parsed), partial=partial, source="api", tags=tags)
+            outcome = ingest_bytes(
+                session=session,
+                data=data,
+                max_line_bytes=DEFAULT_MAX_LINE_BYTES,
+                partial=partial,
+                source="api",
+                tags=tags,
+            )
             session.commit()
         except InvalidUpload as exc:
             session.rollback()

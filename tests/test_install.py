@@ -98,7 +98,7 @@ def test_the_wheel_installs_migrates_and_serves_from_anywhere(tmp_path):
     version = subprocess.run(
         [bonnieboard, "--version"], check=False, cwd=elsewhere, env=env, capture_output=True, text=True
     )
-    assert version.stdout.strip() == "bonnieboard 0.1.0", version.stderr
+    assert version.stdout.strip() == "bonnieboard 0.1.0 (ingest: compiled)", version.stderr
     migrated = subprocess.run(
         [bonnieboard, "migrate"], check=False, cwd=elsewhere, env=env, capture_output=True, text=True
     )

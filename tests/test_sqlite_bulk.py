@@ -25,7 +25,7 @@ from app.store.db import make_engine
 from app.store.migrate import upgrade
 from app.store.models import Base, run_table, tag_table
 from tests.helpers import CORPUS_DIR, LINE_198, distinct_lines, post_csv
-from tests.plain_198 import PLAIN_198
+from tests.plain_198 import PLAIN, PLAIN_19X, PLAIN_103, PLAIN_198
 
 COMPARED = [c for c in run_table.c if c.name not in ("id", "upload_id", "created_at")]
 HYPOTHESIS = settings(
@@ -66,28 +66,31 @@ def store(engine, data: bytes, compiled: bool, **options):
             session.rollback()
             return [(e.line, e.field, e.error) for e in exc.errors], exc.error_count
         session.commit()
-        ids = outcome.created + outcome.duplicates
-        line_of = dict(
-            session.execute(select(run_table.c.id, run_table.c.raw_line).where(run_table.c.id.in_(ids))).all()
-        )
-        rows = session.execute(select(*COMPARED).where(run_table.c.id.in_(ids)).order_by(run_table.c.id)).all()
-        tags = session.execute(
-            select(run_table.c.raw_line, tag_table.c.key, tag_table.c.value)
-            .join(tag_table, tag_table.c.run_id == run_table.c.id)
-            .where(run_table.c.id.in_(ids))
-            .order_by(run_table.c.raw_line, tag_table.c.key)
-        ).all()
-        # Runs are numbered in line order, whichever path read their lines.
-        assert outcome.created == sorted(outcome.created)
-        return (
-            [tuple(row) for row in rows],
-            [tuple(tag) for tag in tags],
-            [line_of[i] for i in outcome.created],
-            [line_of[i] for i in outcome.duplicates],
-            [(e.line, e.field, e.error) for e in outcome.errors],
-            outcome.error_count,
-            sorted(line_of[i] for i in outcome.tagged),
-        )
+        return describe(session, outcome)
+
+
+def describe(session: Session, outcome) -> tuple:
+    """What an upload stored and answered, its runs named by their lines (ids differ between databases)."""
+    ids = outcome.created + outcome.duplicates
+    line_of = dict(session.execute(select(run_table.c.id, run_table.c.raw_line).where(run_table.c.id.in_(ids))).all())
+    rows = session.execute(select(*COMPARED).where(run_table.c.id.in_(ids)).order_by(run_table.c.id)).all()
+    tags = session.execute(
+        select(run_table.c.raw_line, tag_table.c.key, tag_table.c.value)
+        .join(tag_table, tag_table.c.run_id == run_table.c.id)
+        .where(run_table.c.id.in_(ids))
+        .order_by(run_table.c.raw_line, tag_table.c.key)
+    ).all()
+    # Runs are numbered in line order, whichever path read their lines.
+    assert outcome.created == sorted(outcome.created)
+    return (
+        [tuple(row) for row in rows],
+        [tuple(tag) for tag in tags],
+        [line_of[i] for i in outcome.created],
+        [line_of[i] for i in outcome.duplicates],
+        [(e.line, e.field, e.error) for e in outcome.errors],
+        outcome.error_count,
+        sorted(line_of[i] for i in outcome.tagged),
+    )
 
 
 def stored_both_ways(engines, text: str | bytes, **options):
@@ -108,8 +111,10 @@ def test_a_mixed_upload_stores_the_same_and_numbers_runs_in_line_order(fresh_dat
     with tags: the same rows, tags and outcome, and the created ids in line order."""
     lines = [line for path in sorted(CORPUS_DIR.glob("*.csv")) for line in path.read_text().splitlines()]
     plain = [line for line in lines if _bulk198.line_is_plain(line.encode())]
+    # and lines only the parser reads: a comma in the machine name
     other = [line for line in lines if line.count(",") > 20 and not _bulk198.line_is_plain(line.encode())]
-    assert len(plain) >= 6 and len(other) >= 6
+    other += [line.replace(",other,", ",other,x,", 1) for line in distinct_lines("other", 6)]
+    assert len(plain) >= 6 and len(other) >= 6 and not any(_bulk198.line_is_plain(line.encode()) for line in other)
     stored_both_ways(fresh_databases, "\n".join([plain[0], other[0]]), tags={"fs": "xfs"})  # stored before
     upload = [
         "# a comment",
@@ -218,7 +223,8 @@ DIGITS = st.integers(0, 10**15 - 1).map(str)
 COUNT = st.integers(0, 10**9 - 1).map(str)
 PAIR = st.one_of(st.tuples(DIGITS, COUNT).map(",".join), st.just("+++++,+++"), st.just(","))
 SEEKS = st.one_of(
-    st.tuples(st.integers(0, 10**15 - 1), st.integers(0, 999999), st.integers(1, 6)).map(
+    # at most 14 digits before a fraction: 15 and a fraction can round up to the limit (PLAIN_198)
+    st.tuples(st.integers(0, 10**14 - 1), st.integers(0, 999999), st.integers(1, 6)).map(
         lambda t: f"{t[0]}.{str(t[1]).zfill(6)[: t[2]]}"
     ),
     DIGITS,
@@ -260,12 +266,104 @@ def plain_198_lines(draw):
     return ",".join(head + io + files + io_latencies + file_latencies)
 
 
+def _files_9x(draw):
+    return [
+        draw(DIGITS),
+        draw(st.one_of(st.just(""), DIGITS, st.sampled_from(["link", "symlink"]))),
+        draw(OPTIONAL),
+        "",
+        draw(OPTIONAL),
+        *(draw(PAIR) for _ in range(6)),
+    ]
+
+
+@st.composite
+def plain_19x_lines(draw):
+    """1.97, 1.96 and 1.93c: 48 fields (no seek counts; io_chunk_size 8192 or empty), or 47 for a -s 0 line
+    of 1.96 and 1.93c."""
+    fmt = draw(st.sampled_from(["1.97", "1.96", "1.93c"]))
+    size = draw(st.integers(0, 10**12 - 1).map(str)) + draw(st.sampled_from("MG"))
+    chunk = draw(st.one_of(st.just(""), st.integers(0, 10**12 - 1).map(str)))
+    pairs = [draw(PAIR) for _ in range(5)] + [draw(SEEKS_PAIR)]
+    if fmt != "1.97" and not chunk and all(pair == "," for pair in pairs):
+        pairs[0] = "+++++,+++"  # else the parser reads the short -s 0 layout and a comma in the name
+    io = [size, chunk, *pairs]
+    files = _files_9x(draw)
+    io_latencies = [draw(LATENCY) for _ in range(6)]
+    file_latencies = [draw(LATENCY) for _ in range(6)]
+    not_run = draw(st.sampled_from(["none", "io", "files"]))
+    if not_run == "io":
+        io, io_latencies = [""] * 14, [""] * 6
+        if fmt != "1.97" and draw(st.booleans()):
+            io = [""] * 13  # §3.3-3: one empty field fewer
+    elif not_run == "files":
+        files, file_latencies = [""] * 17, [""] * 6
+    head = [fmt, draw(TEXT), draw(TEXT), draw(COUNT), draw(TEXT)]
+    return ",".join(head + io + files + io_latencies + file_latencies)
+
+
+@st.composite
+def plain_103_lines(draw):
+    """1.03 (§2): 27 fields, no latencies; file_size with an optional chunk, num_files with its own grammar."""
+    number = st.integers(0, 10**12 - 1).map(str)
+    size = draw(number) + draw(st.sampled_from("MG"))
+    if draw(st.booleans()):
+        size += ":" + draw(number) + draw(st.sampled_from(["", "k"]))
+    files = draw(number)
+    files += draw(
+        st.one_of(
+            st.just(""),
+            st.sampled_from([":link", ":symlink"]),
+            st.tuples(number, number).map(lambda t: f":{t[0]}:{t[1]}"),
+        )
+    )
+    files += draw(st.one_of(st.just(""), number.map(lambda n: f"/{n}")))
+    io = [size, *(draw(PAIR) for _ in range(5)), draw(SEEKS_PAIR)]
+    file_cells = [files, *(draw(PAIR) for _ in range(6))]
+    not_run = draw(st.sampled_from(["none", "io", "files"]))
+    if not_run == "io":
+        io = [""] * 13
+    elif not_run == "files":
+        file_cells = [""] * 13
+    name = draw(TEXT.filter(lambda text: not text.startswith("#")))
+    return ",".join([name, *io, *file_cells])
+
+
+PLAIN_LINES = st.one_of(plain_198_lines(), plain_19x_lines(), plain_103_lines())
+
+
 @HYPOTHESIS
-@given(plain_198_lines())
+@given(PLAIN_LINES)
 def test_any_plain_line_stores_the_same_either_way(two_databases, line):
-    assert PLAIN_198.fullmatch(line) and _bulk198.line_is_plain(line.encode()), line
+    assert PLAIN.fullmatch(line) and _bulk198.line_is_plain(line.encode()), line
     compiled, parsed = stored_both_ways(two_databases, line, tags={"k": "v"})
     assert compiled == parsed
+
+
+@pytest.mark.parametrize("fmt", ["1.96", "1.93c"])
+def test_a_line_the_parser_reads_as_the_short_layout_is_not_plain(two_databases, fmt):
+    """48 fields of 1.96 or 1.93c with a size but no other I/O cell: the parser reads a comma in the name and the
+    47-field -s 0 layout (parsing._is_short_no_io_line), so the extension must leave it alone."""
+    line = f"{fmt},{fmt},lab,1,12345,2G," + "," * 13 + "16,,,,," + ",".join(["1,2"] * 6) + "," * 12
+    assert line.count(",") == 47 and not PLAIN.fullmatch(line) and not _bulk198.line_is_plain(line.encode())
+    compiled, parsed = stored_both_ways(two_databases, line)
+    assert compiled == parsed
+
+
+@pytest.mark.parametrize(
+    ("strategy", "pattern"),
+    [(plain_198_lines(), PLAIN_198), (plain_19x_lines(), PLAIN_19X), (plain_103_lines(), PLAIN_103)],
+    ids=["1.98", "1.9x", "1.03"],
+)
+def test_each_layouts_lines_are_its_own(strategy, pattern):
+    """Each strategy makes lines of its layout (so the tests above cover all three), which the extension keeps."""
+
+    @settings(max_examples=50, deadline=None, derandomize=True)
+    @given(strategy)
+    def check(line):
+        assert pattern.fullmatch(line) and _bulk198.line_is_plain(line.encode()), line
+
+    check()
 
 
 # Characters str.isdigit() or a regex's \\d takes for digits, and other Unicode: only ASCII digits are numbers.
@@ -278,14 +376,14 @@ NOT_ASCII_DIGITS = st.one_of(
 
 @st.composite
 def plain_lines_with_changes(draw):
-    """A plain 1.98 line, some of whose characters are replaced or joined by others (digits of other
-    scripts, punctuation, the cell-shape characters +, ., M, G, s, and anything else)."""
-    line = draw(plain_198_lines())
+    """A plain line of any layout, some of whose characters are replaced or joined by others (digits of other
+    scripts, punctuation, the cell-shape characters +, ., :, /, M, G, s, k, and anything else)."""
+    line = draw(PLAIN_LINES)
     if not line:
         return line
     chars = list(line)
     for at in draw(st.lists(st.integers(0, len(line) - 1), min_size=1, max_size=3, unique=True)):
-        new = draw(st.one_of(NOT_ASCII_DIGITS, st.sampled_from(list('0123456789+.,MGmsuk-\r"\\'))))
+        new = draw(st.one_of(NOT_ASCII_DIGITS, st.sampled_from(list('0123456789+.,:/#MGmsuk-\r"\\'))))
         chars[at] = draw(st.sampled_from([new, chars[at] + new, new + chars[at], ""]))
     return "".join(chars)
 
@@ -293,10 +391,10 @@ def plain_lines_with_changes(draw):
 @HYPOTHESIS
 @given(plain_lines_with_changes())
 def test_a_changed_plain_line_has_the_same_outcome_either_way(two_databases, line):
-    """The extension keeps exactly the lines PLAIN_198 matches, and a changed line either stays plain and
+    """The extension keeps exactly the lines PLAIN matches, and a changed line either stays plain and
     stores what the parser stores, or goes to the parser ("٣" is a digit to a Unicode \\d, not to SQLite)."""
     data = line.encode("utf-8", "surrogatepass")
-    assert _bulk198.line_is_plain(data) == bool(PLAIN_198.fullmatch(line)), line
+    assert _bulk198.line_is_plain(data) == bool(PLAIN.fullmatch(line)), line
     compiled, parsed = stored_both_ways(two_databases, data)
     assert compiled == parsed, line
 

@@ -4,7 +4,8 @@ creating the file BONNIEBOARD_TEST_STALL_FILE. The crash test kills the server t
 at how long an upload takes.
 
 On PostgreSQL the lines reach the database by COPY into a temporary table and then one INSERT ... SELECT
-whose parameters hold no line: the COPY notes the line, and the next insert into `run` waits."""
+whose parameters hold no line: the COPY notes the line (a parsed line's row, or the COPY text the extension
+writes for plain lines), and the next insert into `run` waits."""
 
 from __future__ import annotations
 
@@ -54,3 +55,15 @@ def _write_row_noting_the_line(self: psycopg.Copy, row: object) -> None:
 
 
 psycopg.Copy.write_row = _write_row_noting_the_line  # type: ignore[method-assign]
+
+_write = psycopg.Copy.write
+_STALL_BYTES = STALL_LINE.encode()
+
+
+def _write_noting_the_line(self: psycopg.Copy, buffer: bytes | str) -> None:
+    if _STALL_BYTES in (buffer.encode() if isinstance(buffer, str) else bytes(buffer)):
+        _copied.set()
+    _write(self, buffer)
+
+
+psycopg.Copy.write = _write_noting_the_line  # type: ignore[method-assign]

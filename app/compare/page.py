@@ -4,6 +4,11 @@ runs a view asks for, hands their figures to the pure analysis, and keeps the an
 
 from __future__ import annotations
 
+import functools
+import logging
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -22,6 +27,7 @@ from app.store import runs as run_store
 from app.store.db import get_engine, read_session
 
 T = TypeVar("T")
+_log = logging.getLogger("bonnieboard")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,18 +78,135 @@ def cached(key: Hashable, make: Callable[[Session], T], size_of: Callable[[T], i
     lock can hold it up to need the read timeout), make()'s
     data after it: the data is never older than the stamp it is kept under — a write that commits in between
     has replaced the stamp, so its readers miss this entry. Stamps are random (app/store/generation.py): an entry
-    never matches another database's, so the key needs no database name."""
+    never matches another database's, so the key needs no database name.
+
+    The view is remembered (REWARM): after the next write it is made again in the background, so its next reader
+    finds it made."""
     max_bytes = get_settings().compare_cache_mib * 1024 * 1024
-    stamp = None
-    if max_bytes:
-        with get_engine().connect() as connection:
-            stamp = generation.current(connection)
-    if stamp is not None:
-        value = CACHE.get(key, stamp)
-        if value is not None:
-            return value  # type: ignore[return-value]  # stored by this function for this key: a T
-    with read_session() as session:
-        value = make(session)
-    if stamp is not None:
-        CACHE.put(key, stamp, value, size_of(value), max_bytes)
+    stamp = _current_stamp() if max_bytes else None
+    if stamp is None:
+        with read_session() as session:
+            return make(session)
+    value = CACHE.fetch(key, stamp, lambda: _made(make), size_of, max_bytes)
+    # Once answered (a view that fails is not made again): the first reader of another process's write has
+    # its own view made before the others are.
+    REWARM.served(key, _View(make, size_of), stamp)
     return value
+
+
+def _current_stamp() -> int | None:
+    with get_engine().connect() as connection:
+        return generation.current(connection)
+
+
+def _made(make: Callable[[Session], T]) -> T:
+    with read_session() as session:
+        return make(session)
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    make: Callable[[Session], Any]
+    size_of: Callable[[Any], int]
+
+
+# The views made again after a write: the most recently served ones. Each costs one computation per write
+# (a 50-run page: 25-60 ms of one core), so a burst of uploads costs at most this many per write, and a pass
+# that a newer write overtakes stops and starts over for the new data.
+REWARM_VIEWS = 8
+# A write's pass starts this long after it, so that the writes of one burst (one upload per run of a sweep)
+# make one pass, not one each.
+REWARM_DELAY_S = 0.02
+
+
+class Rewarmer:
+    """Makes the views last served again after the data changed, in a background thread (one per worker),
+    off every request's path; a request for a view being made waits for it (ResponseCache.fetch) rather than
+    making it twice. It learns of a change from this process's writes as they commit
+    (app.store.generation.on_commit) and, for another process's (the CLI, another worker), from the first
+    request that reads the new stamp."""
+
+    def __init__(self, max_views: int = REWARM_VIEWS) -> None:
+        self.max_views = max_views
+        self._views: OrderedDict[Hashable, _View] = OrderedDict()
+        self._seen_stamp: int | None = None
+        self._changed = False
+        self._busy = False
+        self._thread: threading.Thread | None = None
+        self._condition = threading.Condition()
+        self.passes = 0  # passes finished: the tests wait on it
+        self.made = 0  # views made by passes
+
+    def served(self, key: Hashable, view: _View, stamp: int) -> None:
+        with self._condition:
+            self._views[key] = view
+            self._views.move_to_end(key)
+            while len(self._views) > self.max_views:
+                self._views.popitem(last=False)
+            if self._seen_stamp is not None and stamp != self._seen_stamp:
+                self._wake_locked()
+            self._seen_stamp = stamp
+
+    def data_changed(self) -> None:
+        with self._condition:
+            if self._views:
+                self._wake_locked()
+
+    def forget(self) -> None:
+        """Drop the views remembered (the tests: another database)."""
+        with self._condition:
+            self._views.clear()
+            self._seen_stamp = None
+
+    def wait_idle(self, timeout_s: float) -> bool:
+        """Whether every change signalled so far has had its pass, within timeout_s (for the tests)."""
+        with self._condition:
+            return self._condition.wait_for(lambda: not self._changed and not self._busy, timeout_s)
+
+    def _wake_locked(self) -> None:
+        self._changed = True
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._loop, name="bonnieboard-rewarm", daemon=True)
+            self._thread.start()
+        self._condition.notify_all()
+
+    def _loop(self) -> None:
+        while True:
+            with self._condition:
+                self._condition.wait_for(lambda: self._changed)
+                self._busy = True
+            time.sleep(REWARM_DELAY_S)
+            with self._condition:
+                self._changed = False
+                views = list(reversed(self._views.items()))  # the most recently served first
+            try:
+                self._pass(views)
+            except Exception:  # noqa: BLE001 - a view that fails now fails for its reader, who is told why
+                _log.debug("re-warming the comparison cache failed", exc_info=True)
+            with self._condition:
+                self._busy = False
+                self.passes += 1
+                self._condition.notify_all()
+
+    def _pass(self, views: list[tuple[Hashable, _View]]) -> None:
+        max_bytes = get_settings().compare_cache_mib * 1024 * 1024
+        stamp = _current_stamp() if max_bytes else None
+        if stamp is None:
+            return
+        with self._condition:
+            self._seen_stamp = stamp
+        for key, view in views:
+            if self._changed:
+                return  # overtaken by a newer write: the next pass makes them for it
+            if CACHE.holds(key, stamp):
+                continue
+            try:
+                make = functools.partial(_made, view.make)
+                CACHE.fetch(key, stamp, make, view.size_of, max_bytes, counted=False)
+                self.made += 1
+            except Exception:  # noqa: BLE001 - e.g. a compared run deleted since: its reader gets the 404
+                _log.debug("re-warming %r failed", key, exc_info=True)
+
+
+REWARM = Rewarmer()
+generation.on_commit(REWARM.data_changed)

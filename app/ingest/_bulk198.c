@@ -1,29 +1,32 @@
-/* app.ingest._bulk198: plain format-1.98 lines checked, hashed, converted and inserted through SQLite's C API.
+/* app.ingest._bulk198: plain bonnie++ CSV lines checked, hashed, converted and inserted through SQLite's C API.
  *
  * 100,000 lines are to be stored within 2x of sqlite3's `.import`
- * (docs/decisions.md, "Ingest within 2x of sqlite3's .import"). Python cannot even bind that many statements
+ * (docs/decisions.md, "Ingest within 2x of sqlite3's .import"), and old-format lines within 3x
+ * (docs/decisions.md, "Old formats through the compiled path"). Python cannot even bind that many statements
  * in time, so for the common line this module does everything: scan() cuts the
- * upload into lines, keeps each line that has the usual shape of a bonnie++ 1.98 line (docs/
- * bonnie-csv-format.md §3.2: fifty fields, every cell as bonnie++ writes it; PLAIN_198 (tests/plain_198.py) says the
- * same in Python) and hashes it; every other line is handed back to the Python parser (app/ingest/parsing.py),
+ * upload into lines, keeps each line that has the usual shape of a bonnie++ line of format 1.98 (docs/
+ * bonnie-csv-format.md §3.2: fifty fields), 1.97, 1.96 or 1.93c (§3.1: 48, or 47 for -s 0) or 1.03 (§2: 27), every
+ * cell as bonnie++ writes it and no comma in the name (PLAIN (tests/plain_198.py) says the same in Python), and
+ * hashes it; every other line is handed back to the Python parser (app/ingest/parsing.py),
  * which alone names a bad line's field. Scan.insert() then converts and binds each kept line into the
  * `run` table, inside the transaction the caller's SQLite connection has open, by the rules of
  * app/ingest/parsing.py; tests/test_sqlite_bulk.py holds the two to the same stored rows. Both release the GIL.
  *
  * A plain line can be no error for the parser, so nothing here reports one: a line this module is unsure
- * of is not plain. The line hash is BLAKE2b with a 16-byte digest, as app/ingest/service.py's line_hash(), from
- * libb2 (the BLAKE2 authors' library, whose code CPython's hashlib carries too; OpenSSL 3.0 only offers
- * BLAKE2b-512, and a shorter BLAKE2b digest is not a cut 512-bit one).
+ * of is not plain. The line hash is BLAKE2b with a 16-byte digest, as app/ingest/service.py's line_hash(), by
+ * the BLAKE2 authors' reference code in app/ingest/blake2/ (CPython's hashlib carries the same algorithm but
+ * exports no C API; OpenSSL 3.0 only offers BLAKE2b-512, and a shorter BLAKE2b digest is not a cut 512-bit one).
+ * SQLite is not linked: app/ingest/sqlite_api.h finds the functions in the SQLite CPython's _sqlite3 runs.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <blake2.h>
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 
-#define FIELDS 50
+#include "blake2/blake2.h"
+#include "sqlite_api.h"
+
 #define DIGEST_BYTES 16
 #define MAX_MACHINE_CHARS 500 /* limits.MAX_MACHINE_CHARS: a longer name is the parser's error to report */
 
@@ -48,21 +51,12 @@ enum {
 #define HEAD_COUNT ((int)(sizeof HEAD_COLUMNS / sizeof HEAD_COLUMNS[0]))
 #define COLUMN_COUNT (HEAD_COUNT + 12 * 4)
 
-/* Field positions in a format-1.98 line (§3.2). */
-enum {
-    F_FORMAT, F_BONNIE_VERSION, F_NAME, F_CONCURRENCY, F_SEED, F_FILE_SIZE, F_IO_CHUNK, F_SEEK_COUNT,
-    F_SEEK_PROCS, F_FIRST_IO = 9, F_NUM_FILES = 21, F_MAX_SIZE, F_MIN_SIZE, F_ALWAYS_EMPTY, F_NUM_DIRS,
-    F_FIRST_FILE = 26, F_FIRST_LATENCY = 38,
-};
-#define IO_FIELDS 16   /* file_size .. seeks_cpu */
-#define FILE_FIELDS 17 /* num_files .. ran_del_cpu */
-
 typedef struct {
     const unsigned char *at;
     Py_ssize_t len;
 } Cell;
 
-/* ==== the plain-line check (PLAIN_198 (tests/plain_198.py)) ==== */
+/* ==== the plain-line check (PLAIN (tests/plain_198.py)) ==== */
 
 static int is_digits(Cell c, Py_ssize_t fewest, Py_ssize_t most) {
     if (c.len < fewest || c.len > most)
@@ -170,71 +164,227 @@ static int all_empty(const Cell *cells, int count) {
     return 1;
 }
 
-static int io_tests_ran_plainly(const Cell *f) {
-    if (!(f[F_FILE_SIZE].len >= 2 && (f[F_FILE_SIZE].at[f[F_FILE_SIZE].len - 1] == 'M' || f[F_FILE_SIZE].at[f[F_FILE_SIZE].len - 1] == 'G') &&
-          is_digits((Cell){f[F_FILE_SIZE].at, f[F_FILE_SIZE].len - 1}, 1, 12)))
-        return 0;
-    if (f[F_IO_CHUNK].len || !is_digits(f[F_SEEK_COUNT], 0, 15) || !is_digits(f[F_SEEK_PROCS], 0, 9))
-        return 0;
-    for (int test = 0; test < 6; test++)
-        if (!is_pair(f[F_FIRST_IO + 2 * test], f[F_FIRST_IO + 2 * test + 1], test == 5))
-            return 0;
-    for (int test = 0; test < 6; test++)
-        if (!is_latency(f[F_FIRST_LATENCY + test]))
-            return 0;
-    return 1;
-}
+/* A line's cells by meaning, whichever layout it came in: what the checks and convert_and_bind() read. A cell
+ * a layout lacks is empty (stored as NULL). */
+typedef struct {
+    Cell format;          /* "1.98", "1.97", "1.96", "1.93c", or "1.03" for the 27-field layout */
+    Cell bonnie_version, name, concurrency, seed;
+    Cell file_size;       /* 512M or 2G */
+    Cell io_chunk;        /* digits; io_chunk_unit 'k', 'm' or 0 */
+    char io_chunk_unit;
+    Cell seek_count, seek_procs;
+    Cell num_files, max_size, min_size, always_empty, num_dirs; /* max_size may be "link" or "symlink" */
+    Cell value[12], cpu[12], latency[12];
+} Line;
 
-static int file_tests_ran_plainly(const Cell *f) {
-    Cell max = f[F_MAX_SIZE];
-    if (!is_digits(f[F_NUM_FILES], 1, 15) || !(is_digits(max, 0, 15) || is(max, "link") || is(max, "symlink")))
-        return 0;
-    /* §3.3-1: the column before num_dirs is always empty. */
-    if (!is_digits(f[F_MIN_SIZE], 0, 15) || f[F_ALWAYS_EMPTY].len || !is_digits(f[F_NUM_DIRS], 0, 15))
-        return 0;
-    for (int test = 0; test < 6; test++)
-        if (!is_pair(f[F_FIRST_FILE + 2 * test], f[F_FIRST_FILE + 2 * test + 1], 0))
-            return 0;
-    for (int test = 6; test < 12; test++)
-        if (!is_latency(f[F_FIRST_LATENCY + test]))
-            return 0;
-    return 1;
-}
+static const Cell NO_CELL = {(const unsigned char *)"", 0};
 
-/* Cut a line into its fifty cells; 0 when it has another number of fields. */
-static int split_fields(const unsigned char *line, Py_ssize_t len, Cell *f) {
+/* Cut a line into its cells: at most `most` of them; the count, or most + 1 when there are more. */
+static int split_fields(const unsigned char *line, Py_ssize_t len, Cell *f, int most) {
     const unsigned char *s = line, *end = line + len;
-    for (int i = 0; i < FIELDS; i++) {
+    for (int i = 0; i < most; i++) {
         const unsigned char *comma = memchr(s, ',', (size_t)(end - s));
         if (comma == NULL) {
-            if (i != FIELDS - 1)
-                return 0;
             f[i] = (Cell){s, end - s};
-            return 1;
+            return i + 1;
         }
         f[i] = (Cell){s, comma - s};
         s = comma + 1;
     }
-    return 0; /* a 51st field */
+    return most + 1;
 }
 
-/* A format-1.98 line with the I/O tests, the file tests or both run, every cell in the shape bonnie++
- * writes (§3.2, §1.1-§1.4): the parser accepts it, and convert_and_bind() stores what the parser would. */
-static int is_plain_198(const unsigned char *line, Py_ssize_t len, Cell *f) {
-    if (len < 5 || memcmp(line, "1.98,", 5) != 0 || !split_fields(line, len, f))
+/* The 1.9x layouts (§3.1, §3.2): format, bonnie++ version, name, concurrency, seed, file_size, io_chunk_size,
+ * (1.98: seek_count, seek_proc_count), twelve I/O cells, five file-test size cells, twelve file-test cells and
+ * twelve latencies. `f` has the 48 or 50 fields of the format. */
+static void read_9x(const Cell *f, int seeks, Line *l) {
+    l->format = f[0], l->bonnie_version = f[1], l->name = f[2], l->concurrency = f[3], l->seed = f[4];
+    l->file_size = f[5], l->io_chunk = f[6];
+    int at = 7;
+    if (seeks)
+        l->seek_count = f[7], l->seek_procs = f[8], at = 9;
+    for (int test = 0; test < 6; test++)
+        l->value[test] = f[at + 2 * test], l->cpu[test] = f[at + 2 * test + 1];
+    at += 12;
+    l->num_files = f[at], l->max_size = f[at + 1], l->min_size = f[at + 2], l->always_empty = f[at + 3];
+    l->num_dirs = f[at + 4];
+    at += 5;
+    for (int test = 6; test < 12; test++)
+        l->value[test] = f[at + 2 * (test - 6)], l->cpu[test] = f[at + 2 * (test - 6) + 1];
+    at += 12;
+    for (int test = 0; test < 12; test++)
+        l->latency[test] = f[at + test];
+}
+
+/* Cuts the leading digits (fewest..most of them) off *c into *digits. */
+static int take_digits(Cell *c, Cell *digits, Py_ssize_t fewest, Py_ssize_t most) {
+    Py_ssize_t n = 0;
+    while (n < c->len && c->at[n] >= '0' && c->at[n] <= '9')
+        n++;
+    if (n < fewest || n > most)
         return 0;
-    if (!is_plain_text(f[F_BONNIE_VERSION]) || !is_plain_text(f[F_SEED]) || !is_digits(f[F_CONCURRENCY], 1, 9))
+    *digits = (Cell){c->at, n};
+    c->at += n, c->len -= n;
+    return 1;
+}
+
+static int take(Cell *c, const char *text) {
+    size_t n = strlen(text);
+    if ((size_t)c->len < n || memcmp(c->at, text, n) != 0)
         return 0;
-    if (!is_plain_text(f[F_NAME]) || !chars_at_most(f[F_NAME], MAX_MACHINE_CHARS))
+    c->at += n, c->len -= n;
+    return 1;
+}
+
+/* 1.03's file_size (§2): 300M, 2G, or with the chunk size 2G:4k or 2G:8192 (parsing._SIZE_103_RE). */
+static int read_size_103(Cell c, Line *l) {
+    if (c.len == 0)
+        return 1;
+    Cell digits;
+    const unsigned char *start = c.at;
+    if (!take_digits(&c, &digits, 1, 12) || c.len == 0 || (c.at[0] != 'M' && c.at[0] != 'G'))
         return 0;
-    int io_ran = f[F_FILE_SIZE].len != 0, files_ran = f[F_NUM_FILES].len != 0;
+    l->file_size = (Cell){start, digits.len + 1};
+    c.at++, c.len--;
+    if (c.len == 0)
+        return 1;
+    if (!take(&c, ":") || !take_digits(&c, &l->io_chunk, 1, 12))
+        return 0;
+    if (take(&c, "k"))
+        l->io_chunk_unit = 'k';
+    return c.len == 0;
+}
+
+/* 1.03's num_files (§2): 16, 16:100000:16, 4:link, 4:symlink, each with /8 for the directories
+ * (parsing._FILES_103_RE). */
+static int read_files_103(Cell c, Line *l) {
+    if (c.len == 0)
+        return 1;
+    if (!take_digits(&c, &l->num_files, 1, 12))
+        return 0;
+    if (take(&c, ":")) {
+        const unsigned char *word = c.at;
+        if (take(&c, "link") || take(&c, "symlink"))
+            l->max_size = (Cell){word, c.at - word};
+        else if (!take_digits(&c, &l->max_size, 1, 12) || !take(&c, ":") || !take_digits(&c, &l->min_size, 1, 12))
+            return 0;
+    }
+    if (take(&c, "/") && !take_digits(&c, &l->num_dirs, 1, 12))
+        return 0;
+    return c.len == 0;
+}
+
+/* The 27 fields of 1.03 (§2): name, file_size, twelve I/O cells, num_files, twelve file-test cells. */
+static int read_103(const Cell *f, Line *l) {
+    l->format = (Cell){(const unsigned char *)"1.03", 4};
+    l->name = f[0];
+    for (int test = 0; test < 6; test++)
+        l->value[test] = f[2 + 2 * test], l->cpu[test] = f[3 + 2 * test];
+    for (int test = 6; test < 12; test++)
+        l->value[test] = f[15 + 2 * (test - 6)], l->cpu[test] = f[16 + 2 * (test - 6)];
+    /* '#' starts a comment, which the parser skips; a header's file_size is no size */
+    return (f[0].len == 0 || f[0].at[0] != '#') && read_size_103(f[1], l) && read_files_103(f[14], l);
+}
+
+static int is_format(Cell c) { return is(c, "1.98") || is(c, "1.97") || is(c, "1.96") || is(c, "1.93c"); }
+
+/* The line's cells by meaning; 0 when it has a layout only the parser reads (another field count: a comma in
+ * the name, a format the parser refuses, a cut-short line). */
+static int read_layout(const unsigned char *text, Py_ssize_t len, Line *l) {
+    Cell f[51];
+    for (int i = 0; i < 12; i++)
+        l->latency[i] = NO_CELL;
+    l->format = l->bonnie_version = l->name = l->concurrency = l->seed = l->file_size = l->io_chunk = NO_CELL;
+    l->seek_count = l->seek_procs = l->num_files = l->max_size = l->min_size = l->always_empty = NO_CELL;
+    l->num_dirs = NO_CELL;
+    l->io_chunk_unit = 0;
+    int count = split_fields(text, len, f, 50);
+    if (count == 27) /* always 1.03, whatever its first field (parsing._parse_fields) */
+        return read_103(f, l);
+    if (count < 47 || count > 50 || !is_format(f[0]))
+        return 0;
+    if (is(f[0], "1.98")) {
+        if (count != 50)
+            return 0;
+        read_9x(f, 1, l);
+        return 1;
+    }
+    int short_no_io = is(f[0], "1.93c") || is(f[0], "1.96");
+    if (count == 47) {
+        /* §3.3-3: a -s 0 line of 1.93c or 1.96 has 13 empty fields after the seed, not 14: one is put back */
+        if (!short_no_io || !all_empty(f + 5, 13) || f[18].len == 0)
+            return 0;
+        memmove(f + 6, f + 5, 42 * sizeof *f);
+        f[5] = NO_CELL;
+    } else if (count != 48) {
+        return 0;
+    } else if (short_no_io && f[5].len && all_empty(f + 6, 13) && f[19].len) {
+        return 0; /* the parser reads a comma in the name and the short layout (parsing._is_short_no_io_line) */
+    }
+    read_9x(f, 0, l);
+    return 1;
+}
+
+static int io_tests_ran_plainly(const Line *l) {
+    Cell size = l->file_size;
+    if (!(size.len >= 2 && (size.at[size.len - 1] == 'M' || size.at[size.len - 1] == 'G') &&
+          is_digits((Cell){size.at, size.len - 1}, 1, 12)))
+        return 0;
+    if (!is_digits(l->seek_count, 0, 15) || !is_digits(l->seek_procs, 0, 9))
+        return 0;
+    for (int test = 0; test < 6; test++)
+        if (!is_pair(l->value[test], l->cpu[test], test == 5) || !is_latency(l->latency[test]))
+            return 0;
+    return 1;
+}
+
+static int file_tests_ran_plainly(const Line *l) {
+    Cell max = l->max_size;
+    if (!is_digits(l->num_files, 1, 15) || !(is_digits(max, 0, 15) || is(max, "link") || is(max, "symlink")))
+        return 0;
+    /* §3.3-1: the column before num_dirs is always empty. */
+    if (!is_digits(l->min_size, 0, 15) || l->always_empty.len || !is_digits(l->num_dirs, 0, 15))
+        return 0;
+    for (int test = 6; test < 12; test++)
+        if (!is_pair(l->value[test], l->cpu[test], 0) || !is_latency(l->latency[test]))
+            return 0;
+    return 1;
+}
+
+/* A family of tests that did not run leaves every cell of its own empty (-s 0, -n 0: §4). */
+static int io_tests_not_run(const Line *l) {
+    if (l->io_chunk.len || l->seek_count.len || l->seek_procs.len)
+        return 0;
+    return all_empty(l->value, 6) && all_empty(l->cpu, 6) && all_empty(l->latency, 6);
+}
+
+static int file_tests_not_run(const Line *l) {
+    if (l->max_size.len || l->min_size.len || l->always_empty.len || l->num_dirs.len)
+        return 0;
+    return all_empty(l->value + 6, 6) && all_empty(l->cpu + 6, 6) && all_empty(l->latency + 6, 6);
+}
+
+/* A line of format 1.98 (§3.2), 1.97, 1.96 or 1.93c (§3.1, the -s 0 lines of 47 fields included) or 1.03 (§2), with
+ * no comma in the name, the I/O tests, the file tests or both run, every cell in the shape bonnie++ writes
+ * (§1.1-§1.4): the parser accepts it, and convert_and_bind() stores what the parser would. */
+static int is_plain(const unsigned char *text, Py_ssize_t len, Line *l) {
+    if (!read_layout(text, len, l))
+        return 0;
+    if (!is_plain_text(l->bonnie_version) || !is_plain_text(l->seed))
+        return 0;
+    if (!is_plain_text(l->name) || !chars_at_most(l->name, MAX_MACHINE_CHARS))
+        return 0;
+    if (l->format.at[2] != '0' && !is_digits(l->concurrency, 1, 9)) /* every 1.9x line has it, 1.03 none */
+        return 0;
+    /* 1.98 leaves io_chunk_size empty (§3.3-2); the older formats write 8192 (a 4k or 1m is the parser's) */
+    if (l->io_chunk.len && (is(l->format, "1.98") || !is_digits(l->io_chunk, 1, 12)))
+        return 0;
+    int io_ran = l->file_size.len != 0, files_ran = l->num_files.len != 0;
     if (!io_ran && !files_ran)
         return 0;
-    /* A test family that did not run leaves all its cells and latencies empty (-s 0, -n 0: §4). */
-    if (io_ran ? !io_tests_ran_plainly(f) : !(all_empty(f + F_FILE_SIZE, IO_FIELDS) && all_empty(f + F_FIRST_LATENCY, 6)))
+    if (io_ran ? !io_tests_ran_plainly(l) : !io_tests_not_run(l))
         return 0;
-    if (files_ran ? !file_tests_ran_plainly(f)
-                  : !(all_empty(f + F_NUM_FILES, FILE_FIELDS) && all_empty(f + F_FIRST_LATENCY + 6, 6)))
+    if (files_ran ? !file_tests_ran_plainly(l) : !file_tests_not_run(l))
         return 0;
     return 1;
 }
@@ -290,32 +440,145 @@ static int bind_result(sqlite3_stmt *s, int test, Cell value, Cell cpu, Cell lat
     return rc | sqlite3_bind_int64(s, p + 3, to_int((Cell){latency.at, latency.len - unit}) * factor);
 }
 
-/* The cells of a line is_plain_198() accepted -> the statement's parameters, except the upload's own
- * (upload_id, created_at, format_version, io_chunk_bytes, label, document), bound once. */
-static int convert_and_bind(sqlite3_stmt *s, const Cell *f) {
-    int rc = bind_text(s, P_MACHINE, f[F_NAME]);
-    rc |= bind_optional_text(s, P_BONNIE_VERSION, f[F_BONNIE_VERSION]);
-    rc |= sqlite3_bind_int64(s, P_CONCURRENCY, to_int(f[F_CONCURRENCY]));
-    rc |= bind_optional_text(s, P_SEED, f[F_SEED]);
-    Cell size = f[F_FILE_SIZE];
+/* A line is_plain() accepted -> the statement's parameters, except the upload's own (upload_id, created_at,
+ * label, document), bound once. */
+static int convert_and_bind(sqlite3_stmt *s, const Line *l) {
+    int rc = bind_text(s, P_MACHINE, l->name);
+    rc |= bind_text(s, P_FORMAT_VERSION, l->format);
+    rc |= bind_optional_text(s, P_BONNIE_VERSION, l->bonnie_version);
+    rc |= bind_optional_int(s, P_CONCURRENCY, l->concurrency);
+    rc |= bind_optional_text(s, P_SEED, l->seed);
+    Cell size = l->file_size;
     if (size.len) /* §3.4: 512M or 2G */
         rc |= sqlite3_bind_int64(s, P_FILE_SIZE_MIB, to_int((Cell){size.at, size.len - 1}) * (size.at[size.len - 1] == 'G' ? 1024 : 1));
     else
         rc |= sqlite3_bind_null(s, P_FILE_SIZE_MIB);
-    rc |= bind_optional_int(s, P_SEEK_COUNT, f[F_SEEK_COUNT]);
-    rc |= bind_optional_int(s, P_SEEK_PROCS, f[F_SEEK_PROCS]);
-    rc |= bind_optional_int(s, P_NUM_FILES, f[F_NUM_FILES]);
-    Cell max = f[F_MAX_SIZE];
+    if (l->io_chunk.len) /* 8192, or 1.03's 4k */
+        rc |= sqlite3_bind_int64(s, P_IO_CHUNK_BYTES, to_int(l->io_chunk) * (l->io_chunk_unit == 'k' ? 1024 : 1));
+    else
+        rc |= sqlite3_bind_null(s, P_IO_CHUNK_BYTES);
+    rc |= bind_optional_int(s, P_SEEK_COUNT, l->seek_count);
+    rc |= bind_optional_int(s, P_SEEK_PROCS, l->seek_procs);
+    rc |= bind_optional_int(s, P_NUM_FILES, l->num_files);
+    Cell max = l->max_size;
     int link = max.len && (max.at[0] == 'l' || max.at[0] == 's'); /* link or symlink (§3.3-1) */
     rc |= link ? sqlite3_bind_null(s, P_FILE_MAX_SIZE) : bind_optional_int(s, P_FILE_MAX_SIZE, max);
     rc |= link ? bind_text(s, P_FILE_LINK, max) : sqlite3_bind_null(s, P_FILE_LINK);
-    rc |= bind_optional_int(s, P_FILE_MIN_SIZE, f[F_MIN_SIZE]);
-    rc |= bind_optional_int(s, P_FILE_NUM_DIRS, f[F_NUM_DIRS]);
-    for (int test = 0; test < 12; test++) {
-        int at = test < 6 ? F_FIRST_IO + 2 * test : F_FIRST_FILE + 2 * (test - 6);
-        rc |= bind_result(s, test, f[at], f[at + 1], f[F_FIRST_LATENCY + test]);
-    }
+    rc |= bind_optional_int(s, P_FILE_MIN_SIZE, l->min_size);
+    rc |= bind_optional_int(s, P_FILE_NUM_DIRS, l->num_dirs);
+    for (int test = 0; test < 12; test++)
+        rc |= bind_result(s, test, l->value[test], l->cpu[test], l->latency[test]);
     return rc;
+}
+
+/* ==== PostgreSQL: the same values as COPY text ==== */
+
+/* A growing buffer; `failed` once an allocation failed (then nothing more is written). */
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    int failed;
+} Text;
+
+static void put(Text *t, const void *bytes, size_t n) {
+    if (t->failed)
+        return;
+    if (t->len + n > t->cap) {
+        size_t cap = t->cap ? t->cap : 65536;
+        while (cap < t->len + n)
+            cap *= 2;
+        char *bigger = PyMem_RawRealloc(t->buf, cap);
+        if (bigger == NULL) {
+            t->failed = 1;
+            return;
+        }
+        t->buf = bigger, t->cap = cap;
+    }
+    memcpy(t->buf + t->len, bytes, n);
+    t->len += n;
+}
+
+/* COPY's text format: \N is NULL, a tab ends a cell. Plain text holds no backslash, tab or newline
+ * (is_plain_text()), so a cell goes as it is; digits too, which PostgreSQL reads as the parser's int(). */
+static void put_cell(Text *t, Cell c) {
+    if (c.len)
+        put(t, c.at, (size_t)c.len);
+    else
+        put(t, "\\N", 2);
+    put(t, "\t", 1);
+}
+
+static void put_text(Text *t, Cell c) {
+    put(t, c.at, (size_t)c.len);
+    put(t, "\t", 1);
+}
+
+static void put_int(Text *t, sqlite3_int64 n) {
+    char digits[24];
+    int written = snprintf(digits, sizeof digits, "%lld\t", n);
+    put(t, digits, (size_t)written);
+}
+
+static void put_null(Text *t) { put(t, "\\N\t", 3); }
+
+static sqlite3_int64 latency_us(Cell latency) {
+    sqlite3_int64 factor = 1000000;
+    Py_ssize_t unit = 1;
+    if (latency.len >= 2 && latency.at[latency.len - 2] == 'u')
+        factor = 1, unit = 2;
+    else if (latency.len >= 2 && latency.at[latency.len - 2] == 'm')
+        factor = 1000, unit = 2;
+    return to_int((Cell){latency.at, latency.len - unit}) * factor;
+}
+
+/* One staging-table row: ord (the line number), then the columns of COLUMNS from line_hash on, without the
+ * upload's own (label, document), in that order; the values convert_and_bind() binds. */
+static void copy_row(Text *t, Py_ssize_t line_no, const unsigned char *digest, Cell raw, const Line *l) {
+    static const char hex[] = "0123456789abcdef";
+    put_int(t, line_no);
+    char bytea[3 + 2 * DIGEST_BYTES] = {'\\', '\\', 'x'};
+    for (int i = 0; i < DIGEST_BYTES; i++)
+        bytea[3 + 2 * i] = hex[digest[i] >> 4], bytea[4 + 2 * i] = hex[digest[i] & 15];
+    put(t, bytea, sizeof bytea);
+    put(t, "\t", 1);
+    put_text(t, raw);
+    put_text(t, l->name); /* an empty name is the empty string, not NULL */
+    put_text(t, l->format);
+    put_cell(t, l->bonnie_version);
+    put_cell(t, l->concurrency);
+    put_cell(t, l->seed);
+    Cell size = l->file_size;
+    if (size.len)
+        put_int(t, to_int((Cell){size.at, size.len - 1}) * (size.at[size.len - 1] == 'G' ? 1024 : 1));
+    else
+        put_null(t);
+    if (l->io_chunk.len)
+        put_int(t, to_int(l->io_chunk) * (l->io_chunk_unit == 'k' ? 1024 : 1));
+    else
+        put_null(t);
+    put_cell(t, l->seek_count);
+    put_cell(t, l->seek_procs);
+    put_cell(t, l->num_files);
+    int link = l->max_size.len && (l->max_size.at[0] == 'l' || l->max_size.at[0] == 's');
+    put_cell(t, link ? NO_CELL : l->max_size);
+    put_cell(t, l->min_size);
+    put_cell(t, l->num_dirs);
+    put_cell(t, link ? l->max_size : NO_CELL);
+    for (int test = 0; test < 12; test++) {
+        Cell value = l->value[test];
+        if (value.len == 0 || value.at[0] == '+') {
+            put(t, value.len ? "too_fast\t\\N\t\\N\t" : "not_run\t\\N\t\\N\t", value.len ? 15 : 14);
+        } else {
+            put(t, "ok\t", 3);
+            put_cell(t, value); /* seeks/s as written: PostgreSQL rounds it as Python's float() does (correctly) */
+            put_cell(t, l->cpu[test]);
+        }
+        if (l->latency[test].len)
+            put_int(t, latency_us(l->latency[test]));
+        else
+            put_null(t);
+    }
+    t->buf[t->len - 1] = '\n'; /* the last cell's tab ends the row */
 }
 
 /* ==== Scan: an upload cut into plain lines and the ranges of other lines ==== */
@@ -392,19 +655,19 @@ static int mark_repeats(Scan *scan) {
 static int scan_lines(Scan *scan, const unsigned char *data, Py_ssize_t size, Py_ssize_t max_line_bytes) {
     Py_ssize_t plain_capacity = 0, other_capacity = 0, line_no = 0;
     Py_ssize_t start = size >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
-    Cell fields[FIELDS];
+    Line fields;
     int in_other = 0;
     for (;;) {
         line_no++;
         const unsigned char *newline = memchr(data + start, '\n', (size_t)(size - start));
         Py_ssize_t end = newline ? newline - data : size;
         Py_ssize_t len = end - start - (end > start && data[end - 1] == '\r');
-        if (len <= max_line_bytes / 4 && is_plain_198(data + start, len, fields)) {
+        if (len <= max_line_bytes / 4 && is_plain(data + start, len, &fields)) {
             if (grow((void **)&scan->plain, &plain_capacity, scan->plain_count, sizeof(PlainLine)))
                 return -1;
             PlainLine *line = &scan->plain[scan->plain_count++];
             line->start = start, line->len = len, line->line_no = line_no;
-            blake2b(line->digest, data + start, NULL, DIGEST_BYTES, (size_t)len, 0);
+            blake2b(line->digest, DIGEST_BYTES, data + start, (size_t)len, NULL, 0);
             in_other = 0;
         } else if (in_other) {
             scan->others[scan->other_count - 1].end = end;
@@ -512,7 +775,39 @@ static int connection_layout_known(void) {
 #endif
 }
 
+/* Whether load_sqlite() found SQLite's functions, and if not, why. */
+static int sqlite_found;
+static char sqlite_problem[512];
+
+/* The SQLite of CPython's _sqlite3 module: its shared object's file (already loaded by the import), or the
+ * program itself for a Python that has the module built in. */
+static int load_sqlite(void) {
+    PyObject *module = PyImport_ImportModule("_sqlite3");
+    if (module == NULL) {
+        PyErr_Clear();
+        snprintf(sqlite_problem, sizeof sqlite_problem, "this Python has no _sqlite3 module");
+        return 0;
+    }
+    PyObject *file = PyObject_GetAttrString(module, "__file__");
+    Py_DECREF(module);
+    PyObject *path = NULL;
+    if (file == NULL)
+        PyErr_Clear();
+    else if (!PyUnicode_FSConverter(file, &path)) {
+        Py_DECREF(file);
+        return -1;
+    }
+    Py_XDECREF(file);
+    sqlite_found = load_sqlite_api(path ? PyBytes_AS_STRING(path) : NULL, sqlite_problem, sizeof sqlite_problem) == 0;
+    Py_XDECREF(path);
+    return 0;
+}
+
 static sqlite3 *connection_db(PyObject *connection) {
+    if (!sqlite_found) {
+        PyErr_Format(PyExc_RuntimeError, "no SQLite to call: %s", sqlite_problem);
+        return NULL;
+    }
     if (!connection_layout_known()) {
         PyErr_Format(PyExc_RuntimeError, "the layout of CPython %s's sqlite3.Connection is not known", Py_GetVersion());
         return NULL;
@@ -536,6 +831,10 @@ static PyObject *db_filename(PyObject *module, PyObject *connection) {
 }
 
 static PyObject *libversion_number(PyObject *module, PyObject *unused) {
+    if (!sqlite_found) {
+        PyErr_Format(PyExc_RuntimeError, "no SQLite to call: %s", sqlite_problem);
+        return NULL;
+    }
     return PyLong_FromLong(sqlite3_libversion_number());
 }
 
@@ -595,7 +894,7 @@ static void sql_append(SqlText *text, const char *format, ...) {
  * parser's runs too. A line already stored keeps its run; its id is looked up (rare). */
 static void insert_lines(Insert *job, sqlite3_stmt *insert, sqlite3_stmt *lookup) {
     const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(job->scan->data);
-    Cell fields[FIELDS];
+    Line fields;
     Py_ssize_t parsed_before = 0;
     for (Py_ssize_t i = 0; i < job->scan->plain_count; i++) {
         PlainLine *line = &job->scan->plain[i];
@@ -608,11 +907,11 @@ static void insert_lines(Insert *job, sqlite3_stmt *insert, sqlite3_stmt *lookup
             parsed_before++;
         sqlite3_int64 id = job->first_id + line->distinct_before + parsed_before;
         const unsigned char *text = data + line->start;
-        is_plain_198(text, line->len, fields); /* true: scan() kept it */
+        is_plain(text, line->len, &fields); /* true: scan() kept it */
         int rc = sqlite3_bind_int64(insert, P_ID, id);
         rc |= sqlite3_bind_blob(insert, P_LINE_HASH, line->digest, DIGEST_BYTES, SQLITE_STATIC);
         rc |= bind_text(insert, P_RAW_LINE, (Cell){text, line->len});
-        rc |= convert_and_bind(insert, fields);
+        rc |= convert_and_bind(insert, &fields);
         if (rc != SQLITE_OK)
             return fail(job, rc);
         sqlite3_int64 changes = sqlite3_total_changes64(job->db);
@@ -666,8 +965,6 @@ static int prepare_and_insert(Insert *job, sqlite3_int64 upload_id, const char *
     if (rc == SQLITE_OK) {
         rc = sqlite3_bind_int64(insert, P_UPLOAD_ID, upload_id);
         rc |= sqlite3_bind_text(insert, P_CREATED_AT, created_at, -1, SQLITE_STATIC);
-        rc |= sqlite3_bind_text(insert, P_FORMAT_VERSION, "1.98", 4, SQLITE_STATIC);
-        rc |= sqlite3_bind_null(insert, P_IO_CHUNK_BYTES); /* always empty in format 1.98 (§3.2, §3.3-2) */
         rc |= label ? sqlite3_bind_text(insert, P_LABEL, label, (int)label_len, SQLITE_STATIC) : sqlite3_bind_null(insert, P_LABEL);
         rc |= document ? sqlite3_bind_text(insert, P_DOCUMENT, document, (int)document_len, SQLITE_STATIC)
                        : sqlite3_bind_null(insert, P_DOCUMENT);
@@ -792,13 +1089,74 @@ done:
     return result;
 }
 
+/* Up to `count` distinct plain lines from plain line `start` on, as COPY text; (text, the next start). */
+static PyObject *scan_copy_text(Scan *self, PyObject *args) {
+    Py_ssize_t start, count;
+    if (!PyArg_ParseTuple(args, "nn:copy_text", &start, &count))
+        return NULL;
+    if (start < 0 || start > self->plain_count) {
+        PyErr_SetString(PyExc_IndexError, "start is not a plain line's index");
+        return NULL;
+    }
+    Text text = {NULL, 0, 0, 0};
+    Py_ssize_t i = start;
+    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(self->data);
+    Py_BEGIN_ALLOW_THREADS
+    Line fields;
+    for (Py_ssize_t copied = 0; i < self->plain_count && copied < count && !text.failed; i++) {
+        PlainLine *line = &self->plain[i];
+        if (line->first != i)
+            continue;
+        is_plain(data + line->start, line->len, &fields); /* true: scan() kept it */
+        copy_row(&text, line->line_no, line->digest, (Cell){data + line->start, line->len}, &fields);
+        copied++;
+    }
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL;
+    if (text.failed)
+        PyErr_NoMemory();
+    else
+        result = Py_BuildValue("(y#n)", text.buf ? text.buf : "", (Py_ssize_t)text.len, i);
+    PyMem_RawFree(text.buf);
+    return result;
+}
+
+/* (line number, digest) of every plain line, repeats included, in line order. */
+static PyObject *scan_lines_and_digests(Scan *self, PyObject *unused) {
+    PyObject *list = PyList_New(self->plain_count);
+    for (Py_ssize_t i = 0; list && i < self->plain_count; i++) {
+        PyObject *item = Py_BuildValue("(ny#)", self->plain[i].line_no, self->plain[i].digest, (Py_ssize_t)DIGEST_BYTES);
+        if (item == NULL) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
 static PyObject *line_is_plain(PyObject *module, PyObject *args) {
     const char *line;
     Py_ssize_t len;
     if (!PyArg_ParseTuple(args, "y#:line_is_plain", &line, &len))
         return NULL;
-    Cell fields[FIELDS];
-    return PyBool_FromLong(is_plain_198((const unsigned char *)line, len, fields));
+    Line fields;
+    return PyBool_FromLong(is_plain((const unsigned char *)line, len, &fields));
+}
+
+static PyObject *digest(PyObject *module, PyObject *args) {
+    const char *data;
+    Py_ssize_t len;
+    int size;
+    if (!PyArg_ParseTuple(args, "y#i:digest", &data, &len, &size))
+        return NULL;
+    if (size < 1 || size > BLAKE2B_OUTBYTES) {
+        PyErr_Format(PyExc_ValueError, "a BLAKE2b digest has 1 to %d bytes, not %d", BLAKE2B_OUTBYTES, size);
+        return NULL;
+    }
+    unsigned char out[BLAKE2B_OUTBYTES];
+    blake2b(out, (size_t)size, data, (size_t)len, NULL, 0);
+    return PyBytes_FromStringAndSize((const char *)out, size);
 }
 
 static PyMethodDef scan_methods[] = {
@@ -807,6 +1165,11 @@ static PyMethodDef scan_methods[] = {
      "existing): store the plain lines in the connection's open transaction. created: new run ids in line order; "
      "duplicates: (line number, run id) of lines stored before; existing: those runs stored before this upload."},
     {"distinct_before", (PyCFunction)scan_distinct_before, METH_O, "distinct plain lines before line number n"},
+    {"copy_text", (PyCFunction)scan_copy_text, METH_VARARGS,
+     "copy_text(start, count) -> (text, next start): up to count distinct plain lines from plain line start on, as "
+     "rows of COPY text for a table of (ord, COPY_COLUMNS...), ord being the line number"},
+    {"lines", (PyCFunction)scan_lines_and_digests, METH_NOARGS,
+     "(line number, digest) of every plain line, repeats included, in line order"},
     {NULL},
 };
 
@@ -823,7 +1186,7 @@ static PyTypeObject ScanType = {
     .tp_basicsize = sizeof(Scan),
     .tp_dealloc = (destructor)scan_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "An upload's plain format-1.98 lines (hashed) and the ranges of its other lines.",
+    .tp_doc = "An upload's plain lines (hashed) and the ranges of its other lines.",
     .tp_methods = scan_methods,
     .tp_getset = scan_getset,
 };
@@ -833,13 +1196,14 @@ static PyMethodDef module_methods[] = {
     {"db_filename", db_filename, METH_O, "the file of a sqlite3.Connection's main database"},
     {"libversion_number", libversion_number, METH_NOARGS, "the SQLite this module runs (sqlite3_libversion_number)"},
     {"line_is_plain", line_is_plain, METH_VARARGS, "whether scan() keeps this line (without its newline)"},
+    {"digest", digest, METH_VARARGS, "digest(data: bytes, size: int) -> bytes: the BLAKE2b digest scan() hashes lines with"},
     {NULL},
 };
 
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "app.ingest._bulk198", NULL, -1, module_methods};
 
 PyMODINIT_FUNC PyInit__bulk198(void) {
-    if (PyType_Ready(&ScanType) < 0)
+    if (PyType_Ready(&ScanType) < 0 || load_sqlite() < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
@@ -861,6 +1225,12 @@ PyMODINIT_FUNC PyInit__bulk198(void) {
     }
     if (PyModule_AddIntConstant(module, "CONNECTION_LAYOUT_KNOWN", connection_layout_known()) < 0 ||
         PyModule_AddIntConstant(module, "MAX_MACHINE_CHARS", MAX_MACHINE_CHARS) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    PyObject *problem = sqlite_found ? Py_NewRef(Py_None) : PyUnicode_DecodeFSDefault(sqlite_problem);
+    if (problem == NULL || PyModule_AddObject(module, "SQLITE_PROBLEM", problem) < 0) {
+        Py_XDECREF(problem);
         Py_DECREF(module);
         return NULL;
     }

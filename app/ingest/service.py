@@ -73,7 +73,7 @@ def ingest_bytes(
     *, session: Session, data: bytes, max_line_bytes: int, name_pattern: NamePattern | None = None, **options: Any
 ) -> IngestOutcome:
     """Parse an upload's bytes (CSV lines, or bonnie++'s text report) and ingest them; on SQLite the
-    plain format-1.98 lines never reach the parser (app.ingest.sqlite_bulk)."""
+    plain lines (formats 1.98, 1.9x and 1.03) never reach the parser (app.ingest.sqlite_bulk)."""
     report = _report_items(data, max_line_bytes)
     if report is not None:
         wanted = {line_hash(run.csv_line) for run in report.converted}

@@ -1,9 +1,10 @@
-"""Plain format-1.98 lines into SQLite through the C extension app.ingest._bulk198.
+"""Plain bonnie++ CSV lines into SQLite (and as COPY text for PostgreSQL) through the C extension app.ingest._bulk198.
 
 Storing 100,000 lines within 2x of sqlite3's `.import` (docs/decisions.md, "Ingest within 2x of sqlite3's .import")
 leaves no time for Python per line: binding one
 statement's parameters through CPython's sqlite3 alone takes longer. So for the common line (format
-1.98, fifty fields, every cell in its usual shape: PLAIN_198 (tests/plain_198.py)) the extension cuts the upload
+1.98, 1.97, 1.96, 1.93c or 1.03, no comma in the name, every cell in its usual shape: PLAIN (tests/plain_198.py))
+the extension cuts the upload
 into lines, checks, hashes, converts and inserts them through SQLite's C API, without the GIL; every
 other line goes to the Python parser (parsing.parse_raw_line), which names a bad line's field as always.
 tests/test_sqlite_bulk.py holds the two to the same stored rows.
@@ -12,6 +13,10 @@ The extension writes through the sqlite3* of the connection the session uses, so
 the upload's one transaction (all or nothing, rolled back like any other). CPython 3.11 offers no API
 for that pointer; connection_problem() says when it cannot be trusted, and the upload then takes the
 parser's path, which stores the same rows.
+
+The extension is optional (docs/decisions.md, "The compiled ingest path is optional"): an install without a C
+compiler has none, and BONNIEBOARD_INGEST_PATH=python turns it off; every line then goes to the parser.
+ingest_path() says which path uploads take, for `bonnieboard --version` and /api/health.
 """
 
 from __future__ import annotations
@@ -27,12 +32,54 @@ from typing import Any
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
-from app.ingest import _bulk198
 from app.ingest.parsing import LineError, ParsedRun, parse_raw_line
 from app.store.db import save_pragmas
 
+try:
+    from app.ingest import _bulk198
+except ImportError as exc:  # not built: the install had no C compiler or no Python headers
+    _bulk198 = None  # type: ignore[assignment]
+    _NOT_BUILT = f"app.ingest._bulk198 is not built ({exc})"
+
 log = logging.getLogger(__name__)
 _reported: set[str] = set()
+
+# BONNIEBOARD_INGEST_PATH=python: every line through the parser, where the extension would take the plain ones
+# (to compare the two, or to rule the extension out). Read per upload: the tests switch it per test.
+INGEST_PATH_VARIABLE = "BONNIEBOARD_INGEST_PATH"
+COMPILED = "compiled"
+PYTHON = "python"
+
+
+def extension_problem() -> str | None:
+    """Why no upload can take the compiled path in this process, or None when uploads take it (on SQLite each
+    upload's connection is still checked: connection_problem())."""
+    wanted = os.environ.get(INGEST_PATH_VARIABLE, COMPILED)
+    if wanted not in (COMPILED, PYTHON):
+        return f"{INGEST_PATH_VARIABLE}={wanted!r} is neither {COMPILED!r} nor {PYTHON!r}"
+    if wanted == PYTHON:
+        return f"{INGEST_PATH_VARIABLE}={PYTHON}"
+    if _bulk198 is None:
+        return _NOT_BUILT
+    if _bulk198.SQLITE_PROBLEM is not None:
+        return f"app.ingest._bulk198 finds no SQLite to call: {_bulk198.SQLITE_PROBLEM}"
+    if not _bulk198.CONNECTION_LAYOUT_KNOWN:
+        return (
+            f"the layout of CPython {sys.version.split()[0]}'s sqlite3.Connection is not known to app.ingest._bulk198"
+        )
+    return None
+
+
+def ingest_path() -> str:
+    """The path uploads take: "compiled" when the extension stores their plain lines, else "python"."""
+    return COMPILED if extension_problem() is None else PYTHON
+
+
+def describe_ingest_path() -> str:
+    """ingest_path(), and why when it is the parser's: `bonnieboard --version` prints it."""
+    problem = extension_problem()
+    return COMPILED if problem is None else f"{PYTHON}: {problem}"
+
 
 # SQLite's page cache while an upload's transaction is open. The default 2 MiB sent the pages of the hash
 # and name indexes out to the WAL and read them back many times over. An upload writes about 3.2 bytes of
@@ -55,7 +102,11 @@ def upload_cache_kib(upload_bytes: int) -> int:
 
 
 # The run columns the extension fills, in its order; tests/test_columns.py compares it with app.columns.
-COLUMNS: tuple[str, ...] = _bulk198.COLUMNS
+COLUMNS: tuple[str, ...] = _bulk198.COLUMNS if _bulk198 is not None else ()
+# Those copy_chunks() writes, after the ord column: not the run's id or the upload's own columns.
+COPY_COLUMNS: tuple[str, ...] = tuple(
+    column for column in COLUMNS if column not in ("id", "upload_id", "created_at", "label", "document")
+)
 
 
 @dataclass(slots=True)
@@ -93,6 +144,34 @@ class PlainLines:
         """The distinct plain lines before line `line_no`: how many of this upload's run ids they take first."""
         return self._scan.distinct_before(line_no)
 
+    def copy_chunks(self, lines_per_chunk: int) -> Iterator[bytes]:
+        """The distinct plain lines as COPY text for a table of (ord, *COPY_COLUMNS), ord being the line number,
+        `lines_per_chunk` lines at a time (PostgreSQL: app.ingest.writers.PostgresWriter)."""
+        start = 0
+        while start < self._scan.plain_count:
+            text, start = self._scan.copy_text(start, lines_per_chunk)
+            if text:
+                yield text
+
+    def stored_from(self, created: dict[bytes, int], existing: dict[bytes, int]) -> None:
+        """Sets `stored` from the runs (line hash -> id) an upload created and found stored before (PostgreSQL,
+        whose writer reads them back from its INSERT: its plain lines travel by COPY, with no ids of their own)."""
+        made: list[int] = []
+        duplicates: list[tuple[int, int]] = []
+        before: dict[int, None] = {}  # ordered: each run once
+        seen: set[bytes] = set()
+        for line_no, digest in self._scan.lines():
+            run_id = created.get(digest)
+            if run_id is not None and digest not in seen:
+                made.append(run_id)
+            else:
+                if run_id is None:
+                    run_id = existing[digest]
+                    before[run_id] = None
+                duplicates.append((line_no, run_id))
+            seen.add(digest)
+        self.stored = PlainStored(made, duplicates, list(before))
+
     def insert(self, session: Session, first_id: int, parsed_lines: list[int], upload: tuple[Any, ...]) -> None:
         """Store the plain lines in the session's transaction, numbered from first_id in line order around
         `parsed_lines` (the line numbers of the parser's runs, whose ids the caller gives).
@@ -113,13 +192,13 @@ class PlainLines:
 
 
 def scan(session: Session, data: bytes, max_line_bytes: int) -> PlainLines | None:
-    """The upload's plain lines for the extension to store, or None where it cannot (not SQLite, or
-    connection_problem()): then every line goes to the parser."""
+    """The upload's plain lines for the extension to store (SQLite) or to write as COPY text (PostgreSQL), or
+    None where it cannot (extension_problem(), on SQLite connection_problem()): then every line goes to the parser."""
     if session.get_bind().dialect.name != "sqlite":
-        return None
+        return None if extension_problem() is not None else PlainLines(data, max_line_bytes)
     problem = connection_problem(session)
     if problem is not None:
-        if problem not in _reported:
+        if problem not in _reported and not problem.startswith(INGEST_PATH_VARIABLE):
             _reported.add(problem)
             log.warning("uploads take the slower parser path for every line: %s", problem)
         return None
@@ -132,10 +211,9 @@ def connection_problem(session: Session) -> str | None:
     It reads the sqlite3* out of CPython's connection object, so it checks that the object is the one
     it knows, that both run the same SQLite library, and that the handle has the session's database file open.
     """
-    if not _bulk198.CONNECTION_LAYOUT_KNOWN:
-        return (
-            f"the layout of CPython {sys.version.split()[0]}'s sqlite3.Connection is not known to app.ingest._bulk198"
-        )
+    problem = extension_problem()
+    if problem is not None:
+        return problem
     connection = _driver_connection(session)
     if type(connection) is not sqlite3.Connection:
         return f"the driver connection is a {type(connection).__module__}.{type(connection).__qualname__}, not a sqlite3.Connection"

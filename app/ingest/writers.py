@@ -15,13 +15,14 @@ Two writers exist:
 * SqliteWriter: this transaction holds SQLite's write lock (app.store.db.begin_write), so it numbers the
   runs itself, in line order, from above every id the table has given. The lines the parser read
   (ParsedRun values; CPython binds None slowly, so they travel as a sentinel that NULLIF turns back)
-  go in by executemany. The plain format-1.98 lines, when the upload has them, never reach Python:
+  go in by executemany. The plain lines (app.ingest.sqlite_bulk), when the upload has them, never reach Python:
   app.ingest.sqlite_bulk's extension stores them in finish(), numbered around the parsed ones
   (PlainLines.distinct_before), and says which it created. No other writer can run meanwhile, so
   looking up the parsed lines' ids afterwards is safe.
 * PostgresWriter: ParsedRun values, streamed by COPY (a batch at a time) into a temporary table of
-  the upload's own, then moved into `run` by one INSERT ... SELECT: runs are numbered by the sequence in line
-  order. That statement also names the existing run of each duplicate (ON CONFLICT DO UPDATE ...
+  the upload's own, and the plain lines as COPY text the extension writes (PlainLines.copy_chunks: they never
+  reach Python either), then moved into `run` by one INSERT ... SELECT: runs are numbered by the sequence in line
+  order (of the line numbers, each staged row's ord). That statement also names the existing run of each duplicate (ON CONFLICT DO UPDATE ...
   RETURNING), so a run deleted between an insert and a second lookup cannot make the upload fail; the
   update locks that run until this upload commits.
 
@@ -30,6 +31,8 @@ The row a writer stores is ROW_COLUMNS, built by run_values() from app.columns' 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from itertools import chain
 from operator import attrgetter
@@ -40,7 +43,7 @@ from sqlalchemy.orm import Session
 
 from app.columns import FILE_TEST_COLUMNS, RESULT_COLUMNS, RUN_LINE_COLUMNS
 from app.ingest.parsing import ParsedRun
-from app.ingest.sqlite_bulk import PlainLines
+from app.ingest.sqlite_bulk import COPY_COLUMNS, PlainLines
 from app.store.models import run_table
 
 BATCH_ROWS = 2000  # rows per executemany: memory stays flat however long the upload
@@ -226,8 +229,7 @@ class PostgresWriter:
         document: Any,
         plain: PlainLines | None = None,
     ):
-        if plain is not None:
-            raise TypeError("PostgresWriter stores parsed lines only")
+        self.plain = plain
         self.session = session
         self.upload_id = upload_id
         self.upload_values = {"upload_id": upload_id, "created_at": created_at, "label": label, "document": document}
@@ -239,7 +241,8 @@ class PostgresWriter:
         self.existing: dict[bytes, int] = {}
 
     def add(self, item: ParsedRun, digest: bytes) -> None:
-        self.rows.append(_pg_line_values(item, digest, self.copied + len(self.rows)))
+        # ord is the line number: the parsed lines and the plain ones (copy_chunks) are numbered in line order.
+        self.rows.append(_pg_line_values(item, digest, item.line_no))
         if len(self.rows) >= BATCH_ROWS:
             self._flush()
 
@@ -248,6 +251,7 @@ class PostgresWriter:
 
     def finish(self) -> tuple[dict[bytes, int], dict[bytes, int]]:
         self._flush()
+        self._copy_plain()
         if not self.copied:
             return self.created, self.existing
         # Two uploads sharing lines in different orders would each wait in ON CONFLICT for a row the
@@ -271,11 +275,30 @@ class PostgresWriter:
         for digest, run_id, upload_id in self.session.execute(statement, self.upload_values):
             (self.created if upload_id == self.upload_id else self.existing)[digest] = run_id
         self.session.execute(text(f"DROP TABLE {self.staging}"))
+        if self.plain is not None:
+            self.plain.stored_from(self.created, self.existing)
         return self.created, self.existing
 
     def _flush(self) -> None:
         if not self.rows:
             return
+        with self._copy(_PG_LINE_COLUMNS) as copy:
+            for row in self.rows:
+                copy.write_row(row)
+        self.copied += len(self.rows)
+        self.rows.clear()
+
+    def _copy_plain(self) -> None:
+        """The plain lines as the extension writes them: COPY text made in C, none of it parsed in Python."""
+        if self.plain is None or not self.plain.count:
+            return
+        with self._copy(COPY_COLUMNS) as copy:
+            for chunk in self.plain.copy_chunks(BATCH_ROWS):
+                copy.write(chunk)
+        self.copied += self.plain.count
+
+    def _copy(self, columns: tuple[str, ...]) -> Any:
+        """A COPY into this upload's staging table (made on first use) of (ord, *columns)."""
         if not self.copied:
             # Temporary: no WAL, no other session sees it; dropped at commit or rollback whatever happens.
             self.session.execute(
@@ -286,14 +309,13 @@ class PostgresWriter:
             )
         driver_connection = self.session.connection().connection.driver_connection
         assert driver_connection is not None  # a checked-out connection always has one
-        with (
-            driver_connection.cursor() as cursor,
-            cursor.copy(f"COPY {self.staging} (ord, {', '.join(_PG_LINE_COLUMNS)}) FROM STDIN") as copy,
-        ):
-            for row in self.rows:
-                copy.write_row(row)
-        self.copied += len(self.rows)
-        self.rows.clear()
+        return _copy_into(driver_connection, f"COPY {self.staging} (ord, {', '.join(columns)}) FROM STDIN")
+
+
+@contextmanager
+def _copy_into(driver_connection: Any, statement: str) -> Iterator[Any]:
+    with driver_connection.cursor() as cursor, cursor.copy(statement) as copy:
+        yield copy
 
 
 def _bind(column: Any, dialect: Any, value: Any) -> Any:

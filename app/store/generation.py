@@ -13,8 +13,9 @@ A new stamp is random rather than the old one plus one: a database emptied or ma
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, event, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -33,6 +34,26 @@ def bump(session: Session) -> None:
     dialect_insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
     upsert = dialect_insert(table).values(id=ROW_ID, generation=stamp)
     session.execute(upsert.on_conflict_do_update(index_elements=[table.c.id], set_={"generation": stamp}))
+    if not session.info.get(_LISTENING):
+        session.info[_LISTENING] = True
+        event.listen(session, "after_commit", _committed, once=True)
+
+
+# Called after a commit that replaced the stamp, in the committing thread: they must only take note (the
+# comparison cache's re-warm, app/compare/page.py, wakes its own thread).
+_ON_COMMIT: list[Callable[[], None]] = []
+_LISTENING = "generation_listening"
+
+
+def on_commit(callback: Callable[[], None]) -> None:
+    """Call `callback` after every commit of this process that replaced the stamp."""
+    _ON_COMMIT.append(callback)
+
+
+def _committed(session: Session) -> None:
+    session.info.pop(_LISTENING, None)
+    for callback in _ON_COMMIT:
+        callback()
 
 
 def current(connection: Session | Connection) -> int | None:

@@ -42,5 +42,17 @@ def url_for(context: dict[str, Any], name: str, /, **path_params: Any) -> str:
 
 
 templates.env.globals["url_for"] = url_for
+
+
+@pass_context
+def static_url(context: dict[str, Any], name: str, /) -> str:
+    """The versioned path of the static file `name` (app/web/static_assets.py): its URL changes with its bytes,
+    so browsers may keep it for a year. Under the ASGI root_path, as url_for."""
+    request: Request = context["request"]
+    return request.app.state.static_assets.url(url_for(context, "static", path="").rstrip("/"), name)
+
+
+templates.env.globals["static_url"] = static_url
+
 # Every link and form action of a page: site_url('/compare?runs=1') is the board's path under the root path.
 templates.env.globals["site_url"] = site_url

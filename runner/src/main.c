@@ -67,23 +67,6 @@ static void on_signal(int sig)
     stop_requested = 1;
 }
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "usage: bonnieboard-runner [-d scratch-dir] [-s size(MiB)[:chunk-size(b)[:seeks[:seekers]]]]\n"
-        "      [-n number-to-stat(*1024)[:max-size[:min-size][:num-directories[:chunk-size]]]]\n"
-        "      [-m machine-name] [-r ram-size-in-MiB] [-x number-of-tests] [-c concurrency]\n"
-        "      [-q] [-f[size-MiB]] [-b] [-D] [-z seed | -Z random-file] [-u user[:group]] [-g group]\n"
-        "      [-p processes | -y s|p]\n"
-        "      [--json FILE] [--char-mode syscall|stdio] [--stdio-buffer BYTES]\n"
-        "      [--post BOARD_URL] [--token-file FILE | --token TOKEN] [--tag KEY=VALUE]... [--label TEXT]\n"
-        "      [--spool FILE]   (the token may also come from $BONNIEBOARD_TOKEN)\n"
-        "\n"
-        "Runs bonnie++ 2.00a's tests and prints its text report and a CSV line in format 1.98.\n"
-        "Exit codes: 1 usage, 2 preparation, 3 run-time failure or interrupted, 4 post failed.\n"
-        "Version: " RUNNER_NAME "-" RUNNER_VERSION "\n");
-}
-
 static int64_t detect_ram_mib(void)
 {
     long page = sysconf(_SC_PAGESIZE), pages = sysconf(_SC_PHYS_PAGES);
@@ -270,7 +253,7 @@ static int deliver(const struct options *opts, struct document *doc, const struc
         exit_code = fail(EXIT_PREPARE, "can't write %s: %s", opts->json_path, strerror(errno));
     if (opts->post_url) {
         struct post_request req = {
-            .board_url = opts->post_url, .token = opts->token, .csv = sbuf_str(csv),
+            .board_url = opts->post_url, .token = opts->token, .token_file = opts->token_file, .csv = sbuf_str(csv),
             .document_json = sbuf_str(&text), .tags = opts->tags, .tag_count = opts->tag_count,
             .label = opts->label, .spool_path = opts->spool_path, .spool_fd = spool_out->fd,
         };
@@ -295,14 +278,14 @@ int main(int argc, char **argv)
     case OPTIONS_OK:
         break;
     case OPTIONS_HELP:
-        usage(stdout);
+        options_usage(stdout, 0);
         goto free_options;
     case OPTIONS_VERSION:
         printf(RUNNER_NAME "-runner " RUNNER_VERSION "\n");
         goto free_options;
     case OPTIONS_ERROR:
         exit_code = fail(EXIT_USAGE, "%s", err);
-        usage(stderr);
+        options_usage(stderr, 1);
         goto free_options;
     }
     /* bonnie++'s order: change user first, so every file below is made as that user */
@@ -316,6 +299,14 @@ int main(int argc, char **argv)
             exit_code = fail(EXIT_PREPARE, "%s", err);
         goto free_options;
     }
+    /* The scratch directory before the size rules: when -d names no usable directory, that is the
+     * mistake to report, not a default file size that the RAM rule refuses. */
+    struct workdir probe;
+    if (workdir_open(&probe, opts.dir, err, sizeof(err))) {
+        exit_code = fail(EXIT_PREPARE, "%s", err);
+        goto free_options;
+    }
+    workdir_close(&probe);
     const char *ram_source = opts.ram_set ? "option" : "detected";
     int64_t detected_ram_mib = detect_ram_mib();
     if (options_finalize(&opts, detected_ram_mib, err, sizeof(err))) {

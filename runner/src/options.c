@@ -715,3 +715,76 @@ void options_free(struct options *o)
     }
     o->tag_count = 0;
 }
+
+/* The one text of --help; runner/tools/help2man.sh turns it into bonnieboard-runner.1, so the manual
+ * and --help cannot disagree. Its shape is what that script reads: a "usage:" synopsis, a paragraph,
+ * headed lists of "  OPTION  text" entries (a text too long for one line goes on, indented further),
+ * then the environment and the exit codes. */
+static const char usage_text[] =
+    "usage: bonnieboard-runner [-d scratch-dir] [-s size(MiB)[:chunk-size(b)[:seeks[:seekers]]]]\n"
+    "      [-n number-to-stat(*1024)[:max-size[:min-size][:num-directories[:chunk-size]]]]\n"
+    "      [-m machine-name] [-r ram-size-in-MiB] [-x number-of-tests] [-c concurrency]\n"
+    "      [-q] [-f[size-MiB]] [-b] [-D] [-z seed | -Z random-file] [-u user[:group]] [-g group]\n"
+    "      [-p processes | -y s|p]\n"
+    "      [--json FILE] [--char-mode syscall|stdio] [--stdio-buffer BYTES]\n"
+    "      [--post BOARD_URL] [--token-file FILE | --token TOKEN] [--tag KEY=VALUE]... [--label TEXT]\n"
+    "      [--spool FILE]   (the token may also come from $BONNIEBOARD_TOKEN)\n"
+    "\n"
+    "Runs bonnie++ 2.00a's tests and prints its text report and a CSV line in format 1.98.\n"
+    "\n"
+    "bonnie++'s options, with its syntax and defaults:\n"
+    "  -d DIR                scratch directory (default .); every test file is made in it\n"
+    "  -s SIZE[:CHUNK[:SEEKS[:PROCS]]]\n"
+    "                        file size in MiB (g, t suffixes; default twice the RAM, at least 300), I/O chunk\n"
+    "                        in bytes (256 to 1m; default 8192), random seeks (default 8192), seeker processes\n"
+    "                        (default 5); -s 0 skips the I/O tests\n"
+    "  -n NUM[:MAX[:MIN[:DIRS[:CHUNK]]]]\n"
+    "                        file tests on NUM*1024 files (default 16) of MIN to MAX bytes (MAX -1: hard links,\n"
+    "                        -2: symlinks) in DIRS directories, data in CHUNK bytes; -n 0 skips them\n"
+    "  -m NAME               machine name (default the node name): 1 to 200 bytes of UTF-8, no comma or\n"
+    "                        control character\n"
+    "  -r MIB                RAM to assume; the file must be at least twice it (-r 0 disables the check)\n"
+    "  -x N                  run N times: the CSV header, then one CSV line per run, no text report\n"
+    "  -c N                  concurrency, recorded in the CSV only\n"
+    "  -q                    quiet: no progress, the text report on stderr\n"
+    "  -f[N]                 skip the per-character tests, or run them over N MiB (default 3)\n"
+    "  -b                    fsync after every write of the seek and file tests\n"
+    "  -D                    open the test file with O_DIRECT\n"
+    "  -z SEED               random seed (default pid XOR time)\n"
+    "  -Z FILE               random numbers from FILE instead of a seed\n"
+    "  -u USER[:GROUP]       run the tests as USER (name or number), switched before any file is made\n"
+    "  -g GROUP              run the tests as GROUP (default the user's primary group)\n"
+    "  -p N                  create the semaphores for N processes and exit; -p -1 removes them\n"
+    "  -y s|p                before each test wait on the semaphores of -p (s), or for a line on stdin (p)\n"
+    "\n"
+    "The runner's own:\n"
+    "  --json FILE           write the JSON document (system facts, per-test evidence) to FILE\n"
+    "  --char-mode syscall|stdio\n"
+    "                        per-character tests with one-byte read/write calls (default) or stdio's\n"
+    "                        putc/getc (bonnie++ 1.03)\n"
+    "  --stdio-buffer BYTES  stdio's buffer for --char-mode stdio (default the file's st_blksize)\n"
+    "  --post BOARD_URL      post the results to BOARD_URL/api/runs; kept in a spool file if that fails\n"
+    "  --token-file FILE     send the token on FILE's first line (FILE readable by its owner only)\n"
+    "  --token TOKEN         send TOKEN (it shows in ps: prefer --token-file)\n"
+    "  --tag KEY=VALUE       tag the runs; repeatable\n"
+    "  --label TEXT          label the runs (at most 500 characters)\n"
+    "  --spool FILE          where the results go when the post fails (default\n"
+    "                        ./bonnieboard-spool-TIME-PID.json, else under /tmp)\n"
+    "  --help                print this list of options and exit\n"
+    "  --version             print the version and exit\n"
+    "\n"
+    "Environment:\n"
+    "  BONNIEBOARD_TOKEN     the token for --post when neither --token nor --token-file is given\n"
+    "\n"
+    "Exit codes: 1 usage, 2 preparation, 3 run-time failure or interrupted, 4 post failed.\n"
+    "Version: " RUNNER_NAME "-" RUNNER_VERSION "\n";
+
+void options_usage(FILE *fp, int synopsis_only)
+{
+    if (!synopsis_only) {
+        fputs(usage_text, fp);
+        return;
+    }
+    fprintf(fp, "%.*s", (int)(strstr(usage_text, "\n\n") - usage_text + 1), usage_text);
+    fputs("bonnieboard-runner --help describes every option.\n", fp);
+}

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "params.h"
 #include "version.h"
@@ -101,6 +102,11 @@ int options_token_like(const char *arg);
  * reason in err: 1..OPT_MAX_MACHINE_BYTES bytes of UTF-8 without commas (the board would read the
  * name's parts as columns), control characters (a newline splits the line), or U+FEFF. */
 int options_check_machine(const char *name, char *err, size_t errlen);
+
+/* Prints the usage and every option with a line about it: what --help prints, and the source of
+ * the manual page (runner/tools/help2man.sh). With synopsis_only (after a usage error), the
+ * synopsis and where to read more. */
+void options_usage(FILE *fp, int synopsis_only);
 
 void options_free(struct options *o);
 

@@ -114,7 +114,7 @@ int post_send(const struct post_request *req)
     fprintf(stderr, "Post to %s failed: %s\n", sbuf_str(&url), why);
     if (post_spool_write(req, &body, path, sizeof(path)) == 0) {
         struct sbuf cmd = {0};
-        if (post_resend_command(&cmd, path, sbuf_str(&url), req->token != NULL) == 0)
+        if (post_resend_command(&cmd, path, sbuf_str(&url), req->token != NULL, req->token_file) == 0)
             fprintf(stderr, "The results are kept in %s. To send them later:\n  %s\n", path, sbuf_str(&cmd));
         else
             fprintf(stderr, "The results are kept in %s.\n", path);

@@ -16,6 +16,7 @@
 struct post_request {
     const char *board_url;      /* base URL, e.g. http://board:8000 */
     const char *token;          /* Bearer token or NULL */
+    const char *token_file;     /* --token-file the token came from, or NULL */
     const char *csv;            /* all CSV lines, newline-terminated */
     const char *document_json;  /* the runner's document (JSON text) */
     const struct tag *tags;
@@ -41,9 +42,11 @@ int post_spool_create(const char *path);
  * Returns 0 with the path used in path, or -1. */
 int post_spool_write(const struct post_request *req, const struct sbuf *body, char *path, size_t len);
 
-/* The shell command that sends spool file `spool` to `url` later. With a token it names the
- * variable $BONNIEBOARD_TOKEN, never the secret. Returns 0 or -1. */
-int post_resend_command(struct sbuf *out, const char *spool, const char *url, int with_token);
+/* The shell command that sends spool file `spool` to `url` later. With a token it reads the token
+ * where it came from, never showing the secret: $(cat 'TOKEN_FILE') when token_file is not NULL,
+ * else the variable $BONNIEBOARD_TOKEN. Returns 0 or -1. */
+int post_resend_command(struct sbuf *out, const char *spool, const char *url, int with_token,
+                        const char *token_file);
 
 /* POSTs to {board_url}/api/runs. On success prints the server's answer to
  * stderr, removes an unused spool file made by post_spool_create, and returns 0.

@@ -85,8 +85,28 @@ int post_spool_write(const struct post_request *req, const struct sbuf *body, ch
     return rc;
 }
 
-int post_resend_command(struct sbuf *out, const char *spool, const char *url, int with_token)
+/* word in single quotes for a POSIX shell: each ' becomes '\'' */
+static int shell_quote(struct sbuf *out, const char *word)
 {
-    return sbuf_printf(out, "curl -X POST -H 'Content-Type: application/json'%s --data-binary @%s %s",
-                       with_token ? " -H \"Authorization: Bearer $" POST_TOKEN_ENV "\"" : "", spool, url);
+    if (sbuf_printf(out, "'"))
+        return -1;
+    for (const char *p = word; *p; p++)
+        if (*p == '\'' ? sbuf_printf(out, "'\\''") : sbuf_printf(out, "%c", *p))
+            return -1;
+    return sbuf_printf(out, "'");
+}
+
+int post_resend_command(struct sbuf *out, const char *spool, const char *url, int with_token,
+                        const char *token_file)
+{
+    if (sbuf_printf(out, "curl -X POST -H 'Content-Type: application/json'"))
+        return -1;
+    if (with_token && token_file) {
+        if (sbuf_printf(out, " -H \"Authorization: Bearer $(cat ") || shell_quote(out, token_file) ||
+            sbuf_printf(out, ")\""))
+            return -1;
+    } else if (with_token && sbuf_printf(out, " -H \"Authorization: Bearer $" POST_TOKEN_ENV "\"")) {
+        return -1;
+    }
+    return sbuf_printf(out, " --data-binary @%s %s", spool, url);
 }

@@ -1,6 +1,7 @@
 /* sweep_stats.c -- the stopping rule of rounds = auto, computed as the board computes a CI. */
 #include "sweep_stats.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,60 +35,6 @@ int sweep_stats_from_csv(const char *line, double values[SWEEP_STAT_TESTS])
     return -1;
 }
 
-/* log, exp and sqrt for the few numbers of a stopping rule: the runner links libc and libcurl only,
- * and these converge to double precision on the values a rate or a CI can take. */
-static double ln(double x)
-{
-    static const double ln2 = 0.69314718055994530942;
-    int e = 0;
-    while (x >= 2) {
-        x /= 2;
-        e++;
-    }
-    while (x < 1) {
-        x *= 2;
-        e--;
-    }
-    /* ln(x) = 2 atanh(z), z = (x - 1)/(x + 1) <= 1/3 */
-    double z = (x - 1) / (x + 1), z2 = z * z, term = z, sum = 0;
-    for (int k = 1; k < 80; k += 2) {
-        sum += term / k;
-        term *= z2;
-    }
-    return 2 * sum + e * ln2;
-}
-
-static double expo(double y)
-{
-    int halvings = 0;
-    while (y > 0.5 || y < -0.5) {
-        y /= 2;
-        halvings++;
-    }
-    double sum = 1, term = 1;
-    for (int k = 1; k < 30; k++) {
-        term *= y / k;
-        sum += term;
-    }
-    while (halvings--)
-        sum *= sum;
-    return sum;
-}
-
-static double root(double x)
-{
-    if (x <= 0)
-        return 0;
-    double r = x > 1 ? x : 1;
-    for (int i = 0; i < 200; i++) {
-        double next = (r + x / r) / 2;
-        if (next >= r)
-            break;
-        r = next;
-    }
-    return r;
-}
-
 /* Student's t quantile 0.975 for 1..30 degrees of freedom (the board's t_975); beyond, 1.959964 + 2.4/df,
  * within 0.002 of it up to the 99 a plan's 100 rounds can reach. */
 static double t_975(int df)
@@ -109,7 +56,7 @@ double sweep_stats_ci_half(const double *values, int n)
         if (values[i] <= 0)
             continue;
         m++;
-        sum += ln(values[i]);
+        sum += log(values[i]);
         /* the printing step: whole numbers, or one decimal for a value with a fraction */
         double q = values[i] == (double)(long long)values[i] ? 1.0 : 0.1;
         rounding += (q / values[i]) * (q / values[i]);
@@ -119,9 +66,9 @@ double sweep_stats_ci_half(const double *values, int n)
     double mean = sum / m, ss = 0;
     for (int i = 0; i < n; i++)
         if (values[i] > 0)
-            ss += (ln(values[i]) - mean) * (ln(values[i]) - mean);
+            ss += (log(values[i]) - mean) * (log(values[i]) - mean);
     double var = ss / (m - 1) + rounding / (12.0 * m);
-    return expo(t_975(m - 1) * root(var / m)) - 1;
+    return exp(t_975(m - 1) * sqrt(var / m)) - 1;
 }
 
 double sweep_stats_widest(const double (*rates)[SWEEP_STAT_TESTS], int rounds, int *test)

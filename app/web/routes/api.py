@@ -16,6 +16,7 @@ from app.compare.request import ComparisonRequest, read_request
 from app.config import get_settings
 from app.ingest.parsing import HEADER_198, TESTS
 from app.ingest.secrets_scrub import scrub_document
+from app.ingest.sqlite_bulk import ingest_path
 from app.ingest.upload import store_upload
 from app.ingest.validation import check_label, check_name_pattern, check_tag, parse_tag_params
 from app.limits import MAX_ID
@@ -272,8 +273,8 @@ def get_compare_csv(session: SessionDep, query: ComparisonQueryDep):
 
 
 @router.get("/matrix", response_model=MatrixOut, responses=ERRORS)
-def get_matrix(
-    session: SessionDep,
+async def get_matrix(
+    http_request: Request,
     rows: Annotated[
         str,
         TAG_KEY_SCHEMA,
@@ -304,14 +305,31 @@ def get_matrix(
     request = matrix.read_request(
         rows=rows, cols=cols, test=test, runs=[runs or ""], baseline=baseline, min_effect=min_effect
     )
-    # orjson, as /api/compare: MatrixOut documents the body (and the tests check it against the schema).
+    gzipped = response_cache.accepts_gzip(http_request.headers.get("accept-encoding"))
+    body = await run_in_threadpool(_matrix_json, request, gzipped)
+    return Response(body, media_type="application/json", headers=response_cache.encoding_headers(gzipped))
+
+
+def _matrix_json(request: matrix.MatrixRequest, gzipped: bool) -> bytes:
+    # orjson, as /api/compare: MatrixOut documents the body (and the tests check it against the schema). Cached
+    # as /api/compare is, until the data changes.
+    body = comparisons.cached(
+        ("/api/matrix", request, site_url("/")),
+        lambda session: response_cache.Body(orjson.dumps(_matrix_answer(session, request))),
+        response_cache.Body.size_bytes,
+    )
+    return body.gzipped() if gzipped else body.data
+
+
+def _matrix_answer(session, request: matrix.MatrixRequest) -> dict:
     answer = comparisons.matrix_of(session, request)
-    # The answer may be cached for every reader; its link is the board's as this server is reached.
-    answer = {**answer, "compare_url": site_url(answer["compare_url"])}
-    return Response(orjson.dumps(answer), media_type="application/json")
+    # A path on the board as this server is reached: under its root path.
+    return {**answer, "compare_url": site_url(answer["compare_url"])}
 
 
 @router.get("/health")
 def health():
-    """A trivial answer: the reference the benchmarks measure other endpoints against."""
-    return {"status": "ok"}
+    """A trivial answer: the reference the benchmarks measure other endpoints against. `ingest_path` says whether
+    uploads store their plain lines through the compiled extension or the Python parser (an environment
+    variable and a module attribute read: nothing touched)."""
+    return {"status": "ok", "ingest_path": ingest_path()}

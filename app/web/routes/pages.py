@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from starlette.datastructures import FormData, UploadFile
 
 from app import bonnie
-from app.compare import answer, engine, heat_table, matrix
+from app.compare import answer, embed, engine, heat_table, matrix
 from app.compare import page as comparisons
 from app.compare.figures import RunFigures, limiters_of, line_facts
 from app.compare.grouping import Grouping
@@ -27,6 +27,7 @@ from app.compare.request import (
     parse_mode,
     parse_run_ids,
     permalink,
+    read_request,
     settle,
 )
 from app.config import get_settings
@@ -46,12 +47,11 @@ from app.ingest.validation import (
 from app.limits import MAX_ID, MAX_TAG_CHARS
 from app.store import runs as run_store
 from app.store import samples
-from app.store.models import Run
 from app.web import cache
 from app.web.deps import PageAuthDep, SessionDep, check_machine_text, csrf_form
 from app.web.document_view import document_view
 from app.web.request_body import FormLimits
-from app.web.schemas import RunDetailOut, RunOut
+from app.web.schemas import RunDetailOut
 from app.web.templating import is_htmx, render, templates
 from app.web.upload_lines import lines_at
 from app.web.urls import app_path, redirect, site_url
@@ -116,9 +116,9 @@ def runs_page(
     # Each order reads its own cursor only (run_store.list_runs); skip counts within at_machine's runs.
     offset = (page - 1) * PAGE_SIZE + (skip if sort == "name" and at_machine is not None else 0)
     listed = (
-        run_store.RunPage([], 0, False)
+        run_store.ListedPage([], 0, False)
         if filter_error
-        else run_store.list_runs(
+        else run_store.list_run_rows(
             session=session,
             run_filter=run_filter,
             limit=PAGE_SIZE + 1,
@@ -141,7 +141,7 @@ def runs_page(
         "chosen": chosen,
         "sort": sort,
         "sorts": {"newest": "newest first", "oldest": "oldest first", "name": "by name"},
-        "runs": [RunOut.from_run(one) for one in found],
+        "runs": found,
         "total": total,
         "total_is_estimate": listed.total_is_estimate,
         "filtered": run_filter != run_store.RunFilter(),
@@ -172,7 +172,7 @@ def _study_url(study: samples.Study) -> str:
     return f"/compare?runs={runs}" + (f"&group={','.join(study.group_keys)}" if study.group_keys else "")
 
 
-def _next_by_name(found: list[Run], at_machine: str | None, skipped: int) -> dict[str, str | int]:
+def _next_by_name(found: list[run_store.ListedRun], at_machine: str | None, skipped: int) -> dict[str, str | int]:
     """The next page's cursor by name: the last machine shown, and how many of its runs have been shown (the
     page's last ones, and the `skipped` before it when the page began with at_machine's)."""
     machine = found[-1].machine
@@ -300,15 +300,87 @@ def _render_compare(session: Session, asked: ComparisonRequest, notice: str | No
             # the chart of the family the answer leads with comes first: on a desktop's first screen
             chart_order=sorted(range(len(keys)), key=lambda i: keys[i] != lead),
             view=(view := engine.compare_view(figures, data)),
-            embedded=script_json({"compare": data, "view": view, "answer": rows}),
-            table=(table := engine.heat_table(data)),
-            heat_cells=[heat_table.section_cells(table, section) for section in table["sections"]],
+            embedded=script_json(embed.chart_data(data, view, rows)),
+            setup_url=permalink(settled, "/compare/setup"),
+            figures_url=permalink(settled, "/compare/figures"),
             baseline=data["baseline"],
             csv_url=permalink(settled, "/api/compare.csv"),
             matrix_url=_matrix_url(settled, figures),
         )
     html = templates.get_template("_compare.html").render(context)
     return CompareFragment(url, notice, len(figures), cache.Body(html.encode()))
+
+
+# The compare page's big tables, fetched when their fold opens (templates/_compare.html): path -> template, title.
+COMPARE_TABLES = {
+    "setup": ("_compare_setup.html", "Setup of the runs compared"),
+    "figures": ("_compare_figures.html", "Every figure of the comparison"),
+}
+
+
+@router.get("/compare/setup", response_class=HTMLResponse)
+async def compare_setup(
+    request: Request, runs: str = "", baseline: str = "", mode: str = ABSOLUTE, group: str = "", min_effect: str = ""
+):
+    """The setup table of the /compare view with this query: the fragment its fold loads (htmx), or a page."""
+    asked = read_request(runs=[runs], mode=mode, baseline=baseline, group=group, min_effect=min_effect)
+    return await run_in_threadpool(_compare_table_response, request, "setup", asked)
+
+
+@router.get("/compare/figures", response_class=HTMLResponse)
+async def compare_figures(
+    request: Request, runs: str = "", baseline: str = "", mode: str = ABSOLUTE, group: str = "", min_effect: str = ""
+):
+    """The tables of every figure of the /compare view with this query: the fragment its fold loads (htmx), or a
+    page of its own (the fold's link without JavaScript)."""
+    asked = read_request(runs=[runs], mode=mode, baseline=baseline, group=group, min_effect=min_effect)
+    return await run_in_threadpool(_compare_table_response, request, "figures", asked)
+
+
+def _compare_table_response(request: Request, table: str, asked: ComparisonRequest) -> Response:
+    shown = comparisons.cached(
+        (f"/compare/{table}", asked, site_url("/")),  # the fragment's links are under the root path
+        lambda session: _render_compare_table(session, table, asked),
+        lambda fragment: fragment.html.size_bytes() + len(fragment.url),
+    )
+    head = tail = b""
+    if not wants_partial(request):
+        shell = templates.get_template("compare_table.html").render(
+            request=request,
+            fragment=Markup(FRAGMENT_SLOT),
+            url=shown.url,
+            notice=shown.notice,
+            title=COMPARE_TABLES[table][1],
+        )
+        head_text, tail_text = shell.split(FRAGMENT_SLOT)
+        head, tail = head_text.encode(), tail_text.encode()
+    gzipped = cache.accepts_gzip(request.headers.get("accept-encoding"))
+    body = shown.html.gzipped(head, tail) if gzipped else b"".join((head, shown.html.data, tail))
+    headers = cache.encoding_headers(gzipped)
+    headers["Vary"] += ", HX-Request"
+    return HTMLResponse(body, headers=headers)
+
+
+def _render_compare_table(session: Session, table: str, asked: ComparisonRequest) -> CompareFragment:
+    found = comparisons.find_runs(session, asked.run_ids, missing_ok=True)
+    notice = f"No run {', '.join(f'#{run_id}' for run_id in found.missing)}: left out." if found.missing else None
+    figures = found.figures
+    settled = settle(asked, [f.id for f in figures], strict=False)
+    context: dict[str, Any] = {"url": permalink(settled)}
+    if figures:
+        data = engine.compare(
+            figures,
+            mode=settled.mode,
+            baseline=settled.baseline,
+            grouping=settled.grouping,
+            min_effect=effective_min_effect(settled.min_effect),
+        )
+        context.update(data=data, names={c["id"]: c["name"] for c in data["configurations"]})
+        if table == "figures":
+            context["table"] = heat = engine.heat_table(data)
+            context["heat_cells"] = [heat_table.section_cells(heat, section) for section in heat["sections"]]
+    html = templates.get_template(COMPARE_TABLES[table][0]).render(context)
+    return CompareFragment(context["url"], notice, len(figures), cache.Body(html.encode()))
 
 
 # What may not appear as such inside <script>: "</script>", "<!--"; & and ' for good measure (as Jinja's tojson).
@@ -341,9 +413,8 @@ def _matrix_url(request, figures) -> str | None:
 
 
 @router.get("/matrix", response_class=HTMLResponse)
-def matrix_page(
+async def matrix_page(
     request: Request,
-    session: SessionDep,
     rows: str = "",
     cols: str = "",
     test: str = matrix.DEFAULT_TEST,
@@ -354,25 +425,43 @@ def matrix_page(
     """/matrix?rows=raid&cols=fs&test=put_block[&runs=...&baseline=RUN&min_effect=1.1]: the sweep as a table of
     configurations (app/compare/matrix.py builds it, as for /api/matrix), with one small chart per row."""
     context: dict = {"tests": TESTS, "rows": rows, "cols": cols, "test": test, "error": None, "m": None}
-    if rows or cols:
-        try:
-            asked = matrix.read_request(
-                rows=rows, cols=cols, test=test, runs=[runs], baseline=baseline, min_effect=min_effect
-            )
-            shown_runs = comparisons.matrix_runs(session, asked, missing_ok=True)
-            built = matrix.build(shown_runs, asked)
-            rows_shown = _matrix_answer(shown_runs, built, asked)
-            context.update(
-                m=built,
-                answer=rows_shown,
-                answer_lead=answer.lead(built, rows_shown) if rows_shown else "",
-                url=matrix.permalink(asked),
-                api_url=matrix.permalink(asked, "/api/matrix"),
-                shown=matrix.display(built),
-            )
-        except BadRequest as exc:
-            context["error"] = exc.detail
-    return render(request, "matrix.html", context, status_code=400 if context["error"] else 200)
+    if not (rows or cols):
+        return render(request, "matrix.html", context)
+    try:
+        asked = matrix.read_request(
+            rows=rows, cols=cols, test=test, runs=[runs], baseline=baseline, min_effect=min_effect
+        )
+        # One thread hop for the stamp, the cache and, on a miss, the database and the rendering.
+        body = await run_in_threadpool(_matrix_page_body, request, asked, context)
+    except BadRequest as exc:
+        return render(request, "matrix.html", context | {"error": exc.detail}, status_code=400)
+    gzipped = cache.accepts_gzip(request.headers.get("accept-encoding"))
+    return HTMLResponse(body.gzipped() if gzipped else body.data, headers=cache.encoding_headers(gzipped))
+
+
+def _matrix_page_body(request: Request, asked: matrix.MatrixRequest, context: dict[str, Any]) -> cache.Body:
+    """The whole matrix page, cached as the comparisons are: it is rendered for a request that holds only the
+    root path (the layout's links need it), never the browser's cookies or headers, so every reader may get it."""
+    root_path = request.scope.get("root_path", "")
+    layout_request = Request(
+        {"type": "http", "method": "GET", "app": request.app, "root_path": root_path, "path": "/matrix", "headers": []}
+    )
+
+    def make(session: Session) -> cache.Body:
+        shown_runs = comparisons.matrix_runs(session, asked, missing_ok=True)
+        built = matrix.build(shown_runs, asked)
+        rows_shown = _matrix_answer(shown_runs, built, asked)
+        shown = context | {
+            "m": built,
+            "answer": rows_shown,
+            "answer_lead": answer.lead(built, rows_shown) if rows_shown else "",
+            "url": matrix.permalink(asked),
+            "api_url": matrix.permalink(asked, "/api/matrix"),
+            "shown": matrix.display(built),
+        }
+        return cache.Body(templates.get_template("matrix.html").render(shown, request=layout_request).encode())
+
+    return comparisons.cached(("/matrix", asked, root_path), make, cache.Body.size_bytes)
 
 
 def _matrix_answer(runs: list[RunFigures], built: dict[str, Any], asked: matrix.MatrixRequest) -> list[dict[str, Any]]:

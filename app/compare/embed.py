@@ -1,0 +1,30 @@
+"""What the /compare page embeds for its charts (<script type="application/json" id="compare-data">, read by
+static/charts.js): the comparison without what the page already says in HTML, and the view without its notes.
+
+The per-cell statistics of GET /api/compare (median, SD, p-values, hints per cell, ...) are most of a comparison's
+bytes — 700 KB of a 50-run page — and no chart reads them: the charts draw the view's bars (engine.chart_bars),
+which carry every value, error bar, status and verdict they show. The setup, the summary, the warnings and the
+charts' notes and hints are text of the page itself. The same figures are not sent twice; GET /api/compare (linked
+from the page) has them all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Of each chart of the comparison: what the charts read (the bars come from the view).
+CHART_FIELDS = ("key", "unit", "higher_is_better", "tests")
+# Of the comparison and of each chart of the view: what the page writes as HTML.
+IN_THE_HTML = frozenset({"setup", "summary", "warnings"})
+VIEW_CHART_IN_THE_HTML = frozenset({"notes", "hint_list"})
+
+
+def chart_data(data: dict[str, Any], view: dict[str, Any], answer: list[dict[str, Any]]) -> dict[str, Any]:
+    """The embedded JSON of a comparison `data` (engine.compare), its `view` (engine.compare_view) and `answer`
+    (answer.rows)."""
+    compare = {key: value for key, value in data.items() if key not in IN_THE_HTML and key != "charts"}
+    compare["charts"] = [{field: chart[field] for field in CHART_FIELDS} for chart in data["charts"]]
+    charts = [
+        {key: value for key, value in chart.items() if key not in VIEW_CHART_IN_THE_HTML} for chart in view["charts"]
+    ]
+    return {"compare": compare, "view": view | {"charts": charts}, "answer": answer}

@@ -1,0 +1,70 @@
+"""The runs list's count (app/store/runs.py, CountCache): counted once per data generation and filter, and counted
+again after any write: an upload, a tag edit, a deletion, another process's ingest."""
+
+import os
+import re
+import subprocess
+
+import pytest
+
+from app.store import runs as run_store
+from tests.helpers import BONNIEBOARD, LINE_103, LINE_197, LINE_198, post_csv
+
+
+def shown_count(client, query: str = "") -> str:
+    page = client.get(f"/{query}")
+    assert page.status_code == 200, page.text
+    return re.search(r'<p class="summary">([^<]*?) ?<button', page.text).group(1).strip()
+
+
+@pytest.fixture
+def counting(monkeypatch) -> list[object]:
+    """The filters counted in the database (the real count, watched)."""
+    counted: list[object] = []
+    count_now = run_store._count_now
+
+    def watched(session, run_filter, ids):
+        counted.append(run_filter)
+        return count_now(session, run_filter, ids)
+
+    monkeypatch.setattr(run_store, "_count_now", watched)
+    return counted
+
+
+def test_the_count_is_kept_until_a_write_changes_it(client, counting, database_url, tmp_path):
+    assert post_csv(client, f"{LINE_198}\n{LINE_197}\n").status_code == 201
+    assert shown_count(client) == "2 runs"
+    assert shown_count(client) == "2 runs" and client.get("/api/runs").json()["total"] == 2
+    assert len(counting) == 1  # counted once, then kept
+
+    assert post_csv(client, LINE_103, tag="disk=ssd").status_code == 201
+    assert shown_count(client) == "3 runs" and len(counting) == 2
+    assert shown_count(client, "?tag=disk%3Dssd") == "1 run"
+
+    assert client.patch("/api/runs/1", json={"tags": {"disk": "ssd"}}).status_code == 200
+    assert shown_count(client, "?tag=disk%3Dssd") == "2 runs"
+    assert shown_count(client) == "3 runs"
+
+    assert client.delete("/api/runs/3").status_code == 204
+    assert shown_count(client) == "2 runs" and shown_count(client, "?tag=disk%3Dssd") == "1 run"
+    assert client.get("/api/runs", params={"tag": "disk=ssd"}).json()["total"] == 1
+
+    # Another process's write: the stamp it replaced is read by the next request.
+    path = tmp_path / "line.csv"
+    fields = LINE_198.split(",")
+    fields[2] = "another-machine"
+    path.write_text(",".join(fields) + "\n")
+    env = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url}
+    command = [BONNIEBOARD, "ingest", "--tag", "disk=ssd", path]
+    assert subprocess.run(command, env=env, capture_output=True, timeout=60).returncode == 0
+    assert shown_count(client) == "3 runs" and shown_count(client, "?tag=disk%3Dssd") == "2 runs"
+
+
+def test_each_filter_has_its_own_count(client, counting):
+    assert post_csv(client, LINE_198, tag="disk=ssd").status_code == 201
+    assert post_csv(client, LINE_197, tag="disk=hdd").status_code == 201
+    assert shown_count(client, "?tag=disk%3Dssd") == "1 run"
+    assert shown_count(client, "?tag=disk%3Dhdd") == "1 run"
+    assert shown_count(client, "?machine=nobody") == "0 runs"
+    assert shown_count(client, "?tag=disk%3Dssd") == "1 run"
+    assert len(counting) == 3

@@ -1,0 +1,139 @@
+"""The runner as its users install it: `make -C runner install` into a DESTDIR, the manual page made from
+--help (every option --help lists is in it, and man renders it), the example systemd units (checked by
+systemd-analyze against the installed page), the resend line of a failed post that used a token file, and the
+scratch directory checked before the file-size rules."""
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.test_runner import FILES_ONLY, RUNNER_DIR, require_tool, run, runner  # noqa: F401 (runner: a fixture)
+
+PROG = "bonnieboard-runner"
+
+
+def help_options(binary: Path) -> set[str]:
+    """Every option --help describes: the first word of each entry of its lists."""
+    text = run([binary, "--help"]).stdout
+    options = {m.group(1) for m in re.finditer(r"^  (-[A-Za-z]|--[a-z-]+)", text, re.MULTILINE)}
+    assert len(options) > 25, text  # bonnie++'s 18 and the runner's own
+    return options
+
+
+@pytest.fixture(scope="module")
+def installed(runner, tmp_path_factory) -> Path:  # noqa: F811 (runner: the fixture imported above)
+    """`make install DESTDIR=... PREFIX=/usr`: the staged tree, as a packager would use it."""
+    destdir = tmp_path_factory.mktemp("destdir")
+    made = run(["make", "-C", RUNNER_DIR, "install", f"DESTDIR={destdir}", "PREFIX=/usr"])
+    assert made.returncode == 0, made.stdout + made.stderr
+    return destdir
+
+
+def test_install_puts_the_program_its_manual_and_the_examples_under_prefix(installed):
+    files = sorted(str(p.relative_to(installed)) for p in installed.rglob("*") if p.is_file())
+    assert files == [
+        f"usr/bin/{PROG}",
+        f"usr/share/doc/{PROG}/README.md",
+        f"usr/share/doc/{PROG}/examples/{PROG}.service",
+        f"usr/share/doc/{PROG}/examples/{PROG}.timer",
+        f"usr/share/man/man1/{PROG}.1",
+    ]
+    binary = installed / "usr/bin" / PROG
+    assert binary.stat().st_mode & 0o777 == 0o755
+    assert (installed / f"usr/share/man/man1/{PROG}.1").stat().st_mode & 0o777 == 0o644
+    assert run([binary, "--version"]).stdout.startswith("bonnieboard-runner ")
+
+
+def test_the_manual_page_is_the_help_text_and_names_every_option(installed):
+    page = installed / f"usr/share/man/man1/{PROG}.1"
+    options = help_options(installed / "usr/bin" / PROG)
+    require_tool("man", "man-db")
+    rendered = subprocess.run(
+        ["man", "--warnings", "-l", str(page)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MANWIDTH": "100", "MAN_KEEP_FORMATTING": "", "PAGER": "cat"},
+        check=True,
+    )
+    assert rendered.stderr == "", rendered.stderr  # groff has no complaint about the page
+    text = rendered.stdout
+    for heading in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "ENVIRONMENT", "EXIT STATUS", "SEE ALSO"):
+        assert re.search(rf"^{heading}$", text, re.MULTILINE), heading
+    missing = [option for option in sorted(options) if not re.search(rf"^ {{7}}{re.escape(option)}\b", text, re.M)]
+    assert not missing, f"options --help lists that the page does not describe: {missing}"
+    assert "4 post failed" in text and "BONNIEBOARD_TOKEN" in text
+
+
+def test_the_example_units_are_valid_and_post_with_a_token_file(installed, tmp_path):
+    examples = installed / f"usr/share/doc/{PROG}/examples"
+    service = (examples / f"{PROG}.service").read_text()
+    timer = (examples / f"{PROG}.timer").read_text()
+    exec_start = re.search(r"^ExecStart=((?:[^\n]*\\\n)*[^\n]*)", service, re.MULTILINE).group(1).replace("\\\n", " ")
+    argv = exec_start.split()
+    assert argv[0] == f"/usr/local/bin/{PROG}"  # where `make -C runner install` puts it by default
+    assert "--token-file" in argv and "--token" not in argv and "--post" in argv
+    used = {arg for arg in argv[1:] if arg.startswith("-")}
+    assert used <= help_options(installed / "usr/bin" / PROG), used
+    assert "OnCalendar=" in timer and "Persistent=true" in timer and "WantedBy=timers.target" in timer
+    # systemd-analyze checks every directive, that ExecStart's program exists and that the man page the
+    # units name is there; the staged binary and page stand in for the installed ones.
+    analyze = require_tool("systemd-analyze", "systemd")
+    (tmp_path / f"{PROG}.service").write_text(service.replace(argv[0], str(installed / "usr/bin" / PROG)))
+    (tmp_path / f"{PROG}.timer").write_text(timer)
+    verified = subprocess.run(
+        [analyze, "verify", f"{PROG}.service", f"{PROG}.timer"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MANPATH": str(installed / "usr/share/man")},
+        timeout=120,
+    )
+    assert verified.returncode == 0 and verified.stderr == "", verified.stderr
+
+
+def test_warnings_stop_the_build_only_when_asked():
+    flags = run(["make", "-C", RUNNER_DIR, "-pn", PROG]).stdout
+    assert re.search(r"^WARN := -Wall -Wextra -Wpedantic *$", flags, re.M), "a user's build must not use -Werror"
+    flags = run(["make", "-C", RUNNER_DIR, "-pn", PROG, "WERROR=1"]).stdout
+    assert re.search(r"^WARN := -Wall -Wextra -Wpedantic -Werror$", flags, re.M)
+    top = (RUNNER_DIR.parent / "Makefile").read_text()
+    assert re.search(r"^test: RUNNER_FLAGS = WERROR=1$", top, re.M), "make test builds the runner with -Werror"
+
+
+def test_a_failed_post_prints_a_resend_line_that_reads_the_token_file(runner, tmp_path):  # noqa: F811
+    secret = "bb_" + "s3cr3t" * 8
+    token_file = tmp_path / "it's the token"
+    token_file.write_text(secret + "\n")
+    token_file.chmod(0o600)
+    spool = tmp_path / "spool.json"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    # port 9 (discard) of loopback: nothing listens, the post fails at once
+    failed = run(
+        [runner, "-d", scratch, *FILES_ONLY, "-q", "--post", "http://127.0.0.1:9", "--token-file", token_file]
+        + ["--spool", spool]
+    )
+    assert failed.returncode == 4, failed.stderr
+    assert secret not in failed.stderr and secret not in spool.read_text()
+    (line,) = [line.strip() for line in failed.stderr.splitlines() if line.strip().startswith("curl ")]
+    quoted = "'" + str(token_file).replace("'", "'\\''") + "'"
+    assert f'-H "Authorization: Bearer $(cat {quoted})" ' in line
+    # The line is shell: sh expands it to the real header (curl itself is not run; echo shows its argv).
+    expanded = subprocess.run(["sh", "-c", "echo " + line.removeprefix("curl ")], capture_output=True, text=True)
+    assert f"Authorization: Bearer {secret} --data-binary @{spool}" in expanded.stdout
+
+
+def test_a_missing_scratch_directory_is_named_before_the_file_size_rules(runner, tmp_path):  # noqa: F811
+    missing = tmp_path / "not-made"
+    # -s 1 with -r 1000 breaks the twice-the-RAM rule; the missing directory is the mistake to report
+    refused = run([runner, "-d", missing, "-s", "1", "-r", "1000", "-n", "0"])
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.strip().splitlines() == [
+        f'bonnieboard-runner: can\'t open directory "{missing}": No such file or directory'
+    ]
+    # a directory that exists: the size rule speaks (exit 1, a usage error)
+    refused = run([runner, "-d", tmp_path, "-s", "1", "-r", "1000", "-n", "0"])
+    assert refused.returncode == 1 and "less than twice the RAM" in refused.stderr

@@ -1,0 +1,119 @@
+"""Starting bonnieboard with a wrong setting or a database it cannot use ends with one line saying which and why
+(exit 1 or 2), never a traceback; `serve --help` shows the defaults; `python -m app` is the same command. Run as a
+user runs it: the real command in a subprocess."""
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import BONNIEBOARD
+
+ROOT = Path(__file__).resolve().parent.parent
+IS_ROOT = os.geteuid() == 0
+pytestmark = pytest.mark.slow  # the command in a subprocess, a dozen times
+
+
+def start(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """`bonnieboard ARGS` with these BONNIEBOARD_ settings on top of the test run's, in tmp_path."""
+    environment = os.environ | {"BONNIEBOARD_DATABASE_URL": f"sqlite:///{tmp_path / 'bb.db'}"} | env
+    return subprocess.run(
+        [str(BONNIEBOARD), *args], capture_output=True, text=True, env=environment, cwd=tmp_path, timeout=60
+    )
+
+
+def one_line(process: subprocess.CompletedProcess, code: int) -> str:
+    assert process.returncode == code, process.stderr
+    assert "Traceback" not in process.stderr and process.stdout == "", process.stderr
+    lines = process.stderr.splitlines()
+    assert len(lines) == 1, process.stderr
+    assert lines[0].startswith("bonnieboard: ")
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", [["serve", "--port", "0"], ["migrate"], ["token", "list"]])
+def test_a_short_secret_key_is_one_line_that_does_not_show_it(tmp_path, command):
+    line = one_line(start(tmp_path, *command, BONNIEBOARD_SECRET_KEY="short-key"), 2)
+    assert line == "bonnieboard: BONNIEBOARD_SECRET_KEY: must be at least 16 characters"
+    assert not (tmp_path / "bb.db").exists()  # nothing was started
+
+
+def test_every_wrong_setting_is_named_on_the_one_line(tmp_path):
+    line = one_line(
+        start(tmp_path, "migrate", BONNIEBOARD_MAX_LINE_BYTES="lots", BONNIEBOARD_ALLOWED_HOSTS="board:8000"), 2
+    )
+    assert "BONNIEBOARD_MAX_LINE_BYTES: " in line and "(it is 'lots')" in line
+    assert "BONNIEBOARD_ALLOWED_HOSTS: 'board:8000': name a host without its port" in line
+
+
+def closed_port() -> int:
+    """A port of 127.0.0.1 that nothing listens on (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("command", [["serve", "--port", "0"], ["migrate"]])
+def test_postgresql_down_is_one_line_without_the_password(tmp_path, command):
+    url = f"postgresql+psycopg://bonnie:hunter2-secret@127.0.0.1:{closed_port()}/bonnieboard"
+    line = one_line(start(tmp_path, *command, BONNIEBOARD_DATABASE_URL=url), 1)
+    assert line.startswith("bonnieboard: cannot use the database postgresql+psycopg://bonnie:***@127.0.0.1:")
+    assert "Connection refused" in line and "hunter2" not in line
+
+
+def test_a_sqlite_file_in_a_missing_directory_is_one_line(tmp_path):
+    path = tmp_path / "no-such-dir" / "bb.db"
+    line = one_line(start(tmp_path, "serve", "--port", "0", BONNIEBOARD_DATABASE_URL=f"sqlite:///{path}"), 1)
+    assert line == (
+        f"bonnieboard: cannot use the SQLite database {path} (unable to open database file): the directory "
+        f"{path.parent} does not exist; set BONNIEBOARD_DATABASE_URL to use another"
+    )
+
+
+def test_a_sqlite_file_in_a_directory_this_user_cannot_write_is_one_line_naming_the_uid(tmp_path):
+    """What a root-owned bind mount on the image's /data gives its uid 10001. Root writes anywhere its mode
+    forbids, so as root the directory is made immutable (chattr +i) as well."""
+    data = tmp_path / "data"
+    data.mkdir()
+    data.chmod(0o555)
+    if IS_ROOT:
+        subprocess.run(["chattr", "+i", data], check=True)
+    try:
+        url = f"sqlite:///{data / 'bonnieboard.db'}"
+        line = one_line(start(tmp_path, "serve", "--port", "0", BONNIEBOARD_DATABASE_URL=url), 1)
+    finally:
+        if IS_ROOT:
+            subprocess.run(["chattr", "-i", data], check=True)
+        data.chmod(0o755)
+    assert line == (
+        f"bonnieboard: cannot use the SQLite database {data / 'bonnieboard.db'} (unable to open database file): "
+        f"the directory {data} is not writable by uid {os.geteuid()} (make it so, or choose another path); "
+        "set BONNIEBOARD_DATABASE_URL to use another"
+    )
+
+
+def test_serve_help_shows_the_defaults(tmp_path):
+    shown = start(tmp_path, "serve", "--help")
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert "--host HOST the address to listen on (0.0.0.0: every IPv4 one) (default: 127.0.0.1)" in text
+    assert "--port PORT the TCP port to listen on (default: 8000)" in text
+    assert "(default: 1)" in text and "(default: None)" not in text
+
+
+def test_python_dash_m_app_is_the_bonnieboard_command(tmp_path):
+    version = subprocess.run([sys.executable, "-m", "app", "--version"], capture_output=True, text=True, cwd=ROOT)
+    assert version.returncode == 0 and version.stdout == start(tmp_path, "--version").stdout
+    assert version.stdout.startswith("bonnieboard ")
+    migrated = subprocess.run(
+        [sys.executable, "-m", "app", "migrate"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=os.environ | {"BONNIEBOARD_DATABASE_URL": f"sqlite:///{tmp_path / 'm.db'}"},
+    )
+    assert migrated.returncode == 0, migrated.stderr
+    assert (tmp_path / "m.db").stat().st_size > 0
