@@ -36,9 +36,7 @@ def url_for(context: dict[str, Any], name: str, /, **path_params: Any) -> str:
     """A path on this site, never an absolute URL: the Host header must not choose where our assets
     come from, and behind an HTTPS proxy an http:// URL would not load."""
     request: Request = context["request"]
-    # A 404 from the static files' mount has the mount's root path (/static) in its scope; app_root_path is the board's.
-    root_path = request.scope.get("app_root_path", request.scope.get("root_path", ""))
-    return root_path + str(request.app.url_path_for(name, **path_params))
+    return request.scope.get("root_path", "") + str(request.app.url_path_for(name, **path_params))
 
 
 templates.env.globals["url_for"] = url_for
