@@ -205,6 +205,10 @@ def test_the_runs_list_compare_button_and_the_compare_controls_stay_under_the_ro
         page.get_by_role("button", name="Compare selected").click()
         page.wait_for_url(f"{proxy.url}/compare?runs=*")
         expect(page.locator("canvas").first).to_be_visible()  # charts.js drew from the page's data
+        # The folded setup table is fetched when opened (htmx), from under the prefix; its run links stay there.
+        page.locator("details.setup > summary").click()
+        expect(page.locator(".setup-table")).to_be_visible()
+        assert page.locator(".setup-table a").first.get_attribute("href").startswith(f"{PREFIX}/runs/")
         # A control of the comparison asks htmx for the fragment and pushes the new URL: both under the prefix.
         page.locator("input[name=mode][value=relative]").check()
         page.wait_for_url("**mode=relative**")
