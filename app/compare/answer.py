@@ -6,7 +6,7 @@ Each row says, against the baseline configuration, which configuration is faster
 page's own verdicts: Holm-adjusted, at least the minimum effect, or a +++++ bound), by what factor with
 its 95 % interval, or "no difference beyond noise", or that it cannot tell — and, in the same row, the
 caveat when what limited the result was not the disk: the page cache (the file is under twice the RAM,
-or the runner's counters say so), the CPU, other load, or +++++ (too fast to measure). A result the
+or the runner's counters say so), the CPU, other load, or +++++ (bonnie.TOO_FAST_MEANING). A result the
 cache or the CPU limited is never a storage win: its row is `not_disk`, whatever its verdict.
 
 Per-char tests have no row: they measure the C library and the CPU (app/compare/hints.py).
