@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import secrets
 import shlex
@@ -10,6 +11,7 @@ import sys
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy import func, make_url, select
@@ -18,9 +20,10 @@ from sqlalchemy.exc import ArgumentError, OperationalError
 from app.config import default_allowed_hosts, describe_invalid_settings, get_settings
 from app.errors import AppError, InvalidUpload
 from app.ingest.name_tags import NamePattern
+from app.ingest.secrets_scrub import scrub_document
 from app.ingest.service import ingest_bytes
 from app.ingest.sqlite_bulk import describe_ingest_path
-from app.ingest.validation import check_label, check_name_pattern, parse_tag_params
+from app.ingest.validation import check_document, check_label, check_name_pattern, parse_tag_params
 from app.store import generation
 from app.store.db import get_sessionmaker
 from app.store.migrate import upgrade
@@ -215,7 +218,8 @@ INGEST_HELP = """Each file is one upload, like one POST /api/runs. A file holdin
 CSV lines is turned into the CSV lines bonnie++ would have written. --name-tags PATTERN gives each run the tags
 its machine name carries (sweep-{fs}-{dev}-{mode} turns sweep-xfs-loop-sync into fs=xfs dev=loop mode=sync); a
 --tag wins over a name tag of the same key, and a name that does not fit is an invalid line. A line already stored
-is not stored again, but gets the tags it lacks."""
+is not stored again, but gets the tags it lacks. --document FILE.json stores the runner's evidence document (its
+--json output) with the runs, as the runner's own post does."""
 
 
 def _add_ingest_options(parser: argparse.ArgumentParser) -> None:
@@ -223,6 +227,21 @@ def _add_ingest_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name-tags", metavar="PATTERN", help="tags from each machine name, e.g. raid{raid}_{fs}")
     parser.add_argument("--label")
     parser.add_argument("--partial", action="store_true", help="store the valid lines even if some are invalid")
+    parser.add_argument("--document", type=Path, metavar="FILE.json", help="the runner's JSON document of the runs")
+
+
+def _document(path: Path | None) -> Any:
+    """A runner's --json document, held to the API's rules and without any token the board knows; ValueError or
+    AppError naming what is wrong."""
+    if path is None:
+        return None
+    try:
+        document = json.loads(path.read_bytes())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not a JSON document ({exc.msg} at line {exc.lineno})") from None
+    settings = get_settings()
+    check_document(document, max_bytes=settings.max_document_bytes)
+    return scrub_document(document, (settings.api_token,) if settings.api_token else ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,12 +253,22 @@ class _Batch:
     label: str | None
     name_pattern: NamePattern | None
     partial: bool
+    document: Any = None  # a runner's document, stored with each file's runs
 
 
 def _batches(args: argparse.Namespace) -> list[_Batch]:
     """The command line's files, then each manifest line's; AppError or ValueError when an option is wrong."""
     tags = parse_tag_params(args.tag)
-    batches = [_Batch(args.files, tags, check_label(args.label), check_name_pattern(args.name_tags), args.partial)]
+    batches = [
+        _Batch(
+            args.files,
+            tags,
+            check_label(args.label),
+            check_name_pattern(args.name_tags),
+            args.partial,
+            _document(args.document),
+        )
+    ]
     if args.manifest is None:
         return batches
     line_parser = argparse.ArgumentParser(prog=str(args.manifest), exit_on_error=False, add_help=False)
@@ -267,6 +296,7 @@ def _batches(args: argparse.Namespace) -> list[_Batch]:
                 check_label(options.label) or batches[0].label,
                 check_name_pattern(options.name_tags) or batches[0].name_pattern,
                 options.partial or args.partial,
+                _document(base / options.document if options.document else None),
             )
         )
     return batches
@@ -310,6 +340,7 @@ def _ingest_file(session, path: Path, batch: _Batch, max_line_bytes: int) -> int
             label=batch.label,
             tags=batch.tags,
             name_pattern=batch.name_pattern,
+            document=batch.document,
         )
         generation.bump(session)  # a server's cached comparisons are stale from this commit on
         session.commit()

@@ -97,6 +97,14 @@ def test_a_cached_win_is_not_a_storage_win_and_says_what_to_rerun_with():
     assert block_write["factor"] == "×3.06 faster"
 
 
+def test_cached_file_tests_ask_for_more_files_not_a_bigger_file():
+    """The runner's `cached` on a stat test (no device reads): -s does not size the file tests' working set."""
+    data = comparison({BASE: {}, OTHER: {"seq_stat": cell("seq_stat", "better", geo=1.3, hints=[CACHED])}})
+    files = row(data, "files")
+    assert files["outcome"] == "not_disk"
+    assert files["caveat"] == "page cache held the files: not a disk result — raise -n"
+
+
 def test_a_cpu_bound_baseline_makes_a_win_not_a_disk_result():
     data = comparison(
         {

@@ -1,9 +1,16 @@
 """The `bonnieboard` command, run as a user runs it: the installed console script in a subprocess."""
 
+import json
+import os
+import subprocess
+from pathlib import Path
+
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.helpers import CORPUS_DIR, LINE_103, LINE_198, run_cli
+from tests.helpers import BONNIEBOARD, CORPUS_DIR, LINE_103, LINE_198, run_cli
+
+SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
 
 pytestmark = pytest.mark.slow  # the console script in a subprocess
 
@@ -14,6 +21,14 @@ def count_runs(tmp_path):
         count = connection.execute(text("select count(*) from run")).scalar()
     engine.dispose()
     return count
+
+
+def run_cli_env(tmp_path, env, *args):
+    """run_cli with settings of its own."""
+    env = os.environ | env | {"BONNIEBOARD_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}"}
+    return subprocess.run(
+        [BONNIEBOARD, *map(str, args)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
+    )
 
 
 def test_ingest_reports_created_duplicates_and_tags(tmp_path):
@@ -49,3 +64,41 @@ def test_ingest_if_empty_loads_only_into_an_empty_database(tmp_path):
 def test_missing_file_and_bad_tag(tmp_path):
     assert "No such file" in run_cli(tmp_path, "ingest", tmp_path / "nope.csv").stderr
     assert run_cli(tmp_path, "ingest", "--tag", "novalue", CORPUS_DIR / "seed-lines.csv").returncode == 2
+
+
+def stored_document(tmp_path):
+    engine = create_engine(f"sqlite:///{tmp_path / 'cli.db'}")
+    with engine.connect() as connection:
+        documents = connection.execute(text("select document from run")).all()
+    engine.dispose()
+    return [row[0] for row in documents]
+
+
+def test_ingest_stores_a_runner_document_with_the_runs_without_a_known_token(tmp_path):
+    """What the sample study's manifest lines do: the runner's --json document rides with its CSV line, as the
+    runner's own post sends it, and a token the board knows never reaches the database."""
+    study = SAMPLE_DATA / "study-ext4-xfs" / "study.plan.sweep"
+    document = json.loads((study / "r01-xfs.json").read_text())
+    document["warnings"] = ["posted with sekrit-token-0123456789"]
+    path = tmp_path / "r01-xfs.json"
+    path.write_text(json.dumps(document))
+    env = {"BONNIEBOARD_API_TOKEN": "sekrit-token-0123456789"}
+    result = run_cli_env(tmp_path, env, "ingest", study / "r01-xfs.csv", "--document", path)
+    assert result.returncode == 0, result.stderr
+    (stored,) = stored_document(tmp_path)
+    stored = json.loads(stored) if isinstance(stored, str) else stored
+    assert stored["runs"][0]["tests"]["get_block"]["limiter"] == document["runs"][0]["tests"]["get_block"]["limiter"]
+    assert "sekrit-token-0123456789" not in json.dumps(stored)
+
+
+def test_a_document_that_is_not_json_names_its_file_and_stores_nothing(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema": ')
+    result = run_cli(tmp_path, "ingest", CORPUS_DIR / "bonnie200-sample.csv", "--document", bad)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"bonnieboard: {bad}: not a JSON document (Expecting value at line 1)")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200 + "]" * 200)
+    refused = run_cli(tmp_path, "ingest", CORPUS_DIR / "bonnie200-sample.csv", "--document", deep)
+    assert refused.returncode == 2 and "document" in refused.stderr
+    assert not (tmp_path / "cli.db").exists() or count_runs(tmp_path) == 0

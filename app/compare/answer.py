@@ -6,7 +6,7 @@ Each row says, against the baseline configuration, which configuration is faster
 page's own verdicts: Holm-adjusted, at least the minimum effect, or a +++++ bound), by what factor with
 its 95 % interval, or "no difference beyond noise", or that it cannot tell — and, in the same row, the
 caveat when what limited the result was not the disk: the page cache (the file is under twice the RAM,
-or the runner's counters say so), the CPU, other load, or +++++ (too fast to measure). A result the
+or the runner's counters say so), the CPU, other load, or +++++ (bonnie.TOO_FAST_MEANING). A result the
 cache or the CPU limited is never a storage win: its row is `not_disk`, whatever its verdict.
 
 Per-char tests have no row: they measure the C library and the CPU (app/compare/hints.py).
@@ -123,6 +123,9 @@ def _gib(mib: int) -> str:
 def caveat_text(code: str, tests: Sequence[str], setup: dict[str, int | None], where: str = "") -> str:
     """What a row says of a limiter: what it was, that it is not a disk result, and what to rerun with."""
     if code == "cached":
+        if all(bonnie.BY_NAME[t].option == bonnie.FILE_COUNT_OPTION for t in tests):
+            # The file tests' working set is their files, not -s: more files, not a bigger file, reach the disk.
+            return f"page cache held the files: not a disk result — raise {bonnie.FILE_COUNT_OPTION}"
         size, ram = setup.get("file_size_mib"), setup.get("ram_mib")
         if size and ram and size < 2 * ram:
             rerun = math.ceil(2 * ram / 1024)
