@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         "--root-path",
         metavar="PATH",
         help="the path prefix a proxy serves the board under and strips before passing requests on, e.g. /bb: "
-        "every link, form and redirect then starts with it (default: $BONNIEBOARD_ROOT_PATH, else none)",
+        "every link, form and redirect then starts with it (unset: $BONNIEBOARD_ROOT_PATH, else none)",
     )
 
     ingest_cmd = commands.add_parser(
