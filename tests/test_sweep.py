@@ -375,7 +375,8 @@ def test_the_sample_study_is_what_its_progress_file_and_manifest_say():
     for rnd, name, csv in runs:
         path = STUDY / "study.plan.sweep" / f"r{rnd:02d}-{name}.csv"
         assert path.read_text() == csv + "\n"
-        line = f"study-ext4-xfs/study.plan.sweep/r{rnd:02d}-{name}.csv --tag study=ext4-xfs-device --tag fs={name} "
+        run = f"study-ext4-xfs/study.plan.sweep/r{rnd:02d}-{name}"
+        line = f"{run}.csv --document {run}.json --tag study=ext4-xfs-device --tag fs={name} "
         line += f"--tag config={name} --tag round={rnd} --tag order_seed={seed}"
         assert line in manifest.splitlines(), line
         parsed = parse_text(csv + "\n").runs[0]
