@@ -10,7 +10,7 @@ from typing import Any
 
 from app.compare.engine import CELL_FIGURES, CHARTS
 
-PAIRS = ("ci95", "ratio_ci95")  # [low, high] in JSON: two columns here
+PAIRS = tuple(key for key in CELL_FIGURES if key.endswith("ci95"))  # [low, high] in JSON: two columns here
 COLUMNS = ("chart", "unit", "test", "configuration", "name", "runs", "baseline") + tuple(
     column for key in CELL_FIGURES for column in ((f"{key}_low", f"{key}_high") if key in PAIRS else (key,))
 )
