@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from app.compare import engine
+from app.compare import engine, stats
 from app.compare.figures import NO_SETUP, RunFigures
 from app.compare.grouping import Grouping
 from app.ingest.parsing import NOT_RUN, OK, TESTS, TOO_FAST, Result
@@ -282,3 +282,12 @@ def test_within_noise_cells_say_what_they_could_have_seen_and_how_many_runs_a_10
     )
     assert cell(clear, "put_block")["verdict"] == "better"
     assert cell(clear, "put_block")["detectable_pct"] is None and cell(clear, "put_block")["runs_needed"] is None
+
+
+def test_the_pages_critical_t_is_scipys_to_within_its_stated_accuracy():
+    # exact (df rounded to 0.1) below 30 degrees of freedom, Cornish–Fisher from 30 on: within 0.3 % of scipy
+    scipy_stats = pytest.importorskip("scipy.stats")
+    for m in (1, 2, 12, 60, 600):
+        for df in (2.0, 4.3, 29.9, 30.0, 31.7, 200.0, 1e5):
+            expected = scipy_stats.t.ppf(1 - 0.05 / (2 * m), round(df, 1))
+            assert stats.page_t(df, m) == pytest.approx(expected, rel=3e-3), (m, df)
