@@ -107,17 +107,23 @@ def verdict_cells(comparison: dict[str, Any]) -> Iterator[tuple[int, str, dict[s
                     yield entry["configuration"], measure, cell
 
 
+def verdict_of(cell: dict[str, Any]) -> str | None:
+    """The cell's verdict: a %CPU cell's is that of CPU per unit of work (%CPU itself has none); an engine from
+    before CPU per unit of work has no such field and judged %CPU itself."""
+    return cell.get("cpu_per_work_verdict") or cell["verdict"]
+
+
 def is_flag(cell: dict[str, Any]) -> bool:
-    return cell["verdict"] in FLAGGED
+    return verdict_of(cell) in FLAGGED
 
 
 def is_judged(cell: dict[str, Any]) -> bool:
-    return cell["verdict"] in JUDGED
+    return verdict_of(cell) in JUDGED
 
 
 def flags(comparison: dict[str, Any], measure: str) -> list[Flag]:
     return [
-        Flag(config, m, cell["test"], cell["verdict"], tuple(cell["ratio_ci95"]) if cell["ratio_ci95"] else None)
+        Flag(config, m, cell["test"], verdict_of(cell) or "", tuple(cell["ratio_ci95"]) if cell["ratio_ci95"] else None)
         for config, m, cell in verdict_cells(comparison)
         if m == measure and is_flag(cell)
     ]
@@ -151,6 +157,7 @@ class Tally:
     found: int = 0  # power: the changed cell got the right mark
     found_alone: int = 0  # ... and no other rate cell of the page was flagged
     wrong_way: int = 0  # the changed cell got the opposite mark
+    detectable: list[float] = field(default_factory=list)  # power: the changed cell's detectable_pct when missed
     seconds: float = 0.0
 
     def add(self, comparison: dict[str, Any], target: tuple[int, str, str] | None = None) -> None:
@@ -167,6 +174,10 @@ class Tally:
                     self.found_alone += len(found) == 1
                 elif hit:
                     self.wrong_way += 1
+                else:
+                    missed = target_cell(comparison, target)
+                    if missed is not None and missed.get("detectable_pct") is not None:
+                        self.detectable.append(missed["detectable_pct"])
                 found = [f for f in found if (f.configuration, f.test) != target[:2]]
             self.flags[measure] += len(found)
             self.exact_flags[measure] += sum(1 for f in found if f.ci95 is not None and f.ci95[0] == f.ci95[1])
@@ -175,6 +186,22 @@ class Tally:
             self.flagged_comparisons[measure] += len({f.configuration for f in found})
             any_flag = any_flag or bool(found)
         self.any_pages += any_flag
+
+
+def target_cell(comparison: dict[str, Any], target: tuple[int, str, str]) -> dict[str, Any] | None:
+    return next(
+        (cell for config, m, cell in verdict_cells(comparison) if m == RATE and (config, cell["test"]) == target[:2]),
+        None,
+    )
+
+
+def median(values: list[float]) -> str:
+    if not values:
+        return "–"
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    value = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    return f"{value:.0f} %"
 
 
 def wilson(successes: int, total: int, z: float = 1.959964) -> tuple[float, float]:
@@ -316,7 +343,9 @@ def sample_sweep_summary() -> str:
     with tempfile.TemporaryDirectory() as folder:
         url = f"sqlite:///{folder}/samples.db"
         env = {**os.environ, "BONNIEBOARD_DATABASE_URL": url}
-        command = [str(ROOT / ".venv" / "bin" / "bonnieboard"), "ingest", "--if-empty", "--tag", "source=sample_data"]
+        # this interpreter's own CLI: a git worktree shares another checkout's venv and has no .venv of its own
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), env.get("PYTHONPATH"))))
+        command = [sys.executable, "-m", "app.cli", "ingest", "--if-empty", "--tag", "source=sample_data"]
         command += ["--manifest", str(ROOT / "sample_data" / "manifest")]
         subprocess.run(command, env=env, check=True, capture_output=True)
         engine = make_engine(url)
@@ -374,16 +403,18 @@ def markdown(listed: list[Task], tallies: list[Tally]) -> str:
     out.append("\n### Power: a true +20 % on one test, the only difference on the page (CV 5 %)\n")
     out.append(
         "| configurations | N | values | changed test | pages | that test ▲ (95 % CI) "
-        "| ▲ and no other rate ▲/▼ | that test ▼ | pages with another rate ▲/▼ |"
+        "| ▲ and no other rate ▲/▼ | that test ▼ | pages with another rate ▲/▼ "
+        "| median detectable_pct where missed |"
     )
-    out.append("|---|---|---|---|---|---|---|---|---|")
+    out.append("|---|---|---|---|---|---|---|---|---|---|")
     for task, y in rows:
         if task.table == "power":
             _, noise, configurations, n, test, _, _ = task.args
             layout = "2" if configurations == 2 else f"baseline + {configurations - 1}"
             out.append(
                 f"| {layout} | {n} | {variant_name(noise)} | {test} | {y.pages:,} | {pct_ci(y.found, y.pages)} "
-                f"| {pct(y.found_alone, y.pages)} | {pct(y.wrong_way, y.pages)} | {pct(y.flagged_pages[RATE], y.pages)} |"
+                f"| {pct(y.found_alone, y.pages)} | {pct(y.wrong_way, y.pages)} | {pct(y.flagged_pages[RATE], y.pages)} "
+                f"| {median(y.detectable)} |"
             )
     return "\n".join(out)
 

@@ -377,9 +377,14 @@ def test_heat_table_is_data_one_row_per_configuration_and_never_shades_single_ru
     assert [table["columns"][i]["test"] for i in table["sections"][0]["indexes"]] == list(TESTS)
     # the relative figures say what the relative charts say: %, points of %CPU, × for latency
     # (24 - 81 = -57 points; 16764 / 4307 µs = 3.89)
-    assert [c["relative"] for c in put_block[1]] == ["−17.5 % ?", "−57 pts ?", "×3.89 ?"]
+    # %CPU as it is, without a mark; single runs have no CPU-per-work verdict either
+    assert [c["relative"] for c in put_block[1]] == ["−17.5 % ?", "−57 pts", "×3.89 ?"]
     # single runs: every verdict is unknown, so nothing is coloured; 347029/420469 - 1 = -17.5 %
-    assert {cell["verdict"] for row in table["rows"][1:] for cell in row["cells"]} == {"unknown"}
+    # (%CPU cells have no verdict: %CPU is shown as it is)
+    assert {cell["verdict"] for row in table["rows"][1:] for cell in row["cells"] if cell["measure"] != "cpu"} == {
+        "unknown"
+    }
+    assert {cell["verdict"] for row in table["rows"] for cell in row["cells"] if cell["measure"] == "cpu"} == {None}
     assert put_block[0][0]["relative"] == ""
     rewrite = heat_cells(table, 1, "rewrite")
     assert (rewrite[0]["text"], rewrite[0]["status"], rewrite[1]["text"]) == ("+++++", "too_fast", "+++++")
@@ -404,7 +409,7 @@ def test_heat_table_without_latencies_and_not_run_cells():
 
 def test_heat_table_shades_only_cells_whose_verdict_is_better_or_worse():
     """Two configurations x 3 runs: put_block 20 % faster with 1 % spread (better), getc 1 % faster
-    with 5 % spread (within noise), and %CPU lower (better: lower is better)."""
+    with 5 % spread (within noise), and %CPU lower: shown as it is, unshaded, with CPU per MiB judged beside it."""
     base = [
         synthetic(i, {"cfg": "a"}, put_block=v, getc=g, put_block_cpu=c)
         for i, v, g, c in ((1, 100_000, 1000, 50), (2, 101_000, 1050, 51), (3, 99_000, 950, 49))
@@ -419,7 +424,8 @@ def test_heat_table_shades_only_cells_whose_verdict_is_better_or_worse():
     table = engine.heat_table(data)
     put_block = heat_cells(table, 2, "put_block")
     assert put_block[0]["verdict"] == "better" and put_block[0]["relative"] == "+20.0 % ▲"
-    assert put_block[1]["verdict"] == "better"  # 40 vs 50 %CPU: lower is better
+    # 40 vs 50 %CPU (−10 points) for 120,000 vs 100,000 KiB/s: CPU per MiB ×(40 / 120,000) / (50 / 100,000) = ×0.667
+    assert put_block[1]["verdict"] is None and put_block[1]["relative"] == "−10 pts · per MiB −33.3 % ▲"
     assert (
         heat_cells(table, 2, "getc")[0]["verdict"] == "within_noise"
         and heat_cells(table, 2, "getc")[0]["relative"] == "+1.0 % ~"
@@ -429,7 +435,7 @@ def test_heat_table_shades_only_cells_whose_verdict_is_better_or_worse():
         for i, cell in enumerate(table["rows"][1]["cells"])
         if cell["verdict"] in ("better", "worse")
     }
-    assert coloured == {("put_block", 0), ("put_block", 1)}
+    assert coloured == {("put_block", 0)}
     assert all(cell["verdict"] is None for cell in table["rows"][0]["cells"])  # the baseline itself
 
 

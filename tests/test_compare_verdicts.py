@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
-from app.compare import engine
+import pytest
+
+from app.compare import engine, stats
 from app.compare.figures import NO_SETUP, RunFigures
 from app.compare.grouping import Grouping
-from app.ingest.parsing import OK, TESTS, TOO_FAST, Result
+from app.ingest.parsing import NOT_RUN, OK, TESTS, TOO_FAST, Result
 
 CFG = Grouping(keys=("cfg",))
 OTHER = Result(OK, 1000, 50, 100)  # every other test: equal everywhere
@@ -60,7 +63,9 @@ def test_identical_integer_repeats_are_not_certain():
     assert got["ratio_ci95"][0] < 1.01 < got["ratio_ci95"][1]
     # %CPU 99, 99, 99 vs 98, 98, 98 was "better"
     data = engine.compare(page({"put_block": ([ok(1000, 99)] * 3, [ok(1000, 98)] * 3)}), grouping=CFG)
-    assert cell(data, "put_block", "cpu")["verdict"] == "within_noise"
+    # (%CPU has no verdict of its own now; CPU per MiB, 99 vs 98 % for the same 1,000 KiB/s, is within noise)
+    got = cell(data, "put_block", "cpu")
+    assert got["verdict"] is None and got["cpu_per_work_verdict"] == "within_noise"
 
 
 def test_a_clear_change_is_still_better():
@@ -115,3 +120,174 @@ def test_plus_runs_decide_only_when_every_run_clears_the_other_side():
     cand = [too_fast] * 3 + [ok(45_000), ok(46_000)]
     got = cell(engine.compare(sized(page({"seq_create": (base, cand)}), 64), grouping=CFG), "seq_create")
     assert got["verdict"] == "better" and got["bound_ratio"] == round(45_000 / 40_800, 4)
+
+
+# ==== %CPU judged per unit of work ====
+
+
+def test_more_throughput_at_the_same_cpu_per_kib_is_not_worse():
+    # put_block +20 % (99,000/100,000/101,000 -> 118,800/120,000/121,200) at 50 -> 60 %CPU: CPU per MiB is
+    # 50 × 1024 / 100 / 100,000 = 0.00512 CPU-s/MiB on both sides (60 / 120,000 = 50 / 100,000): the same work per
+    # CPU-second. %CPU +10 points was a %CPU "worse"; now %CPU has no verdict, and CPU per MiB is ×1.0000.
+    base = [ok(v, 50) for v in (99_000, 100_000, 101_000)]
+    cand = [ok(v, 60) for v in (118_800, 120_000, 121_200)]
+    data = engine.compare(page({"put_block": (base, cand)}), grouping=CFG)
+    cpu = cell(data, "put_block", "cpu")
+    assert cpu["verdict"] is None and cpu["p_value"] is None and cpu["mean"] == 60
+    assert cpu["work_unit"] == "CPU-s/MiB" and cpu["cpu_per_work"] == pytest.approx(0.00512, rel=2e-3)
+    assert cpu["cpu_per_work_ratio"] == 1.0 and cpu["cpu_per_work_verdict"] == "within_noise"
+    assert cell(data, "put_block")["verdict"] == "better"
+    assert "worse" not in data["summary"] and "CPU per unit of work" not in data["summary"]
+
+
+def test_cpu_per_seek_is_judged_not_the_lower_cpu_of_a_slower_run():
+    # ext4 sync vs async seeks: 10,000/10,100/9,900 seeks/s at 50 %CPU against 1,150/1,160/1,140 at 10 %CPU. %CPU
+    # fell 40 points (it was "better") while seeks fell 88.5 %. CPU per 1,000 seeks: 50 × 10 / 10,000 = 0.05
+    # against 10 × 10 / 1,150 = 0.08696: the geometric means' ratio is (10 / 50) × 9,999.67 / 1,149.97 = 1.7391,
+    # +73.9 %, worse.
+    base = [ok(v, 50) for v in (10_000, 10_100, 9_900)]
+    cand = [ok(v, 10) for v in (1_150, 1_160, 1_140)]
+    data = engine.compare(page({"seeks": (base, cand)}), grouping=CFG)
+    cpu = cell(data, "seeks", "cpu")
+    assert cpu["verdict"] is None and cpu["work_unit"] == "CPU-s/1,000 seeks"
+    assert cpu["cpu_per_work_ratio"] == pytest.approx(1.7391, abs=1e-4)
+    assert cpu["cpu_per_work_verdict"] == "worse" and cpu["cpu_per_work_p_adjusted"] < 0.05
+    assert cell(data, "seeks")["verdict"] == "worse"
+    assert "CPU per unit of work: random seeks +73.9 % CPU-s/1,000 seeks (95 % CI +" in data["summary"]
+    # the heat table shows %CPU as it is, then CPU per unit of work with its mark
+    table = engine.heat_table(data)
+    seeks_cpu = next(i for i, c in enumerate(table["columns"]) if (c["test"], c["measure"]) == ("seeks", engine.CPU))
+    assert table["rows"][1]["cells"][seeks_cpu]["relative"] == "−40 pts · per 1,000 seeks +73.9 % ▼"
+
+
+def with_versions(runs: list[RunFigures], format_version: str, bonnie_version: str | None) -> list[RunFigures]:
+    return [dataclasses.replace(run, format_version=format_version, bonnie_version=bonnie_version) for run in runs]
+
+
+def hint_codes(data: dict, test: str) -> list[str]:
+    return [h["code"] for h in cell(data, test)["hints"]]
+
+
+def test_bonnie_19x_seek_cpu_is_no_cpu_bound_hint_unless_the_runner_says_so():
+    # bonnie++ 2.00a prints each seeker thread's view of the whole process: 375 %CPU on a 2-core VM says nothing of
+    # a limit. The same figure from bonnie++ 1.03 (one process, no threads) is a cpu_bound hint, and so is the
+    # runner's own evidence.
+    sides = ([ok(v, 375) for v in (200, 202, 198)], [ok(v, 370) for v in (201, 199, 203)])
+    assert "cpu_bound" not in hint_codes(engine.compare(page({"seeks": sides}), grouping=CFG), "seeks")
+    old = with_versions(page({"seeks": sides}), "1.03", None)
+    assert "cpu_bound" in hint_codes(engine.compare(old, grouping=CFG), "seeks")
+    evidence = {"seeks": {"code": "cpu_bound", "text": "the seekers used 1.9 of 2 cores"}}
+    runner = [dataclasses.replace(run, limiters=evidence) for run in page({"seeks": sides})]
+    assert hint_codes(engine.compare(runner, grouping=CFG), "seeks")[0] == "cpu_bound"
+    # and the summary no longer calls 1.9x seeks "CPU-bound in both"
+    assert "CPU-bound" not in engine.compare(page({"seeks": sides}), grouping=CFG)["summary"]
+
+
+# ==== Words that overstate ====
+
+
+def test_a_wide_interval_is_not_unchanged():
+    # random seeks, bonnie++ 1.03 (its seek %CPU is the process's own: CPU-bound at 99 %), 1,000/2,000/3,000 against
+    # 400/860/1,320: the means fall 57.0 % (860 / 2,000), the geometric means 57.7 %: (400 × 860 × 1,320)^(1/3) =
+    # 768.6 over (1,000 × 2,000 × 3,000)^(1/3) = 1,817.1, ×0.423, with a CI from about ×0.1 to ×1.8: within noise,
+    # CPU-bound in both, and not "unchanged".
+    base = [ok(v, 99) for v in (1_000, 2_000, 3_000)]
+    cand = [ok(v, 99) for v in (400, 860, 1_320)]
+    data = engine.compare(with_versions(page({"seeks": (base, cand)}), "1.03", None), grouping=CFG)
+    got = cell(data, "seeks")
+    assert got["ratio"] == 0.43 and got["geo_ratio"] == pytest.approx(0.423, abs=1e-3)
+    assert got["verdict"] == "within_noise" and got["ratio_ci95"][0] < 0.2 and got["ratio_ci95"][1] > 1.5
+    assert "random seeks unchanged" not in data["summary"]
+    assert "random seeks −57.7 % (within noise: could have seen ×" in data["summary"]
+    assert "random seeks CPU-bound in both (99 % CPU)" in data["summary"]
+    assert got["detectable_pct"] > 100 and got["runs_needed"] > 50
+
+
+def test_unchanged_is_said_only_when_the_interval_lies_inside_the_minimum_effect():
+    # put_block 100,000 ± 0.1 % against 100,500 ± 0.1 %, N = 5: +0.5 %, 95 % CI about ±0.15 %: inside ×1.05 either way
+    base = [ok(v) for v in (99_900, 100_000, 100_100, 99_950, 100_050)]
+    cand = [ok(v) for v in (100_400, 100_500, 100_600, 100_450, 100_550)]
+    data = engine.compare(page({"put_block": (base, cand)}), grouping=CFG)
+    assert "block write +0.5 % (unchanged: 95 % CI +0.4 % to +0.6 %, inside ×1.05 either way)" in data["summary"]
+
+
+def not_run() -> Result:
+    return Result(NOT_RUN, None, None, None)
+
+
+def test_one_test_with_one_measured_run_does_not_lead_with_single_runs():
+    # Every configuration has N = 3; the candidate's put_block ran once (two lines without it): that item says so,
+    # and the paragraph does not open with "Single runs cannot tell ..."
+    base = [ok(v) for v in (99_000, 100_000, 101_000)]
+    cand = [ok(110_000), not_run(), not_run()]
+    data = engine.compare(page({"put_block": (base, cand)}), grouping=CFG)
+    assert cell(data, "put_block")["verdict"] == "unknown"
+    assert not data["summary"].startswith("Single runs")
+    assert "block write +10.0 % (no verdict: one measured run here)" in data["summary"]
+
+
+def test_a_value_of_0_is_not_too_few_runs():
+    # put_block 0, 1,000, 1,010 against 990, 1,000, 1,010: three measured runs each, but a log ratio needs rates
+    # above 0; the mean ratio is (2,010 / 3) / 1,000 = 0.67, −33.0 %
+    base = [ok(v) for v in (990, 1_000, 1_010)]
+    cand = [ok(v) for v in (0, 1_000, 1_010)]
+    data = engine.compare(page({"put_block": (base, cand)}), grouping=CFG)
+    assert cell(data, "put_block")["verdict"] == "unknown"
+    assert "too few runs" not in data["summary"]
+    assert (
+        "block write −33.0 % (no verdict: a run measured 0 here, and a ratio of rates needs them above 0)"
+        in (data["summary"])
+    )
+
+
+# ==== What a within-noise cell could have seen ====
+
+
+def test_within_noise_cells_say_what_they_could_have_seen_and_how_many_runs_a_10_percent_change_needs():
+    # put_block at CV ≈ 5 %, N = 3, +2 %: within noise. The page holds 12 rate verdicts with a p-value (every test
+    # of the candidate), so a lone real change must pass Holm's first step, t at 1 − 0.05 / 24. By hand (scipy):
+    # SE of the log difference from both sides' variances of the logs plus rounding, Welch's df, then
+    # exp((t + z₀.₈)·SE) − 1, and n = 2(t + z₀.₈)²·s²/ln²(1.1) with t at 2n − 2 degrees of freedom.
+    scipy_stats = pytest.importorskip("scipy.stats")
+    base_values, cand_values = (95_000, 100_000, 105_000), (97_000, 102_000, 107_100)
+    data = engine.compare(
+        page({"put_block": ([ok(v) for v in base_values], [ok(v) for v in cand_values])}), grouping=CFG
+    )
+    got = cell(data, "put_block")
+    assert got["verdict"] == "within_noise"
+
+    def log_var(values):
+        logs = [math.log(v) for v in values]
+        mean = sum(logs) / 3
+        return sum((x - mean) ** 2 for x in logs) / 2 + sum(1 / (12 * v * v) for v in values) / 3
+
+    var_b, var_c = log_var(base_values), log_var(cand_values)
+    se = math.sqrt(var_b / 3 + var_c / 3)
+    df = (var_b / 3 + var_c / 3) ** 2 / ((var_b / 3) ** 2 / 2 + (var_c / 3) ** 2 / 2)
+    z = scipy_stats.norm.ppf(0.8)
+    m = 12  # put_block and the 11 identical tests: each has a p-value
+    t = scipy_stats.t.ppf(1 - 0.05 / (2 * m), round(df, 1))
+    assert got["detectable_pct"] == pytest.approx(100 * math.expm1((t + z) * se), abs=0.1)
+    s2 = (var_b + var_c) / 2
+    n = 2.0
+    for _ in range(20):
+        n = max(
+            2.0, 2 * (scipy_stats.t.ppf(1 - 0.05 / (2 * m), 2 * math.ceil(n) - 2) + z) ** 2 * s2 / math.log(1.1) ** 2
+        )
+    assert got["runs_needed"] == math.ceil(n)
+    assert f"a 10 % change needs {got['runs_needed']} runs a side" in data["summary"]
+    # a cell judged better or worse carries neither
+    clear = engine.compare(
+        page({"put_block": ([ok(v) for v in base_values], [ok(v * 2) for v in base_values])}), grouping=CFG
+    )
+    assert cell(clear, "put_block")["verdict"] == "better"
+    assert cell(clear, "put_block")["detectable_pct"] is None and cell(clear, "put_block")["runs_needed"] is None
+
+
+def test_the_pages_critical_t_is_scipys_to_within_its_stated_accuracy():
+    # exact (df rounded to 0.1) below 30 degrees of freedom, Cornish–Fisher from 30 on: within 0.3 % of scipy
+    scipy_stats = pytest.importorskip("scipy.stats")
+    for m in (1, 2, 12, 60, 600):
+        for df in (2.0, 4.3, 29.9, 30.0, 31.7, 200.0, 1e5):
+            expected = scipy_stats.t.ppf(1 - 0.05 / (2 * m), round(df, 1))
+            assert stats.page_t(df, m) == pytest.approx(expected, rel=3e-3), (m, df)

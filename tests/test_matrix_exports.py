@@ -58,14 +58,27 @@ def test_matrix_cells_are_the_configurations_means_of_the_compare_api(client, sw
     # Block I/O family: of putc, put_block, rewrite, getc, get_block the contract line measures putc, put_block
     # and getc (the others are +++++); putc is the same (×1), put_block ×1.5, getc 1111/1010 (means), so the
     # geometric mean of the ratios is (1 * 1.5 * 1111/1010) ** (1/3) = 1.65 ** (1/3) = 1.1817.
+    # Families are over the tests every run of the view measured (rewrite and get_block are +++++ in these lines),
+    # per-char apart from block I/O. Block I/O: put_block alone, geometric means √(150,000 × 153,000) /
+    # √(100,000 × 102,000) = 1.5 exactly; per-char: putc the same (×1), getc √(1,100 × 1,122 / (1,000 × 1,020)) =
+    # √1.21 = 1.1, so √(1 × 1.1) = 1.0488.
     family = next(f for f in cells[("5", "xfs")]["families"] if f["family"] == "block_io")
-    assert family["tests"] == ["putc", "put_block", "getc"]
-    assert family["ratio_geomean"] == pytest.approx((1.5 * 1111 / 1010) ** (1 / 3), abs=1e-4)
+    assert (family["tests"], family["of"]) == (["put_block"], 3)
+    assert family["ratio_geomean"] == pytest.approx(1.5, abs=1e-4) and family["verdict"] == "better"
+    assert family["ratio_ci95"][0] < 1.5 < family["ratio_ci95"][1] and family["p_adjusted"] >= family["p_value"]
+    per_char = next(f for f in cells[("5", "xfs")]["families"] if f["family"] == "per_char")
+    assert per_char["tests"] == ["putc", "getc"] and per_char["ratio_geomean"] == pytest.approx(1.1**0.5, abs=1e-4)
     assert {f["family"] for f in cells[("5", "xfs")]["families"]} == {
         "block_io",
+        "per_char",
         "seeks",
         "metadata",
     }  # never one score
+    excluded = {f["family"]: f["excluded"] for f in matrix["families"]}
+    assert excluded["block_io"] == [
+        {"test": "rewrite", "reason": "+++++ in every cell"},
+        {"test": "get_block", "reason": "+++++ in every cell"},
+    ]
     # without runs=: the runs that have both tags
     assert client.get("/api/matrix?rows=raid&cols=fs").json()["runs"] == sweep
     # another baseline cell: the verdicts follow
@@ -101,7 +114,11 @@ def test_matrix_page_shows_the_cells_and_is_linked_from_the_compare_page(client,
     assert 'class="matrix-table"' in page and page.count('class="matrix-cell') == 4
     assert 'data-mean="151500.0"' in page and "+50.0 % ▲" in page
     assert page.count("data-matrix-row=") == 2  # one small chart per row value
-    assert "Block I/O ×1.18 · Metadata ×1.00" in page  # seeks are +++++ in these lines: no Seeks summary
+    # Families over the tests every run measured: block I/O over put_block alone (rewrite and block read are +++++
+    # in every cell), per-char apart; seeks are +++++ everywhere: no Seeks summary, and a warning says why
+    assert "Block I/O ×1.50 ▲ (over 1 of 3 tests) · Per-char I/O ×1.05" in page
+    assert "Block I/O over 1 of 3 tests (rewrite: +++++ in every cell; block read: +++++ in every cell)" in page
+    assert "Seeks over 0 of 1 tests (random seeks: +++++ in every cell)" in page
     assert client.get("/matrix").status_code == 200  # the form alone
 
 
@@ -145,6 +162,18 @@ def test_compare_csv_holds_the_numbers_of_the_api(client, sweep):
     )
     assert by_key[("latency", "put_block", 2)]["unit"] in ("µs", "ms", "s")
     assert not math.isnan(float(by_key[("block_io", "put_block", 1)]["ratio"]))
+    # the verdicts' new fields, each CI pair as two columns: CPU per unit of work in the %CPU rows
+    cpu_chart = next(c for c in api["charts"] if c["key"] == "cpu")
+    for entry in cpu_chart["configurations"]:
+        for cell in entry["tests"]:
+            row = by_key[("cpu", cell["test"], entry["configuration"])]
+            assert row["work_unit"] == cell["work_unit"] and row["verdict"] == ""
+            assert row["cpu_per_work_verdict"] == (cell["cpu_per_work_verdict"] or "")
+            low = row["cpu_per_work_ratio_ci95_low"]
+            assert (float(low) if low else None) == (
+                cell["cpu_per_work_ratio_ci95"][0] if cell["cpu_per_work_ratio_ci95"] else None
+            )
+    assert {"detectable_pct", "runs_needed", "p_value", "p_adjusted", "bound_ratio"} <= set(rows[0])
     assert client.get("/api/compare.csv?runs=").status_code == 400
 
 
@@ -186,3 +215,30 @@ def test_compare_csv_names_are_never_formulas(client, start):
         if (row["chart"], row["test"]) == ("block_io", "put_block")
     )
     assert client.get(f"/api/runs/export.csv?runs={run_id}").text == line + "\n"
+
+
+def test_min_effect_on_the_matrix_through_the_http_api(client, sweep):
+    # put_block raid=5: xfs 151,500 against ext3 101,000, ×1.5. At the default ×1.05 it is better, and so is the
+    # block I/O family (put_block alone: ×1.5). With min_effect=1.6 neither reaches the minimum effect: within noise,
+    # whatever the p-values; the answer and its /compare link carry the value asked for.
+    runs = ",".join(map(str, sweep))
+    query = f"/api/matrix?rows=raid&cols=fs&test=put_block&runs={runs}"
+
+    def xfs_cell(body):
+        row = next(r for r in body["rows"] if r["value"] == "5")
+        return row["cells"][body["columns"].index("xfs")]
+
+    default = client.get(query).json()
+    cell = xfs_cell(default)
+    block = next(f for f in cell["families"] if f["family"] == "block_io")
+    assert default["min_effect"] == 1.05 and (cell["verdict"], block["verdict"]) == ("better", "better")
+    strict_response = client.get(f"{query}&min_effect=1.6")
+    assert strict_response.status_code == 200
+    strict = strict_response.json()
+    cell = xfs_cell(strict)
+    block = next(f for f in cell["families"] if f["family"] == "block_io")
+    assert strict["min_effect"] == 1.6 and (cell["verdict"], block["verdict"]) == ("within_noise", "within_noise")
+    assert cell["p_adjusted"] == xfs_cell(default)["p_adjusted"]  # the same evidence, a larger bar to clear
+    assert "min_effect=1.6" in strict["compare_url"]
+    refused = client.get(f"{query}&min_effect=0.5")
+    assert refused.status_code == 400 and "min_effect" in refused.json()["detail"]

@@ -43,13 +43,15 @@ def seeks_text(run: RunFigures) -> str:
 
 
 RUNNER_VERSION_PREFIX = "bonnieboard"  # the runner writes bonnie_version "bonnieboard-<version>"
+# bonnie++ 1.9x and later: each seeker thread reports the whole process's %CPU (274–375 % on two cores)
+BONNIE_SEEK_CPU = "bonnie++"
 
 
 def seek_cpu_source(run: RunFigures) -> str | None:
     """Who measured the seek test's %CPU, when the runs' figures mean different things."""
     if run.format_version == OLD_FAMILY:
         return None  # the family warning already says 1.0x seeks differ
-    return "bonnieboard-runner" if (run.bonnie_version or "").startswith(RUNNER_VERSION_PREFIX) else "bonnie++"
+    return "bonnieboard-runner" if (run.bonnie_version or "").startswith(RUNNER_VERSION_PREFIX) else BONNIE_SEEK_CPU
 
 
 # code, what differs, how to read a value, why it matters

@@ -34,6 +34,8 @@ BASELINE_ZERO = "baseline_zero"
 BASELINE_PREFIX = "baseline_"
 
 VALUE, CPU, LATENCY = "value", "cpu", "latency"
+# CPU per unit of work: the %CPU chart's judged figure (a %CPU alone says nothing of the work done for it)
+WORK = "work"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +93,32 @@ CELL_FIGURES = (
     "too_fast_above",
     "bound_ratio",
     "verdict",
+    "detectable_pct",
+    "runs_needed",
+    "work_unit",
+    "cpu_per_work",
+    "cpu_per_work_ci95",
+    "cpu_per_work_ratio",
+    "cpu_per_work_ratio_ci95",
+    "cpu_per_work_p_value",
+    "cpu_per_work_p_adjusted",
+    "cpu_per_work_verdict",
 )
+# The per-work fields of a cell, null outside the %CPU chart.
+PER_WORK_FIGURES = tuple(key for key in CELL_FIGURES if key == "work_unit" or key.startswith("cpu_per_work"))
+NO_PER_WORK: dict[str, Any] = dict.fromkeys(PER_WORK_FIGURES)
+
+
+def _work_scale(test: str) -> tuple[float, str]:
+    """%CPU × scale / rate = CPU-seconds per unit of work, and that unit: per MiB for the I/O tests (rates in
+    KiB/s), per 1,000 seeks, per 1,000 files."""
+    unit = bonnie.UNITS[test]
+    if unit == "KiB/s":
+        return 1024 / 100, "CPU-s/MiB"
+    return 1000 / 100, f"CPU-s/1,000 {unit.split('/')[0]}"
+
+
+WORK_SCALES = [_work_scale(test) for test in TESTS]
 
 TEST_TITLES = bonnie.TITLES
 
@@ -228,6 +255,7 @@ def compare(
                                 facts[config.id],
                                 samples[config.id][index],
                                 None if config is base_config else base_samples[index],
+                                min_effect,
                             )
                             for index in indexes
                         ],
@@ -258,27 +286,54 @@ def compare(
 
 
 # The kinds of verdict whose errors are controlled together: every rate cell of the page (all rate charts,
-# every configuration against the baseline), and apart from them latency and %CPU.
-VERDICT_KINDS = {VALUE: RATE_CHART_KEYS, LATENCY: ("latency",), CPU: ("cpu",)}
+# every configuration against the baseline), and apart from them latency, and CPU per unit of work (the %CPU
+# chart's judged figure: %CPU itself has no verdict). Each kind: its charts and the cell's fields
+# (raw p, geometric-mean ratio, adjusted p, verdict).
+VERDICT_KINDS = {
+    VALUE: (RATE_CHART_KEYS, ("p_value", "geo_ratio", "p_adjusted", "verdict")),
+    LATENCY: (("latency",), ("p_value", "geo_ratio", "p_adjusted", "verdict")),
+    WORK: (
+        ("cpu",),
+        ("cpu_per_work_p_value", "cpu_per_work_ratio", "cpu_per_work_p_adjusted", "cpu_per_work_verdict"),
+    ),
+}
+
+
+POWER_KEY = "_power"  # a cell's (SE of the log difference, df, pooled variance of the logs) until adjust_verdicts()
 
 
 def adjust_verdicts(charts: list[dict[str, Any]], base_id: int, min_effect: float) -> None:
     """Give every compared cell of `charts` its page-wide verdict: Holm's adjustment of the raw p-values of
-    all the page's verdicts of one kind (VERDICT_KINDS), then stats.decide() with `min_effect`."""
+    all the page's verdicts of one kind (VERDICT_KINDS), then stats.decide() with `min_effect`. Each
+    within-noise cell then gets the smallest change the page could have seen there (detectable_pct) and the runs
+    a side a 10 % change needs at its spread (runs_needed), both at the page's level: Holm's first step over
+    the verdicts of its kind."""
     by_key = {chart["key"]: chart for chart in charts}
-    for keys in VERDICT_KINDS.values():
+    sizes = {}
+    for kind, (keys, (p_key, ratio_key, adjusted_key, verdict_key)) in VERDICT_KINDS.items():
         cells = [
             (by_key[key]["higher_is_better"], cell)
             for key in keys
             for entry in by_key[key]["configurations"]
             if entry["configuration"] != base_id
             for cell in entry["tests"]
-            if cell["p_value"] is not None
+            if cell[p_key] is not None
         ]
-        adjusted = stats.holm([cell["p_value"] for _, cell in cells])
+        adjusted = stats.holm([cell[p_key] for _, cell in cells])
+        sizes[kind] = len(cells)
         for (higher_is_better, cell), p_adjusted in zip(cells, adjusted, strict=True):
-            cell["p_adjusted"] = _significant(p_adjusted)
-            cell["verdict"] = stats.decide(cell["geo_ratio"], p_adjusted, higher_is_better, min_effect)
+            cell[adjusted_key] = _significant(p_adjusted)
+            cell[verdict_key] = stats.decide(cell[ratio_key], p_adjusted, higher_is_better, min_effect)
+    for chart in charts:
+        m = sizes[LATENCY if chart["key"] == "latency" else VALUE]
+        for entry in chart["configurations"]:
+            for cell in entry["tests"]:
+                power = cell.pop(POWER_KEY, None)
+                if power is not None and cell["verdict"] == stats.WITHIN_NOISE:
+                    log_se, df, log_var = power
+                    detectable = stats.detectable_pct(log_se, df, m, min_effect)
+                    cell["detectable_pct"] = None if detectable is None else round(detectable, 1) + 0.0
+                    cell["runs_needed"] = stats.runs_needed(log_var, m)
     # +++++ on one side: a verdict only when its bound decides it (no p-value: the runs are separated outright)
     for key in RATE_CHART_KEYS:
         chart = by_key[key]
@@ -317,6 +372,9 @@ def _samples(config: Configuration) -> list[Sample]:
         values: list[float] = []
         cpu: list[float] = []
         latency: list[float] = []
+        work: list[float] = []
+        work_rounding = 0.0
+        scale = WORK_SCALES[index][0]
         too_fast = not_run = 0
         for status, value, cpu_pct, latency_us in results:
             if status == OK:
@@ -324,6 +382,9 @@ def _samples(config: Configuration) -> list[Sample]:
                     values.append(value)
                 if cpu_pct is not None:
                     cpu.append(cpu_pct)
+                    if value:
+                        work.append(cpu_pct * scale / value)
+                        work_rounding += _ratio_rounding(cpu_pct, value)
             elif status == TOO_FAST:
                 too_fast += 1
             else:
@@ -336,6 +397,7 @@ def _samples(config: Configuration) -> list[Sample]:
                     VALUE: describe(values),
                     CPU: describe(cpu),
                     LATENCY: describe(latency, stats.latency_step_us),
+                    WORK: describe(work, None, work_rounding / len(work) if work else None),
                 },
                 n_runs,
                 too_fast,
@@ -345,6 +407,14 @@ def _samples(config: Configuration) -> list[Sample]:
             )
         )
     return samples
+
+
+def _ratio_rounding(cpu_pct: float, value: float) -> float:
+    """The rounding variance of log(cpu_pct / value): both are printed, each to its step (stats.whole_number)."""
+    if cpu_pct <= 0:
+        return 0.0
+    cpu_step, value_step = stats.whole_number(cpu_pct) / cpu_pct, stats.whole_number(value) / value
+    return (cpu_step * cpu_step + value_step * value_step) / 12
 
 
 def _too_fast_above(runs: Sequence[RunFigures], index: int) -> float | None:
@@ -380,8 +450,9 @@ def _single_sample(result: Result, run: RunFigures, index: int) -> Sample:
     status, value, cpu_pct, latency_us = result
     latency = _one(latency_us)
     if status == OK:
+        work = None if cpu_pct is None or not value else cpu_pct * WORK_SCALES[index][0] / value
         return Sample(
-            {VALUE: _one(value), CPU: _one(cpu_pct), LATENCY: latency},
+            {VALUE: _one(value), CPU: _one(cpu_pct), LATENCY: latency, WORK: _one(work)},
             1,
             0,
             0,
@@ -390,7 +461,7 @@ def _single_sample(result: Result, run: RunFigures, index: int) -> Sample:
         )
     too_fast = status == TOO_FAST
     return Sample(
-        {VALUE: _NOTHING, CPU: _NOTHING, LATENCY: latency},
+        {VALUE: _NOTHING, CPU: _NOTHING, LATENCY: latency, WORK: _NOTHING},
         1,
         int(too_fast),
         int(not too_fast),
@@ -406,6 +477,7 @@ class ConfigFacts:
     ram_mib: int | None
     format_versions: set[str]
     has_evidence: bool
+    seek_cpu_of_process: bool = False  # a run's seek %CPU is bonnie++ 1.9x's whole-process figure
 
 
 def _facts(config: Configuration) -> ConfigFacts:
@@ -415,11 +487,18 @@ def _facts(config: Configuration) -> ConfigFacts:
         first.setup.ram_mib,
         {run.format_version for run in config.runs},
         any(run.limiters for run in config.runs),
+        any(comparability.seek_cpu_source(run) == comparability.BONNIE_SEEK_CPU for run in config.runs),
     )
 
 
 def _cell(
-    spec: ChartSpec, index: int, config: Configuration, facts: ConfigFacts, sample: Sample, base: Sample | None
+    spec: ChartSpec,
+    index: int,
+    config: Configuration,
+    facts: ConfigFacts,
+    sample: Sample,
+    base: Sample | None,
+    min_effect: float = stats.DEFAULT_MIN_EFFECT,
 ) -> dict[str, Any]:
     """One configuration's statistics for one test of a chart, and its verdict against the
     baseline's (base is None for the baseline configuration itself)."""
@@ -440,8 +519,10 @@ def _cell(
     p_value: float | None = None
     bound_ratio: float | None = None
     verdict: str | None = None
+    power: tuple[float | None, float | None, float | None] | None = None
     if base is not None:
-        compared = stats.ratio_between(side, base.stats[measure][1])
+        base_side = base.stats[measure][1]
+        compared = stats.ratio_between(side, base_side)
         if compared.ratio is not None:
             ratio = round(compared.ratio, 4) + 0.0
             # adjust_verdicts() replaces this with the page's verdict once every p-value is known
@@ -456,6 +537,8 @@ def _cell(
                 verdict = stats.UNKNOWN
             elif compared.p_value is not None:
                 p_value = _significant(compared.p_value)
+                # what a within-noise verdict could have seen: adjust_verdicts() works it out, the page's size known
+                power = (compared.log_se, compared.df, stats.pooled_log_var(side, base_side))
             elif verdict != stats.UNKNOWN:  # an exact ratio (no rounding variance): nothing to test
                 verdict = stats.WITHIN_NOISE
         else:
@@ -463,6 +546,9 @@ def _cell(
         if measure == VALUE and (sample.n_too_fast or base.n_too_fast):
             # adjust_verdicts() decides from this bound, whatever values the +++++ runs had
             bound_ratio = _bound_ratio(sample, base)
+    if measure == CPU:
+        # %CPU is shown as it is: a higher %CPU for more work done is no loss; CPU per unit of work is judged
+        verdict = p_value = power = None
     test = TESTS[index]
     rate = measure == VALUE
     cpu_pct = sample.stats[CPU][0].mean if rate else None
@@ -492,6 +578,7 @@ def _cell(
             file_size_mib=facts.file_size_mib,
             ram_mib=facts.ram_mib,
             format_versions=facts.format_versions,
+            seek_cpu_of_process=facts.seek_cpu_of_process,
             evidence=_evidence(config, test) if rate and facts.has_evidence else None,
         )
     ci95 = described.ci95
@@ -515,8 +602,48 @@ def _cell(
         "too_fast_above": _too_fast_figure(sample) if n_too_fast else None,
         "bound_ratio": None if bound_ratio is None else round(bound_ratio, 4) + 0.0,
         "verdict": verdict,
+        "detectable_pct": None,
+        "runs_needed": None,
+        **(_per_work(index, sample, base) if measure == CPU else NO_PER_WORK),
         "hints": hints,
+        **({} if power is None else {POWER_KEY: power}),
     }
+
+
+def _per_work(index: int, sample: Sample, base: Sample | None) -> dict[str, Any]:
+    """A %CPU cell's CPU per unit of work (WORK_SCALES): its mean and the 95 % CI of its geometric mean, and
+    against the baseline the geometric-mean ratio, its CI and raw p (adjust_verdicts() gives the verdict). A
+    test with +++++ runs on a side has no CPU figure for them: no verdict, as for its rate."""
+    described, side = sample.stats[WORK]
+    ci95 = described.ci95
+    figures: dict[str, Any] = {
+        "work_unit": WORK_SCALES[index][1],
+        "cpu_per_work": None if described.mean is None else _round_sig(described.mean),
+        "cpu_per_work_ci95": None if ci95 is None else [_round_sig(ci95[0]), _round_sig(ci95[1])],
+        "cpu_per_work_ratio": None,
+        "cpu_per_work_ratio_ci95": None,
+        "cpu_per_work_p_value": None,
+        "cpu_per_work_p_adjusted": None,
+        "cpu_per_work_verdict": None,
+    }
+    if base is None:
+        return figures
+    compared = stats.ratio_between(side, base.stats[WORK][1])
+    verdict = stats.UNKNOWN
+    if compared.geo_ratio is not None and compared.ci95 is not None and not (sample.n_too_fast or base.n_too_fast):
+        figures["cpu_per_work_ratio"] = round(compared.geo_ratio, 4) + 0.0
+        figures["cpu_per_work_ratio_ci95"] = [round(compared.ci95[0], 4) + 0.0, round(compared.ci95[1], 4) + 0.0]
+        if compared.p_value is not None:
+            figures["cpu_per_work_p_value"] = _significant(compared.p_value)
+        verdict = stats.WITHIN_NOISE  # adjust_verdicts() decides from the p-value
+    figures["cpu_per_work_verdict"] = verdict
+    return figures
+
+
+def _round_sig(x: float) -> float:
+    """CPU-seconds per unit of work span decades (0.0004 CPU-s/MiB on tmpfs, 2 CPU-s/1,000 seeks): 4 significant
+    figures."""
+    return float(f"{x:.4g}")
 
 
 def _too_fast_figure(sample: Sample) -> float | None:
@@ -570,7 +697,7 @@ def _single_cell(
         status = OK if mean is not None else TOO_FAST if n_too_fast else NOT_RUN
     ratio = verdict = None
     if base is not None:
-        verdict = stats.UNKNOWN
+        verdict = None if measure == CPU else stats.UNKNOWN  # %CPU is shown as it is, never judged
         base_mean = base.stats[measure][0].mean
         if mean is not None and base_mean is not None and base_mean > 0:
             ratio = round(mean / base_mean, 4) + 0.0
@@ -592,6 +719,7 @@ def _single_cell(
             file_size_mib=facts.file_size_mib,
             ram_mib=facts.ram_mib,
             format_versions=facts.format_versions,
+            seek_cpu_of_process=facts.seek_cpu_of_process,
             evidence=None,
         )
     value = None if mean is None else _round3(mean)
@@ -615,6 +743,9 @@ def _single_cell(
         "too_fast_above": _too_fast_figure(sample) if n_too_fast else None,
         "bound_ratio": None,
         "verdict": verdict,
+        "detectable_pct": None,
+        "runs_needed": None,
+        **(_per_work(index, sample, base) if measure == CPU else NO_PER_WORK),
         "hints": hints,
     }
 
@@ -861,8 +992,10 @@ VERDICT_TEXT = {
     "worse": "worse (▼): the difference holds with every verdict of the page counted (Holm, 5 % for the page) "
     "and is at least the minimum effect (×1.05 by default)",
     "within_noise": "within noise (~): no difference beyond the minimum effect holds once the page's other "
-    "verdicts are counted; the 95 % CI shown is of this comparison alone",
-    "unknown": "unknown: fewer than two measured runs on a side, or +++++ runs (faster than measurable) on one",
+    "verdicts are counted (a smaller one may be there: the summary says how large a change each could have seen); "
+    "the 95 % CI shown is of this comparison alone",
+    "unknown": "unknown: fewer than two measured runs on a side, a run that measured 0, or +++++ runs (faster "
+    "than measurable) on one that could decide it",
 }
 
 
@@ -993,15 +1126,24 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
             columns.append({"test": test, "measure": measure, "unit": unit, "group_start": test in HEAT_GROUP_STARTS})
             for config_id, cell in cells.items():
                 relative = ""
-                if cell["ratio"] is not None and config_id != base_id:
-                    relative = f"{_difference(measure, cell, cells[base_id])} {VERDICT_MARK[cell['verdict']]}"
+                verdict = cell["verdict"]
+                if measure == CPU:
+                    # %CPU as it is, never shaded, then what is judged: CPU per unit of work, with its mark
+                    if cell["ratio"] is not None and config_id != base_id:
+                        relative = _difference(measure, cell, cells[base_id])
+                    if cell["cpu_per_work_ratio"] is not None:
+                        per_work = f"per {cell['work_unit'].split('/', 1)[1]} {percent(cell['cpu_per_work_ratio'])}"
+                        mark = VERDICT_MARK[cell["cpu_per_work_verdict"]]
+                        relative = f"{relative} · {per_work} {mark}".lstrip(" ·")
+                elif cell["ratio"] is not None and config_id != base_id:
+                    relative = f"{_difference(measure, cell, cells[base_id])} {VERDICT_MARK[verdict]}"
                 too_fast = cell["status"] == TOO_FAST and measure != LATENCY
                 by_config[config_id].append(
                     {
                         "measure": measure,
                         "text": TOO_FAST_TEXT if too_fast else format_in(cell["mean"], unit, divisor),
                         "relative": relative,
-                        "verdict": cell["verdict"],
+                        "verdict": verdict,
                         "status": cell["status"],
                         "n": cell["n"],
                     }

@@ -11,7 +11,7 @@ from typing import Any
 from app.compare.engine import CELL_FIGURES, CHARTS
 from app.units import display_unit
 
-PAIRS = ("ci95", "ratio_ci95")  # [low, high] in JSON: two columns here
+PAIRS = tuple(key for key in CELL_FIGURES if key.endswith("ci95"))  # [low, high] in JSON: two columns here
 # The figures in the test's unit; the others are counts, ratios, percentages, p-values and verdicts.
 IN_UNIT = frozenset({"mean", "median", "sd", "geo_mean", "ci95", "too_fast_above"})
 COLUMNS = ("chart", "unit", "test", "configuration", "name", "runs", "baseline") + tuple(

@@ -4,7 +4,10 @@ Each hint is {"code", "text"}; the codes are stable (the API and the page use th
 a reader can check against the line (README "Reading a comparison" repeats them):
 
 - `cpu_bound` — the test's mean %CPU is ≥ 90, or above 100 (more than one core's worth): bonnie++
-  was busy itself, so the figure measures the CPU (and the C library), not the disk.
+  was busy itself, so the figure measures the CPU (and the C library), not the disk. Not for the seeks of
+  bonnie++ 1.9x and later: each seeker thread there reports the whole process's %CPU (274–375 % on a
+  two-core machine), not the seekers' own (app/compare/comparability.py, seek_cpu_differs), so the figure
+  says nothing of a limit; the runner's evidence, which counts the seekers' own CPU, still can.
 - `cached` — the file size (-s) is under twice the RAM, when the RAM is known (the runner's document,
   or a `ram_mib` tag): much of the file can sit in the page cache (bonnie++'s own rule, -s ≥ 2 × RAM).
   Only for the tests that use that file (putc .. seeks).
@@ -31,6 +34,7 @@ SPREAD_CV_PCT = 5.0
 FILE_SIZE_TESTS = frozenset(bonnie.IO_TESTS)
 PER_CHAR_TESTS = frozenset(bonnie.PER_CHAR_TESTS)
 OLD_FAMILY = "1.03"  # the CSV format of bonnie++ 1.0x
+SEEKS = "seeks"
 
 
 def hint(code: str, text: str) -> dict[str, str]:
@@ -105,6 +109,7 @@ def result_hints(
     ram_mib: int | None,
     format_versions: set[str],
     evidence: list[dict[str, str]] | None = None,
+    seek_cpu_of_process: bool = False,
 ) -> list[dict[str, str]]:
     """The hints of one configuration's result for `test` (its rate when measures_rate, else its
     %CPU or latency: only too_fast and high_spread apply there). The runner's evidence comes first
@@ -114,7 +119,7 @@ def result_hints(
     if n_too_fast:
         found.append(too_fast(test, n_too_fast, n_runs))
     if measures_rate:
-        if cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT:
+        if cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT and not (test == SEEKS and seek_cpu_of_process):
             found.append(cpu_bound(cpu_pct))
         if file_size_mib and ram_mib and test in FILE_SIZE_TESTS and file_size_mib < CACHE_FACTOR * ram_mib:
             found.append(cached(file_size_mib, ram_mib))

@@ -4,10 +4,15 @@
 sweep is best for this test, and by how much": the runs are grouped by the two tags (app/compare/grouping.py,
 exactly as `/compare?group=raid,fs`), each cell is that configuration's mean of `test` with its N,
 95 % CI and verdict against the baseline cell (the configuration of `baseline=RUN`, else the first),
-and per family of tests ("block I/O", "seeks", "metadata") the geometric mean of the cell's ratios
-to the baseline over the family's tests both measured — never one score mixing families, whose
-units and meaning differ. The numbers are those of app/compare/engine.compare(): the matrix only re-arranges
-them, so a cell equals the configuration's mean in /api/compare?group=ROWS,COLS.
+and per family of tests (block I/O, per-char I/O, seeks, metadata: FAMILIES) a summary against the
+baseline cell — never one score mixing families, whose units and meaning differ. A family summary is over
+the family's tests that every run of every cell of the view measured (`families()`: a test +++++, not run
+or 0 somewhere is left out, named with the reason, in the view's `families` and a warning), so every cell
+averages the same tests: each run's geometric mean over them, then per cell the geometric mean of its runs
+with its 95 % CI, and against the baseline cell the ratio, its CI (Welch's t on the logs, as every ratio)
+and a verdict, Holm's adjustment taken over every family verdict of the view. The per-test numbers are those
+of app/compare/engine.compare(): the matrix only re-arranges them, so a cell equals the configuration's mean
+in /api/compare?group=ROWS,COLS.
 
 Without `runs=`, the matrix takes the newest runs (at most MAX_RUNS) that have both tags.
 """
@@ -22,6 +27,7 @@ from urllib.parse import urlencode
 
 from app import bonnie
 from app.compare import engine as charts
+from app.compare import stats
 from app.compare.figures import RunFigures
 from app.compare.grouping import UNSET, Grouping
 from app.compare.request import (
@@ -34,11 +40,26 @@ from app.compare.request import (
 from app.compare.request import permalink as permalink_of
 from app.compare.summary import percent
 from app.errors import BadRequest
-from app.ingest.parsing import TESTS
+from app.ingest.parsing import OK, TESTS, TOO_FAST
 from app.units import display_unit, format_in
 
-# Families whose ratios may be averaged together: same kind of work, same unit.
-FAMILIES = {family.key: (family.title, bonnie.family_tests(family)) for family in bonnie.FAMILIES}
+
+def _families() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Families whose ratios may be averaged together: same kind of work, same unit; the per-char tests apart from
+    block I/O (they measure the C library or the system-call path, hints.per_char)."""
+    found: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for family in bonnie.FAMILIES:
+        tests = bonnie.family_tests(family)
+        per_char = tuple(t for t in tests if t in bonnie.PER_CHAR_TESTS)
+        found[family.key] = (family.title, tuple(t for t in tests if t not in per_char))
+        if per_char:
+            found[PER_CHAR] = ("Per-char I/O", per_char)
+    return found
+
+
+PER_CHAR = "per_char"
+FAMILIES = _families()
+MAX_NAMED = 3  # cells named in an exclusion's reason; more are counted
 DEFAULT_TEST = "put_block"
 
 
@@ -91,8 +112,129 @@ def permalink(request: MatrixRequest, path: str = "/matrix") -> str:
     return f"{path}?{urlencode(params, safe=',')}"
 
 
-def _geomean(values: list[float]) -> float | None:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+def _why_left_out(test: str, runs: Sequence[RunFigures], names_of: dict[int, str]) -> str | None:
+    """Why `test` cannot be in a family summary of the view: where a run printed +++++, did not run it or measured
+    0 (a log needs a positive rate); None when every run measured it."""
+    index = TESTS.index(test)
+    where: dict[str, list[str]] = {}
+    for run in runs:
+        status, value = run.results[index][0], run.results[index][1]
+        if status == OK and value:
+            continue
+        why = bonnie.TOO_FAST_MARK if status == TOO_FAST else "0" if status == OK and value is not None else "not run"
+        cells = where.setdefault(why, [])
+        if names_of[run.id] not in cells:
+            cells.append(names_of[run.id])
+    if not where:
+        return None
+    parts = []
+    every = len(set(names_of.values()))
+    for why, cells in where.items():
+        named = ", ".join(cells[:MAX_NAMED]) + (f" and {len(cells) - MAX_NAMED} more" if len(cells) > MAX_NAMED else "")
+        named = "every cell" if len(cells) == every > 1 else named
+        parts.append(f"{why} in {named}")
+    return "; ".join(parts)
+
+
+def families(runs: Sequence[RunFigures], names_of: dict[int, str]) -> list[dict[str, Any]]:
+    """Per family: the tests every run of the view measured, and those left out with the reason."""
+    found = []
+    for key, (title, tests) in FAMILIES.items():
+        reasons = {test: _why_left_out(test, runs, names_of) for test in tests}
+        found.append(
+            {
+                "family": key,
+                "title": title,
+                "tests": [t for t in tests if reasons[t] is None],
+                "of": len(tests),
+                "excluded": [{"test": t, "reason": r} for t, r in reasons.items() if r is not None],
+            }
+        )
+    return found
+
+
+def _family_moments(runs: Sequence[RunFigures], tests: Sequence[str]) -> tuple[stats.Description, stats.Moments | None]:
+    """A cell's family figure: each run's geometric mean over `tests` (all measured, > 0), then their geometric
+    mean and its CI, with the rounding variance of the whole-number rates (a run's: the mean of its tests' over
+    the number of tests, as a mean of logs)."""
+    indexes = [TESTS.index(t) for t in tests]
+    scores: list[float] = []
+    rounding = 0.0
+    for run in runs:
+        values = [float(run.results[i][1] or 0) for i in indexes]  # families() kept tests measured above 0
+        scores.append(math.exp(sum(math.log(v) for v in values) / len(values)))
+        rounding += stats.rounding_log_var(values, stats.whole_number) / len(values)
+    return stats.describe_with_moments(scores, None, rounding / len(scores))
+
+
+def _family_cells(
+    runs: Sequence[RunFigures], data: dict[str, Any], view_families: list[dict[str, Any]], min_effect: float
+) -> dict[int, list[dict[str, Any]]]:
+    """configuration id -> its family summaries (in FAMILIES order), verdicts adjusted by Holm over every family
+    verdict of the view."""
+    by_id = {run.id: run for run in runs}
+    base_id = data["baseline_configuration"]
+    runs_of = {c["id"]: [by_id[r] for r in c["runs"]] for c in data["configurations"]}
+    moments = {
+        (cid, f["family"]): _family_moments(config_runs, f["tests"]) if f["tests"] else (stats.NOTHING, None)
+        for cid, config_runs in runs_of.items()
+        for f in view_families
+    }
+    out: dict[int, list[dict[str, Any]]] = {}
+    pending = []
+    for cid in runs_of:
+        cells = []
+        for f in view_families:
+            described, side = moments[(cid, f["family"])]
+            ci = described.ci95
+            cell: dict[str, Any] = {
+                "family": f["family"],
+                "title": f["title"],
+                "tests": f["tests"],
+                "of": f["of"],
+                "geomean": _round(described.geo_mean),
+                "ci95": None if ci is None else [_round(ci[0]), _round(ci[1])],
+                "ratio_geomean": None,
+                "ratio_ci95": None,
+                "p_value": None,
+                "p_adjusted": None,
+                "verdict": None,
+            }
+            if cid != base_id and f["tests"]:
+                compared = stats.ratio_between(side, moments[(base_id, f["family"])][1])
+                cell["ratio_geomean"] = _round(compared.geo_ratio if compared.geo_ratio is not None else compared.ratio)
+                cell["verdict"] = stats.UNKNOWN
+                if compared.ci95 is not None:
+                    cell["ratio_ci95"] = [_round(compared.ci95[0]), _round(compared.ci95[1])]
+                    cell["verdict"] = stats.WITHIN_NOISE
+                if compared.p_value is not None:
+                    cell["p_value"] = float(f"{compared.p_value:.4g}")
+                    pending.append(cell)
+            cells.append(cell)
+        out[cid] = cells
+    for cell, p_adjusted in zip(pending, stats.holm([c["p_value"] for c in pending]), strict=True):
+        cell["p_adjusted"] = float(f"{p_adjusted:.4g}")
+        cell["verdict"] = stats.decide(cell["ratio_geomean"], p_adjusted, True, min_effect)
+    return out
+
+
+def _family_warning(view_families: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """One warning naming every test a family summary leaves out, and why."""
+    left = [
+        f"{f['title']} over {len(f['tests'])} of {f['of']} tests ("
+        + "; ".join(f"{charts.TEST_TITLES[e['test']]}: {e['reason']}" for e in f["excluded"])
+        + ")"
+        for f in view_families
+        if f["excluded"]
+    ]
+    if not left:
+        return []
+    return [
+        {
+            "code": "family_tests_left_out",
+            "text": "Family summaries are over the tests every run of the view measured: " + "; ".join(left) + ".",
+        }
+    ]
 
 
 def build(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
@@ -118,7 +260,9 @@ def build(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
     row_values = sorted({value_of(c, request.rows) for c in data["configurations"]}, key=_natural)
     col_values = sorted({value_of(c, request.cols) for c in data["configurations"]}, key=_natural)
     by_position = {(value_of(c, request.rows), value_of(c, request.cols)): c for c in data["configurations"]}
-    base_cells = cells[base_id]
+    names_of = {run_id: c["name"] for c in data["configurations"] for run_id in c["runs"]}
+    view_families = families(runs, names_of)
+    family_cells = _family_cells(runs, data, view_families, data["min_effect"])
     matrix_rows = []
     for row_value in row_values:
         row_cells: list[dict[str, Any] | None] = []
@@ -127,20 +271,7 @@ def build(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
             if config is None:
                 row_cells.append(None)
                 continue
-            own = cells[config["id"]]
-            cell = own[request.test]
-            families = []
-            for key, (title, tests) in FAMILIES.items():
-                measured = [t for t in tests if own[t]["mean"] and base_cells[t]["mean"]]
-                families.append(
-                    {
-                        "family": key,
-                        "title": title,
-                        "tests": measured,
-                        "geomean": _round(_geomean([own[t]["mean"] for t in measured])),
-                        "ratio_geomean": _round(_geomean([own[t]["mean"] / base_cells[t]["mean"] for t in measured])),
-                    }
-                )
+            cell = cells[config["id"]][request.test]
             row_cells.append(
                 {
                     "configuration": config["id"],
@@ -148,7 +279,7 @@ def build(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
                     "runs": config["runs"],
                     "baseline": config["id"] == base_id,
                     **{k: cell[k] for k in charts.CELL_FIGURES},
-                    "families": families,
+                    "families": family_cells[config["id"]],
                 }
             )
         matrix_rows.append({"value": row_value, "cells": row_cells})
@@ -165,7 +296,8 @@ def build(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
         "columns": col_values,
         "rows": matrix_rows,
         "configurations": data["configurations"],
-        "warnings": data["warnings"],
+        "families": view_families,
+        "warnings": data["warnings"] + _family_warning(view_families),
         "compare_url": permalink_of(
             ComparisonRequest(tuple(run.id for run in runs), grouping=grouping, min_effect=request.min_effect)
         ),
@@ -228,7 +360,8 @@ def display(built: dict[str, Any]) -> dict[str, Any]:
                 if cell["baseline"] or cell["ratio"] is None
                 else f"{percent(cell['ratio'])} {charts.VERDICT_MARK[cell['verdict']]}",
                 "families": " · ".join(
-                    f"{f['title'].split(' (')[0]} ×{f['ratio_geomean']:.2f}"
+                    f"{f['title'].split(' (')[0]} ×{f['ratio_geomean']:.2f} {charts.VERDICT_MARK[f['verdict']]}"
+                    f" (over {len(f['tests'])} of {f['of']} tests)"
                     for f in cell["families"]
                     if f["ratio_geomean"] is not None
                 ),

@@ -26,7 +26,11 @@ request computes a few hundred of them, faster in plain Python than through arra
   adjusted p is under 0.05 *and* the geometric-mean ratio is at least the minimum effect away from 1
   (×1.05 by default): a tiny difference is never better or worse, however tight its CI. within_noise
   otherwise; unknown when either side has fewer than two measured values or a value ≤ 0 (a log ratio
-  needs positive numbers).
+  needs positive numbers). `unchanged()` holds only when the ratio's CI lies inside the minimum effect.
+- What a within-noise verdict could have seen: `detectable_pct()`, the smallest change the page finds 80 %
+  of the time at this N and spread were it the only one (at Holm's first step, `page_t`), and
+  `runs_needed()`, the runs a side a 10 % change needs at the spread seen
+  (docs/decisions.md, "What a verdict may claim").
 
 t quantiles come from `t_quantile`, an exact inverse of Student's t distribution function (the
 regularized incomplete beta function by its continued fraction, inverted by Newton's method),
@@ -38,6 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Literal
 
 Verdict = Literal["better", "worse", "within_noise", "unknown"]
@@ -134,10 +139,12 @@ def moments(values: Sequence[float], quantum: Quantum | None = whole_number) -> 
 
 
 def describe_with_moments(
-    values: Sequence[float], quantum: Quantum | None = whole_number
+    values: Sequence[float], quantum: Quantum | None = whole_number, rounding_var: float | None = None
 ) -> tuple[Description, Moments | None]:
     """describe() and moments() of the same values in one pass over them (a comparison needs both
-    for every configuration, test and measure: a few hundred times per request)."""
+    for every configuration, test and measure: a few hundred times per request). `rounding_var`, when given,
+    is the rounding variance of the logs to use instead of the quantum's (a figure worked out of two printed
+    ones, as CPU per unit of work, carries the rounding of both)."""
     n = len(values)
     if n == 0:
         return NOTHING, None
@@ -155,7 +162,8 @@ def describe_with_moments(
     logs = list(map(math.log, values))
     log_mean = sum(logs) / n
     log_deviations = [x - log_mean for x in logs]
-    log_var = sum([d * d for d in log_deviations]) / (n - 1) + rounding_log_var(values, quantum)
+    rounding = rounding_log_var(values, quantum) if rounding_var is None else rounding_var
+    log_var = sum([d * d for d in log_deviations]) / (n - 1) + rounding
     described = Description(n, mean, median, sd, cv_pct, _log_ci(n, log_mean, log_var), math.exp(log_mean))
     return described, Moments(n, mean, log_mean, log_var / n)
 
@@ -249,6 +257,88 @@ def decide_bounded(bound_ratio: float, higher_is_better: bool, min_effect: float
     if bound_ratio <= 1 / min_effect:
         return WORSE if higher_is_better else BETTER
     return UNKNOWN
+
+
+def unchanged(ci95: Sequence[float] | None, min_effect: float) -> bool:
+    """The ratio's 95 % CI lies inside ÷min_effect .. ×min_effect: "unchanged" is then a claim the data hold
+    (a CI only overlapping 1 says nothing of the sort: −57 % with a CI of ×0.07 to ×2.26 is not unchanged)."""
+    return ci95 is not None and ci95[0] >= 1 / min_effect and ci95[1] <= min_effect
+
+
+# ==== What a within-noise verdict could have seen ====
+
+Z_POWER = 0.8416212335729143  # the standard normal's 80 % quantile: power 80 %
+CARED_EFFECT_PCT = 10.0  # the change the advice sizes N for, when nobody says otherwise
+_PAGE_T: dict[tuple[int, float], float] = {}
+
+
+def page_t(df: float, m: int) -> float:
+    """The two-sided critical t a lone real change must pass on a page of `m` verdicts of its kind: Holm's first
+    step, t at 1 − ALPHA/(2m). A figure of power, where a thousandth moves nothing shown: below 30 degrees of
+    freedom the exact quantile at df rounded to 0.1, remembered (t_quantile takes ~70 µs and a page has few
+    distinct ones); from 30 on, the Cornish–Fisher expansion of t around the normal quantile (within 0.3 % of
+    the exact value at 30, closer beyond)."""
+    m = max(m, 1)
+    if df >= 30:
+        z = _page_z(m)
+        z2 = z * z
+        return z * (
+            1
+            + (z2 + 1) / (4 * df)
+            + ((5 * z2 + 16) * z2 + 3) / (96 * df * df)
+            + (((3 * z2 + 19) * z2 + 17) * z2 - 15) / (384 * df**3)
+        )
+    key = (m, max(1.0, round(df, 1)))
+    known = _PAGE_T.get(key)
+    if known is None:
+        if len(_PAGE_T) > 10_000:
+            _PAGE_T.clear()
+        known = _PAGE_T[key] = t_975(key[1]) if m == 1 else t_quantile(1 - ALPHA / (2 * m), key[1])
+    return known
+
+
+_PAGE_Z: dict[int, float] = {}
+
+
+def _page_z(m: int) -> float:
+    known = _PAGE_Z.get(m)
+    if known is None:
+        if len(_PAGE_Z) > 10_000:
+            _PAGE_Z.clear()
+        known = _PAGE_Z[m] = NormalDist().inv_cdf(1 - ALPHA / (2 * m))
+    return known
+
+
+def detectable_pct(log_se: float | None, df: float | None, m: int, min_effect: float) -> float | None:
+    """The smallest change (in %, either way) the page finds 80 % of the time when it is the only one:
+    exp((t(1 − ALPHA/2m, df) + z₀.₈)·SE of the log difference) − 1, never below the minimum effect (a smaller
+    change is never called). None without a spread."""
+    if log_se is None or df is None or log_se <= 0:
+        return None
+    shift = (page_t(df, m) + Z_POWER) * log_se
+    return 100 * max(math.expm1(min(shift, 700.0)), min_effect - 1)
+
+
+def pooled_log_var(side: Moments | None, base: Moments | None) -> float | None:
+    """The mean variance of the two sides' logs (rounding included); None without a spread on both."""
+    if side is None or base is None or side.log_se2 is None or base.log_se2 is None:
+        return None
+    return (side.log_se2 * side.n + base.log_se2 * base.n) / 2
+
+
+def runs_needed(log_var: float | None, m: int, effect_pct: float = CARED_EFFECT_PCT) -> int | None:
+    """Runs a side for a change of `effect_pct` % to be found 80 % of the time at this spread:
+    n ≈ 2(t + z₀.₈)²·s²/ln²(1 + d), s² the logs' variance (pooled_log_var), t the page's critical value
+    (page_t) with the 2n − 2 degrees of freedom of n runs a side (a few fixed-point steps). At most 1,000,000."""
+    if log_var is None or log_var <= 0:
+        return None
+    scale = 2 * log_var / math.log1p(effect_pct / 100) ** 2
+    n = max(2.0, scale * (page_t(1_000, m) + Z_POWER) ** 2)
+    for _ in range(4):
+        if n > 1e6:
+            break
+        n = max(2.0, scale * (page_t(2 * math.ceil(n) - 2, m) + Z_POWER) ** 2)
+    return min(math.ceil(n), 1_000_000)
 
 
 def verdict(ci95: tuple[float, float] | None, higher_is_better: bool) -> Verdict:

@@ -1,9 +1,12 @@
 """The paragraph at the top of a comparison, written from its numbers.
 
-For each configuration against the baseline configuration: the rate tests whose 95 % CI of the
-ratio excludes 1 (better / worse, with the CI), those within noise, those that cannot be judged
-(single runs), the tests CPU-bound on both sides (they measure the CPU, not the disk) and those
-+++++ on both sides (raise -s / -n). Rates only: %CPU and latency are in the charts.
+For each configuration against the baseline configuration: the rate tests judged better or worse (with
+the CI, or the bound a +++++ side gives), then each of the others with what it can say: "unchanged" only
+when the ratio's 95 % CI lies inside the minimum effect either way; "within noise" with the smallest
+change the comparison could have seen and the runs a side a 10 % change needs at this spread; no verdict
+with its reason (one measured run, a value of 0, +++++ runs); the tests CPU-bound on both sides (they
+measure the CPU, not the disk) and those +++++ on both (raise -s / -n); then CPU per unit of work where
+it is judged better or worse. Every qualifier belongs to its item, never to a list. Latency is in the charts.
 """
 
 from __future__ import annotations
@@ -16,7 +19,11 @@ from app.bonnie import TOO_FAST_MARK, UNITS, raise_option
 
 MAX_CONFIGURATIONS = 6  # more would be a wall of text: the charts and table have the rest
 TOO_FAST, OK = "too_fast", "ok"
-SINGLE_RUN = "Single runs cannot tell a difference from noise: repeat them, e.g. bonnie++ -x 5."
+SINGLE_RUN = (
+    "Single runs cannot tell a difference from noise: repeat each configuration (bonnie++ -x 3 or more); "
+    "the page then says, from the spread the runs show, how many runs a 10 % change needs."
+)
+CARED_PCT = 10  # the change the advice sizes N for (stats.CARED_EFFECT_PCT)
 
 
 def percent(ratio: float) -> str:
@@ -45,6 +52,11 @@ def _cpu(data: dict[str, Any], config_id: int) -> dict[str, float | None]:
     return {cell["test"]: cell["mean"] for cell in entry["tests"]}
 
 
+def _cpu_cells(data: dict[str, Any], config_id: int) -> list[dict[str, Any]]:
+    chart = next(c for c in data["charts"] if c["key"] == "cpu")
+    return next(e for e in chart["configurations"] if e["configuration"] == config_id)["tests"]
+
+
 def _cpu_bound(cell: dict[str, Any]) -> bool:
     return any(h["code"] == "cpu_bound" for h in cell["hints"])
 
@@ -59,11 +71,13 @@ def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collect
         runs = len(configurations[0]["runs"])
         return f"One configuration ({runs} run{'s' if runs != 1 else ''}): nothing to compare it with."
     sentences = []
-    single = False
+    min_effect = data.get("min_effect", 1.05)
     others = [c for c in configurations if c["id"] != base_id]
+    # only a configuration of single runs makes the whole page unable to judge: say so first
+    single = any(len(c["runs"]) == 1 for c in configurations)
     for config in others[:MAX_CONFIGURATIONS]:
         cpu = _cpu(data, config["id"])
-        judged, noise, unknown, censored, cpu_bound, too_fast, missing = [], [], [], [], [], [], []
+        judged, other, cpu_bound, too_fast, missing = [], [], [], [], []
         for cell, base in zip(_cells(data, config["id"], rate_charts), base_cells, strict=True):
             title = titles[cell["test"]]
             if cell["status"] == TOO_FAST and base["status"] == TOO_FAST:
@@ -83,32 +97,42 @@ def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collect
                 judged.append(
                     f"{title} {percent(_geo(cell))} (95 % CI {percent(low)} to {percent(high)}, {cell['verdict']})"
                 )
-            elif both_cpu and cell["verdict"] == "within_noise":
-                cpu_bound.append((title, True))
-                continue
             elif cell["verdict"] == "within_noise":
-                noise.append(f"{title} {percent(_geo(cell))}")
+                if both_cpu and unchanged(cell, min_effect):
+                    cpu_bound.append((title, True))
+                    continue
+                other.append(f"{title} {percent(_geo(cell))} ({_noise_words(cell, min_effect)})")
             elif cell["n_too_fast"] or base["n_too_fast"]:
                 measured = "" if cell["ratio"] is None else f" {percent(cell['ratio'])} of the measured runs"
-                censored.append(f"{title}{measured} ({_too_fast_count(cell, base)})")
+                other.append(
+                    f"{title}{measured} (no verdict: {_too_fast_count(cell, base)}; "
+                    f"whatever the {TOO_FAST_MARK} runs were could decide it)"
+                )
             else:
-                single = single or cell["n"] < 2 or base["n"] < 2
-                unknown.append(f"{title} {percent(cell['ratio'])}")
+                other.append(f"{title} {percent(cell['ratio'])} (no verdict: {_why_unknown(cell, base)})")
             if both_cpu:
                 cpu_bound.append((title, False))
-        parts = list(judged)
-        if noise:
-            parts.append(f"{'; '.join(noise)} (within noise)")
-        if unknown:
-            parts.append(f"{'; '.join(unknown)} (no verdict: too few runs)")
-        if censored:
-            parts.append(f"{'; '.join(censored)}: no verdict, whatever the {TOO_FAST_MARK} runs were could decide it")
+        parts = judged + other
+        per_work = [
+            f"{titles[c['test']]} {percent(c['cpu_per_work_ratio'])} {c['work_unit']} "
+            f"(95 % CI {percent(c['cpu_per_work_ratio_ci95'][0])} to {percent(c['cpu_per_work_ratio_ci95'][1])}, "
+            f"{c['cpu_per_work_verdict']})"
+            for c in _cpu_cells(data, config["id"])
+            if c["cpu_per_work_verdict"] in ("better", "worse")
+        ]
+        if per_work:
+            parts.append(f"CPU per unit of work: {'; '.join(per_work)}")
         if cpu_bound:
             tests = [t for t, _ in cpu_bound]
-            unchanged = "unchanged and " if all(u for _, u in cpu_bound) else ""
+            # "unchanged" only for those whose CI lies inside the minimum effect
+            steady = [t for t, u in cpu_bound if u]
+            unchanged_words = "unchanged and " if len(steady) == len(tests) else ""
+            also = f" ({_join(steady)} unchanged)" if steady and not unchanged_words else ""
             both = [v for cell in ([cpu] + [base_cpu]) for t, v in cell.items() if titles[t] in tests and v is not None]
             level = f" ({max(both):.0f} % CPU)" if both else ""
-            parts.append(f"{_join(tests)} {unchanged}CPU-bound in both{level}: they measure the CPU, not the disk")
+            parts.append(
+                f"{_join(tests)} {unchanged_words}CPU-bound in both{level}: they measure the CPU, not the disk{also}"
+            )
         if too_fast:
             options = dict.fromkeys(raise_option(test).split(" ")[0] for _, test in too_fast)
             parts.append(f"{_join([t for t, _ in too_fast])} {TOO_FAST_MARK} in both: raise {' and '.join(options)}")
@@ -120,6 +144,45 @@ def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collect
     if single:
         sentences.insert(0, SINGLE_RUN)
     return " ".join(sentences)
+
+
+def unchanged(cell: dict[str, Any], min_effect: float) -> bool:
+    """The ratio's 95 % CI lies inside ÷min_effect .. ×min_effect (stats.unchanged)."""
+    ci = cell["ratio_ci95"]
+    return ci is not None and ci[0] >= 1 / min_effect and ci[1] <= min_effect
+
+
+def _noise_words(cell: dict[str, Any], min_effect: float) -> str:
+    """What a within-noise item says of itself: "unchanged" when its CI lies inside the minimum effect; else how
+    large a change it could have seen and the runs a side a 10 % change needs at this spread."""
+    low, high = cell["ratio_ci95"]
+    if unchanged(cell, min_effect):
+        return f"unchanged: 95 % CI {percent(low)} to {percent(high)}, inside ×{min_effect:g} either way"
+    words = "within noise"
+    if cell["detectable_pct"] is not None:
+        words += f": could have seen {_change(cell['detectable_pct'])} either way"
+    if cell["runs_needed"] is not None:
+        words += f", a {CARED_PCT} % change needs {cell['runs_needed']:,} runs a side"
+    return words
+
+
+def _change(pct: float) -> str:
+    """A detectable change: "±18 %" below a doubling, "×9.3" or "×680" beyond (−90 % is ÷10, not −900 %)."""
+    if pct < 100:
+        return f"±{pct:.0f} %"
+    factor = 1 + pct / 100
+    return f"×{factor:.1f}" if factor < 10 else f"×{float(f'{factor:.2g}'):,.0f}"
+
+
+def _why_unknown(cell: dict[str, Any], base: dict[str, Any]) -> str:
+    """Why a measured test with no +++++ has no verdict: one measured run on a side, or a value of 0 (no log)."""
+    one_here, one_there = cell["n"] < 2, base["n"] < 2
+    if one_here or one_there:
+        side = "on each side" if one_here and one_there else "here" if one_here else "in the baseline"
+        return f"one measured run {side}"
+    zero_here, zero_there = cell["geo_mean"] is None, base["geo_mean"] is None
+    side = "on both sides" if zero_here and zero_there else "here" if zero_here else "in the baseline"
+    return f"a run measured 0 {side}, and a ratio of rates needs them above 0"
 
 
 def _too_fast_count(cell: dict[str, Any], base: dict[str, Any]) -> str:

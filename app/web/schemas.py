@@ -197,7 +197,8 @@ class HintOut(BaseModel):
 class WarningOut(BaseModel):
     code: str = Field(
         description="stable: file_size_differs, chunk_size_differs, file_test_differs, seeks_differs, "
-        "concurrency_differs, family_differs, ram_differs, high_spread"
+        "concurrency_differs, family_differs, seek_cpu_differs, ram_differs, high_spread; /api/matrix also "
+        "family_tests_left_out"
     )
     text: str
 
@@ -245,7 +246,7 @@ class CellFiguresOut(BaseModel):
     )
     p_adjusted: float | None = Field(
         description="p_value after Holm's adjustment over every verdict of its kind on the page (rates together, "
-        "latency apart, %CPU apart): what the verdict reads"
+        "latency apart; CPU per unit of work apart, in cpu_per_work_p_adjusted): what the verdict reads"
     )
     too_fast_above: float | None = Field(
         description="the rate this configuration's +++++ runs of the test are above: the test's work in bonnie++'s "
@@ -261,9 +262,44 @@ class CellFiguresOut(BaseModel):
     )
     verdict: Literal["better", "worse", "within_noise", "unknown"] | None = Field(
         description="better/worse when p_adjusted < 0.05 and geo_ratio is at least min_effect away from 1, "
-        "within_noise otherwise, unknown below two measured values on a side; with +++++ runs on a side, "
-        "better/worse only when bound_ratio is at least min_effect away from 1, else unknown; null for the "
-        "baseline itself"
+        "within_noise otherwise, unknown below two measured values on a side or with a value ≤ 0; with +++++ "
+        "runs on a side, better/worse only when bound_ratio is at least min_effect away from 1, else unknown; "
+        "null for the baseline itself and for every %CPU cell (%CPU is shown as it is: cpu_per_work_verdict "
+        "judges CPU)"
+    )
+    detectable_pct: float | None = Field(
+        description="within_noise cells only: the smallest change (%, either way) this page finds 80 % of the "
+        "time when it is the only one, at this N and spread: exp((t + z₀.₈)·SE of the log difference) − 1, t at "
+        "Holm's first step (1 − 0.05/2m, m the page's verdicts of the kind), never below min_effect − 1"
+    )
+    runs_needed: int | None = Field(
+        description="within_noise cells only: runs a side for a 10 % change to be found 80 % of the time at the "
+        "spread seen, n ≈ 2(t + z₀.₈)²·s²/ln²(1.1), s² the mean variance of both sides' logs, t as for "
+        "detectable_pct"
+    )
+    work_unit: str | None = Field(
+        description="%CPU cells: the unit of cpu_per_work — CPU-s/MiB (block I/O), CPU-s/1,000 seeks, "
+        "CPU-s/1,000 files; null elsewhere"
+    )
+    cpu_per_work: float | None = Field(
+        description="%CPU cells: mean over the measured runs of %CPU / 100 / rate, in work_unit (4 significant figures)"
+    )
+    cpu_per_work_ci95: list[float] | None = Field(
+        description="[low, high]: 95 % CI of the geometric mean of cpu_per_work (rounding of both printed figures "
+        "included)"
+    )
+    cpu_per_work_ratio: float | None = Field(
+        description="%CPU cells: the geometric-mean ratio of CPU per unit of work to the baseline's; null with "
+        "+++++ runs on a side (no %CPU for them)"
+    )
+    cpu_per_work_ratio_ci95: list[float] | None = Field(description="[low, high]: its 95 % CI (Welch's t on logs)")
+    cpu_per_work_p_value: float | None = Field(description="raw two-sided p of Welch's t on the logs")
+    cpu_per_work_p_adjusted: float | None = Field(
+        description="after Holm's adjustment over every CPU-per-work verdict of the page"
+    )
+    cpu_per_work_verdict: Literal["better", "worse", "within_noise", "unknown"] | None = Field(
+        description="%CPU cells: as verdict, lower is better (less CPU for the same work); null for the baseline "
+        "and outside the %CPU chart"
     )
 
 
@@ -328,17 +364,46 @@ class CompareOut(BaseModel):
     summary: str
 
 
+FamilyKey = Literal["block_io", "per_char", "seeks", "metadata"]
+
+
 class MatrixFamilyOut(BaseModel):
-    family: Literal["block_io", "seeks", "metadata"]
+    family: FamilyKey
     title: str
-    tests: list[str] = Field(description="the family's tests that both this cell and the baseline cell measured")
-    geomean: float | None = Field(description="geometric mean of this cell's means over `tests`")
-    ratio_geomean: float | None = Field(description="geometric mean of its ratios to the baseline cell over `tests`")
+    tests: list[str] = Field(
+        description="the family's tests every run of every cell of the view measured: the same in every cell"
+    )
+    of: int = Field(description="the family's tests in all: the summary is over len(tests) of them")
+    geomean: float | None = Field(
+        description="geometric mean over the cell's runs of each run's geometric mean over `tests`; null without tests"
+    )
+    ci95: list[float] | None = Field(description="[low, high]: 95 % CI of geomean (log scale, rounding included)")
+    ratio_geomean: float | None = Field(description="geomean / the baseline cell's: null for the baseline")
+    ratio_ci95: list[float] | None = Field(description="[low, high]: 95 % CI of ratio_geomean (Welch's t on logs)")
+    p_value: float | None = Field(description="raw two-sided p of Welch's t on the logs")
+    p_adjusted: float | None = Field(description="after Holm's adjustment over every family verdict of the view")
+    verdict: Literal["better", "worse", "within_noise", "unknown"] | None = Field(
+        description="as a cell's verdict, over the family (higher is better); unknown below two runs a cell; null "
+        "for the baseline and without tests"
+    )
+
+
+class ExcludedTestOut(BaseModel):
+    test: str
+    reason: str = Field(description="where a run printed +++++, did not run it, or measured 0")
+
+
+class MatrixViewFamilyOut(BaseModel):
+    family: FamilyKey
+    title: str
+    tests: list[str] = Field(description="the tests the family summaries are over")
+    of: int
+    excluded: list[ExcludedTestOut] = Field(description="the family's other tests, each with why it is left out")
 
 
 class MatrixCellOut(CellFiguresOut):
-    """One configuration's cell: its figures of the matrix's test, and per family of tests the geometric
-    means against the baseline cell."""
+    """One configuration's cell: its figures of the matrix's test, and per family of tests its summary against
+    the baseline cell (geometric means, CI and verdict)."""
 
     configuration: int
     name: str
@@ -367,5 +432,8 @@ class MatrixOut(BaseModel):
     columns: list[str] = Field(description="the column key's values, in order")
     rows: list[MatrixRowOut]
     configurations: list[ConfigurationOut]
+    families: list[MatrixViewFamilyOut] = Field(
+        description="per family of tests, the tests its summaries are over and those left out with the reason"
+    )
     warnings: list[WarningOut]
     compare_url: str = Field(description="the same runs on the /compare page, grouped by both keys")
