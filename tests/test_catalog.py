@@ -91,17 +91,30 @@ def test_the_heat_tables_group_the_families_in_bonnies_order():
     assert {tests[0] for _, tests in groups} == engine.HEAT_GROUP_STARTS
 
 
-def test_the_matrix_families_are_the_catalogs():
-    assert list(matrix.FAMILIES) == [family.key for family in bonnie.FAMILIES]
+def matrix_family_keys() -> list[str]:
+    """The catalog's families, each followed by the per-char tests it holds as a family of their own."""
+    keys = []
+    for family in bonnie.FAMILIES:
+        keys.append(family.key)
+        if set(bonnie.family_tests(family)) & set(bonnie.PER_CHAR_TESTS):
+            keys.append(matrix.PER_CHAR)
+    return keys
+
+
+def test_the_matrix_families_are_the_catalogs_with_per_char_apart():
+    assert list(matrix.FAMILIES) == matrix_family_keys()
     for family in bonnie.FAMILIES:
         title, tests = matrix.FAMILIES[family.key]
-        assert title == family.title and tests == bonnie.family_tests(family)
+        per_char = tuple(t for t in bonnie.family_tests(family) if t in bonnie.PER_CHAR_TESTS)
+        assert tests == tuple(t for t in bonnie.family_tests(family) if t not in per_char)
+        assert title == (f"{family.title} (block tests)" if per_char else family.title)
         assert {bonnie.UNITS[test] for test in tests} == {family.unit}  # ratios of one unit only
+    assert matrix.FAMILIES[matrix.PER_CHAR] == ("Per-char I/O", tuple(bonnie.PER_CHAR_TESTS))
 
 
 def test_the_matrix_schema_names_the_catalogs_families():
     """The OpenAPI document lists the family keys as a literal (a type cannot be computed): it must be the catalog's."""
-    assert get_args(MatrixFamilyOut.model_fields["family"].annotation) == tuple(f.key for f in bonnie.FAMILIES)
+    assert list(get_args(MatrixFamilyOut.model_fields["family"].annotation)) == matrix_family_keys()
 
 
 def test_no_title_names_two_different_sets_of_tests():

@@ -51,7 +51,9 @@ def _families() -> dict[str, tuple[str, tuple[str, ...]]]:
     for family in bonnie.FAMILIES:
         tests = bonnie.family_tests(family)
         per_char = tuple(t for t in tests if t in bonnie.PER_CHAR_TESTS)
-        found[family.key] = (family.title, tuple(t for t in tests if t not in per_char))
+        # A family without its per-char tests is another set of tests, so it gets a title of its own.
+        title = f"{family.title} (block tests)" if per_char else family.title
+        found[family.key] = (title, tuple(t for t in tests if t not in per_char))
         if per_char:
             found[PER_CHAR] = ("Per-char I/O", per_char)
     return found
