@@ -1,6 +1,7 @@
 /* options.c -- command-line parsing with bonnie++ 2.00a's syntax and rules. */
 #include "options.h"
 #include "json.h"
+#include "sbuf.h"
 #include "sync.h"
 #include "units.h"
 
@@ -14,18 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* Splits s at ':' into at most max parts (in place); returns the count.
  * Like strtok, empty parts are skipped. */
@@ -44,34 +33,34 @@ static int parse_s(struct options *o, const char *arg, char *err, size_t errlen)
     char *part[5];
     int64_t v;
     if (strlen(arg) >= sizeof(buf))
-        return fail(err, errlen, "-s: argument too long");
+        return set_error(err, errlen, "-s: argument too long");
     strcpy(buf, arg);
     int n = split_colons(buf, part, 5);
     if (n < 1 || n > 4)
-        return fail(err, errlen, "-s: expected size[:chunk[:seeks[:procs]]], got \"%s\"", arg);
+        return set_error(err, errlen, "-s: expected size[:chunk[:seeks[:procs]]], got \"%s\"", arg);
     /* bonnie++ ignores an unknown last letter, so people write "-s 64M"; "m" means the unit itself. */
     size_t size_len = strlen(part[0]);
     if (size_len > 1 && tolower((unsigned char)part[0][size_len - 1]) == 'm')
         part[0][size_len - 1] = '\0';
     if (units_size_from_str(part[0], "gt", &v) || v < 0)
-        return fail(err, errlen, "-s: bad size \"%s\" (MiB, or suffix m/g/t)", part[0]);
+        return set_error(err, errlen, "-s: bad size \"%s\" (MiB, or suffix m/g/t)", part[0]);
     if (v > OPT_MAX_FILE_SIZE_MIB)
-        return fail(err, errlen, "-s: size \"%s\" is over the largest file the runner tests, %d MiB",
+        return set_error(err, errlen, "-s: size \"%s\" is over the largest file the runner tests, %d MiB",
                     part[0], OPT_MAX_FILE_SIZE_MIB);
     o->bp.file_size_mib = v;
     if (n > 1) {
         if (units_size_from_str(part[1], "k", &v) || v <= 0 || v > INT32_MAX)
-            return fail(err, errlen, "-s: bad chunk size \"%s\"", part[1]);
+            return set_error(err, errlen, "-s: bad chunk size \"%s\"", part[1]);
         o->bp.io_chunk_bytes = (int)v;
     }
     if (n > 2) {
         if (units_size_from_str(part[2], "k", &v) || v < 0 || v > INT32_MAX)
-            return fail(err, errlen, "-s: bad number of seeks \"%s\"", part[2]);
+            return set_error(err, errlen, "-s: bad number of seeks \"%s\"", part[2]);
         o->bp.seeks = (int)v;
     }
     if (n > 3) {
         if (units_size_from_str(part[3], NULL, &v) || v < 1 || v > 1000)
-            return fail(err, errlen, "-s: bad number of seeker processes \"%s\" (1..1000)", part[3]);
+            return set_error(err, errlen, "-s: bad number of seeker processes \"%s\" (1..1000)", part[3]);
         o->bp.seek_procs = (int)v;
     }
     o->size_set = 1;
@@ -84,32 +73,32 @@ static int parse_n(struct options *o, const char *arg, char *err, size_t errlen)
     char *part[6];
     int64_t v;
     if (strlen(arg) >= sizeof(buf))
-        return fail(err, errlen, "-n: argument too long");
+        return set_error(err, errlen, "-n: argument too long");
     strcpy(buf, arg);
     int n = split_colons(buf, part, 6);
     if (n < 1 || n > 5)
-        return fail(err, errlen, "-n: expected num[:max[:min[:dirs[:chunk]]]], got \"%s\"", arg);
+        return set_error(err, errlen, "-n: expected num[:max[:min[:dirs[:chunk]]]], got \"%s\"", arg);
     if (units_size_from_str(part[0], "m", &v) || v < 0 || v > INT32_MAX)
-        return fail(err, errlen, "-n: bad number of files \"%s\" (units of 1024, suffix m)", part[0]);
+        return set_error(err, errlen, "-n: bad number of files \"%s\" (units of 1024, suffix m)", part[0]);
     o->bp.num_files = v;
     if (n > 1) {
         if (units_size_from_str(part[1], "kmg", &v) || v < -2 || v > INT32_MAX)
-            return fail(err, errlen, "-n: bad maximum size \"%s\"", part[1]);
+            return set_error(err, errlen, "-n: bad maximum size \"%s\"", part[1]);
         o->bp.max_size = v;
     }
     if (n > 2) {
         if (units_size_from_str(part[2], "kmg", &v) || v < 0 || v > INT32_MAX)
-            return fail(err, errlen, "-n: bad minimum size \"%s\"", part[2]);
+            return set_error(err, errlen, "-n: bad minimum size \"%s\"", part[2]);
         o->bp.min_size = v;
     }
     if (n > 3) {
         if (units_size_from_str(part[3], "k", &v) || v < 1 || v >= 100000)
-            return fail(err, errlen, "-n: bad number of directories \"%s\" (1..99999)", part[3]);
+            return set_error(err, errlen, "-n: bad number of directories \"%s\" (1..99999)", part[3]);
         o->bp.num_dirs = (int)v;
     }
     if (n > 4) {
         if (units_size_from_str(part[4], "kmg", &v) || v <= 0 || v > INT32_MAX)
-            return fail(err, errlen, "-n: bad chunk size \"%s\"", part[4]);
+            return set_error(err, errlen, "-n: bad chunk size \"%s\"", part[4]);
         o->bp.file_chunk_bytes = (int)v;
     }
     return 0;
@@ -152,14 +141,14 @@ static int check_board_text(const char *what, const char *text, long max_chars, 
         int n = json_utf8_decode(p, &cp);
         size_t at = (size_t)(p - (const unsigned char *)text) + 1;
         if (!n)
-            return fail(err, errlen, "%s is not UTF-8 (byte 0x%02x at byte %zu)", what, *p, at);
+            return set_error(err, errlen, "%s is not UTF-8 (byte 0x%02x at byte %zu)", what, *p, at);
         if (no_spaces && is_board_space(cp))
-            return fail(err, errlen, "%s has a space (U+%04X at byte %zu), which the board refuses; use '-' or '_'",
+            return set_error(err, errlen, "%s has a space (U+%04X at byte %zu), which the board refuses; use '-' or '_'",
                         what, cp, at);
         p += n;
     }
     if (chars > max_chars)
-        return fail(err, errlen, "%s is %ld characters long; the board takes at most %ld", what, chars, max_chars);
+        return set_error(err, errlen, "%s is %ld characters long; the board takes at most %ld", what, chars, max_chars);
     return 0;
 }
 
@@ -167,12 +156,12 @@ static int add_tag(struct options *o, const char *arg, char *err, size_t errlen)
 {
     const char *eq = strchr(arg, '=');
     if (!eq || eq == arg)
-        return fail(err, errlen, "--tag: expected KEY=VALUE, got \"%s\"", arg);
+        return set_error(err, errlen, "--tag: expected KEY=VALUE, got \"%s\"", arg);
     struct tag next = {strndup(arg, (size_t)(eq - arg)), strdup(eq + 1)};
     if (!next.key || !next.value) {
         free(next.key);
         free(next.value);
-        return fail(err, errlen, "out of memory");
+        return set_error(err, errlen, "out of memory");
     }
     char what[80];
     snprintf(what, sizeof what, "--tag \"%.40s\": the key", next.key);
@@ -188,7 +177,7 @@ static int add_tag(struct options *o, const char *arg, char *err, size_t errlen)
         }
     }
     if (!bad && o->tag_count >= BOARD_MAX_TAGS)
-        bad = fail(err, errlen, "--tag: at most %d tags (the board's limit)", BOARD_MAX_TAGS);
+        bad = set_error(err, errlen, "--tag: at most %d tags (the board's limit)", BOARD_MAX_TAGS);
     if (bad) {
         free(next.key);
         free(next.value);
@@ -312,12 +301,12 @@ static int fail_long_option(char *err, size_t errlen, const char *arg, const str
         snprintf(matches + used, sizeof(matches) - used, "%s--%s", count++ ? ", " : "", lo->name);
     }
     if (exact || count == 1)
-        return fail(err, errlen, "option %s takes no value%s", name, hidden);
+        return set_error(err, errlen, "option %s takes no value%s", name, hidden);
     if (count > 1)
-        return fail(err, errlen, "ambiguous option %s: %s%s", name, matches, hidden);
+        return set_error(err, errlen, "ambiguous option %s: %s%s", name, matches, hidden);
     if (*hidden)
-        return fail(err, errlen, "unknown option %s: --token or --token-file?%s", name, hidden);
-    return fail(err, errlen, "unknown option %s", name);
+        return set_error(err, errlen, "unknown option %s: --token or --token-file?%s", name, hidden);
+    return set_error(err, errlen, "unknown option %s", name);
 }
 
 enum {
@@ -336,15 +325,15 @@ static int check_csv_text(const char *what, const char *text, char *err, size_t 
         int n = json_utf8_decode(p, &cp);
         size_t at = (size_t)(p - (const unsigned char *)text) + 1;
         if (!n)
-            return fail(err, errlen, "%s is not UTF-8 (byte 0x%02x at byte %zu)", what, *p, at);
+            return set_error(err, errlen, "%s is not UTF-8 (byte 0x%02x at byte %zu)", what, *p, at);
         if (cp == ',')
-            return fail(err, errlen, "%s has a comma (byte %zu): the CSV line would "
+            return set_error(err, errlen, "%s has a comma (byte %zu): the CSV line would "
                         "have more columns than its format, and readers would split the field", what, at);
         if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029)
-            return fail(err, errlen, "%s has control or line separator character U+%04X at byte %zu "
+            return set_error(err, errlen, "%s has control or line separator character U+%04X at byte %zu "
                         "(a newline would split the CSV line)", what, cp, at);
         if (cp == 0xfeff)
-            return fail(err, errlen, "%s has a byte order mark (U+FEFF) at byte %zu", what, at);
+            return set_error(err, errlen, "%s has a byte order mark (U+FEFF) at byte %zu", what, at);
         p += n;
     }
     return 0;
@@ -394,7 +383,7 @@ enum options_result options_parse(struct options *o, int argc, char **argv, char
 }
 
 /* The getopt_long loop of options_parse: OPTIONS_OK, OPTIONS_HELP, OPTIONS_VERSION, or OPTIONS_ERROR
- * with a message in err (fail() returns -1, which is OPTIONS_ERROR). */
+ * with a message in err (set_error() returns -1, which is OPTIONS_ERROR). */
 static enum options_result parse_args(struct options *o, int argc, char **argv, const struct option *longopts,
                                       char *err, size_t errlen)
 {
@@ -410,7 +399,7 @@ static enum options_result parse_args(struct options *o, int argc, char **argv, 
         case 'q': o->quiet = 1; break;
         case 'c':
             if (parse_int(optarg, 1, 200, &lv))
-                return fail(err, errlen, "-c: concurrency must be 1..200, got \"%s\"", optarg);
+                return set_error(err, errlen, "-c: concurrency must be 1..200, got \"%s\"", optarg);
             o->bp.concurrency = (int)lv;
             break;
         case 'd': o->dir = optarg; break;
@@ -418,38 +407,38 @@ static enum options_result parse_args(struct options *o, int argc, char **argv, 
             if (!optarg)
                 o->bp.byte_io_mib = 0;
             else if (parse_int(optarg, 0, INT32_MAX, &lv))
-                return fail(err, errlen, "-f: byte-I/O size must be a number of MiB, got \"%s\"", optarg);
+                return set_error(err, errlen, "-f: byte-I/O size must be a number of MiB, got \"%s\"", optarg);
             else
                 o->bp.byte_io_mib = lv;
             break;
         case 'm': o->machine = optarg; break;
         case 'u': {
             if (o->user)
-                return fail(err, errlen, "-u given twice");
+                return set_error(err, errlen, "-u given twice");
             o->user = strdup(optarg);
             if (!o->user)
-                return fail(err, errlen, "out of memory");
+                return set_error(err, errlen, "out of memory");
             char *colon = strchr(o->user, ':');
             if (colon) {
                 if (o->group)
-                    return fail(err, errlen, "-u user:group and -g both name a group");
+                    return set_error(err, errlen, "-u user:group and -g both name a group");
                 *colon = '\0';
                 o->group = colon + 1;
             }
             if (!o->user[0] || (o->group && !o->group[0]))
-                return fail(err, errlen, "-u: expected user[:group], got \"%s\"", optarg);
+                return set_error(err, errlen, "-u: expected user[:group], got \"%s\"", optarg);
             break;
         }
         case 'g':
             if (o->group)
-                return fail(err, errlen, "-g given twice, or with -u user:group");
+                return set_error(err, errlen, "-g given twice, or with -u user:group");
             if (!optarg[0])
-                return fail(err, errlen, "-g: empty group");
+                return set_error(err, errlen, "-g: empty group");
             o->group = optarg;
             break;
         case 'p':
             if (parse_int(optarg, -1, 1000, &lv) || lv == 0)
-                return fail(err, errlen, "-p: number of processes must be 1..1000, or -1 to remove the "
+                return set_error(err, errlen, "-p: number of processes must be 1..1000, or -1 to remove the "
                             "semaphores, got \"%s\"", optarg);
             o->sem_procs = (int)lv;
             break;
@@ -459,14 +448,14 @@ static enum options_result parse_args(struct options *o, int argc, char **argv, 
             else if (tolower((unsigned char)optarg[0]) == 'p')
                 o->sync_mode = SYNC_PROMPT;
             else
-                return fail(err, errlen, "-y: expected s (semaphore) or p (prompt), got \"%s\"", optarg);
+                return set_error(err, errlen, "-y: expected s (semaphore) or p (prompt), got \"%s\"", optarg);
             break;
         case 'Z':
             /* the file's name is the CSV's seed column, as in bonnie++ */
             if (check_csv_text("-Z: the file name (the CSV's seed column)", optarg, err, errlen))
                 return OPTIONS_ERROR;
             if (!optarg[0] || strlen(optarg) > OPT_MAX_MACHINE_BYTES)
-                return fail(err, errlen, "-Z: the file name must be 1..%d bytes", OPT_MAX_MACHINE_BYTES);
+                return set_error(err, errlen, "-Z: the file name must be 1..%d bytes", OPT_MAX_MACHINE_BYTES);
             o->random_file = optarg;
             break;
         case 'n':
@@ -475,7 +464,7 @@ static enum options_result parse_args(struct options *o, int argc, char **argv, 
             break;
         case 'r':
             if (parse_int(optarg, 0, INT32_MAX, &lv))
-                return fail(err, errlen, "-r: RAM size must be a number of MiB, got \"%s\"", optarg);
+                return set_error(err, errlen, "-r: RAM size must be a number of MiB, got \"%s\"", optarg);
             o->ram_mib = lv;
             o->ram_set = 1;
             break;
@@ -485,12 +474,12 @@ static enum options_result parse_args(struct options *o, int argc, char **argv, 
             break;
         case 'x':
             if (parse_int(optarg, 1, 1000000, &lv))
-                return fail(err, errlen, "-x: number of tests must be >= 1, got \"%s\"", optarg);
+                return set_error(err, errlen, "-x: number of tests must be >= 1, got \"%s\"", optarg);
             o->test_count = (int)lv;
             break;
         case 'z':
             if (parse_int(optarg, 0, (long)UINT32_MAX, &lv))
-                return fail(err, errlen, "-z: seed must be an unsigned number, got \"%s\"", optarg);
+                return set_error(err, errlen, "-z: seed must be an unsigned number, got \"%s\"", optarg);
             o->seed = (unsigned int)lv;
             o->seed_set = 1;
             break;
@@ -501,11 +490,11 @@ static enum options_result parse_args(struct options *o, int argc, char **argv, 
             else if (strcmp(optarg, "stdio") == 0)
                 o->bp.char_mode = CHAR_MODE_STDIO;
             else
-                return fail(err, errlen, "--char-mode: expected syscall or stdio, got \"%s\"", optarg);
+                return set_error(err, errlen, "--char-mode: expected syscall or stdio, got \"%s\"", optarg);
             break;
         case LONG_STDIO_BUFFER:
             if (units_size_from_str(optarg, "km", &v) || v < 1 || v > (1 << 30))
-                return fail(err, errlen, "--stdio-buffer: bad size \"%s\" (bytes, suffix k/m)", optarg);
+                return set_error(err, errlen, "--stdio-buffer: bad size \"%s\" (bytes, suffix k/m)", optarg);
             o->bp.stdio_buffer_bytes = (size_t)v;
             break;
         case LONG_POST: o->post_url = optarg; break;
@@ -525,25 +514,25 @@ static enum options_result parse_args(struct options *o, int argc, char **argv, 
         case LONG_VERSION: return OPTIONS_VERSION;
         case ':': /* a long option's optopt is its value (LONG_*), not a letter */
             if (optopt > 0 && optopt < LONG_JSON)
-                return fail(err, errlen, "option -%c needs an argument", optopt);
-            return fail(err, errlen, "option %s needs an argument", argv[optind - 1]);
+                return set_error(err, errlen, "option -%c needs an argument", optopt);
+            return set_error(err, errlen, "option %s needs an argument", argv[optind - 1]);
         default:
             if (optopt > 0 && optopt < LONG_JSON)
-                return isprint(optopt) ? fail(err, errlen, "unknown option -%c", optopt)
-                                       : fail(err, errlen, "unknown option (byte 0x%02x)", (unsigned)optopt);
+                return isprint(optopt) ? set_error(err, errlen, "unknown option -%c", optopt)
+                                       : set_error(err, errlen, "unknown option (byte 0x%02x)", (unsigned)optopt);
             return fail_long_option(err, errlen, argv[optind - 1], longopts);
         }
     }
     if (optind < argc)
-        return fail(err, errlen, "unexpected argument \"%s\"", argv[optind]);
+        return set_error(err, errlen, "unexpected argument \"%s\"", argv[optind]);
     if (o->sem_procs && o->sync_mode)
-        return fail(err, errlen, "-p (create the semaphores) and -y (use them) are for different runs");
+        return set_error(err, errlen, "-p (create the semaphores) and -y (use them) are for different runs");
     if (o->seed_set && o->random_file)
-        return fail(err, errlen, "-z and -Z: give one source of random numbers");
+        return set_error(err, errlen, "-z and -Z: give one source of random numbers");
     if (o->token && o->token_file)
-        return fail(err, errlen, "--token and --token-file: give one of them");
+        return set_error(err, errlen, "--token and --token-file: give one of them");
     if (o->bp.stdio_buffer_bytes && o->bp.char_mode != CHAR_MODE_STDIO)
-        return fail(err, errlen, "--stdio-buffer needs --char-mode stdio");
+        return set_error(err, errlen, "--stdio-buffer needs --char-mode stdio");
     return OPTIONS_OK;
 }
 
@@ -565,26 +554,26 @@ int options_finalize(struct options *o, int64_t detected_ram_mib, char *err, siz
     if (o->bp.byte_io_mib > o->bp.file_size_mib)
         o->bp.byte_io_mib = o->bp.file_size_mib;
     if (o->bp.file_size_mib == 0 && o->bp.num_files == 0)
-        return fail(err, errlen, "-s 0 and -n 0 leave nothing to test");
+        return set_error(err, errlen, "-s 0 and -n 0 leave nothing to test");
     if (o->machine && options_check_machine(o->machine, err, errlen))
         return -1;
     if (o->bp.io_chunk_bytes < 256 || o->bp.io_chunk_bytes > (1 << 20) || !is_power_of_two(o->bp.io_chunk_bytes))
-        return fail(err, errlen, "-s: chunk size must be a power of two from 256 to 1m, got %d",
+        return set_error(err, errlen, "-s: chunk size must be a power of two from 256 to 1m, got %d",
                     o->bp.io_chunk_bytes);
     if (o->bp.file_chunk_bytes < 256 || o->bp.file_chunk_bytes > (1 << 20) || !is_power_of_two(o->bp.file_chunk_bytes))
-        return fail(err, errlen, "-n: chunk size must be a power of two from 256 to 1m, got %d",
+        return set_error(err, errlen, "-n: chunk size must be a power of two from 256 to 1m, got %d",
                     o->bp.file_chunk_bytes);
     if (o->bp.max_size != -1 && o->bp.max_size != -2 && o->bp.max_size < o->bp.min_size)
-        return fail(err, errlen, "-n: maximum size %lld is smaller than minimum size %lld",
+        return set_error(err, errlen, "-n: maximum size %lld is smaller than minimum size %lld",
                     (long long)o->bp.max_size, (long long)o->bp.min_size);
     if (o->bp.file_size_mib > OPT_MAX_FILE_SIZE_MIB) /* a default of twice a huge -r */
-        return fail(err, errlen, "file size %lld MiB is over the largest the runner tests, %d MiB",
+        return set_error(err, errlen, "file size %lld MiB is over the largest the runner tests, %d MiB",
                     (long long)o->bp.file_size_mib, OPT_MAX_FILE_SIZE_MIB);
     if (o->bp.file_size_mib * ((1 << 20) / o->bp.io_chunk_bytes) > INT32_MAX)
-        return fail(err, errlen, "-s: %lld MiB in %d-byte chunks is more chunks than bonnie++ can count",
+        return set_error(err, errlen, "-s: %lld MiB in %d-byte chunks is more chunks than bonnie++ can count",
                     (long long)o->bp.file_size_mib, o->bp.io_chunk_bytes);
     if (o->bp.file_size_mib && o->ram_mib && o->bp.file_size_mib * o->bp.concurrency < o->ram_mib * 2)
-        return fail(err, errlen,
+        return set_error(err, errlen,
                     "file size %lldM is less than twice the RAM (%lldM): the page cache would "
                     "hold the file and the I/O results would measure memory, not storage. "
                     "Use -s %lldM or more, or tell the RAM size to assume with -r "
@@ -592,12 +581,12 @@ int options_finalize(struct options *o, int64_t detected_ram_mib, char *err, siz
                     (long long)o->bp.file_size_mib, (long long)o->ram_mib, (long long)o->ram_mib * 2);
     if (o->bp.num_files && o->ram_mib &&
         (uint64_t)o->bp.num_files * OPT_MAX_DATA_PER_FILE * 2 > (uint64_t)o->ram_mib << 10)
-        return fail(err, errlen,
+        return set_error(err, errlen,
                     "testing %lldK files in %lld MiB of RAM would page the runner's own "
                     "file-name table and give suspect results; use fewer files",
                     (long long)o->bp.num_files, (long long)o->ram_mib);
     if ((uint64_t)o->bp.num_files * OPT_MAX_DATA_PER_FILE > (1u << 20))
-        return fail(err, errlen, "not enough RAM to test with %lldK files", (long long)o->bp.num_files);
+        return set_error(err, errlen, "not enough RAM to test with %lldK files", (long long)o->bp.num_files);
     return 0;
 }
 
@@ -606,9 +595,9 @@ int options_check_machine(const char *name, char *err, size_t errlen)
 {
     size_t len = strlen(name);
     if (len == 0)
-        return fail(err, errlen, "-m: the machine name is empty");
+        return set_error(err, errlen, "-m: the machine name is empty");
     if (len > OPT_MAX_MACHINE_BYTES)
-        return fail(err, errlen, "-m: the machine name is %zu bytes long, at most %d are allowed", len,
+        return set_error(err, errlen, "-m: the machine name is %zu bytes long, at most %d are allowed", len,
                     OPT_MAX_MACHINE_BYTES);
     return check_csv_text("-m: the machine name", name, err, errlen);
 }
@@ -640,15 +629,15 @@ static int read_token_file(struct options *o, char *err, size_t errlen)
 {
     int fd = open(o->token_file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
-        return fail(err, errlen, "--token-file: can't open \"%s\": %s", o->token_file, strerror(errno));
+        return set_error(err, errlen, "--token-file: can't open \"%s\": %s", o->token_file, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
         close(fd);
-        return fail(err, errlen, "--token-file: \"%s\" is not a regular file", o->token_file);
+        return set_error(err, errlen, "--token-file: \"%s\" is not a regular file", o->token_file);
     }
     if (st.st_mode & (S_IRWXG | S_IRWXO)) {
         close(fd);
-        return fail(err, errlen,
+        return set_error(err, errlen,
                     "--token-file: \"%s\" is accessible by group or others (mode %04o); "
                     "a token must be private: chmod 600 %s",
                     o->token_file, (unsigned)(st.st_mode & 07777), o->token_file);
@@ -657,23 +646,23 @@ static int read_token_file(struct options *o, char *err, size_t errlen)
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
     close(fd);
     if (n < 0)
-        return fail(err, errlen, "--token-file: can't read \"%s\": %s", o->token_file, strerror(errno));
+        return set_error(err, errlen, "--token-file: can't read \"%s\": %s", o->token_file, strerror(errno));
     buf[n] = '\0';
     buf[strcspn(buf, "\n")] = '\0';
     size_t len = strlen(buf);
     if (len && buf[len - 1] == '\r')
         buf[--len] = '\0';
     if (len == (size_t)n && n == (ssize_t)sizeof(buf) - 1)
-        return fail(err, errlen, "--token-file: the first line of \"%s\" is over 4096 bytes", o->token_file);
+        return set_error(err, errlen, "--token-file: the first line of \"%s\" is over 4096 bytes", o->token_file);
     if (!token_ok(buf)) {
         explicit_bzero(buf, sizeof(buf));
-        return fail(err, errlen, "--token-file: the first line of \"%s\" is not a token "
+        return set_error(err, errlen, "--token-file: the first line of \"%s\" is not a token "
                     "(empty, or characters other than printable ASCII)", o->token_file);
     }
     o->token_buf = strdup(buf);
     explicit_bzero(buf, sizeof(buf));
     if (!o->token_buf)
-        return fail(err, errlen, "out of memory");
+        return set_error(err, errlen, "out of memory");
     o->token = o->token_buf;
     return 0;
 }
@@ -686,16 +675,16 @@ int options_load_token(struct options *o, char *err, size_t errlen)
         const char *env = getenv("BONNIEBOARD_TOKEN");
         if (env && *env) {
             if (!token_ok(env))
-                return fail(err, errlen, "BONNIEBOARD_TOKEN is not a token (characters other than printable ASCII)");
+                return set_error(err, errlen, "BONNIEBOARD_TOKEN is not a token (characters other than printable ASCII)");
             o->token_buf = strdup(env);
             if (!o->token_buf)
-                return fail(err, errlen, "out of memory");
+                return set_error(err, errlen, "out of memory");
             o->token = o->token_buf;
         }
         return 0;
     }
     if (!token_ok(o->token))
-        return fail(err, errlen, "--token: not a token (empty, or characters other than printable ASCII)");
+        return set_error(err, errlen, "--token: not a token (empty, or characters other than printable ASCII)");
     return 0;
 }
 

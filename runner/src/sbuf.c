@@ -58,3 +58,12 @@ void sbuf_free(struct sbuf *b)
     b->s = NULL;
     b->len = b->cap = 0;
 }
+
+int set_error(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}

@@ -17,4 +17,8 @@ int sbuf_append(struct sbuf *b, const char *text, size_t len);
 const char *sbuf_str(const struct sbuf *b);
 void sbuf_free(struct sbuf *b);
 
+/* Formats a message into the caller's fixed buffer err (errlen bytes); returns -1, so that a parser can
+ * `return set_error(err, errlen, "...", ...)` where it fails. */
+int set_error(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

@@ -1,23 +1,14 @@
 /* sweep_plan.c -- reading a study plan, the rounds' order, the runs' tags and the board URLs. */
 #include "sweep_plan.h"
 
+#include "sbuf.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 uint64_t sweep_plan_checksum(const char *text)
 {
@@ -76,25 +67,25 @@ static int parse_tags(const char *value, struct tag *tags, int *count, const cha
     if (n < 0) {
         for (int i = 0; i < SWEEP_MAX_WORDS && words[i]; i++)
             free(words[i]);
-        return fail(err, errlen, "%s: key \"%s\": more than %d words", where, key, SWEEP_MAX_WORDS);
+        return set_error(err, errlen, "%s: key \"%s\": more than %d words", where, key, SWEEP_MAX_WORDS);
     }
     for (int i = 0; i < n && rc == 0; i++) {
         struct options o;
         char why[512];
         char *argv[] = {"sweep", "--tag", words[i], NULL};
         if (options_parse(&o, 3, argv, why, sizeof(why)) != OPTIONS_OK) {
-            rc = fail(err, errlen, "%s: key \"%s\": %s", where, key, why);
+            rc = set_error(err, errlen, "%s: key \"%s\": %s", where, key, why);
         } else {
             for (size_t r = 0; r < sizeof(reserved_tags) / sizeof(reserved_tags[0]); r++)
                 if (strcmp(o.tags[0].key, reserved_tags[r]) == 0)
-                    rc = fail(err, errlen, "%s: key \"%s\": the tag %s= is the sweep's own (it sets config=, round= "
+                    rc = set_error(err, errlen, "%s: key \"%s\": the tag %s= is the sweep's own (it sets config=, round= "
                               "and order_seed= on every run)", where, key, o.tags[0].key);
             int at = *count;
             for (int t = 0; t < *count; t++)
                 if (strcmp(tags[t].key, o.tags[0].key) == 0)
                     at = t;
             if (rc == 0 && at == *count && *count >= SWEEP_MAX_TAGS)
-                rc = fail(err, errlen, "%s: key \"%s\": more than %d tags", where, key, SWEEP_MAX_TAGS);
+                rc = set_error(err, errlen, "%s: key \"%s\": more than %d tags", where, key, SWEEP_MAX_TAGS);
             if (rc == 0) {
                 if (at < *count) { /* a key given twice: the later value, as --tag does */
                     free(tags[at].key);
@@ -141,11 +132,11 @@ static int valid_name(const char *name)
 static int set_string(char **slot, const char *value, const char *where, const char *key, char *err, size_t errlen)
 {
     if (*slot)
-        return fail(err, errlen, "%s: key \"%s\" is given twice", where, key);
+        return set_error(err, errlen, "%s: key \"%s\" is given twice", where, key);
     if (!*value)
-        return fail(err, errlen, "%s: key \"%s\" has no value", where, key);
+        return set_error(err, errlen, "%s: key \"%s\" has no value", where, key);
     *slot = strdup(value);
-    return *slot ? 0 : fail(err, errlen, "out of memory");
+    return *slot ? 0 : set_error(err, errlen, "out of memory");
 }
 
 static int parse_global(struct sweep_plan *p, const char *key, const char *value, const char *where, int *seen,
@@ -156,22 +147,22 @@ static int parse_global(struct sweep_plan *p, const char *key, const char *value
         return set_string(&p->device, value, where, key, err, errlen);
     if (strcmp(key, "mountpoint") == 0) {
         if (value[0] != '/')
-            return fail(err, errlen, "%s: key \"mountpoint\": an absolute path, got \"%s\"", where, value);
+            return set_error(err, errlen, "%s: key \"mountpoint\": an absolute path, got \"%s\"", where, value);
         return set_string(&p->mountpoint, value, where, key, err, errlen);
     }
     /* seen: bit 0 rounds, 1 order, 2 seed, 3 runner, 4 tags */
     int bit = strcmp(key, "rounds") == 0 ? 1 : strcmp(key, "order") == 0 ? 2 : strcmp(key, "seed") == 0 ? 4
             : strcmp(key, "runner") == 0 ? 8 : strcmp(key, "tags") == 0 ? 16 : 0;
     if (!bit)
-        return fail(err, errlen, "%s: unknown key \"%s\" (before the first [section]: " GLOBAL_KEYS ")", where, key);
+        return set_error(err, errlen, "%s: unknown key \"%s\" (before the first [section]: " GLOBAL_KEYS ")", where, key);
     if (*seen & bit)
-        return fail(err, errlen, "%s: key \"%s\" is given twice", where, key);
+        return set_error(err, errlen, "%s: key \"%s\" is given twice", where, key);
     *seen |= bit;
     if (bit == 1) {
         if (strcmp(value, "auto") == 0)
             p->rounds = 0;
         else if (parse_uint(value, SWEEP_MAX_ROUNDS, &v) || v < 1)
-            return fail(err, errlen, "%s: key \"rounds\": a whole number 1..%d or auto, got \"%s\"", where,
+            return set_error(err, errlen, "%s: key \"rounds\": a whole number 1..%d or auto, got \"%s\"", where,
                         SWEEP_MAX_ROUNDS, value);
         else
             p->rounds = (int)v;
@@ -183,7 +174,7 @@ static int parse_global(struct sweep_plan *p, const char *key, const char *value
         else if (strcmp(value, "fixed") == 0)
             p->order = SWEEP_ORDER_FIXED;
         else
-            return fail(err, errlen, "%s: key \"order\": interleaved or fixed, got \"%s\"", where, value);
+            return set_error(err, errlen, "%s: key \"order\": interleaved or fixed, got \"%s\"", where, value);
         return 0;
     }
     if (bit == 4) {
@@ -191,7 +182,7 @@ static int parse_global(struct sweep_plan *p, const char *key, const char *value
         errno = 0;
         unsigned long long seed = strtoull(value, &end, 10);
         if (!isdigit((unsigned char)*value) || errno || *end || seed > UINT32_MAX)
-            return fail(err, errlen, "%s: key \"seed\": a whole number 0..%lu, got \"%s\"", where,
+            return set_error(err, errlen, "%s: key \"seed\": a whole number 0..%lu, got \"%s\"", where,
                         (unsigned long)UINT32_MAX, value);
         p->seed = (uint32_t)seed;
         p->seed_set = 1;
@@ -200,7 +191,7 @@ static int parse_global(struct sweep_plan *p, const char *key, const char *value
     if (bit == 8) {
         int n = split_words(value, p->runner, SWEEP_MAX_WORDS);
         if (n < 0)
-            return fail(err, errlen, "%s: key \"runner\": more than %d words", where, SWEEP_MAX_WORDS);
+            return set_error(err, errlen, "%s: key \"runner\": more than %d words", where, SWEEP_MAX_WORDS);
         p->runner_words = n;
         return 0;
     }
@@ -212,28 +203,28 @@ static int parse_section_key(struct sweep_config *c, const char *key, const char
 {
     if (strcmp(key, "mkfs") == 0) {
         if (c->mkfs_words)
-            return fail(err, errlen, "%s: key \"mkfs\" is given twice", where);
+            return set_error(err, errlen, "%s: key \"mkfs\" is given twice", where);
         int n = split_words(value, c->mkfs, SWEEP_MAX_WORDS);
         if (n < 0)
-            return fail(err, errlen, "%s: key \"mkfs\": more than %d words", where, SWEEP_MAX_WORDS);
+            return set_error(err, errlen, "%s: key \"mkfs\": more than %d words", where, SWEEP_MAX_WORDS);
         if (n == 0)
-            return fail(err, errlen, "%s: key \"mkfs\" has no value", where);
+            return set_error(err, errlen, "%s: key \"mkfs\" has no value", where);
         c->mkfs_words = n;
         return 0;
     }
     if (strcmp(key, "mount_options") == 0) {
         if (strpbrk(value, " \t"))
-            return fail(err, errlen, "%s: key \"mount_options\": one word, options separated by commas, got \"%s\"",
+            return set_error(err, errlen, "%s: key \"mount_options\": one word, options separated by commas, got \"%s\"",
                         where, value);
         return set_string(&c->mount_options, value, where, key, err, errlen);
     }
     if (strcmp(key, "tags") == 0) {
         if (*seen)
-            return fail(err, errlen, "%s: key \"tags\" is given twice", where);
+            return set_error(err, errlen, "%s: key \"tags\" is given twice", where);
         *seen = 1;
         return parse_tags(value, c->tags, &c->tag_count, where, key, err, errlen);
     }
-    return fail(err, errlen, "%s: unknown key \"%s\" (in a [section]: " SECTION_KEYS ")", where, key);
+    return set_error(err, errlen, "%s: unknown key \"%s\" (in a [section]: " SECTION_KEYS ")", where, key);
 }
 
 int sweep_plan_parse(struct sweep_plan *p, const char *path, const char *text, char *err, size_t errlen)
@@ -252,7 +243,7 @@ int sweep_plan_parse(struct sweep_plan *p, const char *path, const char *text, c
         snprintf(where, sizeof(where), "%s:%d", path, lineno);
         char *line = strndup(s, len);
         if (!line)
-            return fail(err, errlen, "out of memory");
+            return set_error(err, errlen, "out of memory");
         s += len + (eol ? 1 : 0);
         char *hash = strchr(line, '#'); /* a comment runs to the end of the line */
         if (hash)
@@ -264,21 +255,21 @@ int sweep_plan_parse(struct sweep_plan *p, const char *path, const char *text, c
         } else if (*t == '[') {
             size_t n = strlen(t);
             if (t[n - 1] != ']') {
-                rc = fail(err, errlen, "%s: a section line is [name], got \"%s\"", where, t);
+                rc = set_error(err, errlen, "%s: a section line is [name], got \"%s\"", where, t);
             } else {
                 t[n - 1] = '\0';
                 char *name = trim(t + 1);
                 if (!valid_name(name))
-                    rc = fail(err, errlen, "%s: section [%s]: a name of 1..%d letters, digits, '.', '_' or '-' "
+                    rc = set_error(err, errlen, "%s: section [%s]: a name of 1..%d letters, digits, '.', '_' or '-' "
                               "(it becomes the tag config=NAME)", where, name, SWEEP_NAME_MAX - 1);
                 for (int i = 0; rc == 0 && i < p->config_count; i++)
                     if (strcmp(p->configs[i].name, name) == 0)
-                        rc = fail(err, errlen, "%s: section [%s] is given twice (first on line %d)", where, name,
+                        rc = set_error(err, errlen, "%s: section [%s] is given twice (first on line %d)", where, name,
                                   p->configs[i].line);
                 if (rc == 0 && cur && !cur->mkfs_words)
-                    rc = fail(err, errlen, "%s:%d: section [%s]: key \"mkfs\" is missing", path, cur->line, cur->name);
+                    rc = set_error(err, errlen, "%s:%d: section [%s]: key \"mkfs\" is missing", path, cur->line, cur->name);
                 if (rc == 0 && p->config_count >= SWEEP_MAX_CONFIGS)
-                    rc = fail(err, errlen, "%s: at most %d configurations", where, SWEEP_MAX_CONFIGS);
+                    rc = set_error(err, errlen, "%s: at most %d configurations", where, SWEEP_MAX_CONFIGS);
                 if (rc == 0) {
                     cur = &p->configs[p->config_count++];
                     snprintf(cur->name, sizeof(cur->name), "%s", name);
@@ -289,12 +280,12 @@ int sweep_plan_parse(struct sweep_plan *p, const char *path, const char *text, c
         } else {
             char *eq = strchr(t, '=');
             if (!eq) {
-                rc = fail(err, errlen, "%s: expected key = value or [name], got \"%s\"", where, t);
+                rc = set_error(err, errlen, "%s: expected key = value or [name], got \"%s\"", where, t);
             } else {
                 *eq = '\0';
                 char *key = trim(t), *value = trim(eq + 1);
                 if (!*key)
-                    rc = fail(err, errlen, "%s: a line without a key before '='", where);
+                    rc = set_error(err, errlen, "%s: a line without a key before '='", where);
                 else if (cur)
                     rc = parse_section_key(cur, key, value, where, &section_tags_seen, err, errlen);
                 else
@@ -307,21 +298,21 @@ int sweep_plan_parse(struct sweep_plan *p, const char *path, const char *text, c
     }
     snprintf(where, sizeof(where), "%s:%d", path, lineno ? lineno : 1);
     if (cur && !cur->mkfs_words)
-        return fail(err, errlen, "%s:%d: section [%s]: key \"mkfs\" is missing", path, cur->line, cur->name);
+        return set_error(err, errlen, "%s:%d: section [%s]: key \"mkfs\" is missing", path, cur->line, cur->name);
     if (!p->device)
-        return fail(err, errlen, "%s: key \"device\" is missing (the scratch device every configuration erases)",
+        return set_error(err, errlen, "%s: key \"device\" is missing (the scratch device every configuration erases)",
                     where);
     if (p->device[0] != '/')
-        return fail(err, errlen, "%s: key \"device\": an absolute path like /dev/md0, got \"%s\"", where, p->device);
+        return set_error(err, errlen, "%s: key \"device\": an absolute path like /dev/md0, got \"%s\"", where, p->device);
     if (!p->mountpoint)
-        return fail(err, errlen, "%s: key \"mountpoint\" is missing", where);
+        return set_error(err, errlen, "%s: key \"mountpoint\" is missing", where);
     if (p->rounds < 0)
-        return fail(err, errlen, "%s: key \"rounds\" is missing (a number, or auto)", where);
+        return set_error(err, errlen, "%s: key \"rounds\" is missing (a number, or auto)", where);
     if (p->config_count == 0)
-        return fail(err, errlen, "%s: no configuration: add a [name] section with mkfs = ...", where);
+        return set_error(err, errlen, "%s: no configuration: add a [name] section with mkfs = ...", where);
     for (int c = 0; c < p->config_count; c++)
         if (p->tag_count + p->configs[c].tag_count + 3 > 50)
-            return fail(err, errlen, "%s:%d: section [%s]: key \"tags\": with the plan's tags and the sweep's three, "
+            return set_error(err, errlen, "%s:%d: section [%s]: key \"tags\": with the plan's tags and the sweep's three, "
                         "over the board's 50 tags", path, p->configs[c].line, p->configs[c].name);
     return 0;
 }
@@ -346,25 +337,25 @@ int sweep_plan_check_runner(const struct sweep_plan *p, const char *path, int64_
     int rc = 0;
     enum options_result r = options_parse(&o, p->runner_words + 1, argv, why, sizeof(why));
     if (r == OPTIONS_ERROR)
-        rc = fail(err, errlen, "%s: key \"runner\": %s", path, why);
+        rc = set_error(err, errlen, "%s: key \"runner\": %s", path, why);
     else if (r != OPTIONS_OK)
-        rc = fail(err, errlen, "%s: key \"runner\": --help and --version run no tests", path);
+        rc = set_error(err, errlen, "%s: key \"runner\": --help and --version run no tests", path);
     else if (from_words(o.dir, p->runner))
-        rc = fail(err, errlen, "%s: key \"runner\": -d is the sweep's (the plan's mountpoint)", path);
+        rc = set_error(err, errlen, "%s: key \"runner\": -d is the sweep's (the plan's mountpoint)", path);
     else if (o.test_count != -1)
-        rc = fail(err, errlen, "%s: key \"runner\": -x is the sweep's (rounds = N repeats each configuration)", path);
+        rc = set_error(err, errlen, "%s: key \"runner\": -x is the sweep's (rounds = N repeats each configuration)", path);
     else if (o.json_path || o.spool_path)
-        rc = fail(err, errlen, "%s: key \"runner\": --json and --spool are the sweep's (it keeps each run's files)",
+        rc = set_error(err, errlen, "%s: key \"runner\": --json and --spool are the sweep's (it keeps each run's files)",
                   path);
     else if (o.post_url || o.token || o.token_file)
-        rc = fail(err, errlen, "%s: key \"runner\": --post and the token go on the sweep's command line", path);
+        rc = set_error(err, errlen, "%s: key \"runner\": --post and the token go on the sweep's command line", path);
     else if (o.tag_count)
-        rc = fail(err, errlen, "%s: key \"runner\": tags go on the tags = line", path);
+        rc = set_error(err, errlen, "%s: key \"runner\": tags go on the tags = line", path);
     else if (o.sem_procs || o.sync_mode)
-        rc = fail(err, errlen, "%s: key \"runner\": -p and -y synchronise separate runs; a sweep runs one at a time",
+        rc = set_error(err, errlen, "%s: key \"runner\": -p and -y synchronise separate runs; a sweep runs one at a time",
                   path);
     else if (options_finalize(&o, ram_mib, why, sizeof(why)))
-        rc = fail(err, errlen, "%s: key \"runner\": %s", path, why);
+        rc = set_error(err, errlen, "%s: key \"runner\": %s", path, why);
     options_free(&o);
     return rc;
 }

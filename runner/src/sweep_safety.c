@@ -1,6 +1,8 @@
 /* sweep_safety.c -- the checks before a sweep erases a device. */
 #include "sweep_safety.h"
 
+#include "sbuf.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -13,17 +15,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 int sweep_check_naming(const char *plan_device, const char *yes_destroy, int same_device, const char *signature,
                        char *err, size_t errlen)
 {
@@ -31,13 +22,13 @@ int sweep_check_naming(const char *plan_device, const char *yes_destroy, int sam
     if (signature && *signature)
         snprintf(held, sizeof(held), "; it holds a signature (%s)", signature);
     if (!yes_destroy)
-        return fail(err, errlen, "this erases %s%s: confirm with --yes-destroy %s", plan_device, held, plan_device);
+        return set_error(err, errlen, "this erases %s%s: confirm with --yes-destroy %s", plan_device, held, plan_device);
     if (strcmp(yes_destroy, plan_device) == 0)
         return 0;
     if (same_device)
-        return fail(err, errlen, "--yes-destroy %s is %s under another name%s: name it exactly as the plan does "
+        return set_error(err, errlen, "--yes-destroy %s is %s under another name%s: name it exactly as the plan does "
                     "(--yes-destroy %s)", yes_destroy, plan_device, held, plan_device);
-    return fail(err, errlen, "--yes-destroy %s is not the plan's device %s%s: repeat the plan's device exactly",
+    return set_error(err, errlen, "--yes-destroy %s is not the plan's device %s%s: repeat the plan's device exactly",
                 yes_destroy, plan_device, held);
 }
 
@@ -133,7 +124,7 @@ static int check_mounts(const char *root, const struct part *parts, int nparts, 
     snprintf(path, sizeof(path), "%s/proc/self/mountinfo", root);
     FILE *fp = fopen(path, "r");
     if (!fp)
-        return fail(err, errlen, "can't read %s to check the device is not mounted: %s", path, strerror(errno));
+        return set_error(err, errlen, "can't read %s to check the device is not mounted: %s", path, strerror(errno));
     char line[8192], who[128];
     int rc = 0;
     while (rc == 0 && fgets(line, sizeof(line), fp)) {
@@ -152,14 +143,14 @@ static int check_mounts(const char *root, const struct part *parts, int nparts, 
             if (!same)
                 continue;
             if (strcmp(target, "/") == 0)
-                rc = fail(err, errlen, "%s holds the root filesystem: never a scratch device",
+                rc = set_error(err, errlen, "%s holds the root filesystem: never a scratch device",
                           which(parts, i, who, sizeof(who)));
             else
-                rc = fail(err, errlen, "%s is mounted on %s: unmount it first if it is really scratch",
+                rc = set_error(err, errlen, "%s is mounted on %s: unmount it first if it is really scratch",
                           which(parts, i, who, sizeof(who)), target);
         }
         if (rc == 0 && mountpoint && strcmp(target, mountpoint) == 0)
-            rc = fail(err, errlen, "the mountpoint %s has %s mounted on it already", mountpoint,
+            rc = set_error(err, errlen, "the mountpoint %s has %s mounted on it already", mountpoint,
                       source[0] ? source : "a filesystem");
     }
     fclose(fp);
@@ -186,7 +177,7 @@ static int check_swaps(const char *root, const struct part *parts, int nparts, c
             int same = by_rdev ? major(st.st_rdev) == parts[i].major && minor(st.st_rdev) == parts[i].minor
                                : strcmp(base_name(name), parts[i].name) == 0;
             if (same)
-                rc = fail(err, errlen, "%s is in use as swap (%s in /proc/swaps)", which(parts, i, who, sizeof(who)),
+                rc = set_error(err, errlen, "%s is in use as swap (%s in /proc/swaps)", which(parts, i, who, sizeof(who)),
                           name);
         }
     }
@@ -231,7 +222,7 @@ static int check_holders(const char *root, const struct part *parts, int nparts,
             char holder[512];
             describe_holder(root, e->d_name, holder, sizeof(holder));
             closedir(d);
-            return fail(err, errlen, "%s is in use by %s: stop that first if it is really scratch",
+            return set_error(err, errlen, "%s is in use by %s: stop that first if it is really scratch",
                         which(parts, i, who, sizeof(who)), holder);
         }
         closedir(d);
