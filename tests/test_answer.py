@@ -219,7 +219,7 @@ def test_the_lead_sentence_is_short_and_counts_the_rows_that_are_not_disk_result
     rows = answer.rows(data, RATE_CHART_KEYS)
     text = answer.lead(data, rows)
     assert text == (
-        "Each row against fs=ext4 (2 configurations, N = 3 each). 1 of 5 rows are not disk results: read their caveats."
+        "Each row against fs=ext4 (2 configurations, N = 3 each). 1 of 5 rows is not a disk result: read its caveat."
     )
     assert len(text.split()) <= 30
     assert answer.lead_chart(rows) == "block_io"

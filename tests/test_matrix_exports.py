@@ -117,7 +117,10 @@ def test_matrix_page_shows_the_cells_and_is_linked_from_the_compare_page(client,
     # Families over the tests every run measured: block I/O over put_block alone (rewrite and block read are +++++
     # in every cell), per-char apart; seeks are +++++ everywhere: no Seeks summary, and a warning says why
     assert "Block I/O ×1.50 ▲ (over 1 of 3 tests) · Per-char I/O ×1.05" in page
-    assert "Block I/O (block tests) over 1 of 3 tests (rewrite: +++++ in every cell; block read: +++++ in every cell)" in page
+    assert (
+        "Block I/O (block tests) over 1 of 3 tests (rewrite: +++++ in every cell; block read: +++++ in every cell)"
+        in page
+    )
     assert "Seeks over 0 of 1 tests (random seeks: +++++ in every cell)" in page
     assert client.get("/matrix").status_code == 200  # the form alone
 

@@ -278,5 +278,9 @@ def lead(data: dict[str, Any], answer: list[dict[str, Any]]) -> str:
     text = f"Each row against {base['name']} ({len(data['configurations'])} configurations, {runs})."
     limited = sum(1 for row in answer if row["caveat_code"] in NOT_DISK_CODES)
     if limited:
-        text += f" {limited} of {len(answer)} rows are not disk results: read their caveats."
+        text += (
+            f" 1 of {len(answer)} rows is not a disk result: read its caveat."
+            if limited == 1
+            else f" {limited} of {len(answer)} rows are not disk results: read their caveats."
+        )
     return text
