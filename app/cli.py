@@ -342,7 +342,8 @@ def _ingest_file(session, path: Path, batch: _Batch, max_line_bytes: int) -> int
             name_pattern=batch.name_pattern,
             document=batch.document,
         )
-        generation.bump(session)  # a server's cached comparisons are stale from this commit on
+        # A server's cached comparisons of the runs they name stay current unless this tagged stored runs.
+        generation.bump(session, stored_runs_changed=bool(outcome.tagged))
         session.commit()
     except InvalidUpload as exc:
         session.rollback()

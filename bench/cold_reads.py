@@ -3,6 +3,7 @@
 same run; and the same URLs warm (read again, nothing written since). SQLite and PostgreSQL.
 
 Usage: .venv/bin/python bench/cold_reads.py [--db sqlite,postgresql] [--runs 10000] [--rounds 15] [--pause-ms 0,500]
+           [--write upload,label]
 
 Loading: --runs real bonnie++ lines (every line of tests/data/corpus/, cycled, each with its own machine name) with
 `bonnieboard ingest`, in four uploads tagged fs=ext4|xfs and raid=5|6; then 100 runs spread over the table are tagged
@@ -10,14 +11,15 @@ row=0..9 and col=0..9 (one PATCH each): the matrix's 100 configurations. Then a 
 on a temporary SQLite file, or on a throwaway PostgreSQL cluster (tests/postgres.py; or
 BONNIEBOARD_TEST_POSTGRES_URL).
 
-Each round, per URL: one URL's view is read twice (it is the view last served), one new run is uploaded
-(POST /api/runs, one line, a machine name never seen), the client waits --pause-ms (0: at once, as a script
+Each round, per URL: one URL's view is read twice (it is the view last served), one write is made (`upload`: a new
+run, POST /api/runs of one line with a machine name never seen; `label`: PATCH /api/runs/ID of the first run the URL
+compares with a new label, so that the view itself changed), the client waits --pause-ms (0: at once, as a script
 would; 500: as a person who clicks after the upload answered), then the URL is timed, and again (warm). GET
 /api/health is timed five times before the upload, the server idle (the reference of the ratios), and five
 times after the warm read ("just after": while the background re-warm may still be making the other views),
 then the client waits 1 s. Every request on one kept-alive connection with `Accept-Encoding: gzip`, as browsers send. Reported: the
 median over rounds of the URL's time, of health's, and their ratio. The warm rows time the same URLs read
-again after the cold one (a cache hit). Each --pause-ms value is a pass of its own.
+again after the cold one (a cache hit). Each --write and --pause-ms value is a pass of its own.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
@@ -110,10 +113,23 @@ def tag_matrix(client: httpx.Client, runs: int) -> str:
     return ",".join(map(str, ids))
 
 
-def measure(server_url: str, runs: int, rounds: int, pause_ms: int) -> dict[str, dict[str, list[float]]]:
-    line = corpus_lines()[0]
+def write(client: httpx.Client, kind: str, path: str, count: int) -> None:
+    """The write of a round: a new run uploaded (`upload`), or a new label on the first run `path` compares
+    (`label`: a stored run changed, so the view must be made again)."""
+    if kind == "upload":
+        line = with_machine(corpus_lines()[0], f"fresh{os.getpid()}-{count}-{time.time_ns()}")
+        answer = client.post("/api/runs", content=line + "\n", headers={"Content-Type": "text/csv"})
+        assert answer.status_code == 201, answer.text
+        return
+    run_id = parse_qs(urlsplit(path).query)["runs"][0].split(",")[0]
+    client.patch(f"/api/runs/{run_id}", json={"label": f"label {count}"}).raise_for_status()
+
+
+def measure(
+    server_url: str, runs: int, rounds: int, pause_ms: int, kind: str = "upload"
+) -> dict[str, dict[str, list[float]]]:
     figures: dict[str, dict[str, list[float]]] = {}
-    uploaded = 0
+    written = 0
     with httpx.Client(base_url=server_url, timeout=120, headers={"Accept-Encoding": "gzip"}) as client:
         targets = views(client, runs)
         for name in targets:
@@ -124,13 +140,8 @@ def measure(server_url: str, runs: int, rounds: int, pause_ms: int) -> dict[str,
                 timed_ms(client, path)  # the view last served, and cached
                 health = [timed_ms(client, "/api/health") for _ in range(HEALTH_SAMPLES)]
                 figures[name]["health"].append(statistics.median(health))
-                uploaded += 1
-                answer = client.post(
-                    "/api/runs",
-                    content=with_machine(line, f"fresh{os.getpid()}-{uploaded}-{time.time_ns()}") + "\n",
-                    headers={"Content-Type": "text/csv"},
-                )
-                assert answer.status_code == 201, answer.text
+                written += 1
+                write(client, kind, path, written)
                 if pause_ms:
                     time.sleep(pause_ms / 1000)
                 figures[name]["cold"].append(timed_ms(client, path))
@@ -142,9 +153,12 @@ def measure(server_url: str, runs: int, rounds: int, pause_ms: int) -> dict[str,
     return figures
 
 
-def report(database: str, runs: int, rounds: int, pause_ms: int, figures: dict[str, dict[str, list[float]]]) -> None:
-    print(f"\n### {database}, {runs:,} runs, {rounds} rounds, pause {pause_ms} ms after each upload\n", flush=True)
-    print("| URL | after an upload, ms | × health | warm, ms | × health | health, ms | health just after, ms |")
+def report(
+    database: str, runs: int, rounds: int, pause_ms: int, kind: str, figures: dict[str, dict[str, list[float]]]
+) -> None:
+    what = {"upload": "an upload", "label": "a label changed"}[kind]
+    print(f"\n### {database}, {runs:,} runs, {rounds} rounds, pause {pause_ms} ms after {what}\n", flush=True)
+    print(f"| URL | after {what}, ms | × health | warm, ms | × health | health, ms | health just after, ms |")
     print("|---|---|---|---|---|---|---|")
     for name, values in figures.items():
         health, after = statistics.median(values["health"]), statistics.median(values["health_after"])
@@ -155,14 +169,16 @@ def report(database: str, runs: int, rounds: int, pause_ms: int, figures: dict[s
         )
 
 
-def bench(database: str, database_url: str, runs: int, rounds: int, pauses: list[int]) -> None:
+def bench(database: str, database_url: str, runs: int, rounds: int, pauses: list[int], kinds: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="bonnieboard-cold-") as directory:
         started = time.perf_counter()
         load(database_url, runs, Path(directory))
         print(f"## {database}: {runs:,} runs loaded in {time.perf_counter() - started:.0f} s", flush=True)
         with live_server(database_url) as server:
-            for pause_ms in pauses:
-                report(database, runs, rounds, pause_ms, measure(server.url, runs, rounds, pause_ms))
+            for kind in kinds:
+                for pause_ms in pauses:
+                    figures = measure(server.url, runs, rounds, pause_ms, kind)
+                    report(database, runs, rounds, pause_ms, kind, figures)
 
 
 def main() -> int:
@@ -171,17 +187,19 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--pause-ms", default="0,500", help="waits after each upload, comma-separated")
+    parser.add_argument("--write", default="upload,label", help="the writes, comma-separated: upload, label")
     args = parser.parse_args()
     pauses = [int(p) for p in args.pause_ms.split(",")]
+    kinds = args.write.split(",")
     for database in args.db.split(","):
         if database == "sqlite":
             with tempfile.TemporaryDirectory(prefix="bonnieboard-cold-db-") as directory:
-                bench(database, f"sqlite:///{directory}/runs.db", args.runs, args.rounds, pauses)
+                bench(database, f"sqlite:///{directory}/runs.db", args.runs, args.rounds, pauses, kinds)
         else:
             with postgres_server(os.environ.get("BONNIEBOARD_TEST_POSTGRES_URL")) as server:
                 url = server.create_database("bonnieboard_cold")
                 try:
-                    bench(database, url, args.runs, args.rounds, pauses)
+                    bench(database, url, args.runs, args.rounds, pauses, kinds)
                 finally:
                     server.drop_database("bonnieboard_cold")
     return 0

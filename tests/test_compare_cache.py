@@ -14,6 +14,7 @@ from sqlalchemy import delete
 
 from app.compare.cache import CACHE, ResponseCache
 from app.main import create_app
+from app.store.generation import Stamps
 from app.store.models import data_generation_table
 from tests.compare_data import embedded_data
 from tests.helpers import (
@@ -176,18 +177,26 @@ def test_many_distinct_urls_stay_within_the_bounds(client, monkeypatch):
 
 def test_the_cache_evicts_the_least_recently_used_and_forgets_an_old_generation():
     cache = ResponseCache(max_entries=3)
+    seven = Stamps(every_write=7, stored_runs=70)
     for key in "abc":
-        cache.put(key, 7, key.upper(), 10, max_bytes=1000)
-    assert cache.get("a", 7) == "A"  # now the most recently used
-    cache.put("d", 7, "D", 10, max_bytes=1000)
-    assert [cache.get(key, 7) for key in "abcd"] == ["A", None, "C", "D"]
-    cache.put("e", 7, "E", 240, max_bytes=1000)
+        cache.put(key, seven, 7, key.upper(), 10, max_bytes=1000)
+    assert cache.get("a", seven) == "A"  # now the most recently used
+    cache.put("d", seven, 70, "D", 10, max_bytes=1000)
+    assert [cache.get(key, seven) for key in "abcd"] == ["A", None, "C", "D"]
+    cache.put("e", seven, 7, "E", 240, max_bytes=1000)
     assert cache.size_bytes <= 1000 and len(cache) == 3
-    cache.put("f", 7, "F", 251, max_bytes=1000)  # more than a quarter of the cache: not kept
-    assert cache.get("f", 7) is None
-    assert cache.get("d", 8) is None  # another generation: a miss
-    cache.put("g", 8, "G", 10, max_bytes=1000)  # the first entry of a new generation drops the old ones
-    assert len(cache) == 1 and cache.size_bytes == 10 and cache.get("g", 8) == "G"
+    cache.put("f", seven, 7, "F", 251, max_bytes=1000)  # more than a quarter of the cache: not kept
+    assert cache.get("f", seven) is None
+    # New runs only (every_write replaced, stored_runs kept): what depends on the stored runs stays.
+    eight = Stamps(every_write=8, stored_runs=70)
+    assert cache.get("a", eight) is None and cache.get("d", eight) == "D"
+    cache.put("g", eight, 8, "G", 10, max_bytes=1000)  # the first entry under new stamps drops the stale ones
+    assert len(cache) == 2 and cache.size_bytes == 20 and cache.get("g", eight) == "G"
+    # A stored run changed: nothing made before stays.
+    nine = Stamps(every_write=9, stored_runs=90)
+    assert cache.get("d", nine) is None and cache.get("g", nine) is None
+    cache.put("h", nine, 90, "H", 10, max_bytes=1000)
+    assert len(cache) == 1 and cache.get("h", nine) == "H"
 
 
 def test_a_database_without_its_generation_row_is_read_uncached(client, session):

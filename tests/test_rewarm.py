@@ -10,6 +10,7 @@ import pytest
 
 from app.compare import page as comparisons
 from app.compare.cache import CACHE, ResponseCache
+from app.store.generation import Stamps
 from tests.compare_data import embedded_data
 from tests.helpers import BONNIEBOARD, LINE_197, LINE_198, post_csv, set_setting
 
@@ -20,6 +21,7 @@ VIEWS = {
     "matrix": "/matrix?rows=disk&cols=fs",
 }
 REWARM_TIMEOUT_S = 60
+SEVEN = Stamps(every_write=7, stored_runs=None)
 
 
 def read_all(client) -> dict[str, bytes]:
@@ -65,6 +67,26 @@ def test_after_a_write_the_views_last_served_are_made_again_before_their_reader_
 
 
 @pytest.mark.usefixtures("tagged_runs")
+def test_an_upload_of_new_runs_leaves_the_views_of_the_runs_they_name_as_made(client, monkeypatch):
+    """Runs 1 and 2 compared cannot change when run 3 arrives: those views stay; the matrices of the newest runs
+    with two tags are made again, and the page's "Add runs" box offers run 3 at once."""
+    made = comparisons.REWARM.made
+    fields = LINE_198.split(",")
+    fields[2] = "a-new-machine"
+    assert post_csv(client, ",".join(fields) + "\n").json()["created"] == [3]
+    assert comparisons.REWARM.wait_idle(REWARM_TIMEOUT_S)
+    assert comparisons.REWARM.made == made + 2  # the two matrices, not the two comparisons
+    hits, misses = CACHE.hits, CACHE.misses
+    warm = read_all(client)
+    assert (CACHE.hits, CACHE.misses) == (hits + len(VIEWS), misses)
+    assert warm == fresh_answers(client, monkeypatch)
+    assert 'hx-get="/compare/recent?runs=1%2C2"' in warm["page"].decode()
+    offered = client.get("/compare/recent?runs=1%2C2", headers={"HX-Request": "true"})
+    assert offered.status_code == 200 and '<option value="3">#3 a-new-machine</option>' in offered.text
+    assert 'value="1"' not in offered.text and 'value="2"' not in offered.text
+
+
+@pytest.mark.usefixtures("tagged_runs")
 def test_a_reader_right_after_a_write_never_gets_the_answer_from_before_it(client):
     """Each read races the re-warm the write before it started: whichever makes the answer, it is this write's."""
     for i in range(12):
@@ -104,20 +126,20 @@ def test_one_answer_is_made_once_while_readers_wait_for_it():
         calls.append(1)
         started.set()
         release.wait(30)
-        return b"answer"
+        return b"answer", 7
 
     results = []
-    first = threading.Thread(target=lambda: results.append(cache.fetch("k", 7, make, len, 1 << 20)))
+    first = threading.Thread(target=lambda: results.append(cache.fetch("k", SEVEN, make, len, 1 << 20)))
     first.start()
     assert started.wait(30)
-    second = threading.Thread(target=lambda: results.append(cache.fetch("k", 7, make, len, 1 << 20)))
+    second = threading.Thread(target=lambda: results.append(cache.fetch("k", SEVEN, make, len, 1 << 20)))
     second.start()
     release.set()
     first.join(30)
     second.join(30)
     assert results == [b"answer", b"answer"] and len(calls) == 1
     # Another stamp is another answer: made again.
-    assert cache.fetch("k", 8, lambda: b"newer", len, 1 << 20) == b"newer"
+    assert cache.fetch("k", Stamps(8, 9), lambda: (b"newer", 8), len, 1 << 20) == b"newer"
 
 
 def test_a_failed_answer_is_not_kept_and_its_waiters_make_their_own():
@@ -127,6 +149,6 @@ def test_a_failed_answer_is_not_kept_and_its_waiters_make_their_own():
         raise LookupError("run 3 does not exist")
 
     with pytest.raises(LookupError):
-        cache.fetch("k", 7, fail, len, 1 << 20)
-    assert not cache.holds("k", 7)
-    assert cache.fetch("k", 7, lambda: b"made", len, 1 << 20) == b"made" and cache.holds("k", 7)
+        cache.fetch("k", SEVEN, fail, len, 1 << 20)
+    assert not cache.holds("k", SEVEN)
+    assert cache.fetch("k", SEVEN, lambda: (b"made", 7), len, 1 << 20) == b"made" and cache.holds("k", SEVEN)

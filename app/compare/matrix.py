@@ -241,11 +241,22 @@ def _family_warning(view_families: list[dict[str, Any]]) -> list[dict[str, str]]
 
 def build(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
     """The matrix of `runs` (pure: the body of GET /api/matrix)."""
+    return build_from(runs, request, comparison(runs, request))
+
+
+def comparison(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
+    """What a matrix re-arranges: `runs` compared by configurations of its two tag keys, as
+    /compare?group=ROWS,COLS compares them (the page's answer rows read it too)."""
     baseline = request.baseline if request.baseline in {run.id for run in runs} else None
     grouping = Grouping(keys=(request.rows, request.cols), kind="tags")
-    data = charts.compare(
+    return charts.compare(
         runs, baseline=baseline, grouping=grouping, min_effect=effective_min_effect(request.min_effect)
     )
+
+
+def build_from(runs: Sequence[RunFigures], request: MatrixRequest, data: dict[str, Any]) -> dict[str, Any]:
+    """The matrix of `runs` from their comparison(): build() with the comparison made once for the page."""
+    grouping = Grouping(keys=(request.rows, request.cols), kind="tags")
     base_id = data["baseline_configuration"]
     rate_charts = [chart for chart in data["charts"] if chart["key"] in charts.RATE_CHART_KEYS]
     # configuration id -> test -> its rate cell (the statistics of compare())

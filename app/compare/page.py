@@ -10,6 +10,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -39,6 +40,8 @@ class FoundRuns:
 def find_runs(session: Session, run_ids: Sequence[int], *, missing_ok: bool = False) -> FoundRuns:
     """The figures of the runs `run_ids` names, in the store's order; a missing one is a 404 unless `missing_ok`."""
     compared = run_store.runs_to_compare(session=session, run_ids=list(run_ids), missing_ok=missing_ok)
+    if compared.missing:
+        reads_beyond_named_runs()  # a run left out now may be stored by the next upload
     return FoundRuns([figures_of(row, compared.tags[row.id]) for row in compared.rows], list(compared.missing))
 
 
@@ -56,9 +59,10 @@ def comparison(session: Session, request: ComparisonRequest) -> dict[str, Any]:
 
 def matrix_runs(session: Session, request: MatrixRequest, *, missing_ok: bool = False) -> list[RunFigures]:
     """The runs of a matrix view: those it names, or the newest MAX_RUNS with both tag keys (a 400 when none)."""
-    run_ids = list(request.run_ids) or run_store.runs_with_tags(
-        session=session, keys=(request.rows, request.cols), limit=MAX_RUNS
-    )
+    run_ids = list(request.run_ids)
+    if not run_ids:
+        reads_beyond_named_runs()  # the next upload may bring a newer run with both tags
+        run_ids = run_store.runs_with_tags(session=session, keys=(request.rows, request.cols), limit=MAX_RUNS)
     figures = find_runs(session, run_ids, missing_ok=missing_ok).figures if run_ids else []
     if not figures:
         raise BadRequest(f"no runs have both tags {request.rows} and {request.cols}")
@@ -71,37 +75,60 @@ def matrix_of(session: Session, request: MatrixRequest) -> dict[str, Any]:
 
 
 def cached(key: Hashable, make: Callable[[Session], T], size_of: Callable[[T], int]) -> T:
-    """`make(session)`'s value for `key`, from the cache while the database's data generation is the one it
-    was made at; make() gets a read session (app.store.db.read_session) only when it has to run.
+    """`make(session)`'s value for `key`, from the cache while the database holds the data generation's stamp
+    it depends on; make() gets a read session (app.store.db.read_session) only when it has to run.
 
-    The stamp is read first (one row by its key, on a plain connection: half the time of a session's, and no
-    lock can hold it up to need the read timeout), make()'s
-    data after it: the data is never older than the stamp it is kept under — a write that commits in between
-    has replaced the stamp, so its readers miss this entry. Stamps are random (app/store/generation.py): an entry
-    never matches another database's, so the key needs no database name.
+    What it depends on: an answer that reads only the runs it names depends on the stored runs' stamp, which
+    uploads of new runs leave alone; make() calls reads_beyond_named_runs() when it reads anything else (a run
+    it names that is not stored, the newest runs with some tags), and then the answer depends on every write
+    (docs/decisions.md, "New runs leave comparisons of named runs as made").
+
+    The stamps are read first (two rows by their keys, on a plain connection: half the time of a session's, and
+    no lock can hold it up to need the read timeout), make()'s data after them: the data is never older than the
+    stamp it is kept under — a write that commits in between has replaced the stamp, so its readers miss this
+    entry. Stamps are random (app/store/generation.py): an entry never matches another database's, so the key
+    needs no database name.
 
     The view is remembered (REWARM): after the next write it is made again in the background, so its next reader
     finds it made."""
     max_bytes = get_settings().compare_cache_mib * 1024 * 1024
-    stamp = _current_stamp() if max_bytes else None
-    if stamp is None:
+    stamps = _current_stamps() if max_bytes else None
+    if stamps is None:
         with read_session() as session:
             return make(session)
-    value = CACHE.fetch(key, stamp, lambda: _made(make), size_of, max_bytes)
+    value = CACHE.fetch(key, stamps, functools.partial(_made, make, stamps), size_of, max_bytes)
     # Once answered (a view that fails is not made again): the first reader of another process's write has
     # its own view made before the others are.
-    REWARM.served(key, _View(make, size_of), stamp)
+    REWARM.served(key, _View(make, size_of), stamps)
     return value
 
 
-def _current_stamp() -> int | None:
+def _current_stamps() -> generation.Stamps | None:
     with get_engine().connect() as connection:
         return generation.current(connection)
 
 
-def _made(make: Callable[[Session], T]) -> T:
-    with read_session() as session:
-        return make(session)
+# Set while a make() runs: [True] once it read beyond the runs it names.
+_BEYOND_NAMED_RUNS: ContextVar[list[bool] | None] = ContextVar("beyond_named_runs", default=None)
+
+
+def reads_beyond_named_runs() -> None:
+    """Says that the answer being made depends on more than the runs it names (see cached())."""
+    flag = _BEYOND_NAMED_RUNS.get()
+    if flag is not None:
+        flag[0] = True
+
+
+def _made(make: Callable[[Session], T], stamps: generation.Stamps) -> tuple[T, int]:
+    """make()'s answer and the stamp of `stamps` it depends on."""
+    flag = [stamps.stored_runs is None]  # a database without that stamp yet: every write
+    token = _BEYOND_NAMED_RUNS.set(flag)
+    try:
+        with read_session() as session:
+            value = make(session)
+    finally:
+        _BEYOND_NAMED_RUNS.reset(token)
+    return value, stamps.every_write if flag[0] or stamps.stored_runs is None else stamps.stored_runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +156,7 @@ class Rewarmer:
     def __init__(self, max_views: int = REWARM_VIEWS) -> None:
         self.max_views = max_views
         self._views: OrderedDict[Hashable, _View] = OrderedDict()
-        self._seen_stamp: int | None = None
+        self._seen_stamp: int | None = None  # every_write's
         self._changed = False
         self._busy = False
         self._thread: threading.Thread | None = None
@@ -137,15 +164,15 @@ class Rewarmer:
         self.passes = 0  # passes finished: the tests wait on it
         self.made = 0  # views made by passes
 
-    def served(self, key: Hashable, view: _View, stamp: int) -> None:
+    def served(self, key: Hashable, view: _View, stamps: generation.Stamps) -> None:
         with self._condition:
             self._views[key] = view
             self._views.move_to_end(key)
             while len(self._views) > self.max_views:
                 self._views.popitem(last=False)
-            if self._seen_stamp is not None and stamp != self._seen_stamp:
+            if self._seen_stamp is not None and stamps.every_write != self._seen_stamp:
                 self._wake_locked()
-            self._seen_stamp = stamp
+            self._seen_stamp = stamps.every_write
 
     def data_changed(self) -> None:
         with self._condition:
@@ -190,19 +217,19 @@ class Rewarmer:
 
     def _pass(self, views: list[tuple[Hashable, _View]]) -> None:
         max_bytes = get_settings().compare_cache_mib * 1024 * 1024
-        stamp = _current_stamp() if max_bytes else None
-        if stamp is None:
+        stamps = _current_stamps() if max_bytes else None
+        if stamps is None:
             return
         with self._condition:
-            self._seen_stamp = stamp
+            self._seen_stamp = stamps.every_write
         for key, view in views:
             if self._changed:
                 return  # overtaken by a newer write: the next pass makes them for it
-            if CACHE.holds(key, stamp):
-                continue
+            if CACHE.holds(key, stamps):
+                continue  # it depends on runs the write left alone, or another reader made it
             try:
-                make = functools.partial(_made, view.make)
-                CACHE.fetch(key, stamp, make, view.size_of, max_bytes, counted=False)
+                make = functools.partial(_made, view.make, stamps)
+                CACHE.fetch(key, stamps, make, view.size_of, max_bytes, counted=False)
                 self.made += 1
             except Exception:  # noqa: BLE001 - e.g. a compared run deleted since: its reader gets the 404
                 _log.debug("re-warming %r failed", key, exc_info=True)

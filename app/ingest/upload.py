@@ -62,7 +62,8 @@ def _checkpoint(engine: Any) -> None:
 def _store(*, session: Session, **upload: Any) -> IngestOutcome:
     try:
         outcome = ingest_bytes(session=session, **upload)
-        generation.bump(session)  # cached comparisons are stale from this commit on
+        # Cached comparisons of the runs it names stay current unless this gave stored runs new tags.
+        generation.bump(session, stored_runs_changed=bool(outcome.tagged))
         session.commit()
     except BaseException:
         session.rollback()  # inside the turn: the next upload finds the write lock free

@@ -1,7 +1,12 @@
-"""The data generation: a stamp in the database that every write which can change a comparison replaces,
-in the write's own transaction. Cached comparisons (app/web/cache.py) are keyed by it, so a cached
-answer is served only while the database still holds the stamp it was computed under — whichever worker,
-process or CLI command wrote since.
+"""The data generation: stamps in the database that writes replace, in the write's own transaction. Cached
+comparisons (app/compare/cache.py) are kept under one of them, so a cached answer is served only while the
+database still holds the stamp it was computed under — whichever worker, process or CLI command wrote since.
+
+Two stamps, because most writes only add runs and a comparison of named runs cannot change when others are
+added: `every_write` is replaced by every write; `stored_runs` only by a write that changes runs already
+stored (a label, tags, a deletion, an upload that gives stored runs new tags). A view that reads only the runs
+it names is kept under `stored_runs`; one that reads anything else (the newest runs with two tags, a run that
+is not there yet) under `every_write` (app/compare/page.py decides, per answer).
 
 The writers: an upload (API, upload page, text report: app/ingest/upload.py; `bonnieboard ingest`: app/cli.py),
 a run's label and tags (PATCH /api/runs/{id}, the run page's form) and a run's deletion (app/store/runs.py).
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from sqlalchemy import Connection, event, select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -21,19 +27,38 @@ from sqlalchemy.orm import Session
 
 from app.store.models import data_generation_table as table
 
-ROW_ID = 1
-_CURRENT = select(table.c.generation).where(table.c.id == ROW_ID)
+ROW_ID = 1  # every_write's row
+STORED_RUNS_ROW_ID = 2
+_CURRENT = select(table.c.id, table.c.generation).where(table.c.id.in_((ROW_ID, STORED_RUNS_ROW_ID)))
 
 
-def bump(session: Session) -> None:
-    """Replace the stamp, in the session's transaction: call it last, just before the commit. On
-    PostgreSQL the row stays locked until then, so writers queue on it only after their own work
-    (and never hold it while waiting for another lock: no deadlock)."""
-    stamp = secrets.randbits(62) + 1
-    # An upsert: the row is missing only in a database emptied by hand, yet a write must not fail then.
+@dataclass(frozen=True, slots=True)
+class Stamps:
+    """The two stamps as one read found them; `stored_runs` is None until a write has made its row."""
+
+    every_write: int
+    stored_runs: int | None
+
+    def hold(self, stamp: int) -> bool:
+        """Whether an answer kept under `stamp` is still current (stamps are random: the two never meet)."""
+        return stamp == self.every_write or stamp == self.stored_runs
+
+
+def bump(session: Session, *, stored_runs_changed: bool = True) -> None:
+    """Replace the stamps, in the session's transaction: call it last, just before the commit. Without
+    `stored_runs_changed` (a write that only added runs) `stored_runs` stays. On PostgreSQL the rows stay
+    locked until the commit, every writer taking every_write's first, so writers queue on it only after their
+    own work (and never hold it while waiting for another lock: no deadlock)."""
     dialect_insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
-    upsert = dialect_insert(table).values(id=ROW_ID, generation=stamp)
-    session.execute(upsert.on_conflict_do_update(index_elements=[table.c.id], set_={"generation": stamp}))
+    # Upserts: a row is missing only in a database emptied by hand (or made before the second row), yet a
+    # write must not fail then.
+    for row_id in (ROW_ID, STORED_RUNS_ROW_ID):
+        stamp = secrets.randbits(62) + 1
+        upsert = dialect_insert(table).values(id=row_id, generation=stamp)
+        if row_id == ROW_ID or stored_runs_changed:
+            session.execute(upsert.on_conflict_do_update(index_elements=[table.c.id], set_={"generation": stamp}))
+        else:
+            session.execute(upsert.on_conflict_do_nothing(index_elements=[table.c.id]))
     if not session.info.get(_LISTENING):
         session.info[_LISTENING] = True
         event.listen(session, "after_commit", _committed, once=True)
@@ -56,6 +81,8 @@ def _committed(session: Session) -> None:
         callback()
 
 
-def current(connection: Session | Connection) -> int | None:
-    """The stamp, or None when the row is missing (then nothing may be cached)."""
-    return connection.execute(_CURRENT).scalar()
+def current(connection: Session | Connection) -> Stamps | None:
+    """The stamps, or None when every_write's row is missing (then nothing may be cached)."""
+    rows: dict[int, int] = {row_id: stamp for row_id, stamp in connection.execute(_CURRENT)}
+    every_write = rows.get(ROW_ID)
+    return None if every_write is None else Stamps(every_write, rows.get(STORED_RUNS_ROW_ID))

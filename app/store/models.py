@@ -158,7 +158,7 @@ class BrowserLogin(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
 
 
-# One row (id 1): a stamp every write that can change a comparison replaces (app/store/generation.py).
+# Two rows: id 1 a stamp every write replaces, id 2 one replaced when stored runs change (app/store/generation.py).
 data_generation_table = Table(
     "data_generation",
     Base.metadata,

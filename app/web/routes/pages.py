@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 import orjson
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
@@ -14,8 +15,7 @@ from starlette.datastructures import FormData, UploadFile
 from app import bonnie
 from app.compare import answer, embed, engine, heat_table, matrix
 from app.compare import page as comparisons
-from app.compare.figures import RunFigures, limiters_of, line_facts
-from app.compare.grouping import Grouping
+from app.compare.figures import limiters_of, line_facts
 from app.compare.request import (
     ABSOLUTE,
     MAX_RUNS,
@@ -273,13 +273,12 @@ def _render_compare(session: Session, asked: ComparisonRequest, notice: str | No
     figures = found.figures
     settled = settle(asked, [f.id for f in figures], strict=False)
     url = permalink(settled)
-    recent = run_store.recent_runs(session=session, limit=RECENT_RUNS, exclude=list(settled.run_ids))
     context: dict[str, Any] = {
         "url": url,
         "mode": settled.mode,
         "group": settled.grouping.spelling,
         "notice": notice,
-        "recent": recent,
+        "recent_url": "/compare/recent?" + urlencode({"runs": ",".join(map(str, settled.run_ids))}),
     }
     if figures:
         data = engine.compare(
@@ -449,8 +448,10 @@ def _matrix_page_body(request: Request, asked: matrix.MatrixRequest, context: di
 
     def make(session: Session) -> cache.Body:
         shown_runs = comparisons.matrix_runs(session, asked, missing_ok=True)
-        built = matrix.build(shown_runs, asked)
-        rows_shown = _matrix_answer(shown_runs, built, asked)
+        data = matrix.comparison(shown_runs, asked)
+        built = matrix.build_from(shown_runs, asked, data)
+        # The matrix keeps only its cells' figures; the answer reads the whole comparison (hints, caveats).
+        rows_shown = answer.rows(data, engine.RATE_CHART_KEYS)
         shown = context | {
             "m": built,
             "answer": rows_shown,
@@ -464,20 +465,17 @@ def _matrix_page_body(request: Request, asked: matrix.MatrixRequest, context: di
     return comparisons.cached(("/matrix", asked, root_path), make, cache.Body.size_bytes)
 
 
-def _matrix_answer(runs: list[RunFigures], built: dict[str, Any], asked: matrix.MatrixRequest) -> list[dict[str, Any]]:
-    """The answer rows of a matrix: those of its configurations compared as /compare?group=ROWS,COLS would,
-    against its baseline cell (the matrix keeps only the figures of its cells, not their hints)."""
-    data = engine.compare(
-        runs,
-        baseline=built["baseline"],
-        grouping=Grouping(keys=(asked.rows, asked.cols), kind="tags"),
-        min_effect=built["min_effect"],
-    )
-    return answer.rows(data, engine.RATE_CHART_KEYS)
-
-
 # The newest runs, offered when adding runs to a comparison.
 RECENT_RUNS = 30
+
+
+@router.get("/compare/recent", response_class=HTMLResponse)
+def compare_recent(request: Request, session: SessionDep, runs: str = ""):
+    """The newest runs not in the comparison of `runs`: the options of its "Add runs" box, which the page loads
+    (htmx) apart from the cached comparison, as a new upload changes them and not the comparison."""
+    exclude = parse_run_ids([runs])
+    recent = run_store.recent_runs(session=session, limit=RECENT_RUNS, exclude=exclude)
+    return render(request, "_recent_runs.html", {"recent": recent})
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
