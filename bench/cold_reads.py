@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,45 +38,11 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.live_server import BONNIEBOARD, live_server
+from bench.corpus_runs import corpus_lines, load_runs, with_machine
+from tests.live_server import live_server
 from tests.postgres import postgres_server
 
-CORPUS = ROOT / "tests" / "data" / "corpus"
-TAGS = [("ext4", "5"), ("xfs", "5"), ("ext4", "6"), ("xfs", "6")]
 HEALTH_SAMPLES = 5
-
-
-def corpus_lines() -> list[str]:
-    lines = []
-    for path in sorted(CORPUS.glob("*.csv")):
-        lines += [line for line in path.read_text().splitlines() if line and not line.startswith("#")]
-    return lines
-
-
-def with_machine(line: str, machine: str) -> str:
-    fields = line.split(",")
-    fields[0 if len(fields) == 27 else 2] = machine  # 1.03 lines start with the name
-    return ",".join(fields)
-
-
-def load(database_url: str, count: int, workdir: Path) -> None:
-    env = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url}
-    subprocess.run([BONNIEBOARD, "migrate"], env=env, check=True, capture_output=True)
-    lines = corpus_lines()
-    per_file = -(-count // len(TAGS))
-    written = 0
-    for part, (fs, raid) in enumerate(TAGS):
-        path = workdir / f"runs-{part}.csv"
-        with path.open("w") as out:
-            for _ in range(min(per_file, count - written)):
-                out.write(with_machine(lines[written % len(lines)], f"host{written}") + "\n")
-                written += 1
-        subprocess.run(
-            [BONNIEBOARD, "ingest", "--tag", f"fs={fs}", "--tag", f"raid={raid}", path],
-            env=env,
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
 
 
 def timed_ms(client: httpx.Client, path: str) -> float:
@@ -172,7 +137,7 @@ def report(
 def bench(database: str, database_url: str, runs: int, rounds: int, pauses: list[int], kinds: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="bonnieboard-cold-") as directory:
         started = time.perf_counter()
-        load(database_url, runs, Path(directory))
+        load_runs(Path(directory), runs, database_url)
         print(f"## {database}: {runs:,} runs loaded in {time.perf_counter() - started:.0f} s", flush=True)
         with live_server(database_url) as server:
             for kind in kinds:

@@ -38,42 +38,13 @@ from pathlib import Path
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.corpus_runs import load_runs  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / "tests" / "data" / "corpus"
 BONNIEBOARD = ROOT / ".venv" / "bin" / "bonnieboard"
-TAGS = [("ext4", "5"), ("xfs", "5"), ("ext4", "6"), ("xfs", "6")]
 WRK_UNITS_MS = {"us": 1e-3, "ms": 1.0, "s": 1000.0}
-
-
-def corpus_lines() -> list[str]:
-    lines = []
-    for path in sorted(CORPUS.glob("*.csv")):
-        lines += [line for line in path.read_text().splitlines() if line and not line.startswith("#")]
-    return lines
-
-
-def with_machine(line: str, machine: str) -> str:
-    fields = line.split(",")
-    fields[0 if len(fields) == 27 else 2] = machine  # 1.03 lines start with the name
-    return ",".join(fields)
-
-
-def load_runs(workdir: Path, count: int, env: dict[str, str]) -> None:
-    lines = corpus_lines()
-    per_file = -(-count // len(TAGS))
-    written = 0
-    for part, (fs, raid) in enumerate(TAGS):
-        path = workdir / f"runs-{part}.csv"
-        with path.open("w") as out:
-            for _ in range(min(per_file, count - written)):
-                out.write(with_machine(lines[written % len(lines)], f"host{written}") + "\n")
-                written += 1
-        subprocess.run(
-            [BONNIEBOARD, "ingest", "--tag", f"fs={fs}", "--tag", f"raid={raid}", path],
-            env=env,
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
 
 
 def free_port() -> int:
@@ -137,7 +108,7 @@ def main() -> int:
         if args.no_cache:
             env["BONNIEBOARD_COMPARE_CACHE_MIB"] = "0"
         start = time.perf_counter()
-        load_runs(workdir, args.runs, env)
+        load_runs(workdir, args.runs, env["BONNIEBOARD_DATABASE_URL"])
         print(f"loaded {args.runs} runs in {time.perf_counter() - start:.1f} s")
         port = free_port()
         server = subprocess.Popen(

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,11 +37,9 @@ from playwright.sync_api import sync_playwright
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.corpus_runs import load_runs  # noqa: E402
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.live_server import live_server  # noqa: E402
-
-CORPUS = ROOT / "tests" / "data" / "corpus"
-TAGS = [("ext4", "5"), ("xfs", "5"), ("ext4", "6"), ("xfs", "6")]
 
 # performance.now() at the first frame where the page is complete and every chart is drawn; null until then.
 DONE = """() => document.readyState === 'complete'
@@ -56,40 +53,6 @@ DOM = """() => {
     return {elements: document.getElementsByTagName('*').length, nodes: nodes + 1,
             charts: document.querySelectorAll('canvas[data-chart], canvas[data-part-of]').length};
 }"""
-
-
-def corpus_lines() -> list[str]:
-    lines = []
-    for path in sorted(CORPUS.glob("*.csv")):
-        lines += [line for line in path.read_text().splitlines() if line and not line.startswith("#")]
-    return lines
-
-
-def with_machine(line: str, machine: str) -> str:
-    fields = line.split(",")
-    fields[0 if len(fields) == 27 else 2] = machine  # 1.03 lines start with the name
-    return ",".join(fields)
-
-
-def load_runs(workdir: Path, count: int, database_url: str) -> None:
-    lines = corpus_lines()
-    per_file = -(-count // len(TAGS))
-    written = 0
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BONNIEBOARD_")}
-    env |= {"BONNIEBOARD_DATABASE_URL": database_url, "PYTHONPATH": str(ROOT)}
-    for part, (fs, raid) in enumerate(TAGS):
-        path = workdir / f"runs-{part}.csv"
-        with path.open("w") as out:
-            for _ in range(min(per_file, count - written)):
-                out.write(with_machine(lines[written % len(lines)], f"host{written}") + "\n")
-                written += 1
-        subprocess.run(
-            [sys.executable, "-m", "app.cli", "ingest", "--tag", f"fs={fs}", "--tag", f"raid={raid}", str(path)],
-            env=env,
-            cwd=ROOT,
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
 
 
 def html_bytes(url: str) -> tuple[int, int]:
