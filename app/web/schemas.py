@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
@@ -54,10 +55,6 @@ class ResultOut(BaseModel):
     cpu_pct: int | None
     latency_us: int | None
 
-    @classmethod
-    def from_run(cls, run: Run, test: str) -> Self:
-        return cls(unit=UNITS[test], **{part: getattr(run, result_column(test, part)) for part in RESULT_PARTS})
-
 
 class FileTestOut(BaseModel):
     num_files: int = Field(description="bonnie++'s -n number, in units of 1024 files")
@@ -65,15 +62,6 @@ class FileTestOut(BaseModel):
     min_size: int | None
     num_dirs: int | None
     link: Literal["link", "symlink"] | None
-
-    @classmethod
-    def from_run(cls, run: Run) -> Self | None:
-        """None when the file tests did not run. Fields pair with FILE_TEST_COLUMNS by position: FileTest's order."""
-        if run.num_files is None:
-            return None
-        return cls(
-            **{field: getattr(run, column) for field, column in zip(cls.model_fields, FILE_TEST_COLUMNS, strict=True)}
-        )
 
 
 class RunOut(BaseModel):
@@ -98,20 +86,49 @@ class RunOut(BaseModel):
     @classmethod
     def from_run(cls, run: Run) -> Self:
         """A stored run in the API's JSON shape (docs: api-contract.md, "A run as JSON"); pages show the same."""
-        extra = {"document": run.document} if "document" in cls.model_fields else {}
-        return cls(
-            id=run.id,
-            upload_id=run.upload_id,
-            # SQLite gives back naive datetimes; every run was stored in UTC.
-            created_at=run.created_at if run.created_at.tzinfo else run.created_at.replace(tzinfo=UTC),
-            **{column: getattr(run, column) for column in RUN_LINE_COLUMNS},
-            file_test=FileTestOut.from_run(run),
-            label=run.label,
-            tags={tag.key: tag.value for tag in run.tags},
-            raw_line=run.raw_line,
-            results={test: ResultOut.from_run(run, test) for test in TESTS},
-            **extra,
+        fields = run_fields(
+            {name: getattr(run, name) for name in RUN_COLUMNS}, {tag.key: tag.value for tag in run.tags}
         )
+        if "document" in cls.model_fields:
+            fields["document"] = run.document
+        return cls.model_validate(fields)
+
+
+# The run columns RunOut shows.
+RUN_COLUMNS = (
+    "id",
+    "upload_id",
+    "created_at",
+    *RUN_LINE_COLUMNS,
+    *FILE_TEST_COLUMNS,
+    "label",
+    "raw_line",
+    *(result_column(test, part) for test in TESTS for part in RESULT_PARTS),
+)
+_RESULT_COLUMNS = tuple((test, tuple((part, result_column(test, part)) for part in RESULT_PARTS)) for test in TESTS)
+_FILE_TEST_FIELDS = tuple(zip(FileTestOut.model_fields, FILE_TEST_COLUMNS, strict=True))  # FileTest's order
+
+
+def run_fields(run: Mapping[str, Any], tags: dict[str, str]) -> dict[str, Any]:
+    """A stored run (its columns by name: RUN_COLUMNS at least) as RunOut's fields in plain values: model_validate
+    checks them in one pass, where building the nested models one by one cost as much as the rest of /api/runs."""
+    created_at = run["created_at"]
+    return {
+        "id": run["id"],
+        "upload_id": run["upload_id"],
+        # SQLite gives back naive datetimes; every run was stored in UTC.
+        "created_at": created_at if created_at.tzinfo else created_at.replace(tzinfo=UTC),
+        **{column: run[column] for column in RUN_LINE_COLUMNS},
+        # None when the file tests did not run.
+        "file_test": None if run["num_files"] is None else {field: run[column] for field, column in _FILE_TEST_FIELDS},
+        "label": run["label"],
+        "tags": tags,
+        "raw_line": run["raw_line"],
+        "results": {
+            test: {"unit": UNITS[test], **{part: run[column] for part, column in parts}}
+            for test, parts in _RESULT_COLUMNS
+        },
+    }
 
 
 class RunDetailOut(RunOut):
