@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import re
 
+from sqlalchemy import select
+
 from app.compare import engine
 from app.ingest.parsing import parse_line
+from app.store.models import run_table
 from app.web.upload_lines import MAX_SHOWN_LINE_CHARS, lines_at
 from tests.helpers import LINE_198, create_token, csrf_token, post_csv, post_form, with_field
 
@@ -53,6 +56,22 @@ def test_a_duplicate_uses_up_a_run_id_and_the_upload_answer_says_so(client):
     answer = post_form(client, "/upload", {"lines": LINE_198, "csrf_token": csrf_token(client)})
     assert answer.status_code == 201
     assert "a line already stored uses one up all the same" in answer.text
+
+
+def test_runs_are_numbered_in_line_order_around_stored_and_repeated_lines(client, session):
+    """Each distinct line of an upload has its place in line order, parsed or plain: a line stored already leaves
+    its id unused, a line repeated within the upload takes none (docs/decisions.md, "Run ids skip after
+    duplicates"). On PostgreSQL the ids come from a block the upload reserves, not from its insert."""
+    stored = with_field(LINE_198, 2, "stored-host")
+    first = post_csv(client, stored).json()["created"][0]
+    # The parser's 47-field layout (a comma in the name): never a plain line, so it is numbered among them.
+    parsed = "1.96,1.96,lab,1,12345,2G," + "," * 13 + "16,,,,," + ",".join(["1,2"] * 6) + "," * 12
+    new = [with_field(LINE_198, 2, name) for name in ("new-a", "new-b")]
+    answer = post_csv(client, "\n".join([new[0], stored, new[0], parsed, new[1]]) + "\n").json()
+    assert answer["created"] == [first + 1, first + 3, first + 4]
+    assert answer["duplicates"] == [first, first + 1]
+    lines = dict(session.execute(select(run_table.c.id, run_table.c.raw_line)).all())
+    assert lines == {first: stored, first + 1: new[0], first + 3: parsed, first + 4: new[1]}
 
 
 def test_a_favicon_is_linked_from_every_page_and_served(client):

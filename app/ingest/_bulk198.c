@@ -531,11 +531,11 @@ static sqlite3_int64 latency_us(Cell latency) {
     return to_int((Cell){latency.at, latency.len - unit}) * factor;
 }
 
-/* One staging-table row: ord (the line number), then the columns of COLUMNS from line_hash on, without the
- * upload's own (label, document), in that order; the values convert_and_bind() binds. */
-static void copy_row(Text *t, Py_ssize_t line_no, const unsigned char *digest, Cell raw, const Line *l) {
+/* One staging-table row: ord (the run's place among the upload's distinct lines), then the columns of COLUMNS from
+ * line_hash on, without the upload's own (label, document), in that order; the values convert_and_bind() binds. */
+static void copy_row(Text *t, Py_ssize_t ord, const unsigned char *digest, Cell raw, const Line *l) {
     static const char hex[] = "0123456789abcdef";
-    put_int(t, line_no);
+    put_int(t, ord);
     char bytea[3 + 2 * DIGEST_BYTES] = {'\\', '\\', 'x'};
     for (int i = 0; i < DIGEST_BYTES; i++)
         bytea[3 + 2 * i] = hex[digest[i] >> 4], bytea[4 + 2 * i] = hex[digest[i] & 15];
@@ -1089,29 +1089,67 @@ done:
     return result;
 }
 
-/* Up to `count` distinct plain lines from plain line `start` on, as COPY text; (text, the next start). */
+/* The parser's line numbers, ascending, as a buffer of long long (Python's array("q")): the lines numbered among
+ * the plain ones. Checked for its size only; the caller keeps the order. */
+static int parsed_lines_buffer(Py_buffer *parsed, Py_ssize_t *count) {
+    if (parsed->len % (Py_ssize_t)sizeof(long long)) {
+        PyErr_SetString(PyExc_ValueError, "parsed_lines must be an array of long long (array('q'))");
+        return -1;
+    }
+    *count = parsed->len / (Py_ssize_t)sizeof(long long);
+    return 0;
+}
+
+/* How many of the parser's lines (ascending) come before line `line_no`. */
+static Py_ssize_t parsed_before_line(const long long *parsed, Py_ssize_t count, Py_ssize_t line_no) {
+    Py_ssize_t low = 0, high = count;
+    while (low < high) {
+        Py_ssize_t mid = (low + high) / 2;
+        if (parsed[mid] < line_no)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    return low;
+}
+
+/* Up to `count` distinct plain lines from plain line `start` on, as COPY text; (text, the next start). Each row's
+ * ord is its run's place in line order among the upload's distinct lines, the parser's (`parsed`: their line
+ * numbers) included: the distinct lines before it. A run's id is the upload's first id plus its ord, as
+ * insert_lines() numbers them on SQLite. */
 static PyObject *scan_copy_text(Scan *self, PyObject *args) {
-    Py_ssize_t start, count;
-    if (!PyArg_ParseTuple(args, "nn:copy_text", &start, &count))
+    Py_ssize_t start, count, parsed_count;
+    Py_buffer parsed;
+    if (!PyArg_ParseTuple(args, "nny*:copy_text", &start, &count, &parsed))
         return NULL;
+    if (parsed_lines_buffer(&parsed, &parsed_count)) {
+        PyBuffer_Release(&parsed);
+        return NULL;
+    }
     if (start < 0 || start > self->plain_count) {
+        PyBuffer_Release(&parsed);
         PyErr_SetString(PyExc_IndexError, "start is not a plain line's index");
         return NULL;
     }
+    const long long *parsed_lines = parsed.buf;
     Text text = {NULL, 0, 0, 0};
     Py_ssize_t i = start;
     const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(self->data);
     Py_BEGIN_ALLOW_THREADS
     Line fields;
+    Py_ssize_t parsed_before = i < self->plain_count ? parsed_before_line(parsed_lines, parsed_count, self->plain[i].line_no) : 0;
     for (Py_ssize_t copied = 0; i < self->plain_count && copied < count && !text.failed; i++) {
         PlainLine *line = &self->plain[i];
         if (line->first != i)
             continue;
+        while (parsed_before < parsed_count && parsed_lines[parsed_before] < line->line_no)
+            parsed_before++;
         is_plain(data + line->start, line->len, &fields); /* true: scan() kept it */
-        copy_row(&text, line->line_no, line->digest, (Cell){data + line->start, line->len}, &fields);
+        copy_row(&text, line->distinct_before + parsed_before, line->digest, (Cell){data + line->start, line->len}, &fields);
         copied++;
     }
     Py_END_ALLOW_THREADS
+    PyBuffer_Release(&parsed);
     PyObject *result = NULL;
     if (text.failed)
         PyErr_NoMemory();
@@ -1121,18 +1159,86 @@ static PyObject *scan_copy_text(Scan *self, PyObject *args) {
     return result;
 }
 
-/* (line number, digest) of every plain line, repeats included, in line order. */
-static PyObject *scan_lines_and_digests(Scan *self, PyObject *unused) {
-    PyObject *list = PyList_New(self->plain_count);
-    for (Py_ssize_t i = 0; list && i < self->plain_count; i++) {
-        PyObject *item = Py_BuildValue("(ny#)", self->plain[i].line_no, self->plain[i].digest, (Py_ssize_t)DIGEST_BYTES);
-        if (item == NULL) {
-            Py_CLEAR(list);
+/* What insert() answers, for lines another writer stored (PostgreSQL's COPY): each distinct plain line's run is
+ * first_id plus its ord (copy_text), unless `stored` (line hash -> id of a run stored before this upload) holds
+ * it. (created, duplicates, existing) as insert() gives them. */
+static PyObject *scan_numbered(Scan *self, PyObject *args) {
+    long long first_id;
+    Py_buffer parsed;
+    PyObject *stored;
+    Py_ssize_t parsed_count;
+    if (!PyArg_ParseTuple(args, "Ly*O!:numbered", &first_id, &parsed, &PyDict_Type, &stored))
+        return NULL;
+    if (parsed_lines_buffer(&parsed, &parsed_count)) {
+        PyBuffer_Release(&parsed);
+        return NULL;
+    }
+    const long long *parsed_lines = parsed.buf;
+    Py_ssize_t n = self->plain_count + 1;
+    sqlite3_int64 *ids = PyMem_RawMalloc((size_t)n * sizeof *ids);
+    sqlite3_int64 *created = PyMem_RawMalloc((size_t)n * sizeof *created);
+    sqlite3_int64 *existing = PyMem_RawMalloc((size_t)n * sizeof *existing);
+    Duplicate *duplicates = PyMem_RawMalloc((size_t)n * sizeof *duplicates);
+    Py_ssize_t created_count = 0, existing_count = 0, duplicate_count = 0, parsed_before = 0;
+    PyObject *result = NULL;
+    if (!ids || !created || !existing || !duplicates) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int any_stored = PyDict_GET_SIZE(stored) > 0;
+    for (Py_ssize_t i = 0; i < self->plain_count; i++) {
+        PlainLine *line = &self->plain[i];
+        if (line->first != i) {
+            ids[i] = ids[line->first];
+            duplicates[duplicate_count++] = (Duplicate){ids[i], line->line_no};
+            continue;
+        }
+        while (parsed_before < parsed_count && parsed_lines[parsed_before] < line->line_no)
+            parsed_before++;
+        PyObject *before = NULL;
+        if (any_stored) {
+            PyObject *key = PyBytes_FromStringAndSize((const char *)line->digest, DIGEST_BYTES);
+            if (key == NULL)
+                goto done;
+            before = PyDict_GetItemWithError(stored, key); /* borrowed */
+            Py_DECREF(key);
+            if (before == NULL && PyErr_Occurred())
+                goto done;
+        }
+        if (before == NULL) {
+            ids[i] = first_id + line->distinct_before + parsed_before;
+            created[created_count++] = ids[i];
+            continue;
+        }
+        ids[i] = PyLong_AsLongLong(before);
+        if (ids[i] == -1 && PyErr_Occurred())
+            goto done;
+        existing[existing_count++] = ids[i];
+        duplicates[duplicate_count++] = (Duplicate){ids[i], line->line_no};
+    }
+    PyObject *created_list = id_list(created, created_count);
+    PyObject *existing_list = id_list(existing, existing_count);
+    PyObject *duplicate_list = PyList_New(duplicate_count);
+    for (Py_ssize_t i = 0; duplicate_list && i < duplicate_count; i++) {
+        PyObject *pair = Py_BuildValue("(nL)", duplicates[i].line_no, (long long)duplicates[i].id);
+        if (pair == NULL) {
+            Py_CLEAR(duplicate_list);
             break;
         }
-        PyList_SET_ITEM(list, i, item);
+        PyList_SET_ITEM(duplicate_list, i, pair);
     }
-    return list;
+    if (created_list && existing_list && duplicate_list)
+        result = PyTuple_Pack(3, created_list, duplicate_list, existing_list);
+    Py_XDECREF(created_list);
+    Py_XDECREF(existing_list);
+    Py_XDECREF(duplicate_list);
+done:
+    PyBuffer_Release(&parsed);
+    PyMem_RawFree(ids);
+    PyMem_RawFree(created);
+    PyMem_RawFree(existing);
+    PyMem_RawFree(duplicates);
+    return result;
 }
 
 static PyObject *line_is_plain(PyObject *module, PyObject *args) {
@@ -1166,10 +1272,12 @@ static PyMethodDef scan_methods[] = {
      "duplicates: (line number, run id) of lines stored before; existing: those runs stored before this upload."},
     {"distinct_before", (PyCFunction)scan_distinct_before, METH_O, "distinct plain lines before line number n"},
     {"copy_text", (PyCFunction)scan_copy_text, METH_VARARGS,
-     "copy_text(start, count) -> (text, next start): up to count distinct plain lines from plain line start on, as "
-     "rows of COPY text for a table of (ord, COPY_COLUMNS...), ord being the line number"},
-    {"lines", (PyCFunction)scan_lines_and_digests, METH_NOARGS,
-     "(line number, digest) of every plain line, repeats included, in line order"},
+     "copy_text(start, count, parsed_lines) -> (text, next start): up to count distinct plain lines from plain line "
+     "start on, as rows of COPY text for a table of (ord, COPY_COLUMNS...), ord being the run's place among the "
+     "upload's distinct lines, the parser's (parsed_lines: their line numbers, ascending, as array('q')) included"},
+    {"numbered", (PyCFunction)scan_numbered, METH_VARARGS,
+     "numbered(first_id, parsed_lines, stored) -> (created, duplicates, existing), as insert() answers, for the "
+     "lines copy_text() wrote: each run's id is first_id + ord unless stored (line hash -> id) holds its line"},
     {NULL},
 };
 

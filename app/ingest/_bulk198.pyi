@@ -1,5 +1,6 @@
 # Types of the C extension app/ingest/_bulk198.c (what it does is described there and in app/ingest/sqlite_bulk.py).
 import sqlite3
+from array import array
 
 COLUMNS: tuple[str, ...]
 CONNECTION_LAYOUT_KNOWN: int
@@ -14,8 +15,10 @@ class Scan:
     @property
     def distinct_count(self) -> int: ...
     def distinct_before(self, line_no: int, /) -> int: ...
-    def copy_text(self, start: int, count: int, /) -> tuple[bytes, int]: ...
-    def lines(self) -> list[tuple[int, bytes]]: ...
+    def copy_text(self, start: int, count: int, parsed_lines: array[int], /) -> tuple[bytes, int]: ...
+    def numbered(
+        self, first_id: int, parsed_lines: array[int], stored: dict[bytes, int], /
+    ) -> tuple[list[int], list[tuple[int, int]], list[int]]: ...
     def insert(
         self,
         connection: sqlite3.Connection,

@@ -25,6 +25,7 @@ import logging
 import os
 import sqlite3
 import sys
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -124,6 +125,7 @@ class PlainLines:
         self.max_line_bytes = max_line_bytes
         self._scan = _bulk198.scan(data, max_line_bytes)
         self.count: int = self._scan.plain_count  # repeated lines included
+        self.distinct_count: int = self._scan.distinct_count
         self.stored: PlainStored | None = None  # after insert()
 
     def other_items(self) -> Iterator[ParsedRun | LineError]:
@@ -144,33 +146,24 @@ class PlainLines:
         """The distinct plain lines before line `line_no`: how many of this upload's run ids they take first."""
         return self._scan.distinct_before(line_no)
 
-    def copy_chunks(self, lines_per_chunk: int) -> Iterator[bytes]:
-        """The distinct plain lines as COPY text for a table of (ord, *COPY_COLUMNS), ord being the line number,
-        `lines_per_chunk` lines at a time (PostgreSQL: app.ingest.writers.PostgresWriter)."""
+    def copy_chunks(self, lines_per_chunk: int, parsed_lines: list[int]) -> Iterator[bytes]:
+        """The distinct plain lines as COPY text for a table of (ord, *COPY_COLUMNS), `lines_per_chunk` lines at a
+        time (PostgreSQL: app.ingest.writers.PostgresWriter). ord is the run's place in line order among the
+        upload's distinct lines, the parser's (`parsed_lines`: their line numbers, ascending) included: the same
+        number distinct_before() gives a parsed line, so the upload's first id plus ord numbers every run."""
+        parsed = array("q", parsed_lines)
         start = 0
         while start < self._scan.plain_count:
-            text, start = self._scan.copy_text(start, lines_per_chunk)
+            text, start = self._scan.copy_text(start, lines_per_chunk, parsed)
             if text:
                 yield text
 
-    def stored_from(self, created: dict[bytes, int], existing: dict[bytes, int]) -> None:
-        """Sets `stored` from the runs (line hash -> id) an upload created and found stored before (PostgreSQL,
-        whose writer reads them back from its INSERT: its plain lines travel by COPY, with no ids of their own)."""
-        made: list[int] = []
-        duplicates: list[tuple[int, int]] = []
-        before: dict[int, None] = {}  # ordered: each run once
-        seen: set[bytes] = set()
-        for line_no, digest in self._scan.lines():
-            run_id = created.get(digest)
-            if run_id is not None and digest not in seen:
-                made.append(run_id)
-            else:
-                if run_id is None:
-                    run_id = existing[digest]
-                    before[run_id] = None
-                duplicates.append((line_no, run_id))
-            seen.add(digest)
-        self.stored = PlainStored(made, duplicates, list(before))
+    def numbered(self, first_id: int, parsed_lines: list[int], stored: dict[bytes, int]) -> None:
+        """Sets `stored` for lines copy_chunks() wrote and another statement inserted (PostgreSQL): each run's id is
+        `first_id` plus its ord, unless `stored` (line hash -> run id, of runs stored before this upload) holds
+        its line."""
+        created, duplicates, existing = self._scan.numbered(first_id, array("q", parsed_lines), stored)
+        self.stored = PlainStored(created, duplicates, existing)
 
     def insert(self, session: Session, first_id: int, parsed_lines: list[int], upload: tuple[Any, ...]) -> None:
         """Store the plain lines in the session's transaction, numbered from first_id in line order around

@@ -21,10 +21,12 @@ Two writers exist:
   looking up the parsed lines' ids afterwards is safe.
 * PostgresWriter: ParsedRun values, streamed by COPY (a batch at a time) into a temporary table of
   the upload's own, and the plain lines as COPY text the extension writes (PlainLines.copy_chunks: they never
-  reach Python either), then moved into `run` by one INSERT ... SELECT: runs are numbered by the sequence in line
-  order (of the line numbers, each staged row's ord). That statement also names the existing run of each duplicate (ON CONFLICT DO UPDATE ...
-  RETURNING), so a run deleted between an insert and a second lookup cannot make the upload fail; the
-  update locks that run until this upload commits.
+  reach Python either), each row with its ord: its place among the upload's distinct lines in line order, as
+  SqliteWriter numbers them. Under the ingest lock (which every insert into `run` takes), one statement finds the
+  lines stored already, locks their runs against deletion until this upload commits and takes them out of the
+  staging table; the upload takes a block of ids from the run sequence, one per distinct line, and one
+  INSERT ... SELECT stores the rest with id = the block's first + ord. The writer knows every id it gave, so
+  nothing is read back (docs/decisions.md, "PostgreSQL runs numbered from a reserved block").
 
 The row a writer stores is ROW_COLUMNS, built by run_values() from app.columns' names.
 """
@@ -199,6 +201,7 @@ def _ids_by_hash(session: Session, digests: list[bytes]) -> dict[bytes, int]:
 
 
 _PG_INGEST_LOCK = 0x626F6E6E6965  # "bonnie": any constant no other code locks
+_PG_RUN_SEQUENCE = "pg_get_serial_sequence('run', 'id')"
 
 # What differs per line; the upload's own columns (upload_id, created_at, label, document) are bound once.
 _PG_LINE_COLUMNS: tuple[str, ...] = tuple(column for column in ROW_COLUMNS if column not in _UPLOAD_COLUMNS)
@@ -236,13 +239,21 @@ class PostgresWriter:
         # One per upload: a transaction may hold several uploads (the CLI's), each with its own table.
         self.staging = f"bonnieboard_ingest_{upload_id}"
         self.rows: list[tuple] = []
-        self.copied = 0
-        self.created: dict[bytes, int] = {}
-        self.existing: dict[bytes, int] = {}
+        self.staged = 0  # rows in the staging table
+        # Of the parsed runs, in line order: their hashes, places among the distinct lines (ord), line numbers.
+        self.digests: list[bytes] = []
+        self.ordinals: list[int] = []
+        self.line_numbers: list[int] = []
 
     def add(self, item: ParsedRun, digest: bytes) -> None:
-        # ord is the line number: the parsed lines and the plain ones (copy_chunks) are numbered in line order.
-        self.rows.append(_pg_line_values(item, digest, item.line_no))
+        # In line order: the distinct lines before this one, parsed or plain, come before it (as in SqliteWriter).
+        ordinal = len(self.digests)
+        if self.plain is not None:
+            ordinal += self.plain.distinct_before(item.line_no)
+        self.digests.append(digest)
+        self.ordinals.append(ordinal)
+        self.line_numbers.append(item.line_no)
+        self.rows.append(_pg_line_values(item, digest, ordinal))
         if len(self.rows) >= BATCH_ROWS:
             self._flush()
 
@@ -252,32 +263,53 @@ class PostgresWriter:
     def finish(self) -> tuple[dict[bytes, int], dict[bytes, int]]:
         self._flush()
         self._copy_plain()
-        if not self.copied:
-            return self.created, self.existing
-        # Two uploads sharing lines in different orders would each wait in ON CONFLICT for a row the
-        # other inserted: a deadlock, and one of them a 500. Run inserts take turns under one
-        # transaction-scoped advisory lock, as SQLite's single writer does; parsing and the COPY into this
-        # upload's own table still run in parallel.
+        if not self.staged:
+            return {}, {}
+        # Run inserts take turns under one transaction-scoped advisory lock, as SQLite's single writer does
+        # (parsing and the COPY into this upload's own table still run in parallel). So no line can be stored
+        # by another upload between the lookup below and the insert, and the ids of the block taken below are
+        # this upload's alone.
         self.session.execute(select(func.pg_advisory_xact_lock(_PG_INGEST_LOCK)))
-        # The sequence numbers the runs in line order: nextval() runs above a sort of the line numbers
-        # alone (sorting the whole rows spills 60 MB to disk per 100,000 lines), joined back by number.
-        # The no-op update makes PostgreSQL return the existing run of a duplicate and lock it until this
-        # upload commits, so a run deleted meanwhile cannot make the upload fail.
-        statement = text(
-            f"WITH numbered AS MATERIALIZED (SELECT ord, nextval(pg_get_serial_sequence('run', 'id')) AS id "
-            f"FROM (SELECT ord FROM {self.staging} ORDER BY ord) AS in_line_order) "
-            f"INSERT INTO run (id, {', '.join(_UPLOAD_COLUMNS)}, {', '.join(_PG_LINE_COLUMNS)}) "
-            f"SELECT numbered.id, :upload_id, :created_at, :label, :document, {', '.join(_PG_LINE_COLUMNS)} "
-            f"FROM {self.staging} JOIN numbered USING (ord) "
-            "ON CONFLICT (line_hash) DO UPDATE SET line_hash = excluded.line_hash "
-            "RETURNING line_hash, id, upload_id"
-        ).bindparams(*(bindparam(name, type_=run_table.c[name].type) for name in _UPLOAD_COLUMNS))
-        for digest, run_id, upload_id in self.session.execute(statement, self.upload_values):
-            (self.created if upload_id == self.upload_id else self.existing)[digest] = run_id
+        # The lines stored already, found by one join; KEY SHARE holds their runs until this upload commits (a
+        # delete waits), since the outcome names them and tags may be added to them.
+        stored: dict[bytes, int] = dict(
+            self.session.execute(
+                text(
+                    f"WITH stored AS (SELECT run.line_hash, run.id FROM {self.staging} AS staged "
+                    "JOIN run USING (line_hash) FOR KEY SHARE OF run), "
+                    f"left_out AS (DELETE FROM {self.staging} AS staged USING stored "
+                    "WHERE staged.line_hash = stored.line_hash) "
+                    "SELECT line_hash, id FROM stored"
+                )
+            ).all()
+        )
+        # One id per distinct line, as on SQLite: a line stored already leaves its id unused
+        # (docs/decisions.md, "Run ids skip after duplicates"). setval() is safe only because every insert
+        # into run holds the lock taken above.
+        distinct = len(self.digests) + (self.plain.distinct_count if self.plain is not None else 0)
+        last_id = self.session.execute(
+            text(f"SELECT setval({_PG_RUN_SEQUENCE}, nextval({_PG_RUN_SEQUENCE}) + :distinct - 1)"),
+            {"distinct": distinct},
+        ).scalar_one()
+        first_id = last_id - distinct + 1
+        if len(stored) < self.staged:
+            statement = text(
+                f"INSERT INTO run (id, {', '.join(_UPLOAD_COLUMNS)}, {', '.join(_PG_LINE_COLUMNS)}) "
+                f"SELECT :first_id + ord, :upload_id, :created_at, :label, :document, {', '.join(_PG_LINE_COLUMNS)} "
+                f"FROM {self.staging}"
+            ).bindparams(*(bindparam(name, type_=run_table.c[name].type) for name in _UPLOAD_COLUMNS))
+            self.session.execute(statement, self.upload_values | {"first_id": first_id})
         self.session.execute(text(f"DROP TABLE {self.staging}"))
+        created: dict[bytes, int] = {}
+        existing: dict[bytes, int] = {}
+        for digest, ordinal in zip(self.digests, self.ordinals, strict=True):
+            if digest in stored:
+                existing[digest] = stored[digest]
+            else:
+                created[digest] = first_id + ordinal
         if self.plain is not None:
-            self.plain.stored_from(self.created, self.existing)
-        return self.created, self.existing
+            self.plain.numbered(first_id, self.line_numbers, stored)
+        return created, existing
 
     def _flush(self) -> None:
         if not self.rows:
@@ -285,7 +317,7 @@ class PostgresWriter:
         with self._copy(_PG_LINE_COLUMNS) as copy:
             for row in self.rows:
                 copy.write_row(row)
-        self.copied += len(self.rows)
+        self.staged += len(self.rows)
         self.rows.clear()
 
     def _copy_plain(self) -> None:
@@ -293,13 +325,13 @@ class PostgresWriter:
         if self.plain is None or not self.plain.count:
             return
         with self._copy(COPY_COLUMNS) as copy:
-            for chunk in self.plain.copy_chunks(BATCH_ROWS):
+            for chunk in self.plain.copy_chunks(BATCH_ROWS, self.line_numbers):
                 copy.write(chunk)
-        self.copied += self.plain.count
+        self.staged += self.plain.distinct_count
 
     def _copy(self, columns: tuple[str, ...]) -> Any:
         """A COPY into this upload's staging table (made on first use) of (ord, *columns)."""
-        if not self.copied:
+        if not self.staged:
             # Temporary: no WAL, no other session sees it; dropped at commit or rollback whatever happens.
             self.session.execute(
                 text(
