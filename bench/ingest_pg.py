@@ -5,8 +5,9 @@ Usage: .venv/bin/python bench/ingest_pg.py [--lines 100000] [--repeat 3] [--base
 The file is bench/ingest_100k.py's: real format-1.98 lines, line i with the machine name host<i>. A
 throwaway PostgreSQL cluster is started (tests/postgres.py; or BONNIEBOARD_TEST_POSTGRES_URL's server), and
 every round times, each into a fresh database: `psql -c "\\copy t from FILE csv"` into a plain 50-column text
-table (the reference), then the server's `POST /api/runs` with two tags (`?tag=fs=xfs&tag=disk=nvme0`) and
-without. With --baseline (repeatable), other checkouts' servers (each with its .venv) take the same rounds:
+table (the reference), `psql -c "\\copy run from FILE"` of the very rows an upload of the file stores into a
+migrated database's `run`, with its indexes and keys (the schema's floor: what no writer can go below), then
+the server's `POST /api/runs` with two tags (`?tag=fs=xfs&tag=disk=nvme0`) and without. With --baseline (repeatable), other checkouts' servers (each with its .venv) take the same rounds:
 before and after in one run. Rounds alternate, so drift on a shared machine hits all alike. A third POST (no
 tags, not timed) runs while a reader sends `GET /api/runs?limit=50` back to back: the reads' p50/p99 during an
 upload. Prints each round's seconds, medians and their ratio to the median `\\copy`, and the PostgreSQL server's
@@ -28,10 +29,14 @@ from pathlib import Path
 import httpx
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from app.ingest.parsing import DEFAULT_MAX_LINE_BYTES
+from app.ingest.service import ingest_bytes
+from app.store.db import make_engine
 from app.store.migrate import upgrade
 from bench.ingest_100k import READING, TAGS, free_port, make_file, percentile
 from tests.postgres import PostgresServer, postgres_bin, postgres_server
@@ -79,6 +84,46 @@ def time_psql_copy(server: PostgresServer, data_file: Path) -> float:
         return time.perf_counter() - start
     finally:
         server.drop_database("bench_copy")
+
+
+def psql(url: str, command: str) -> None:
+    subprocess.run(
+        [str(postgres_bin() / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", libpq_url(url), "-c", command],
+        check=True,
+    )
+
+
+def dump_stored_rows(server: PostgresServer, data_file: Path, directory: Path) -> tuple[Path, Path]:
+    """(upload, run): the rows an upload of the file stores (this checkout's ingest, untimed), as COPY text."""
+    url = server.create_database("bench_rows")
+    try:
+        upgrade(url)
+        engine = make_engine(url)
+        with Session(engine) as session:
+            data = data_file.read_bytes()
+            ingest_bytes(session=session, data=data, max_line_bytes=DEFAULT_MAX_LINE_BYTES, source="bench")
+            session.commit()
+        engine.dispose()
+        files = directory / "upload.copy", directory / "run.copy"
+        for table, file in zip(("upload", "run"), files, strict=True):
+            psql(url, f"\\copy {table} to '{file}'")
+        return files
+    finally:
+        server.drop_database("bench_rows")
+
+
+def time_copy_into_run(server: PostgresServer, upload_rows: Path, run_rows: Path) -> float:
+    """`psql \\copy run from FILE` of the stored rows into a fresh, migrated database: the table's indexes and its
+    foreign key to upload (whose row is loaded first, untimed) in place."""
+    url = server.create_database("bench_floor")
+    try:
+        upgrade(url)
+        psql(url, f"\\copy upload from '{upload_rows}'")
+        start = time.perf_counter()
+        psql(url, f"\\copy run from '{run_rows}'")
+        return time.perf_counter() - start
+    finally:
+        server.drop_database("bench_floor")
 
 
 def time_server(
@@ -156,17 +201,25 @@ def main() -> int:
         make_file(data_file, args.lines)
         os.chmod(tmp, 0o755)  # psql runs as this user, but keep the file readable whoever runs it
         print(f"file: {args.lines} lines, {data_file.stat().st_size / 1e6:.1f} MB")
+        stored_rows = dump_stored_rows(pg, data_file, Path(tmp))
         copy_s: list[float] = []
+        floor_s: list[float] = []
         results: dict[tuple[str, str], list[tuple[float, float, list[float]]]] = {
             (server, tags): [] for server in servers for tags in (*TAGS, READING)
         }
         for _ in range(args.repeat):
             copy_s.append(time_psql_copy(pg, data_file))
+            floor_s.append(time_copy_into_run(pg, *stored_rows))
             for (server, tags), rounds in results.items():
                 params = TAGS.get(tags, [])
                 rounds.append(time_server(pg, servers[server], data_file, params, read=tags == READING))
         med_copy = statistics.median(copy_s)
         print(f"psql \\copy s: {' '.join(f'{t:.2f}' for t in copy_s)}  median {med_copy:.2f}")
+        med_floor = statistics.median(floor_s)
+        print(
+            f"the same rows COPYed straight into run with its indexes and keys s: "
+            f"{' '.join(f'{t:.2f}' for t in floor_s)}  median {med_floor:.2f} = {med_floor / med_copy:.1f}x \\copy"
+        )
         for (server, tags), rounds in results.items():
             seconds = [elapsed for elapsed, _, _ in rounds]
             reads = [read for _, _, round_reads in rounds for read in round_reads]
