@@ -60,8 +60,8 @@ def test_a_duplicate_uses_up_a_run_id_and_the_upload_answer_says_so(client):
 
 def test_runs_are_numbered_in_line_order_around_stored_and_repeated_lines(client, session):
     """Each distinct line of an upload has its place in line order, parsed or plain: a line stored already leaves
-    its id unused, a line repeated within the upload takes none (docs/decisions.md, "Run ids skip after
-    duplicates"). On PostgreSQL the ids come from a block the upload reserves, not from its insert."""
+    its id unused, a line repeated within the upload takes none.
+    See docs/decisions.md, "PostgreSQL runs numbered from a reserved block", for where PostgreSQL's ids come from."""
     stored = with_field(LINE_198, 2, "stored-host")
     first = post_csv(client, stored).json()["created"][0]
     # The parser's 47-field layout (a comma in the name): never a plain line, so it is numbered among them.
