@@ -29,6 +29,10 @@
   const NARROW_PX = 520;
   const LOG_RATIO_LIMIT = 100; // relative latency axis: ×0.01 .. ×100 at most
   const INK = "#1d232a";
+  // Past 12 configurations (where the colours start to repeat banded) the charts share one HTML legend above them
+  // instead of each drawing its own: a 50-row legend per chart made each phone chart 2.5 times as tall, and laying
+  // out and painting seven of them took a phone longer than everything else on the page.
+  const OWN_LEGEND_MAX = 12;
   // A phone's 2.75 or 3 device pixels per CSS pixel make a 50-run chart (its legend a row per run on a phone) a
   // canvas of over 3 megapixels to fill and composite; at 2 it is as sharp to the eye with half the pixels.
   const PIXEL_RATIO = Math.min(window.devicePixelRatio || 1, 2);
@@ -116,9 +120,23 @@
   // ==== Numbers for people ====
 
   // en-US with at most `digits` fraction digits (null: toLocaleString's default of 3), one formatter per kind.
+  // A 50-configuration page prints a number per bar (2,700): Intl's format costs a throttled phone 100 ms of that,
+  // so the usual case (no exponent) is done by hand, rounding the shortest decimal half away from zero as Intl does.
   const numberFormats = new Map();
 
   function localeNumber(x, digits) {
+    const places = digits === null ? 3 : digits;
+    const text = String(Math.abs(x));
+    if (text.indexOf("e") < 0 && isFinite(x)) {
+      const scaled = String(Math.round(Number(text + "e" + places)));
+      if (scaled.indexOf("e") < 0) {
+        const padded = scaled.padStart(places + 1, "0");
+        const whole = padded.slice(0, padded.length - places).replace(/\B(?=(\d{3})+$)/g, ",");
+        const fraction = padded.slice(padded.length - places).replace(/0+$/, "");
+        const sign = x < 0 || Object.is(x, -0) ? "-" : "";
+        return sign + whole + (fraction ? "." + fraction : "");
+      }
+    }
     let format = numberFormats.get(digits);
     if (!format) {
       format = new Intl.NumberFormat("en-US", digits === null ? {} : { maximumFractionDigits: digits });
@@ -363,7 +381,8 @@
       ctx.textAlign = "center";
       ctx.textBaseline = "middle";
       eachBar(chart, function (dataset, datasetIndex, value, index, el) {
-        if (value === null || dataset.bbOffScale[index]) return;
+        // a bar under 11 px takes a label neither across nor along (a phone's 50-configuration chart: every bar)
+        if (value === null || dataset.bbOffScale[index] || el.width < 11) return;
         const text = shortValue(value, chart.$bb.view, chart.$bb.kind);
         const width = ctx.measureText(text).width;
         const top = Math.max(Math.min(el.y, el.base), area.top);
@@ -507,6 +526,11 @@
       const marks = [];
       const clamp = function (y) { return Math.min(Math.max(y, area.top), area.bottom); };
       const origin = chart.$bb ? chart.$bb.origin : 0;
+      // All error bars are one path stroked once and the marks share one font: thousands of bars on a page.
+      ctx.save();
+      ctx.strokeStyle = INK;
+      ctx.lineWidth = 1.25;
+      ctx.beginPath();
       chart.data.datasets.forEach(function (dataset, datasetIndex) {
         if (!chart.isDatasetVisible(datasetIndex) || !dataset.bbErrors) return;
         const meta = chart.getDatasetMeta(datasetIndex);
@@ -519,10 +543,6 @@
           if (error) {
             const yLow = clamp(yScale.getPixelForValue(error[0] > 0 || yScale.type !== "logarithmic" ? error[0] : yScale.min));
             const yHigh = clamp(yScale.getPixelForValue(error[1]));
-            ctx.save();
-            ctx.strokeStyle = INK;
-            ctx.lineWidth = 1.25;
-            ctx.beginPath();
             ctx.moveTo(el.x, yLow);
             ctx.lineTo(el.x, yHigh);
             const cap = Math.min(CAP_PX, Math.max(el.width / 2 - 1, 1));
@@ -530,8 +550,6 @@
             ctx.lineTo(el.x + cap, yLow);
             ctx.moveTo(el.x - cap, yHigh);
             ctx.lineTo(el.x + cap, yHigh);
-            ctx.stroke();
-            ctx.restore();
             bars.push({ datasetIndex: datasetIndex, index: index, low: error[0], high: error[1], x: el.x, yLow: yLow, yHigh: yHigh });
             top = Math.min(top, yHigh, yLow);
             bottom = Math.max(bottom, yHigh, yLow);
@@ -541,16 +559,18 @@
           const text = options.marks[verdict];
           const below = relative && value < origin;
           const y = clamp(below ? bottom + 10 : top - 8);
-          ctx.save();
-          ctx.font = "bold 12px system-ui, sans-serif";
-          ctx.textAlign = "center";
-          ctx.textBaseline = "middle";
-          ctx.fillStyle = verdict === "better" ? options.better : verdict === "worse" ? options.worse : INK;
-          ctx.fillText(text, el.x, y);
-          ctx.restore();
           marks.push({ datasetIndex: datasetIndex, index: index, verdict: verdict, text: text, x: el.x, y: y });
         });
       });
+      ctx.stroke();
+      ctx.font = "bold 12px system-ui, sans-serif";
+      ctx.textAlign = "center";
+      ctx.textBaseline = "middle";
+      for (const mark of marks) {
+        ctx.fillStyle = mark.verdict === "better" ? options.better : mark.verdict === "worse" ? options.worse : INK;
+        ctx.fillText(mark.text, mark.x, mark.y);
+      }
+      ctx.restore();
       chart.$bbErrorBars = bars;
       chart.$bbVerdictMarks = marks;
     },
@@ -601,14 +621,99 @@
     },
   };
 
+  // Chart.js (4.6.1, vendored) finds each bar's slot in its test's group by scanning every dataset for every bar:
+  // for 50 configurations, 450 bars a chart each scan 50 datasets twice, the most time of any part of a chart on a
+  // phone. The slots depend only on which datasets are visible and their axes, which change only through an update,
+  // so each chart keeps the answers from the start of one update to the next (the slots cache, emptied by bbSlots).
+  const slots = {
+    id: "bbSlots",
+    beforeUpdate(chart) {
+      chart.$bbSlots = new Map();
+    },
+  };
+
+  function rememberSlots(BarController) {
+    const getStacks = BarController.prototype._getStacks;
+    const getAxis = BarController.prototype._getAxis;
+    BarController.prototype._getStacks = function (last, dataIndex) {
+      const memo = this.chart.$bbSlots;
+      // with dataIndex (skipNull) the answer is per bar: not kept
+      if (!memo || dataIndex !== undefined) return getStacks.call(this, last, dataIndex);
+      const key = "stacks " + this._type + " " + this._cachedMeta.iScale.id + " " + last;
+      if (!memo.has(key)) memo.set(key, getStacks.call(this, last, dataIndex));
+      return memo.get(key);
+    };
+    BarController.prototype._getAxis = function () {
+      const memo = this.chart.$bbSlots;
+      if (!memo) return getAxis.call(this);
+      if (!memo.has("axis")) memo.set("axis", getAxis.call(this));
+      return memo.get("axis");
+    };
+  }
+
   let registered = false;
   function registerOnce() {
     if (registered) return;
     Chart.Interaction.modes.bbCategory = categoryMode;
     Chart.Tooltip.positioners.bbPointer = atPointer;
-    Chart.register(whiteGround, referenceLines, valueLabels, tooFastMarks, errorBars, offScale);
+    rememberSlots(Chart.BarController);
+    Chart.register(slots, whiteGround, referenceLines, valueLabels, tooFastMarks, errorBars, offScale);
     registered = true;
   }
+
+  // ==== The configurations' legend ====
+
+  function sharedLegend(chartView) {
+    return chartView.bars.length > OWN_LEGEND_MAX;
+  }
+
+  function legendName(bar) {
+    return bar.label + (bar.baseline ? " (baseline)" : "");
+  }
+
+  // One legend for all the charts of a page with many configurations, above the first chart: a button per
+  // configuration, in its colour and pattern (the baseline outlined), that hides or shows it in every chart as a
+  // chart's own legend does. The marks (baseline, +++++) stay in each chart's legend, as they differ by chart.
+  function buildSharedLegend(payload) {
+    const charts = document.querySelector(".charts");
+    const first = payload.view.charts[0];
+    if (!charts || !first || !sharedLegend(first)) return;
+    if (charts.previousElementSibling && charts.previousElementSibling.classList.contains("chart-legend")) return;
+    const legend = document.createElement("details");
+    legend.className = "chart-legend";
+    legend.open = true;
+    const summary = document.createElement("summary");
+    summary.textContent = "Colours of the " + first.bars.length + " configurations in every chart (press one to hide or show it)";
+    legend.appendChild(summary);
+    first.bars.forEach(function (bar) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "pattern-" + bar.pattern + (bar.baseline ? " is-baseline" : "");
+      button.style.setProperty("--swatch", runColor(bar.colour));
+      button.dataset.configuration = String(bar.configuration);
+      button.setAttribute("aria-pressed", "true");
+      button.textContent = legendName(bar);
+      legend.appendChild(button);
+    });
+    charts.parentNode.insertBefore(legend, charts);
+  }
+
+  function toggleConfiguration(button) {
+    const shown = button.getAttribute("aria-pressed") !== "true";
+    button.setAttribute("aria-pressed", String(shown));
+    for (const chart of built) {
+      if (!chart.$bb || !chart.canvas.isConnected) continue;
+      const index = chart.data.datasets.findIndex(function (d) { return String(d.bbConfiguration) === button.dataset.configuration; });
+      if (index < 0) continue;
+      chart.setDatasetVisibility(index, shown);
+      chart.update();
+    }
+  }
+
+  document.addEventListener("click", function (e) {
+    const button = e.target.closest && e.target.closest(".chart-legend button[data-configuration]");
+    if (button) toggleConfiguration(button);
+  });
 
   // ==== One chart ====
 
@@ -739,12 +844,13 @@
       : "dashed line: mean of the baseline";
 
     const legendText = function (dataset, narrow) {
-      const text = dataset.label + (dataset.bbBaseline ? " (baseline)" : "");
+      const text = legendName({ label: dataset.label, baseline: dataset.bbBaseline });
       return narrow ? truncate(text, 30) : text;
     };
+    const shared = sharedLegend(chartView);
     const legendLabels = function (c) {
       const narrow = c.width < NARROW_PX;
-      const items = c.data.datasets.map(function (dataset, i) {
+      const items = shared ? [] : c.data.datasets.map(function (dataset, i) {
         return { text: legendText(dataset, narrow), fillStyle: dataset.bbFill, strokeStyle: dataset.bbBaseline ? INK : dataset.bbColor,
                  lineWidth: dataset.bbBaseline ? 2 : 0, hidden: !c.isDatasetVisible(i), datasetIndex: i };
       });
@@ -761,7 +867,7 @@
     if (!box.dataset.baseHeight) box.dataset.baseHeight = String(box.clientHeight || 290);
     const width = box.clientWidth || 600;
     const fontPx = width < NARROW_PX ? 10 : 11;
-    const texts = datasets.map(function (d) { return legendText(d, width < NARROW_PX); }).concat([baseText], hasTooFast ? [tooFastText] : []);
+    const texts = (shared ? [] : datasets.map(function (d) { return legendText(d, width < NARROW_PX); })).concat([baseText], hasTooFast ? [tooFastText] : []);
     if (!part) box.style.height = Number(box.dataset.baseHeight) + (legendRows(texts, width, fontPx) - 1) * (fontPx + 9) + "px";
 
     const config = {
@@ -842,7 +948,7 @@
         },
       },
     };
-    const bb = { relative: relative, key: key, kind: kind, measure: chartView.measure, origin: origin, view: chartView,
+    const bb = { relative: relative, key: key, kind: kind, shared: shared, measure: chartView.measure, origin: origin, view: chartView,
                  marks: view.verdict_mark, words: { status: view.status_text[TOO_FAST], marks: view.too_fast_marks } };
     // fitAxis runs inside the constructor's first update: it reads these from the instance.
     const instance = new Chart(canvas, Object.assign(config, {
@@ -861,6 +967,21 @@
     }
     if (line) lines.push(line);
     return lines;
+  }
+
+  // The chart's visible configurations as legend items packed in rows `width` px wide, in ctx's font.
+  function legendLayout(ctx, instance, width, scale) {
+    const items = [];
+    let row = 0, x = 0;
+    instance.data.datasets.forEach(function (d, i) {
+      if (!instance.isDatasetVisible(i)) return;
+      const text = legendName({ label: d.label, baseline: d.bbBaseline });
+      const size = 15 * scale + ctx.measureText(text).width;
+      if (x && x + size > width) { row += 1; x = 0; }
+      items.push({ text: text, fill: d.bbFill, baseline: d.bbBaseline, row: row, x: x });
+      x += size + 12 * scale;
+    });
+    return { items: items, rows: items.length ? row + 1 : 0 };
   }
 
   // A chart as a PNG to paste into a slide: the chart as drawn, under its title, the baseline, the mode, the
@@ -897,8 +1018,11 @@
     const footer = wrap(ctx, location.href, width - 2 * pad);
     const line = 17 * scale;
     const head = pad + 22 * scale + line * (textLines.length + caveatLines.length);
+    // A page with one shared legend has none on the canvas: the image gets the chart's own, so that it still says
+    // which colour is which configuration.
+    const legend = instance.$bb && instance.$bb.shared ? legendLayout(ctx, instance, width - 2 * pad, scale) : { items: [], rows: 0 };
     out.width = width;
-    out.height = Math.ceil(head + canvas.height + line * footer.length + pad);
+    out.height = Math.ceil(head + canvas.height + line * (legend.rows + footer.length) + pad);
     ctx.fillStyle = "#fff";
     ctx.fillRect(0, 0, out.width, out.height);
     ctx.textBaseline = "top";
@@ -911,8 +1035,22 @@
     ctx.fillStyle = "#7a4100";
     caveatLines.forEach(function (text) { ctx.fillText(text, pad, y); y += line; });
     ctx.drawImage(canvas, 0, head);
-    ctx.fillStyle = "#5b6670";
     y = head + canvas.height;
+    legend.items.forEach(function (item) {
+      const box = 11 * scale;
+      const top = y + item.row * line + (line - box) / 2;
+      ctx.fillStyle = item.fill;
+      ctx.fillRect(pad + item.x, top, box, box);
+      if (item.baseline) {
+        ctx.strokeStyle = INK;
+        ctx.lineWidth = 2 * scale;
+        ctx.strokeRect(pad + item.x, top, box, box);
+      }
+      ctx.fillStyle = INK;
+      ctx.fillText(item.text, pad + item.x + box + 4 * scale, y + item.row * line + 2 * scale);
+    });
+    y += legend.rows * line;
+    ctx.fillStyle = "#5b6670";
     footer.forEach(function (text) { ctx.fillText(text, pad, y); y += line; });
     const link = document.createElement("a");
     link.href = out.toDataURL("image/png");
@@ -1022,6 +1160,7 @@
       if (!dataElement) continue;
       registerOnce();
       const payload = JSON.parse(dataElement.textContent);
+      if (id === "compare-data") buildSharedLegend(payload);
       document.querySelectorAll(selector).forEach(function (canvas) {
         if (Chart.getChart(canvas)) return;
         const chart = build(canvas, payload);

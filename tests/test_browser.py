@@ -620,6 +620,40 @@ def test_twelve_configurations_keep_a_legend_on_a_phone_and_26_have_distinct_fil
         assert len({tuple(f) for f in fills}) == 26  # 12 colours, then striped, then dotted
         assert fills[12][1] == "pattern" and fills[12][0] == fills[0][0]
         screenshot(page.locator("#figure-block_io"), "compare-26-runs-block_io.png")
+        # past 12 configurations one legend above the charts names them all; each chart keeps only its marks' legend
+        legend = page.locator(".chart-legend button[data-configuration]")
+        expect(legend).to_have_count(26)
+        expect(page.locator(".chart-legend")).to_have_count(1)
+        assert "(baseline)" in legend.first.inner_text()
+        for key in CHART_KEYS:
+            items = page.evaluate(
+                f"() => Chart.getChart(document.querySelector('canvas[data-chart={key}]')).legend.legendItems.map(i => [i.text, i.datasetIndex])"
+            )
+            assert items and all(index is None for _, index in items), key
+        # pressing a configuration hides it in every chart, and pressing it again brings it back
+        visible = """([keys, id]) => keys.map(key => {
+            const c = Chart.getChart(document.querySelector(`canvas[data-chart=${key}]`));
+            return c.isDatasetVisible(c.data.datasets.findIndex(d => String(d.bbConfiguration) === id)); })"""
+        third = legend.nth(2)
+        configuration = third.get_attribute("data-configuration")
+        third.click()
+        expect(third).to_have_attribute("aria-pressed", "false")
+        assert page.evaluate(visible, [list(CHART_KEYS), configuration]) == [False] * len(CHART_KEYS)
+        third.click()
+        expect(third).to_have_attribute("aria-pressed", "true")
+        assert page.evaluate(visible, [list(CHART_KEYS), configuration]) == [True] * len(CHART_KEYS)
+
+        # the PNG of a chart without a legend of its own gets the names of its shown configurations under it
+        def png_height() -> int:
+            with page.expect_download() as download:
+                page.locator("#figure-block_io").get_by_role("button", name="PNG").click()
+            return int.from_bytes(Path(download.value.path()).read_bytes()[20:24], "big")
+
+        with_names = png_height()
+        for index in range(26):
+            legend.nth(index).click()
+        without_names = png_height()
+        assert with_names > without_names + 17  # at least a row of names
     finally:
         for run_id in ids:
             httpx.delete(f"{base_url}/api/runs/{run_id}")
