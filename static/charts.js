@@ -16,6 +16,7 @@
  * than measurable"), the %CPU chart as an empty labelled slot (bbTooFast). Absolute charts draw the
  * baseline configuration's mean as a dashed reference line per test (bbReference); values are printed
  * on the bars where they fit (bbValueLabels). Display units (MiB/s, ms) are applied only in text.
+ * Past 12 configurations the charts share one HTML legend above them (buildSharedLegend).
  * Re-run after every htmx swap (htmx 4: htmx:after:swap).
  * No inline script, no eval: the page's CSP allows only this file, Chart.js and htmx.
  */
