@@ -995,6 +995,29 @@ static PyObject *id_list(const sqlite3_int64 *ids, Py_ssize_t count) {
     return list;
 }
 
+/* What plain lines came to, as Python sees it: (created ids, [(line number, id) of each duplicate], existing ids). */
+static PyObject *stored_tuple(const sqlite3_int64 *created, Py_ssize_t created_count, const Duplicate *duplicates,
+                              Py_ssize_t duplicate_count, const sqlite3_int64 *existing, Py_ssize_t existing_count) {
+    PyObject *result = NULL;
+    PyObject *created_list = id_list(created, created_count);
+    PyObject *existing_list = id_list(existing, existing_count);
+    PyObject *duplicate_list = PyList_New(duplicate_count);
+    for (Py_ssize_t i = 0; duplicate_list && i < duplicate_count; i++) {
+        PyObject *pair = Py_BuildValue("(nL)", duplicates[i].line_no, (long long)duplicates[i].id);
+        if (pair == NULL) {
+            Py_CLEAR(duplicate_list);
+            break;
+        }
+        PyList_SET_ITEM(duplicate_list, i, pair);
+    }
+    if (created_list && existing_list && duplicate_list)
+        result = PyTuple_Pack(3, created_list, duplicate_list, existing_list);
+    Py_XDECREF(created_list);
+    Py_XDECREF(existing_list);
+    Py_XDECREF(duplicate_list);
+    return result;
+}
+
 static PyObject *raise_sqlite_error(Insert *job) {
     PyObject *sqlite3_module = PyImport_ImportModule("sqlite3");
     if (sqlite3_module == NULL)
@@ -1064,22 +1087,8 @@ static PyObject *scan_insert(Scan *self, PyObject *args, PyObject *kwargs) {
         raise_sqlite_error(&job);
         goto done;
     }
-    PyObject *created = id_list(job.created, job.created_count);
-    PyObject *existing = id_list(job.existing, job.existing_count);
-    PyObject *duplicates = PyList_New(job.duplicate_count);
-    for (Py_ssize_t i = 0; duplicates && i < job.duplicate_count; i++) {
-        PyObject *pair = Py_BuildValue("(nL)", job.duplicates[i].line_no, (long long)job.duplicates[i].id);
-        if (pair == NULL) {
-            Py_CLEAR(duplicates);
-            break;
-        }
-        PyList_SET_ITEM(duplicates, i, pair);
-    }
-    if (created && existing && duplicates)
-        result = PyTuple_Pack(3, created, duplicates, existing);
-    Py_XDECREF(created);
-    Py_XDECREF(existing);
-    Py_XDECREF(duplicates);
+    result = stored_tuple(job.created, job.created_count, job.duplicates, job.duplicate_count, job.existing,
+                          job.existing_count);
 done:
     PyMem_RawFree(parsed_lines);
     PyMem_RawFree(job.ids);
@@ -1216,22 +1225,7 @@ static PyObject *scan_numbered(Scan *self, PyObject *args) {
         existing[existing_count++] = ids[i];
         duplicates[duplicate_count++] = (Duplicate){ids[i], line->line_no};
     }
-    PyObject *created_list = id_list(created, created_count);
-    PyObject *existing_list = id_list(existing, existing_count);
-    PyObject *duplicate_list = PyList_New(duplicate_count);
-    for (Py_ssize_t i = 0; duplicate_list && i < duplicate_count; i++) {
-        PyObject *pair = Py_BuildValue("(nL)", duplicates[i].line_no, (long long)duplicates[i].id);
-        if (pair == NULL) {
-            Py_CLEAR(duplicate_list);
-            break;
-        }
-        PyList_SET_ITEM(duplicate_list, i, pair);
-    }
-    if (created_list && existing_list && duplicate_list)
-        result = PyTuple_Pack(3, created_list, duplicate_list, existing_list);
-    Py_XDECREF(created_list);
-    Py_XDECREF(existing_list);
-    Py_XDECREF(duplicate_list);
+    result = stored_tuple(created, created_count, duplicates, duplicate_count, existing, existing_count);
 done:
     PyBuffer_Release(&parsed);
     PyMem_RawFree(ids);
