@@ -26,6 +26,7 @@ GET_URLS = {
     "/compare": "/compare?runs=1,2",
     "/compare/setup": "/compare/setup?runs=1,2",
     "/compare/figures": "/compare/figures?runs=1,2&mode=relative",
+    "/compare/recent": "/compare/recent?runs=1",
     "/matrix": "/matrix?rows=raid&cols=fs",
     "/runs/{run_id}": "/runs/1",
     "/upload": "/upload",
