@@ -120,36 +120,9 @@ def time_server(
     )
     try:
         url = f"http://127.0.0.1:{port}"
-        for _ in range(200):
-            try:
-                httpx.get(f"{url}/api/health", timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.05)
+        wait_for_health(url)
         body = data_file.read_bytes()
-        reads: list[float] = []
-        done = threading.Event()
-
-        def read_meanwhile() -> None:
-            with httpx.Client(base_url=url, timeout=60) as client:
-                while not done.is_set():
-                    start = time.perf_counter()
-                    client.get("/api/runs", params={"limit": 50}).raise_for_status()
-                    reads.append(time.perf_counter() - start)
-
-        reader = threading.Thread(target=read_meanwhile)
-        if read:
-            reader.start()
-        try:
-            start = time.perf_counter()
-            response = httpx.post(
-                f"{url}/api/runs", content=body, params=params, headers={"Content-Type": "text/csv"}, timeout=600
-            )
-            elapsed = time.perf_counter() - start
-        finally:
-            done.set()
-            if read:
-                reader.join()
+        response, elapsed, reads = post_while_reading(url, body, params, read)
         assert response.status_code == 201, response.text[:500]
         assert len(response.json()["created"]) == body.count(b"\n")
         return elapsed, peak_rss_mib(server.pid), reads
@@ -157,6 +130,47 @@ def time_server(
         server.terminate()
         server.wait()
         remove_database(db)
+
+
+def wait_for_health(base_url: str, tries: int = 400) -> None:
+    """Until a just-started server answers (or `tries` times 50 ms have passed)."""
+    for _ in range(tries):
+        try:
+            httpx.get(f"{base_url}/api/health", timeout=1)
+            return
+        except httpx.TransportError:
+            time.sleep(0.05)
+
+
+def post_while_reading(
+    base_url: str, body: bytes, params: list[tuple[str, str]], read: bool
+) -> tuple[httpx.Response, float, list[float]]:
+    """POST `body` to /api/runs; with `read`, GET /api/runs?limit=50 back to back meanwhile. (The answer, the
+    POST's seconds, each read's seconds.)"""
+    reads: list[float] = []
+    done = threading.Event()
+
+    def read_meanwhile() -> None:
+        with httpx.Client(base_url=base_url, timeout=60) as client:
+            while not done.is_set():
+                began = time.perf_counter()
+                client.get("/api/runs", params={"limit": 50}).raise_for_status()
+                reads.append(time.perf_counter() - began)
+
+    reader = threading.Thread(target=read_meanwhile)
+    if read:
+        reader.start()
+    start = time.perf_counter()
+    try:
+        response = httpx.post(
+            f"{base_url}/api/runs", content=body, params=params, headers={"Content-Type": "text/csv"}, timeout=1800
+        )
+        elapsed = time.perf_counter() - start
+    finally:
+        done.set()
+        if read:
+            reader.join()
+    return response, elapsed, reads
 
 
 def time_sqlite_import(data_file: Path, workdir: Path, fields: int = 50) -> float:

@@ -22,7 +22,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -38,7 +37,7 @@ from app.ingest.parsing import DEFAULT_MAX_LINE_BYTES
 from app.ingest.service import ingest_bytes
 from app.store.db import make_engine
 from app.store.migrate import upgrade
-from bench.ingest_100k import READING, TAGS, free_port, make_file, percentile
+from bench.ingest_100k import READING, TAGS, free_port, make_file, percentile, post_while_reading, wait_for_health
 from tests.postgres import PostgresServer, postgres_bin, postgres_server
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -146,39 +145,12 @@ def time_server(
     )
     try:
         base = f"http://127.0.0.1:{port}"
-        for _ in range(400):
-            try:
-                httpx.get(f"{base}/api/health", timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.05)
+        wait_for_health(base)
         body = data_file.read_bytes()
         if read:  # something to list: a first upload of a few runs
             httpx.post(f"{base}/api/runs", content=b"".join(body.splitlines(keepends=True)[-100:]), timeout=60)
-        reads: list[float] = []
-        done = threading.Event()
-
-        def read_meanwhile() -> None:
-            with httpx.Client(base_url=base, timeout=60) as client:
-                while not done.is_set():
-                    began = time.perf_counter()
-                    client.get("/api/runs", params={"limit": 50}).raise_for_status()
-                    reads.append(time.perf_counter() - began)
-
-        reader = threading.Thread(target=read_meanwhile)
-        if read:
-            reader.start()
         cpu_before = postgres_cpu_s(server)
-        start = time.perf_counter()
-        try:
-            response = httpx.post(
-                f"{base}/api/runs", content=body, params=params, headers={"Content-Type": "text/csv"}, timeout=1800
-            )
-        finally:
-            done.set()
-            if read:
-                reader.join()
-        elapsed = time.perf_counter() - start
+        response, elapsed, reads = post_while_reading(base, body, params, read)
         cpu = postgres_cpu_s(server) - cpu_before
         assert response.status_code == 201, response.text[:500]
         assert len(response.json()["created"]) + len(response.json()["duplicates"]) == body.count(b"\n")
