@@ -47,9 +47,13 @@ def find_runs(session: Session, run_ids: Sequence[int], *, missing_ok: bool = Fa
 
 def comparison(session: Session, request: ComparisonRequest) -> dict[str, Any]:
     """What GET /api/compare answers for `request`."""
-    found = find_runs(session, request.run_ids)
+    return compare_figures(find_runs(session, request.run_ids).figures, request)
+
+
+def compare_figures(figures: Sequence[RunFigures], request: ComparisonRequest) -> dict[str, Any]:
+    """engine.compare() of `figures` as `request` asks: its mode, baseline, grouping and minimum effect."""
     return engine.compare(
-        found.figures,
+        figures,
         mode=request.mode,
         baseline=request.baseline,
         grouping=request.grouping,

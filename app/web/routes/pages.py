@@ -20,7 +20,6 @@ from app.compare.request import (
     ABSOLUTE,
     MAX_RUNS,
     ComparisonRequest,
-    effective_min_effect,
     parse_baseline,
     parse_group,
     parse_min_effect,
@@ -281,13 +280,7 @@ def _render_compare(session: Session, asked: ComparisonRequest, notice: str | No
         "recent_url": "/compare/recent?" + urlencode({"runs": ",".join(map(str, settled.run_ids))}),
     }
     if figures:
-        data = engine.compare(
-            figures,
-            mode=settled.mode,
-            baseline=settled.baseline,
-            grouping=settled.grouping,
-            min_effect=effective_min_effect(settled.min_effect),
-        )
+        data = comparisons.compare_figures(figures, settled)
         rows = answer.rows(data, engine.RATE_CHART_KEYS)
         keys = [chart["key"] for chart in data["charts"]]
         lead = answer.lead_chart(rows)
@@ -367,13 +360,7 @@ def _render_compare_table(session: Session, table: str, asked: ComparisonRequest
     settled = settle(asked, [f.id for f in figures], strict=False)
     context: dict[str, Any] = {"url": permalink(settled)}
     if figures:
-        data = engine.compare(
-            figures,
-            mode=settled.mode,
-            baseline=settled.baseline,
-            grouping=settled.grouping,
-            min_effect=effective_min_effect(settled.min_effect),
-        )
+        data = comparisons.compare_figures(figures, settled)
         context.update(data=data, names={c["id"]: c["name"] for c in data["configurations"]})
         if table == "figures":
             context["table"] = heat = engine.heat_table(data)
