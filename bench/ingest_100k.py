@@ -173,6 +173,21 @@ def post_while_reading(
     return response, elapsed, reads
 
 
+def post_report(name: str, rounds: list[tuple[float, float, list[float]]], reference_s: float, reference: str) -> str:
+    """A POST's row from its rounds (seconds, a figure of the server's, each read's seconds): the rounds, and the
+    reads' count, p50 and p99 if there were reads, else the median and its ratio to the reference."""
+    seconds = [elapsed for elapsed, _, _ in rounds]
+    reads = [read for _, _, round_reads in rounds for read in round_reads]
+    line = f"POST {name}: {' '.join(f'{t:.2f}' for t in seconds)} "
+    if reads:
+        return line + (
+            f"GET /api/runs meanwhile: {len(reads)} answered, "
+            f"p50 {percentile(reads, 0.5) * 1000:.0f} ms, p99 {percentile(reads, 0.99) * 1000:.0f} ms"
+        )
+    med = statistics.median(seconds)
+    return line + f"median {med:.2f} s = {med / reference_s:.2f}x {reference}"
+
+
 def time_sqlite_import(data_file: Path, workdir: Path, fields: int = 50) -> float:
     db = workdir / f"import-{time.monotonic_ns()}.db"
     columns = ",".join(f"c{i}" for i in range(fields))
@@ -221,17 +236,7 @@ def main() -> int:
         med_import = statistics.median(import_s)
         print(f"sqlite3 .import s: {' '.join(f'{t:.2f}' for t in import_s)}  median {med_import:.2f}")
         for (server, tags), results in runs.items():
-            seconds = [elapsed for elapsed, _, _ in results]
-            reads = [read for _, _, round_reads in results for read in round_reads]
-            med = statistics.median(seconds)
-            line = f"POST {server} ({servers[server]}), tags {tags}: {' '.join(f'{t:.2f}' for t in seconds)} "
-            if reads:
-                line += (
-                    f"GET /api/runs meanwhile: {len(reads)} answered, "
-                    f"p50 {percentile(reads, 0.5) * 1000:.0f} ms, p99 {percentile(reads, 0.99) * 1000:.0f} ms"
-                )
-            else:
-                line += f"median {med:.2f} s = {med / med_import:.2f}x .import"
+            line = post_report(f"{server} ({servers[server]}), tags {tags}", results, med_import, ".import")
             print(f"{line}; peak RSS MiB {' '.join(f'{rss:.0f}' for _, rss, _ in results)}")
     return 0
 

@@ -37,7 +37,7 @@ from app.ingest.parsing import DEFAULT_MAX_LINE_BYTES
 from app.ingest.service import ingest_bytes
 from app.store.db import make_engine
 from app.store.migrate import upgrade
-from bench.ingest_100k import READING, TAGS, free_port, make_file, percentile, post_while_reading, wait_for_health
+from bench.ingest_100k import READING, TAGS, free_port, make_file, post_report, post_while_reading, wait_for_health
 from tests.postgres import PostgresServer, postgres_bin, postgres_server
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -193,17 +193,7 @@ def main() -> int:
             f"{' '.join(f'{t:.2f}' for t in floor_s)}  median {med_floor:.2f} = {med_floor / med_copy:.1f}x \\copy"
         )
         for (server, tags), rounds in results.items():
-            seconds = [elapsed for elapsed, _, _ in rounds]
-            reads = [read for _, _, round_reads in rounds for read in round_reads]
-            med = statistics.median(seconds)
-            line = f"POST {server} ({servers[server]}), tags {tags}: {' '.join(f'{t:.2f}' for t in seconds)} "
-            if reads:
-                line += (
-                    f"GET /api/runs meanwhile: {len(reads)} answered, "
-                    f"p50 {percentile(reads, 0.5) * 1000:.0f} ms, p99 {percentile(reads, 0.99) * 1000:.0f} ms"
-                )
-            else:
-                line += f"median {med:.2f} s = {med / med_copy:.1f}x \\copy"
+            line = post_report(f"{server} ({servers[server]}), tags {tags}", rounds, med_copy, "\\copy")
             print(f"{line}; PostgreSQL CPU s {' '.join(f'{cpu:.1f}' for _, cpu, _ in rounds)}")
     return 0
 
