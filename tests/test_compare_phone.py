@@ -3,6 +3,8 @@ one line, so the charts are within reach; unfolded, every chip is there and remo
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
@@ -54,5 +56,53 @@ def test_eighteen_run_chips_fold_at_phone_width_and_the_charts_are_reachable(tmp
         page.locator(f'.run-chips button.remove[value="{ids[-1]}"]').click()
         expect(page.locator("details.run-list summary")).to_have_text(f"{RUNS - 1} runs (show, remove)")
         assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        browser.close()
+        assert errors == []
+
+
+def test_charts_below_the_phone_screen_are_drawn_later_as_the_legend_shows_them(tmp_path):
+    """On a phone the charts a reader does not see yet are drawn as they come near or when the browser is idle
+    (static/charts.js): one drawn after a press on the shared legend hides what the others hide, and a chart
+    saved as PNG before it was drawn is drawn for it. The CPU is slowed so that the last chart is still waiting
+    when the legend is pressed."""
+    with running_server(tmp_path / "bonnieboard.db") as base_url, sync_playwright() as playwright:
+        ids = upload(base_url, eighteen_lines())
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport=PHONE)
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": 20})
+        page.goto(f"{base_url}/compare?runs={','.join(map(str, ids))}", wait_until="commit")
+        page.wait_for_function("() => document.querySelector('.chart-legend button[data-configuration]')")
+        # In one turn of the page's event loop: whether the last chart is still waiting, then the press.
+        waited, configuration = page.evaluate(
+            """() => {
+                const last = [...document.querySelectorAll('canvas[data-chart]')].pop();
+                const button = document.querySelectorAll('.chart-legend button[data-configuration]')[2];
+                const waiting = !Chart.getChart(last);
+                button.click();
+                return [waiting, button.dataset.configuration];
+            }"""
+        )
+        assert waited, "the last chart was drawn before the page was even idle"
+        hidden = page.wait_for_function(
+            """configuration => {
+                const charts = [...document.querySelectorAll('canvas[data-chart], canvas[data-part-of]')].map(c => Chart.getChart(c));
+                if (!charts.every(Boolean)) return false;
+                return charts.map(c => c.isDatasetVisible(c.data.datasets.findIndex(d => String(d.bbConfiguration) === configuration)));
+            }""",
+            arg=configuration,
+            timeout=120_000,
+        ).json_value()
+        assert hidden == [False] * len(hidden) and len(hidden) >= 6
+
+        # A fresh load: the last chart's PNG asked for before anything drew it.
+        page.goto(f"{base_url}/compare?runs={','.join(map(str, ids))}", wait_until="commit")
+        page.wait_for_function("() => document.querySelectorAll('canvas[data-chart]').length && window.Chart")
+        last_key = page.evaluate("[...document.querySelectorAll('canvas[data-chart]')].pop().dataset.chart")
+        with page.expect_download() as download:
+            page.locator(f'button[data-export-chart="{last_key}"]').dispatch_event("click")
+        assert Path(download.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         browser.close()
         assert errors == []
