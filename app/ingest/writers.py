@@ -40,13 +40,14 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any, Protocol
 
-from sqlalchemy import bindparam, func, select, text
+from sqlalchemy import bindparam, delete, func, insert, select, text
 from sqlalchemy.orm import Session
 
 from app.columns import FILE_TEST_COLUMNS, RESULT_COLUMNS, RUN_LINE_COLUMNS
 from app.ingest.parsing import ParsedRun
 from app.ingest.sqlite_bulk import COPY_COLUMNS, PlainLines
-from app.store.models import run_table
+from app.store.db import committed_apart
+from app.store.models import run_in_flight_table, run_table
 
 BATCH_ROWS = 2000  # rows per executemany: memory stays flat however long the upload
 # SQLite allows 32766 bound parameters per statement; PostgreSQL 65535.
@@ -293,12 +294,20 @@ class PostgresWriter:
         ).scalar_one()
         first_id = last_id - distinct + 1
         if len(stored) < self.staged:
+            # Readers step over the block while this upload is not committed (app.store.runs): the block is
+            # committed apart, the stale blocks of uploads that never committed are cleared here.
+            self.session.execute(delete(run_in_flight_table))
+            with committed_apart(self.session) as apart:
+                apart.execute(
+                    insert(run_in_flight_table).values(first_id=first_id, last_id=last_id, upload_id=self.upload_id)
+                )
             statement = text(
                 f"INSERT INTO run (id, {', '.join(_UPLOAD_COLUMNS)}, {', '.join(_PG_LINE_COLUMNS)}) "
                 f"SELECT :first_id + ord, :upload_id, :created_at, :label, :document, {', '.join(_PG_LINE_COLUMNS)} "
                 f"FROM {self.staging}"
             ).bindparams(*(bindparam(name, type_=run_table.c[name].type) for name in _UPLOAD_COLUMNS))
             self.session.execute(statement, self.upload_values | {"first_id": first_id})
+            self.session.execute(delete(run_in_flight_table).where(run_in_flight_table.c.first_id == first_id))
         self.session.execute(text(f"DROP TABLE {self.staging}"))
         created: dict[bytes, int] = {}
         existing: dict[bytes, int] = {}

@@ -7,9 +7,10 @@ from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
-from sqlalchemy.engine import ExceptionContext
+from sqlalchemy.engine import URL, ExceptionContext
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import NullPool
 
 from app.config import get_settings
 from app.errors import ServiceUnavailable
@@ -173,6 +174,20 @@ def read_session() -> Iterator[Session]:
     with get_sessionmaker()() as session:
         limit_read(session)
         yield session
+
+
+@lru_cache(maxsize=4)
+def _unpooled(url: URL) -> Engine:
+    return create_engine(url, poolclass=NullPool)
+
+
+@contextmanager
+def committed_apart(session: Session) -> Iterator[Connection]:
+    """A connection of its own to the session's database, committed when the block ends: for a row others must
+    see before the session commits. Outside the pool: a session holding a lock while it waited for a pooled
+    connection could wait on the sessions that wait for its lock."""
+    with _unpooled(session.get_bind().engine.url).begin() as connection:
+        yield connection
 
 
 def begin_write(session: Session, *, bulk: bool = False) -> None:

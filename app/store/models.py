@@ -165,3 +165,15 @@ data_generation_table = Table(
     Column("id", Integer, primary_key=True, autoincrement=False),
     Column("generation", BigInteger, nullable=False),
 )
+
+# The blocks of run ids that PostgreSQL uploads are writing now, each committed apart before its upload's rows
+# (app.ingest.writers.PostgresWriter): a newest-first list steps over a block whose upload it cannot see
+# instead of visiting each of its uncommitted rows (docs/decisions.md, "Lists step over uploads in flight").
+# No key to upload: the upload's row is not committed when the block is.
+run_in_flight_table = Table(
+    "run_in_flight",
+    Base.metadata,
+    Column("first_id", Integer, primary_key=True, autoincrement=False),
+    Column("last_id", Integer, nullable=False),
+    Column("upload_id", Integer, nullable=False),
+)
