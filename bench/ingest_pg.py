@@ -130,8 +130,7 @@ def time_server(
 ) -> tuple[float, float, list[float]]:
     """(seconds for the POST, PostgreSQL's CPU seconds meanwhile, seconds of each GET /api/runs?limit=50 answered
     meanwhile if `read`) into a fresh, migrated database."""
-    url = server.create_database("bench_ingest")
-    upgrade(url)
+    url = server.create_database("bench_ingest")  # `serve` migrates it with the checkout's own migrations
     port = free_port()
     env = os.environ | {"BONNIEBOARD_DATABASE_URL": url, "BONNIEBOARD_MAX_UPLOAD_BYTES": str(256 * 1024 * 1024)}
     # The checkout's own venv, else this one's (a worktree without a venv); its `app` first on the path either way.
