@@ -192,19 +192,36 @@ def committed_apart(session: Session) -> Iterator[Connection]:
 
 def begin_write(session: Session, *, bulk: bool = False) -> None:
     """Make the session's transaction a writer that holds SQLite's write lock from its start; with `bulk`
-    (an ingest only), one that does not check foreign keys either (see make_engine).
+    (an ingest only), one that does not check foreign keys either (see make_engine; on PostgreSQL where the role
+    may, see _skip_key_checks_if_allowed).
 
     A read that ran earlier in the same session (a token check, a count) has opened a deferred
     transaction; SQLite would refuse to upgrade it with "database is locked" as soon as another
     writer committed in between, so that read-only transaction is ended first.
     """
     if session.get_bind().dialect.name != "sqlite":
+        if bulk:
+            _skip_key_checks_if_allowed(session)
         return
     if session.in_transaction():
         if session.new or session.dirty or session.deleted:
             raise RuntimeError("begin_write() must come before the session's first change")
         session.commit()
     session.connection(execution_options=BULK_WRITE if bulk else WRITE)
+
+
+def _skip_key_checks_if_allowed(session: Session) -> None:
+    """PostgreSQL's counterpart of SQLite's foreign_keys=OFF for an ingest: in `replica` mode a transaction fires
+    no triggers, and a foreign key is checked by a trigger per row (about 0.5 s per key and 100,000 rows:
+    bench/RESULTS.md). Only a superuser, or a role granted SET on the parameter (PostgreSQL 15 and later), may set
+    it; any other role keeps every check, and stores the same rows."""
+    connection = session.connection()
+    may_set = "current_setting('is_superuser')::boolean"
+    if (connection.dialect.server_version_info or (0,)) >= (15,):
+        may_set += " OR has_parameter_privilege('session_replication_role', 'SET')"
+    if connection.exec_driver_sql(f"SELECT {may_set}").scalar_one():
+        # LOCAL: the ingest's transaction only, ended by its commit or rollback.
+        connection.exec_driver_sql("SET LOCAL session_replication_role = replica")
 
 
 def checkpoint_wal(engine: Engine) -> None:
