@@ -37,9 +37,13 @@ def test_the_count_is_kept_until_a_write_changes_it(client, counting, database_u
     assert shown_count(client) == "2 runs" and client.get("/api/runs").json()["total"] == 2
     assert len(counting) == 1  # counted once, then kept
 
+    # An upload that only adds runs: the count of all runs is carried to its stamp, not counted again; a
+    # filter's is counted.
     assert post_csv(client, LINE_103, tag="disk=ssd").status_code == 201
+    assert shown_count(client) == "3 runs" and len(counting) == 1
+    assert shown_count(client, "?tag=disk%3Dssd") == "1 run" and len(counting) == 2
+    assert post_csv(client, f"{LINE_103}\n{LINE_197}\n").status_code == 201  # duplicates only: nothing added
     assert shown_count(client) == "3 runs" and len(counting) == 2
-    assert shown_count(client, "?tag=disk%3Dssd") == "1 run"
 
     assert client.patch("/api/runs/1", json={"tags": {"disk": "ssd"}}).status_code == 200
     assert shown_count(client, "?tag=disk%3Dssd") == "2 runs"
@@ -68,3 +72,18 @@ def test_each_filter_has_its_own_count(client, counting):
     assert shown_count(client, "?machine=nobody") == "0 runs"
     assert shown_count(client, "?tag=disk%3Dssd") == "1 run"
     assert len(counting) == 3
+
+
+def test_a_count_is_carried_only_from_the_stamp_the_upload_replaced(client, counting, database_url, tmp_path):
+    """Another process's ingest replaced the stamp in between: the server's upload must not add to the count it
+    kept of the state before that."""
+    assert post_csv(client, f"{LINE_198}\n{LINE_197}\n").status_code == 201
+    assert shown_count(client) == "2 runs" and len(counting) == 1
+    path = tmp_path / "line.csv"
+    fields = LINE_198.split(",")
+    fields[2] = "another-machine"
+    path.write_text(",".join(fields) + "\n")
+    env = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url}
+    assert subprocess.run([BONNIEBOARD, "ingest", path], env=env, capture_output=True, timeout=60).returncode == 0
+    assert post_csv(client, LINE_103).status_code == 201
+    assert shown_count(client) == "4 runs" and len(counting) == 2  # counted again: 2 + 1 would be wrong

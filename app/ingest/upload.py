@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from app.ingest.service import IngestOutcome, ingest_bytes
 from app.store import generation
+from app.store import runs as run_store
 from app.store.db import checkpoint_wal
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ def _store(*, session: Session, **upload: Any) -> IngestOutcome:
     try:
         outcome = ingest_bytes(session=session, **upload)
         # Cached comparisons of the runs it names stay current unless this gave stored runs new tags.
-        generation.bump(session, stored_runs_changed=bool(outcome.tagged))
+        run_store.runs_added(generation.bump(session, stored_runs_changed=bool(outcome.tagged)), len(outcome.created))
         session.commit()
     except BaseException:
         session.rollback()  # inside the turn: the next upload finds the write lock free

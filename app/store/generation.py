@@ -44,16 +44,26 @@ class Stamps:
         return stamp == self.every_write or stamp == self.stored_runs
 
 
-def bump(session: Session, *, stored_runs_changed: bool = True) -> None:
+@dataclass(frozen=True, slots=True)
+class Replaced:
+    """What a write's bump did to `every_write`: the stamp it replaced (None if the row was missing) and its own."""
+
+    before: int | None
+    after: int
+
+
+def bump(session: Session, *, stored_runs_changed: bool = True) -> Replaced:
     """Replace the stamps, in the session's transaction: call it last, just before the commit. Without
     `stored_runs_changed` (a write that only added runs) `stored_runs` stays. On PostgreSQL the rows stay
     locked until the commit, every writer taking every_write's first, so writers queue on it only after their
-    own work (and never hold it while waiting for another lock: no deadlock)."""
+    own work (and never hold it while waiting for another lock: no deadlock). The stamp replaced is read under
+    that lock: the last write committed before this one."""
     dialect_insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+    before = session.scalar(select(table.c.generation).where(table.c.id == ROW_ID).with_for_update())
     # Upserts: a row is missing only in a database emptied by hand (or made before the second row), yet a
     # write must not fail then.
-    for row_id in (ROW_ID, STORED_RUNS_ROW_ID):
-        stamp = secrets.randbits(62) + 1
+    stamps = {row_id: secrets.randbits(62) + 1 for row_id in (ROW_ID, STORED_RUNS_ROW_ID)}
+    for row_id, stamp in stamps.items():
         upsert = dialect_insert(table).values(id=row_id, generation=stamp)
         if row_id == ROW_ID or stored_runs_changed:
             session.execute(upsert.on_conflict_do_update(index_elements=[table.c.id], set_={"generation": stamp}))
@@ -62,6 +72,7 @@ def bump(session: Session, *, stored_runs_changed: bool = True) -> None:
     if not session.info.get(_LISTENING):
         session.info[_LISTENING] = True
         event.listen(session, "after_commit", _committed, once=True)
+    return Replaced(before, stamps[ROW_ID])
 
 
 # Called after a commit that replaced the stamp, in the committing thread: they must only take note (the
