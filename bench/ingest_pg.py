@@ -9,8 +9,8 @@ table (the reference), `psql -c "\\copy run from FILE"` of the very rows an uplo
 migrated database's `run`, with its indexes and keys (the schema's floor: what no writer can go below), then
 the server's `POST /api/runs` with two tags (`?tag=fs=xfs&tag=disk=nvme0`) and without. With --baseline (repeatable), other checkouts' servers (each with its .venv) take the same rounds:
 before and after in one run. Rounds alternate, so drift on a shared machine hits all alike. A third POST (no
-tags, not timed) runs while a reader sends `GET /api/runs?limit=50` back to back: the reads' p50/p99 during an
-upload. Prints each round's seconds, medians and their ratio to the median `\\copy`, and the PostgreSQL server's
+tags, not timed) runs while a reader sends `GET /api/runs?limit=50` back to back (after 20 reads not counted):
+the reads' p50/p99 during an upload. Prints each round's seconds, medians and their ratio to the median `\\copy`, and the PostgreSQL server's
 CPU seconds (its processes only, from /proc) during each POST.
 """
 
