@@ -64,6 +64,21 @@ def test_the_count_is_kept_until_a_write_changes_it(client, counting, database_u
     assert shown_count(client) == "3 runs" and shown_count(client, "?tag=disk%3Dssd") == "2 runs"
 
 
+def test_uploads_one_after_another_each_carry_the_count(client, counting):
+    assert post_csv(client, LINE_198).status_code == 201
+    assert shown_count(client) == "1 run" and len(counting) == 1
+    created = []
+    for machine in ("next-1", "next-2"):  # no read between: each carries the count the one before carried
+        fields = LINE_198.split(",")
+        fields[2] = machine
+        response = post_csv(client, ",".join(fields) + "\n")
+        assert response.status_code == 201
+        created += response.json()["created"]
+    assert shown_count(client) == "3 runs" and len(counting) == 1
+    assert client.delete(f"/api/runs/{created[0]}").status_code == 204  # not an upload: counted again
+    assert shown_count(client) == "2 runs" and len(counting) == 2
+
+
 def test_each_filter_has_its_own_count(client, counting):
     assert post_csv(client, LINE_198, tag="disk=ssd").status_code == 201
     assert post_csv(client, LINE_197, tag="disk=hdd").status_code == 201

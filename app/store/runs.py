@@ -377,9 +377,15 @@ class CountCache:
 
     def carry(self, key: Hashable, replaced: generation.Replaced, added: int) -> None:
         """`key`'s exact count at the stamp `replaced` names as before, plus `added`: the count at its new stamp,
-        kept until that stamp is read (runs_added). Nothing if that count is not kept or is an estimate."""
+        kept until that stamp is read (runs_added). The count at `before` may itself be one carried (uploads one
+        after another, no read between: `before` was read from the database, so that write committed). Nothing
+        if that count is not kept or is an estimate."""
         with self._lock:
-            counted = self._counts.get(key) if self._stamp == replaced.before else None
+            counted = None
+            if self._stamp == replaced.before:
+                counted = self._counts.get(key)
+            elif self._carried is not None and self._carried[:2] == (replaced.before, key):
+                counted = self._carried[2]
             if counted is not None and not counted[1]:
                 self._carried = (replaced.after, key, (counted[0] + added, False))
 
