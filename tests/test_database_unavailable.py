@@ -270,6 +270,8 @@ def test_postgresql_short_of_resources_is_503_and_stores_nothing(client, databas
                 "CREATE TRIGGER bb_short_of_resources BEFORE INSERT ON run FOR EACH ROW EXECUTE FUNCTION bb_short_of_resources()"
             )
         )
+        # ALWAYS: an upload runs as a replica would where its role may, and fires only such triggers.
+        connection.execute(text("ALTER TABLE run ENABLE ALWAYS TRIGGER bb_short_of_resources"))
     lines = "\n".join(distinct_lines("short", 2600))
     try:
         refused = post_csv(client, lines)
