@@ -213,8 +213,9 @@ def begin_write(session: Session, *, bulk: bool = False) -> None:
 def _skip_key_checks_if_allowed(session: Session) -> None:
     """PostgreSQL's counterpart of SQLite's foreign_keys=OFF for an ingest: in `replica` mode a transaction fires
     no triggers, and a foreign key is checked by a trigger per row (a third of an upload with two tags:
-    bench/RESULTS.md). A trigger of one's own fires too only if it is ENABLE ALWAYS. Only a superuser, or a role granted SET on the parameter (PostgreSQL 15 and later), may set
-    it; any other role keeps every check, and stores the same rows."""
+    bench/RESULTS.md); a trigger of one's own fires then only if it is ENABLE ALWAYS. Only a superuser, or a role
+    granted SET on the parameter (PostgreSQL 15 and later), may set it; any other role keeps every check, and
+    stores the same rows."""
     connection = session.connection()
     may_set = "current_setting('is_superuser')::boolean"
     if (connection.dialect.server_version_info or (0,)) >= (15,):
