@@ -1,9 +1,11 @@
-"""On PostgreSQL the plain lines travel as COPY text the extension writes (app/ingest/_bulk198.c, PlainLines.copy_chunks),
-never parsed in Python: each upload goes into two PostgreSQL databases, once so and once through the parser alone
-(BONNIEBOARD_INGEST_PATH=python), and the stored rows, tags, outcome and errors must be the same."""
+"""On PostgreSQL the plain lines go straight into `run` as COPY text the extension writes (app/ingest/_bulk198.c,
+PlainLines.copy_chunks), never parsed in Python: each upload goes into two PostgreSQL databases, once so and once
+through the parser alone (BONNIEBOARD_INGEST_PATH=python), and the stored rows, tags, outcome and errors must be
+the same."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -131,3 +133,33 @@ def test_any_plain_line_stores_the_same_either_way(two_postgres, line):
 def test_a_changed_plain_line_has_the_same_outcome_either_way(two_postgres, line):
     compiled, parsed = stored_both_ways(two_postgres, line.encode("utf-8", "surrogatepass"))
     assert compiled == parsed, line
+
+
+def test_the_upload_s_own_cells_go_into_copy_text_intact(two_postgres):
+    """The plain lines' rows carry the upload's label, document and time as COPY text written in Python: a tab,
+    newline, carriage return or backslash in them must arrive as sent, a missing document as SQL NULL, as the
+    parser's path stores them."""
+    from sqlalchemy import text
+    from sqlalchemy.orm import Session
+
+    label = "tab\there\nnew line\r\\N back\\slash \u00e9"
+    document = {"system": {"mount": "rw,noatime\t\\x", "note": "line\nbreak", "ram_mib": 2048}, "empty": None}
+    for index, (options, line) in enumerate(
+        [({"label": label, "document": document}, "pgcells1"), ({"label": None, "document": None}, "pgcells2")]
+    ):
+        data = distinct_lines(line, 3)
+        assert all(_bulk198.line_is_plain(row.encode()) for row in data)
+        compiled, parsed = stored_both_ways(two_postgres, "\n".join(data), **options)
+        assert compiled == parsed and len(compiled[2]) == 3
+        for engine in two_postgres:
+            with Session(engine) as session:
+                rows = session.execute(
+                    text(
+                        "SELECT run.label, run.document::text, run.document IS NULL, "
+                        "run.created_at = upload.created_at FROM run JOIN upload ON upload.id = run.upload_id "
+                        "WHERE run.raw_line = ANY(:lines)"
+                    ),
+                    {"lines": data},
+                ).all()
+            expected_document = None if options["document"] is None else json.dumps(document)
+            assert rows == [(options["label"], expected_document, index == 1, True)] * 3, engine.url

@@ -3,9 +3,9 @@ the run of the line BONNIEBOARD_TEST_STALL_LINE waits forever, inside the upload
 creating the file BONNIEBOARD_TEST_STALL_FILE. The crash test kills the server then, not after a guess
 at how long an upload takes.
 
-On PostgreSQL the lines reach the database by COPY into a temporary table and then one INSERT ... SELECT
-whose parameters hold no line: the COPY notes the line (a parsed line's row, or the COPY text the extension
-writes for plain lines), and the next insert into `run` waits."""
+On PostgreSQL a parsed line reaches the database by COPY into a temporary table and then one INSERT ... SELECT
+whose parameters hold no line: the COPY notes the line's row, and the next insert into `run` waits. A plain line
+goes straight into `run` as COPY text the extension writes: the COPY waits once it has sent the line's row."""
 
 from __future__ import annotations
 
@@ -60,10 +60,11 @@ _write = psycopg.Copy.write
 _STALL_BYTES = STALL_LINE.encode()
 
 
-def _write_noting_the_line(self: psycopg.Copy, buffer: bytes | str) -> None:
-    if _STALL_BYTES in (buffer.encode() if isinstance(buffer, str) else bytes(buffer)):
-        _copied.set()
+def _write_stalling_after_the_line(self: psycopg.Copy, buffer: bytes | str) -> None:
     _write(self, buffer)
+    if _STALL_BYTES in (buffer.encode() if isinstance(buffer, str) else bytes(buffer)):
+        STALL_FILE.touch()
+        threading.Event().wait()  # until SIGKILL
 
 
-psycopg.Copy.write = _write_noting_the_line  # type: ignore[method-assign]
+psycopg.Copy.write = _write_stalling_after_the_line  # type: ignore[method-assign]

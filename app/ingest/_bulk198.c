@@ -531,11 +531,13 @@ static sqlite3_int64 latency_us(Cell latency) {
     return to_int((Cell){latency.at, latency.len - unit}) * factor;
 }
 
-/* One staging-table row: ord (the run's place among the upload's distinct lines), then the columns of COLUMNS from
- * line_hash on, without the upload's own (label, document), in that order; the values convert_and_bind() binds. */
-static void copy_row(Text *t, Py_ssize_t ord, const unsigned char *digest, Cell raw, const Line *l) {
+/* One row of `run`: its id, the upload's own cells (`upload`: upload_id, created_at, label and document as COPY
+ * text, each cell ending in a tab), then the columns of COLUMNS from line_hash on, in that order; the values
+ * convert_and_bind() binds. */
+static void copy_row(Text *t, sqlite3_int64 id, Cell upload, const unsigned char *digest, Cell raw, const Line *l) {
     static const char hex[] = "0123456789abcdef";
-    put_int(t, ord);
+    put_int(t, id);
+    put(t, upload.at, (size_t)upload.len);
     char bytea[3 + 2 * DIGEST_BYTES] = {'\\', '\\', 'x'};
     for (int i = 0; i < DIGEST_BYTES; i++)
         bytea[3 + 2 * i] = hex[digest[i] >> 4], bytea[4 + 2 * i] = hex[digest[i] & 15];
@@ -602,6 +604,9 @@ typedef struct {
     OtherRange *others;
     Py_ssize_t other_count;
     int inserted;
+    /* After numbered(): per plain line, the id of the run this upload creates for it; 0 for a repeat or a line
+     * stored before (sequence ids start at 1). copy_text() writes these lines. */
+    sqlite3_int64 *created_ids;
 } Scan;
 
 static int grow(void **array, Py_ssize_t *capacity, Py_ssize_t count, size_t item) {
@@ -698,6 +703,7 @@ static PyObject *scan(PyObject *module, PyObject *args) {
     self->plain = NULL, self->others = NULL;
     self->plain_count = self->distinct_count = self->other_count = 0;
     self->inserted = 0;
+    self->created_ids = NULL;
     int failed;
     Py_BEGIN_ALLOW_THREADS
     failed = scan_lines(self, (const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), max_line_bytes);
@@ -713,6 +719,7 @@ static void scan_dealloc(Scan *self) {
     Py_XDECREF(self->data);
     PyMem_RawFree(self->plain);
     PyMem_RawFree(self->others);
+    PyMem_RawFree(self->created_ids);
     PyObject_Free(self);
 }
 
@@ -1109,56 +1116,40 @@ static int parsed_lines_buffer(Py_buffer *parsed, Py_ssize_t *count) {
     return 0;
 }
 
-/* How many of the parser's lines (ascending) come before line `line_no`. */
-static Py_ssize_t parsed_before_line(const long long *parsed, Py_ssize_t count, Py_ssize_t line_no) {
-    Py_ssize_t low = 0, high = count;
-    while (low < high) {
-        Py_ssize_t mid = (low + high) / 2;
-        if (parsed[mid] < line_no)
-            low = mid + 1;
-        else
-            high = mid;
-    }
-    return low;
-}
-
-/* Up to `count` distinct plain lines from plain line `start` on, as COPY text; (text, the next start). Each row's
- * ord is its run's place in line order among the upload's distinct lines, the parser's (`parsed`: their line
- * numbers) included: the distinct lines before it. A run's id is the upload's first id plus its ord, as
- * insert_lines() numbers them on SQLite. */
+/* Up to `count` of the runs numbered() created, from plain line `start` on, as COPY text for `run`'s columns (id,
+ * upload_id, created_at, label, document, COLUMNS from line_hash on); (text, the next start). `upload` is the
+ * upload's four cells as COPY text, each ending in a tab. */
 static PyObject *scan_copy_text(Scan *self, PyObject *args) {
-    Py_ssize_t start, count, parsed_count;
-    Py_buffer parsed;
-    if (!PyArg_ParseTuple(args, "nny*:copy_text", &start, &count, &parsed))
+    Py_ssize_t start, count;
+    Py_buffer upload;
+    if (!PyArg_ParseTuple(args, "nny*:copy_text", &start, &count, &upload))
         return NULL;
-    if (parsed_lines_buffer(&parsed, &parsed_count)) {
-        PyBuffer_Release(&parsed);
+    if (self->created_ids == NULL) {
+        PyBuffer_Release(&upload);
+        PyErr_SetString(PyExc_RuntimeError, "numbered() gives the runs their ids before copy_text() writes them");
         return NULL;
     }
     if (start < 0 || start > self->plain_count) {
-        PyBuffer_Release(&parsed);
+        PyBuffer_Release(&upload);
         PyErr_SetString(PyExc_IndexError, "start is not a plain line's index");
         return NULL;
     }
-    const long long *parsed_lines = parsed.buf;
     Text text = {NULL, 0, 0, 0};
     Py_ssize_t i = start;
     const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(self->data);
+    Cell upload_cells = {upload.buf, upload.len};
     Py_BEGIN_ALLOW_THREADS
     Line fields;
-    Py_ssize_t parsed_before = i < self->plain_count ? parsed_before_line(parsed_lines, parsed_count, self->plain[i].line_no) : 0;
     for (Py_ssize_t copied = 0; i < self->plain_count && copied < count && !text.failed; i++) {
         PlainLine *line = &self->plain[i];
-        if (line->first != i)
+        if (self->created_ids[i] == 0)
             continue;
-        while (parsed_before < parsed_count && parsed_lines[parsed_before] < line->line_no)
-            parsed_before++;
         is_plain(data + line->start, line->len, &fields); /* true: scan() kept it */
-        copy_row(&text, line->distinct_before + parsed_before, line->digest, (Cell){data + line->start, line->len}, &fields);
+        copy_row(&text, self->created_ids[i], upload_cells, line->digest, (Cell){data + line->start, line->len}, &fields);
         copied++;
     }
     Py_END_ALLOW_THREADS
-    PyBuffer_Release(&parsed);
+    PyBuffer_Release(&upload);
     PyObject *result = NULL;
     if (text.failed)
         PyErr_NoMemory();
@@ -1168,9 +1159,22 @@ static PyObject *scan_copy_text(Scan *self, PyObject *args) {
     return result;
 }
 
-/* What insert() answers, for lines another writer stored (PostgreSQL's COPY): each distinct plain line's run is
- * first_id plus its ord (copy_text), unless `stored` (line hash -> id of a run stored before this upload) holds
- * it. (created, duplicates, existing) as insert() gives them. */
+/* The distinct plain lines' hashes, DIGEST_BYTES each, in line order: the lines to look up among the stored runs. */
+static PyObject *scan_distinct_digests(Scan *self, void *closure) {
+    PyObject *digests = PyBytes_FromStringAndSize(NULL, self->distinct_count * DIGEST_BYTES);
+    if (digests == NULL)
+        return NULL;
+    char *out = PyBytes_AS_STRING(digests);
+    for (Py_ssize_t i = 0; i < self->plain_count; i++)
+        if (self->plain[i].first == i)
+            memcpy(out, self->plain[i].digest, DIGEST_BYTES), out += DIGEST_BYTES;
+    return digests;
+}
+
+/* The ids of the runs, for lines another writer stores (PostgreSQL's COPY of copy_text()): each distinct plain line's
+ * run is first_id plus the distinct lines before it, the parser's (`parsed`: their line numbers) included, as
+ * insert_lines() numbers them on SQLite; unless `stored` (line hash -> id of a run stored before this upload) holds
+ * it. (created, duplicates, existing) as insert() gives them; copy_text() then writes the created runs. */
 static PyObject *scan_numbered(Scan *self, PyObject *args) {
     long long first_id;
     Py_buffer parsed;
@@ -1194,6 +1198,7 @@ static PyObject *scan_numbered(Scan *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
+    memset(ids, 0, (size_t)n * sizeof *ids);
     int any_stored = PyDict_GET_SIZE(stored) > 0;
     for (Py_ssize_t i = 0; i < self->plain_count; i++) {
         PlainLine *line = &self->plain[i];
@@ -1226,6 +1231,14 @@ static PyObject *scan_numbered(Scan *self, PyObject *args) {
         duplicates[duplicate_count++] = (Duplicate){ids[i], line->line_no};
     }
     result = stored_tuple(created, created_count, duplicates, duplicate_count, existing, existing_count);
+    if (result != NULL) {
+        /* What copy_text() writes: the first occurrences this upload creates (ids[] holds every line's run). */
+        for (Py_ssize_t i = 0, c = 0; i < self->plain_count; i++)
+            ids[i] = c < created_count && self->plain[i].first == i && ids[i] == created[c] ? created[c++] : 0;
+        PyMem_RawFree(self->created_ids);
+        self->created_ids = ids;
+        ids = NULL;
+    }
 done:
     PyBuffer_Release(&parsed);
     PyMem_RawFree(ids);
@@ -1266,12 +1279,13 @@ static PyMethodDef scan_methods[] = {
      "duplicates: (line number, run id) of lines stored before; existing: those runs stored before this upload."},
     {"distinct_before", (PyCFunction)scan_distinct_before, METH_O, "distinct plain lines before line number n"},
     {"copy_text", (PyCFunction)scan_copy_text, METH_VARARGS,
-     "copy_text(start, count, parsed_lines) -> (text, next start): up to count distinct plain lines from plain line "
-     "start on, as rows of COPY text for a table of (ord, COPY_COLUMNS...), ord being the run's place among the "
-     "upload's distinct lines, the parser's (parsed_lines: their line numbers, ascending, as array('q')) included"},
+     "copy_text(start, count, upload) -> (text, next start): up to count of the runs numbered() created, from plain "
+     "line start on, as rows of COPY text for run's (id, upload_id, created_at, label, document, COPY_COLUMNS...); "
+     "upload: the upload's four cells as COPY text, each ending in a tab"},
     {"numbered", (PyCFunction)scan_numbered, METH_VARARGS,
-     "numbered(first_id, parsed_lines, stored) -> (created, duplicates, existing), as insert() answers, for the "
-     "lines copy_text() wrote: each run's id is first_id + ord unless stored (line hash -> id) holds its line"},
+     "numbered(first_id, parsed_lines, stored) -> (created, duplicates, existing), as insert() answers: each distinct "
+     "line's run is first_id + the distinct lines before it, the parser's (parsed_lines: their line numbers, "
+     "ascending, as array('q')) included, unless stored (line hash -> id) holds its line"},
     {NULL},
 };
 
@@ -1279,6 +1293,7 @@ static PyGetSetDef scan_getset[] = {
     {"others", (getter)scan_others, NULL, "(first line number, start, end) of each run of other lines", NULL},
     {"plain_count", (getter)scan_plain_count, NULL, "plain lines, repeats included", NULL},
     {"distinct_count", (getter)scan_distinct_count, NULL, "distinct plain lines", NULL},
+    {"distinct_digests", (getter)scan_distinct_digests, NULL, "the distinct plain lines' hashes, 16 bytes each", NULL},
     {NULL},
 };
 

@@ -104,7 +104,8 @@ def upload_cache_kib(upload_bytes: int) -> int:
 
 # The run columns the extension fills, in its order; tests/test_columns.py compares it with app.columns.
 COLUMNS: tuple[str, ...] = _bulk198.COLUMNS if _bulk198 is not None else ()
-# Those copy_chunks() writes, after the ord column: not the run's id or the upload's own columns.
+DIGEST_BYTES = 16  # a line's hash: blake2b-128, as the run table's line_hash holds it
+# Those copy_chunks() writes after the run's id and the upload's own columns.
 COPY_COLUMNS: tuple[str, ...] = tuple(
     column for column in COLUMNS if column not in ("id", "upload_id", "created_at", "label", "document")
 )
@@ -146,24 +147,28 @@ class PlainLines:
         """The distinct plain lines before line `line_no`: how many of this upload's run ids they take first."""
         return self._scan.distinct_before(line_no)
 
-    def copy_chunks(self, lines_per_chunk: int, parsed_lines: list[int]) -> Iterator[bytes]:
-        """The distinct plain lines as COPY text for a table of (ord, *COPY_COLUMNS), `lines_per_chunk` lines at a
-        time (PostgreSQL: app.ingest.writers.PostgresWriter). ord is the run's place in line order among the
-        upload's distinct lines, the parser's (`parsed_lines`: their line numbers, ascending) included: the same
-        number distinct_before() gives a parsed line, so the upload's first id plus ord numbers every run."""
-        parsed = array("q", parsed_lines)
-        start = 0
-        while start < self._scan.plain_count:
-            text, start = self._scan.copy_text(start, lines_per_chunk, parsed)
-            if text:
-                yield text
+    def distinct_digests(self) -> list[bytes]:
+        """The distinct lines' hashes (the run table's line_hash), in line order."""
+        digests = self._scan.distinct_digests
+        return [digests[start : start + DIGEST_BYTES] for start in range(0, len(digests), DIGEST_BYTES)]
 
     def numbered(self, first_id: int, parsed_lines: list[int], stored: dict[bytes, int]) -> None:
-        """Sets `stored` for lines copy_chunks() wrote and another statement inserted (PostgreSQL): each run's id is
-        `first_id` plus its ord, unless `stored` (line hash -> run id, of runs stored before this upload) holds
-        its line."""
+        """Numbers the runs for another writer to store (PostgreSQL: copy_chunks()) and sets `stored`: each distinct
+        line's run is `first_id` plus the distinct lines before it, the parser's (`parsed_lines`: their line
+        numbers, ascending) included, as insert() numbers them; unless `stored` (line hash -> run id, of runs
+        stored before this upload) holds its line."""
         created, duplicates, existing = self._scan.numbered(first_id, array("q", parsed_lines), stored)
         self.stored = PlainStored(created, duplicates, existing)
+
+    def copy_chunks(self, lines_per_chunk: int, upload_cells: bytes) -> Iterator[bytes]:
+        """The runs numbered() created, as COPY text for run's (id, upload_id, created_at, label, document,
+        *COPY_COLUMNS), `lines_per_chunk` lines at a time. `upload_cells`: the upload's four cells as COPY text,
+        each ending in a tab."""
+        start = 0
+        while start < self._scan.plain_count:
+            text, start = self._scan.copy_text(start, lines_per_chunk, upload_cells)
+            if text:
+                yield text
 
     def insert(self, session: Session, first_id: int, parsed_lines: list[int], upload: tuple[Any, ...]) -> None:
         """Store the plain lines in the session's transaction, numbered from first_id in line order around

@@ -19,13 +19,14 @@ Two writers exist:
   app.ingest.sqlite_bulk's extension stores them in finish(), numbered around the parsed ones
   (PlainLines.distinct_before), and says which it created. No other writer can run meanwhile, so
   looking up the parsed lines' ids afterwards is safe.
-* PostgresWriter: ParsedRun values, streamed by COPY (a batch at a time) into a temporary table of
-  the upload's own, and the plain lines as COPY text the extension writes (PlainLines.copy_chunks: they never
-  reach Python either), each row with its ord: its place among the upload's distinct lines in line order, as
-  SqliteWriter numbers them. Under the ingest lock (which every insert into `run` takes), one statement finds the
-  lines stored already, locks their runs against deletion until this upload commits and takes them out of the
-  staging table; the upload takes a block of ids from the run sequence, one per distinct line, and one
-  INSERT ... SELECT stores the rest with id = the block's first + ord. The writer knows every id it gave, so
+* PostgresWriter: ParsedRun values, streamed by COPY (a batch at a time) into a temporary table of the upload's
+  own, each row with its ord: its place among the upload's distinct lines in line order, as SqliteWriter numbers
+  them. Under the ingest lock (which every insert into `run` takes), the lines stored already are found and
+  their runs locked against deletion until this upload commits (the parsed ones by one join with the staging
+  table, which also takes them out of it; the plain ones by their hashes); the upload takes a block of ids from
+  the run sequence, one per distinct line; one INSERT ... SELECT stores the parsed rest with id = the block's
+  first + ord, and the plain lines go straight into `run` as COPY text the extension writes, ids included
+  (PlainLines.numbered, PlainLines.copy_chunks: they never reach Python). The writer knows every id it gave, so
   nothing is read back (docs/decisions.md, "PostgreSQL runs numbered from a reserved block").
 
 The row a writer stores is ROW_COLUMNS, built by run_values() from app.columns' names.
@@ -33,6 +34,7 @@ The row a writer stores is ROW_COLUMNS, built by run_values() from app.columns' 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -40,7 +42,8 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any, Protocol
 
-from sqlalchemy import bindparam, delete, func, insert, select, text
+from sqlalchemy import JSON, bindparam, delete, func, insert, select, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from app.columns import FILE_TEST_COLUMNS, RESULT_COLUMNS, RUN_LINE_COLUMNS
@@ -204,6 +207,10 @@ def _ids_by_hash(session: Session, digests: list[bytes]) -> dict[bytes, int]:
 _PG_INGEST_LOCK = 0x626F6E6E6965  # "bonnie": any constant no other code locks
 _PG_RUN_SEQUENCE = "pg_get_serial_sequence('run', 'id')"
 
+# How the upload's own columns are bound: as the table's types, except that no document is SQL NULL (as SQLite and
+# the COPY of the plain lines store it), not JSON's null.
+_PG_UPLOAD_TYPES = {name: run_table.c[name].type for name in _UPLOAD_COLUMNS} | {"document": JSON(none_as_null=True)}
+
 # What differs per line; the upload's own columns (upload_id, created_at, label, document) are bound once.
 _PG_LINE_COLUMNS: tuple[str, ...] = tuple(column for column in ROW_COLUMNS if column not in _UPLOAD_COLUMNS)
 
@@ -220,9 +227,9 @@ def _pg_line_values(run: ParsedRun, digest: bytes, ordinal: int) -> tuple:
 
 
 class PostgresWriter:
-    """COPY into a temporary table, then one INSERT ... SELECT: a multi-row INSERT of 2,000 wide rows is a
-    statement the driver builds and the server parses anew each batch; COPY streams the same rows for a
-    fraction of that (bench/RESULTS.md)."""
+    """COPY: the plain lines straight into `run`, the parsed ones into a temporary table and then one
+    INSERT ... SELECT. A multi-row INSERT of 2,000 wide rows is a statement the driver builds and the server parses
+    anew each batch; COPY streams the same rows for a fraction of that (bench/RESULTS.md)."""
 
     def __init__(
         self,
@@ -263,37 +270,45 @@ class PostgresWriter:
 
     def finish(self) -> tuple[dict[bytes, int], dict[bytes, int]]:
         self._flush()
-        self._copy_plain()
-        if not self.staged:
+        plain_digests = self.plain.distinct_digests() if self.plain is not None else []
+        if not self.staged and not plain_digests:
             return {}, {}
         # Run inserts take turns under one transaction-scoped advisory lock, as SQLite's single writer does
-        # (parsing and the COPY into this upload's own table still run in parallel). So no line can be stored
-        # by another upload between the lookup below and the insert, and the ids of the block taken below are
-        # this upload's alone.
+        # (parsing and the parsed lines' COPY into this upload's own table still run in parallel). So no line can
+        # be stored by another upload between the lookups below and the inserts, and the ids of the block taken
+        # below are this upload's alone.
         self.session.execute(select(func.pg_advisory_xact_lock(_PG_INGEST_LOCK)))
-        # The lines stored already, found by one join; KEY SHARE holds their runs until this upload commits (a
-        # delete waits), since the outcome names them and tags may be added to them.
-        stored: dict[bytes, int] = dict(
-            self.session.execute(
-                text(
-                    f"WITH stored AS (SELECT run.line_hash, run.id FROM {self.staging} AS staged "
-                    "JOIN run USING (line_hash) FOR KEY SHARE OF run), "
-                    f"left_out AS (DELETE FROM {self.staging} AS staged USING stored "
-                    "WHERE staged.line_hash = stored.line_hash) "
-                    "SELECT line_hash, id FROM stored"
-                )
-            ).all()
-        )
+        # The lines stored already; KEY SHARE holds their runs until this upload commits (a delete waits), since
+        # the outcome names them and tags may be added to them. The parsed ones are found by one join and taken
+        # out of the staging table; the plain ones by their hashes.
+        stored: dict[bytes, int] = {}
+        if self.staged:
+            stored.update(
+                self.session.execute(
+                    text(
+                        f"WITH stored AS (SELECT run.line_hash, run.id FROM {self.staging} AS staged "
+                        "JOIN run USING (line_hash) FOR KEY SHARE OF run), "
+                        f"left_out AS (DELETE FROM {self.staging} AS staged USING stored "
+                        "WHERE staged.line_hash = stored.line_hash) "
+                        "SELECT line_hash, id FROM stored"
+                    )
+                ).all()
+            )
+        staged_new = self.staged - len(stored)
+        if plain_digests:
+            stored.update(self._stored_plain(plain_digests))
         # One id per distinct line, as on SQLite: a line stored already leaves its id unused
         # (docs/decisions.md, "Run ids skip after duplicates"). setval() is safe only because every insert
         # into run holds the lock taken above.
-        distinct = len(self.digests) + (self.plain.distinct_count if self.plain is not None else 0)
+        distinct = len(self.digests) + len(plain_digests)
         last_id = self.session.execute(
             text(f"SELECT setval({_PG_RUN_SEQUENCE}, nextval({_PG_RUN_SEQUENCE}) + :distinct - 1)"),
             {"distinct": distinct},
         ).scalar_one()
         first_id = last_id - distinct + 1
-        if len(stored) < self.staged:
+        if self.plain is not None:
+            self.plain.numbered(first_id, self.line_numbers, stored)
+        if len(stored) < distinct:
             # Readers step over the block while this upload is not committed (app.store.runs): the block is
             # committed apart, the stale blocks of uploads that never committed are cleared here.
             self.session.execute(delete(run_in_flight_table))
@@ -301,14 +316,17 @@ class PostgresWriter:
                 apart.execute(
                     insert(run_in_flight_table).values(first_id=first_id, last_id=last_id, upload_id=self.upload_id)
                 )
-            statement = text(
-                f"INSERT INTO run (id, {', '.join(_UPLOAD_COLUMNS)}, {', '.join(_PG_LINE_COLUMNS)}) "
-                f"SELECT :first_id + ord, :upload_id, :created_at, :label, :document, {', '.join(_PG_LINE_COLUMNS)} "
-                f"FROM {self.staging}"
-            ).bindparams(*(bindparam(name, type_=run_table.c[name].type) for name in _UPLOAD_COLUMNS))
-            self.session.execute(statement, self.upload_values | {"first_id": first_id})
+            if staged_new:
+                statement = text(
+                    f"INSERT INTO run (id, {', '.join(_UPLOAD_COLUMNS)}, {', '.join(_PG_LINE_COLUMNS)}) "
+                    f"SELECT :first_id + ord, :upload_id, :created_at, :label, :document, "
+                    f"{', '.join(_PG_LINE_COLUMNS)} FROM {self.staging}"
+                ).bindparams(*(bindparam(name, type_=_PG_UPLOAD_TYPES[name]) for name in _UPLOAD_COLUMNS))
+                self.session.execute(statement, self.upload_values | {"first_id": first_id})
+            self._copy_plain()
             self.session.execute(delete(run_in_flight_table).where(run_in_flight_table.c.first_id == first_id))
-        self.session.execute(text(f"DROP TABLE {self.staging}"))
+        if self.staged:
+            self.session.execute(text(f"DROP TABLE {self.staging}"))
         created: dict[bytes, int] = {}
         existing: dict[bytes, int] = {}
         for digest, ordinal in zip(self.digests, self.ordinals, strict=True):
@@ -316,30 +334,11 @@ class PostgresWriter:
                 existing[digest] = stored[digest]
             else:
                 created[digest] = first_id + ordinal
-        if self.plain is not None:
-            self.plain.numbered(first_id, self.line_numbers, stored)
         return created, existing
 
     def _flush(self) -> None:
         if not self.rows:
             return
-        with self._copy(_PG_LINE_COLUMNS) as copy:
-            for row in self.rows:
-                copy.write_row(row)
-        self.staged += len(self.rows)
-        self.rows.clear()
-
-    def _copy_plain(self) -> None:
-        """The plain lines as the extension writes them: COPY text made in C, none of it parsed in Python."""
-        if self.plain is None or not self.plain.count:
-            return
-        with self._copy(COPY_COLUMNS) as copy:
-            for chunk in self.plain.copy_chunks(BATCH_ROWS, self.line_numbers):
-                copy.write(chunk)
-        self.staged += self.plain.distinct_count
-
-    def _copy(self, columns: tuple[str, ...]) -> Any:
-        """A COPY into this upload's staging table (made on first use) of (ord, *columns)."""
         if not self.staged:
             # Temporary: no WAL, no other session sees it; dropped at commit or rollback whatever happens.
             self.session.execute(
@@ -348,15 +347,64 @@ class PostgresWriter:
                     f"SELECT 0::integer AS ord, {', '.join(_PG_LINE_COLUMNS)} FROM run WITH NO DATA"
                 )
             )
-        driver_connection = self.session.connection().connection.driver_connection
-        assert driver_connection is not None  # a checked-out connection always has one
-        return _copy_into(driver_connection, f"COPY {self.staging} (ord, {', '.join(columns)}) FROM STDIN")
+        statement = f"COPY {self.staging} (ord, {', '.join(_PG_LINE_COLUMNS)}) FROM STDIN"
+        with _copy_into(self.session, statement) as copy:
+            for row in self.rows:
+                copy.write_row(row)
+        self.staged += len(self.rows)
+        self.rows.clear()
+
+    def _stored_plain(self, digests: list[bytes]) -> dict[bytes, int]:
+        """The runs that hold plain lines already, locked as above: the hashes COPYed into a table of their own
+        and joined (as one array parameter, 100,000 of them take ten times as long)."""
+        hashes = f"{self.staging}_hashes"
+        self.session.execute(text(f"CREATE TEMPORARY TABLE {hashes} (line_hash bytea) ON COMMIT DROP"))
+        with _copy_into(self.session, f"COPY {hashes} FROM STDIN") as copy:
+            for start in range(0, len(digests), BATCH_ROWS):
+                copy.write("".join(f"\\\\x{digest.hex()}\n" for digest in digests[start : start + BATCH_ROWS]))
+        stored = self.session.execute(
+            text(f"SELECT run.line_hash, run.id FROM {hashes} JOIN run USING (line_hash) FOR KEY SHARE OF run")
+        ).all()
+        self.session.execute(text(f"DROP TABLE {hashes}"))
+        return dict(stored)
+
+    def _copy_plain(self) -> None:
+        """The plain lines' new runs, straight into `run` as COPY text made in C: none of it parsed in Python, no
+        staging table (a third of the time an upload spends in PostgreSQL, bench/RESULTS.md)."""
+        if self.plain is None or not self.plain.stored or not self.plain.stored.created:
+            return
+        values = self.upload_values
+        # The JSON as the driver would send it (json.dumps: SQLAlchemy sets no serializer), NULL for no document.
+        document = None if values["document"] is None else json.dumps(values["document"])
+        cells = (values["upload_id"], values["created_at"].isoformat(), values["label"], document)
+        upload_cells = "".join(f"{_copy_cell(value)}\t" for value in cells).encode()
+        statement = f"COPY run (id, {', '.join(_UPLOAD_COLUMNS)}, {', '.join(COPY_COLUMNS)}) FROM STDIN"
+        with _copy_into(self.session, statement) as copy:
+            for chunk in self.plain.copy_chunks(BATCH_ROWS, upload_cells):
+                copy.write(chunk)
+
+
+def _copy_cell(value: Any) -> str:
+    """`value` as one cell of COPY's text format: \\N for NULL; a backslash, tab, newline or carriage return escaped."""
+    return "\\N" if value is None else str(value).translate(_COPY_ESCAPES)
+
+
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 
 @contextmanager
-def _copy_into(driver_connection: Any, statement: str) -> Iterator[Any]:
-    with driver_connection.cursor() as cursor, cursor.copy(statement) as copy:
-        yield copy
+def _copy_into(session: Session, statement: str) -> Iterator[Any]:
+    """A COPY through the driver, past SQLAlchemy: its errors are wrapped as SQLAlchemy wraps a statement's, so a
+    full disk or a server short of resources answers 503 as anywhere else (app.store.db.unavailable)."""
+    driver_connection = session.connection().connection.driver_connection
+    driver = session.get_bind().dialect.dbapi
+    assert driver_connection is not None and driver is not None  # a checked-out connection always has both
+    driver_error = driver.Error
+    try:
+        with driver_connection.cursor() as cursor, cursor.copy(statement) as copy:
+            yield copy
+    except driver_error as exc:
+        raise DBAPIError.instance(statement, None, exc, driver_error) from exc
 
 
 def _bind(column: Any, dialect: Any, value: Any) -> Any:
