@@ -1159,16 +1159,28 @@ static PyObject *scan_copy_text(Scan *self, PyObject *args) {
     return result;
 }
 
-/* The distinct plain lines' hashes, DIGEST_BYTES each, in line order: the lines to look up among the stored runs. */
-static PyObject *scan_distinct_digests(Scan *self, void *closure) {
-    PyObject *digests = PyBytes_FromStringAndSize(NULL, self->distinct_count * DIGEST_BYTES);
-    if (digests == NULL)
+/* The distinct plain lines' hashes as COPY text of a one-column bytea table, a row each, in line order: the lines to
+ * look up among the stored runs. */
+static PyObject *scan_hashes_copy_text(Scan *self, PyObject *unused) {
+    static const char hex[] = "0123456789abcdef";
+    enum { ROW = 4 + 2 * DIGEST_BYTES }; /* \\x, the hex digits, a newline */
+    PyObject *text = PyBytes_FromStringAndSize(NULL, self->distinct_count * ROW);
+    if (text == NULL)
         return NULL;
-    char *out = PyBytes_AS_STRING(digests);
-    for (Py_ssize_t i = 0; i < self->plain_count; i++)
-        if (self->plain[i].first == i)
-            memcpy(out, self->plain[i].digest, DIGEST_BYTES), out += DIGEST_BYTES;
-    return digests;
+    char *out = PyBytes_AS_STRING(text);
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < self->plain_count; i++) {
+        if (self->plain[i].first != i)
+            continue;
+        const unsigned char *digest = self->plain[i].digest;
+        out[0] = out[1] = '\\', out[2] = 'x';
+        for (int b = 0; b < DIGEST_BYTES; b++)
+            out[3 + 2 * b] = hex[digest[b] >> 4], out[4 + 2 * b] = hex[digest[b] & 15];
+        out[ROW - 1] = '\n';
+        out += ROW;
+    }
+    Py_END_ALLOW_THREADS
+    return text;
 }
 
 /* The ids of the runs, for lines another writer stores (PostgreSQL's COPY of copy_text()): each distinct plain line's
@@ -1278,6 +1290,8 @@ static PyMethodDef scan_methods[] = {
      "existing): store the plain lines in the connection's open transaction. created: new run ids in line order; "
      "duplicates: (line number, run id) of lines stored before; existing: those runs stored before this upload."},
     {"distinct_before", (PyCFunction)scan_distinct_before, METH_O, "distinct plain lines before line number n"},
+    {"hashes_copy_text", (PyCFunction)scan_hashes_copy_text, METH_NOARGS,
+     "hashes_copy_text() -> bytes: the distinct plain lines' hashes as COPY text of a bytea column, in line order"},
     {"copy_text", (PyCFunction)scan_copy_text, METH_VARARGS,
      "copy_text(start, count, upload) -> (text, next start): up to count of the runs numbered() created, from plain "
      "line start on, as rows of COPY text for run's (id, upload_id, created_at, label, document, COPY_COLUMNS...); "
@@ -1293,7 +1307,6 @@ static PyGetSetDef scan_getset[] = {
     {"others", (getter)scan_others, NULL, "(first line number, start, end) of each run of other lines", NULL},
     {"plain_count", (getter)scan_plain_count, NULL, "plain lines, repeats included", NULL},
     {"distinct_count", (getter)scan_distinct_count, NULL, "distinct plain lines", NULL},
-    {"distinct_digests", (getter)scan_distinct_digests, NULL, "the distinct plain lines' hashes, 16 bytes each", NULL},
     {NULL},
 };
 

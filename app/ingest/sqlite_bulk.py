@@ -104,7 +104,6 @@ def upload_cache_kib(upload_bytes: int) -> int:
 
 # The run columns the extension fills, in its order; tests/test_columns.py compares it with app.columns.
 COLUMNS: tuple[str, ...] = _bulk198.COLUMNS if _bulk198 is not None else ()
-DIGEST_BYTES = 16  # a line's hash: blake2b-128, as the run table's line_hash holds it
 # Those copy_chunks() writes after the run's id and the upload's own columns.
 COPY_COLUMNS: tuple[str, ...] = tuple(
     column for column in COLUMNS if column not in ("id", "upload_id", "created_at", "label", "document")
@@ -147,10 +146,9 @@ class PlainLines:
         """The distinct plain lines before line `line_no`: how many of this upload's run ids they take first."""
         return self._scan.distinct_before(line_no)
 
-    def distinct_digests(self) -> list[bytes]:
-        """The distinct lines' hashes (the run table's line_hash), in line order."""
-        digests = self._scan.distinct_digests
-        return [digests[start : start + DIGEST_BYTES] for start in range(0, len(digests), DIGEST_BYTES)]
+    def hashes_copy_text(self) -> bytes:
+        """The distinct lines' hashes (the run table's line_hash), in line order, as COPY text of a bytea column."""
+        return self._scan.hashes_copy_text()
 
     def numbered(self, first_id: int, parsed_lines: list[int], stored: dict[bytes, int]) -> None:
         """Numbers the runs for another writer to store (PostgreSQL: copy_chunks()) and sets `stored`: each distinct

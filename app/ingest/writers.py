@@ -270,8 +270,8 @@ class PostgresWriter:
 
     def finish(self) -> tuple[dict[bytes, int], dict[bytes, int]]:
         self._flush()
-        plain_digests = self.plain.distinct_digests() if self.plain is not None else []
-        if not self.staged and not plain_digests:
+        plain_count = self.plain.distinct_count if self.plain is not None else 0
+        if not self.staged and not plain_count:
             return {}, {}
         # Run inserts take turns under one transaction-scoped advisory lock, as SQLite's single writer does
         # (parsing and the parsed lines' COPY into this upload's own table still run in parallel). So no line can
@@ -295,12 +295,12 @@ class PostgresWriter:
                 ).all()
             )
         staged_new = self.staged - len(stored)
-        if plain_digests:
-            stored.update(self._stored_plain(plain_digests))
+        if self.plain is not None and plain_count:
+            stored.update(self._stored_plain(self.plain))
         # One id per distinct line, as on SQLite: a line stored already leaves its id unused
         # (docs/decisions.md, "Run ids skip after duplicates"). setval() is safe only because every insert
         # into run holds the lock taken above.
-        distinct = len(self.digests) + len(plain_digests)
+        distinct = len(self.digests) + plain_count
         last_id = self.session.execute(
             text(f"SELECT setval({_PG_RUN_SEQUENCE}, nextval({_PG_RUN_SEQUENCE}) + :distinct - 1)"),
             {"distinct": distinct},
@@ -354,14 +354,13 @@ class PostgresWriter:
         self.staged += len(self.rows)
         self.rows.clear()
 
-    def _stored_plain(self, digests: list[bytes]) -> dict[bytes, int]:
+    def _stored_plain(self, plain: PlainLines) -> dict[bytes, int]:
         """The runs that hold plain lines already, locked as above: the hashes COPYed into a table of their own
         and joined (as one array parameter, 100,000 of them take ten times as long)."""
         hashes = f"{self.staging}_hashes"
         self.session.execute(text(f"CREATE TEMPORARY TABLE {hashes} (line_hash bytea) ON COMMIT DROP"))
         with _copy_into(self.session, f"COPY {hashes} FROM STDIN") as copy:
-            for start in range(0, len(digests), BATCH_ROWS):
-                copy.write("".join(f"\\\\x{digest.hex()}\n" for digest in digests[start : start + BATCH_ROWS]))
+            copy.write(plain.hashes_copy_text())
         stored = self.session.execute(
             text(f"SELECT run.line_hash, run.id FROM {hashes} JOIN run USING (line_hash) FOR KEY SHARE OF run")
         ).all()
