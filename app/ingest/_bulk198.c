@@ -580,7 +580,8 @@ static void copy_row(Text *t, sqlite3_int64 id, Cell upload, const unsigned char
         else
             put_null(t);
     }
-    t->buf[t->len - 1] = '\n'; /* the last cell's tab ends the row */
+    if (!t->failed)
+        t->buf[t->len - 1] = '\n'; /* the last cell's tab ends the row */
 }
 
 /* ==== Scan: an upload cut into plain lines and the ranges of other lines ==== */
@@ -1201,16 +1202,16 @@ static PyObject *scan_numbered(Scan *self, PyObject *args) {
     const long long *parsed_lines = parsed.buf;
     Py_ssize_t n = self->plain_count + 1;
     sqlite3_int64 *ids = PyMem_RawMalloc((size_t)n * sizeof *ids);
+    sqlite3_int64 *created_ids = PyMem_RawCalloc((size_t)n, sizeof *created_ids); /* 0: not this upload's to write */
     sqlite3_int64 *created = PyMem_RawMalloc((size_t)n * sizeof *created);
     sqlite3_int64 *existing = PyMem_RawMalloc((size_t)n * sizeof *existing);
     Duplicate *duplicates = PyMem_RawMalloc((size_t)n * sizeof *duplicates);
     Py_ssize_t created_count = 0, existing_count = 0, duplicate_count = 0, parsed_before = 0;
     PyObject *result = NULL;
-    if (!ids || !created || !existing || !duplicates) {
+    if (!ids || !created_ids || !created || !existing || !duplicates) {
         PyErr_NoMemory();
         goto done;
     }
-    memset(ids, 0, (size_t)n * sizeof *ids);
     int any_stored = PyDict_GET_SIZE(stored) > 0;
     for (Py_ssize_t i = 0; i < self->plain_count; i++) {
         PlainLine *line = &self->plain[i];
@@ -1232,7 +1233,7 @@ static PyObject *scan_numbered(Scan *self, PyObject *args) {
                 goto done;
         }
         if (before == NULL) {
-            ids[i] = first_id + line->distinct_before + parsed_before;
+            ids[i] = created_ids[i] = first_id + line->distinct_before + parsed_before;
             created[created_count++] = ids[i];
             continue;
         }
@@ -1243,17 +1244,15 @@ static PyObject *scan_numbered(Scan *self, PyObject *args) {
         duplicates[duplicate_count++] = (Duplicate){ids[i], line->line_no};
     }
     result = stored_tuple(created, created_count, duplicates, duplicate_count, existing, existing_count);
-    if (result != NULL) {
-        /* What copy_text() writes: the first occurrences this upload creates (ids[] holds every line's run). */
-        for (Py_ssize_t i = 0, c = 0; i < self->plain_count; i++)
-            ids[i] = c < created_count && self->plain[i].first == i && ids[i] == created[c] ? created[c++] : 0;
+    if (result != NULL) { /* what copy_text() writes */
         PyMem_RawFree(self->created_ids);
-        self->created_ids = ids;
-        ids = NULL;
+        self->created_ids = created_ids;
+        created_ids = NULL;
     }
 done:
     PyBuffer_Release(&parsed);
     PyMem_RawFree(ids);
+    PyMem_RawFree(created_ids);
     PyMem_RawFree(created);
     PyMem_RawFree(existing);
     PyMem_RawFree(duplicates);

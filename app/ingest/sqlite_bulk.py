@@ -126,7 +126,7 @@ class PlainLines:
         self._scan = _bulk198.scan(data, max_line_bytes)
         self.count: int = self._scan.plain_count  # repeated lines included
         self.distinct_count: int = self._scan.distinct_count
-        self.stored: PlainStored | None = None  # after insert()
+        self.stored: PlainStored | None = None  # after insert() or numbered()
 
     def other_items(self) -> Iterator[ParsedRun | LineError]:
         """Every other line's ParsedRun or LineError, in line order; cut out one at a time as iter_parse_bytes does."""

@@ -99,7 +99,7 @@ class RunWriter(Protocol):
 
 def writer_class(session: Session) -> type[SqliteWriter | PostgresWriter]:
     """The writer for the session's database; made with (session, upload_id, created_at, label, document, plain):
-    `plain` (app.ingest.sqlite_bulk's PlainLines, SQLite only) holds the lines the parser never sees."""
+    `plain` (app.ingest.sqlite_bulk's PlainLines) holds the lines the parser never sees."""
     return SqliteWriter if session.get_bind().dialect.name == "sqlite" else PostgresWriter
 
 
@@ -244,7 +244,7 @@ class PostgresWriter:
         self.session = session
         self.upload_id = upload_id
         self.upload_values = {"upload_id": upload_id, "created_at": created_at, "label": label, "document": document}
-        # One per upload: a transaction may hold several uploads (the CLI's), each with its own table.
+        # Named after the upload, so no two writers in one session can share one.
         self.staging = f"bonnieboard_ingest_{upload_id}"
         self.rows: list[tuple] = []
         self.staged = 0  # rows in the staging table
@@ -273,8 +273,10 @@ class PostgresWriter:
         plain_count = self.plain.distinct_count if self.plain is not None else 0
         if not self.staged and not plain_count:
             return {}, {}
+        if plain_count:
+            self._copy_hashes()
         # Run inserts take turns under one transaction-scoped advisory lock, as SQLite's single writer does
-        # (parsing and the parsed lines' COPY into this upload's own table still run in parallel). So no line can
+        # (parsing and the COPYs into this upload's own tables still run in parallel). So no line can
         # be stored by another upload between the lookups below and the inserts, and the ids of the block taken
         # below are this upload's alone.
         self.session.execute(select(func.pg_advisory_xact_lock(_PG_INGEST_LOCK)))
@@ -295,8 +297,8 @@ class PostgresWriter:
                 ).all()
             )
         staged_new = self.staged - len(stored)
-        if self.plain is not None and plain_count:
-            stored.update(self._stored_plain(self.plain))
+        if plain_count:
+            stored.update(self._stored_plain())
         # One id per distinct line, as on SQLite: a line stored already leaves its id unused
         # (docs/decisions.md, "Run ids skip after duplicates"). setval() is safe only because every insert
         # into run holds the lock taken above.
@@ -354,13 +356,17 @@ class PostgresWriter:
         self.staged += len(self.rows)
         self.rows.clear()
 
-    def _stored_plain(self, plain: PlainLines) -> dict[bytes, int]:
-        """The runs that hold plain lines already, locked as above: the hashes COPYed into a table of their own
-        and joined (as one array parameter, 100,000 of them take ten times as long)."""
+    def _copy_hashes(self) -> None:
+        """The plain lines' hashes into a table of their own, to be joined by _stored_plain() (as one array
+        parameter, 100,000 of them took ten times as long): COPY text the extension writes."""
+        assert self.plain is not None
+        self.session.execute(text(f"CREATE TEMPORARY TABLE {self.staging}_hashes (line_hash bytea) ON COMMIT DROP"))
+        with _copy_into(self.session, f"COPY {self.staging}_hashes FROM STDIN") as copy:
+            copy.write(self.plain.hashes_copy_text())
+
+    def _stored_plain(self) -> dict[bytes, int]:
+        """The runs that hold plain lines already, locked as finish() says."""
         hashes = f"{self.staging}_hashes"
-        self.session.execute(text(f"CREATE TEMPORARY TABLE {hashes} (line_hash bytea) ON COMMIT DROP"))
-        with _copy_into(self.session, f"COPY {hashes} FROM STDIN") as copy:
-            copy.write(plain.hashes_copy_text())
         stored = self.session.execute(
             text(f"SELECT run.line_hash, run.id FROM {hashes} JOIN run USING (line_hash) FOR KEY SHARE OF run")
         ).all()
@@ -368,8 +374,8 @@ class PostgresWriter:
         return dict(stored)
 
     def _copy_plain(self) -> None:
-        """The plain lines' new runs, straight into `run` as COPY text made in C: none of it parsed in Python, no
-        staging table (a third of the time an upload spends in PostgreSQL, bench/RESULTS.md)."""
+        """The plain lines' new runs, straight into `run` as COPY text made in C: none of it parsed in Python, each
+        row written once (bench/RESULTS.md, "PostgreSQL: the plain lines straight into run")."""
         if self.plain is None or not self.plain.stored or not self.plain.stored.created:
             return
         values = self.upload_values
