@@ -1,6 +1,6 @@
 """PostgreSQL ingest speed: POST a 100,000-line file to a real server, against `psql \\copy` of the same file.
 
-Usage: .venv/bin/python bench/ingest_pg.py [--lines 100000] [--repeat 3] [--baseline /work/main ...]
+Usage: .venv/bin/python bench/ingest_pg.py [--lines 100000] [--repeat 3] [--baseline /work/main ...] [--reads-only]
 
 The file is bench/ingest_100k.py's: real format-1.98 lines, line i with the machine name host<i>. A
 throwaway PostgreSQL cluster is started (tests/postgres.py; or BONNIEBOARD_TEST_POSTGRES_URL's server), and
@@ -10,8 +10,9 @@ migrated database's `run`, with its indexes and keys (the schema's floor: what n
 the server's `POST /api/runs` with two tags (`?tag=fs=xfs&tag=disk=nvme0`) and without. With --baseline (repeatable), other checkouts' servers (each with its .venv) take the same rounds:
 before and after in one run. Rounds alternate, so drift on a shared machine hits all alike. A third POST (no
 tags, not timed) runs while a reader sends `GET /api/runs?limit=50` back to back (after 20 reads not counted):
-the reads' p50/p99 during an upload. Prints each round's seconds, medians and their ratio to the median `\\copy`, and the PostgreSQL server's
-CPU seconds (its processes only, from /proc) during each POST.
+the reads' p50/p99 during an upload (--reads-only: that POST alone, each round, to pool more uploads' reads).
+Prints each round's seconds, medians and their ratio to the median `\\copy`, and the PostgreSQL server's CPU
+seconds (its processes only, from /proc) during each POST.
 """
 
 from __future__ import annotations
@@ -165,6 +166,9 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline", type=Path, action="append", default=[], help="another checkout (with its .venv)")
+    parser.add_argument(
+        "--reads-only", action="store_true", help="only the POST timed with reads meanwhile (more uploads to pool)"
+    )
     args = parser.parse_args()
     servers = {"this": ROOT} | {f"baseline {i + 1}": path.resolve() for i, path in enumerate(args.baseline)}
     with tempfile.TemporaryDirectory() as tmp, postgres_server(os.environ.get("BONNIEBOARD_TEST_POSTGRES_URL")) as pg:
@@ -172,25 +176,27 @@ def main() -> int:
         make_file(data_file, args.lines)
         os.chmod(tmp, 0o755)  # psql runs as this user, but keep the file readable whoever runs it
         print(f"file: {args.lines} lines, {data_file.stat().st_size / 1e6:.1f} MB")
-        stored_rows = dump_stored_rows(pg, data_file, Path(tmp))
+        stored_rows = None if args.reads_only else dump_stored_rows(pg, data_file, Path(tmp))
         copy_s: list[float] = []
         floor_s: list[float] = []
         results: dict[tuple[str, str], list[tuple[float, float, list[float]]]] = {
-            (server, tags): [] for server in servers for tags in (*TAGS, READING)
+            (server, tags): [] for server in servers for tags in ((READING,) if args.reads_only else (*TAGS, READING))
         }
         for _ in range(args.repeat):
             copy_s.append(time_psql_copy(pg, data_file))
-            floor_s.append(time_copy_into_run(pg, *stored_rows))
+            if stored_rows is not None:
+                floor_s.append(time_copy_into_run(pg, *stored_rows))
             for (server, tags), rounds in results.items():
                 params = TAGS.get(tags, [])
                 rounds.append(time_server(pg, servers[server], data_file, params, read=tags == READING))
         med_copy = statistics.median(copy_s)
         print(f"psql \\copy s: {' '.join(f'{t:.2f}' for t in copy_s)}  median {med_copy:.2f}")
-        med_floor = statistics.median(floor_s)
-        print(
-            f"the same rows COPYed straight into run with its indexes and keys s: "
-            f"{' '.join(f'{t:.2f}' for t in floor_s)}  median {med_floor:.2f} = {med_floor / med_copy:.1f}x \\copy"
-        )
+        if floor_s:
+            med_floor = statistics.median(floor_s)
+            print(
+                f"the same rows COPYed straight into run with its indexes and keys s: "
+                f"{' '.join(f'{t:.2f}' for t in floor_s)}  median {med_floor:.2f} = {med_floor / med_copy:.1f}x \\copy"
+            )
         for (server, tags), rounds in results.items():
             line = post_report(f"{server} ({servers[server]}), tags {tags}", rounds, med_copy, "\\copy")
             print(f"{line}; PostgreSQL CPU s {' '.join(f'{cpu:.1f}' for _, cpu, _ in rounds)}")
