@@ -531,16 +531,23 @@ static sqlite3_int64 latency_us(Cell latency) {
     return to_int((Cell){latency.at, latency.len - unit}) * factor;
 }
 
+/* A line's hash as a bytea cell of COPY text: \\x and its hex digits (the backslash escaped for COPY). */
+enum { BYTEA_CHARS = 3 + 2 * DIGEST_BYTES };
+static void hash_as_bytea(char out[BYTEA_CHARS], const unsigned char *digest) {
+    static const char hex[] = "0123456789abcdef";
+    out[0] = out[1] = '\\', out[2] = 'x';
+    for (int i = 0; i < DIGEST_BYTES; i++)
+        out[3 + 2 * i] = hex[digest[i] >> 4], out[4 + 2 * i] = hex[digest[i] & 15];
+}
+
 /* One row of `run`: its id, the upload's own cells (`upload`: upload_id, created_at, label and document as COPY
  * text, each cell ending in a tab), then the columns of COLUMNS from line_hash on, in that order; the values
  * convert_and_bind() binds. */
 static void copy_row(Text *t, sqlite3_int64 id, Cell upload, const unsigned char *digest, Cell raw, const Line *l) {
-    static const char hex[] = "0123456789abcdef";
     put_int(t, id);
     put(t, upload.at, (size_t)upload.len);
-    char bytea[3 + 2 * DIGEST_BYTES] = {'\\', '\\', 'x'};
-    for (int i = 0; i < DIGEST_BYTES; i++)
-        bytea[3 + 2 * i] = hex[digest[i] >> 4], bytea[4 + 2 * i] = hex[digest[i] & 15];
+    char bytea[BYTEA_CHARS];
+    hash_as_bytea(bytea, digest);
     put(t, bytea, sizeof bytea);
     put(t, "\t", 1);
     put_text(t, raw);
@@ -1163,8 +1170,7 @@ static PyObject *scan_copy_text(Scan *self, PyObject *args) {
 /* The distinct plain lines' hashes as COPY text of a one-column bytea table, a row each, in line order: the lines to
  * look up among the stored runs. */
 static PyObject *scan_hashes_copy_text(Scan *self, PyObject *unused) {
-    static const char hex[] = "0123456789abcdef";
-    enum { ROW = 4 + 2 * DIGEST_BYTES }; /* \\x, the hex digits, a newline */
+    enum { ROW = BYTEA_CHARS + 1 }; /* and a newline */
     PyObject *text = PyBytes_FromStringAndSize(NULL, self->distinct_count * ROW);
     if (text == NULL)
         return NULL;
@@ -1173,10 +1179,7 @@ static PyObject *scan_hashes_copy_text(Scan *self, PyObject *unused) {
     for (Py_ssize_t i = 0; i < self->plain_count; i++) {
         if (self->plain[i].first != i)
             continue;
-        const unsigned char *digest = self->plain[i].digest;
-        out[0] = out[1] = '\\', out[2] = 'x';
-        for (int b = 0; b < DIGEST_BYTES; b++)
-            out[3 + 2 * b] = hex[digest[b] >> 4], out[4 + 2 * b] = hex[digest[b] & 15];
+        hash_as_bytea(out, self->plain[i].digest);
         out[ROW - 1] = '\n';
         out += ROW;
     }
