@@ -1,7 +1,10 @@
 """Where PostgreSQL's floor for an upload goes: `COPY` of the rows an upload of 100,000 format-1.98 lines stores
 into a migrated `run`, with the table as it is and with one of its indexes or keys dropped at a time, and a
 `COPY` of one tag per run into `tag` as it is, without its key to `run`, and without its (key, value, run_id)
-index. Against `psql \\copy` of the file into a plain 50-column table, in the same rounds.
+index. Then the rows as an upload writes them (its key triggers skipped, `session_replication_role = replica`):
+alone, with two tags' `INSERT ... SELECT` as an upload runs them, and with an interned tag set instead (one
+integer column, every run of the upload the same, and an index on (that column, id)). Against `psql \\copy` of
+the file into a plain 50-column table, in the same rounds.
 
 Usage: PYTHONPATH=. .venv/bin/python bench/ingest_pg_floor.py [--lines 100000] [--repeat 3]
 
@@ -47,6 +50,22 @@ RUN_VARIANTS = {
         "DROP INDEX ix_run_format_version_id",
     ],
 }
+TAGS_SQL = [
+    f"INSERT INTO tag (run_id, key, value) SELECT id, '{key}', '{value}' FROM run WHERE upload_id = (SELECT id FROM upload)"
+    for key, value in (("fs", "xfs"), ("disk", "nvme0"))
+]
+# (schema changes before, statements timed after the COPY): all in replica mode, as an upload's transaction.
+AS_UPLOAD_VARIANTS = {
+    "run as an upload writes it": ([], []),
+    "run and two tags' rows, as an upload writes them": ([], TAGS_SQL),
+    "run with a tag-set column and its index, no tag rows": (
+        [
+            "ALTER TABLE run ADD COLUMN tag_set_id integer DEFAULT 1",
+            "CREATE INDEX ix_run_tag_set_id_id ON run (tag_set_id, id)",
+        ],
+        [],
+    ),
+}
 TAG_VARIANTS = {
     "one tag per run, tag as it is": [],
     "one tag per run, without its key to run": ["ALTER TABLE tag DROP CONSTRAINT fk_tag_run_id_run"],
@@ -54,9 +73,18 @@ TAG_VARIANTS = {
 }
 
 
-def time_copy(server: PostgresServer, files: dict[str, Path], setup: list[str], ddl: list[str], table: str) -> float:
-    """Seconds for `COPY <table>` of its file into a fresh, migrated database, after `setup`'s tables are loaded
-    (untimed) and `ddl` has run."""
+def time_copy(
+    server: PostgresServer,
+    files: dict[str, Path],
+    setup: list[str],
+    ddl: list[str],
+    table: str,
+    then: tuple[str, ...] = (),
+    replica: bool = False,
+) -> float:
+    """Seconds for `COPY <table>` of its file and the statements `then`, in one transaction, into a fresh, migrated
+    database, after `setup`'s tables are loaded (untimed) and `ddl` has run; with `replica`, no trigger fires (as
+    in an upload's transaction)."""
     url = server.create_database("bench_floor")
     engine = create_engine(url, poolclass=NullPool)
     try:
@@ -64,11 +92,24 @@ def time_copy(server: PostgresServer, files: dict[str, Path], setup: list[str], 
         with engine.connect() as connection:
             for loaded in setup:
                 connection.execute(text(f"COPY {loaded} FROM '{files[loaded]}'"))
+            # The file's columns, named: a column `ddl` adds takes its default.
+            columns = ", ".join(
+                connection.execute(
+                    text(
+                        "SELECT column_name FROM information_schema.columns WHERE table_name = :t ORDER BY ordinal_position"
+                    ),
+                    {"t": table},
+                ).scalars()
+            )
             for statement in ddl:
                 connection.execute(text(statement))
             connection.commit()
             start = time.perf_counter()
-            connection.execute(text(f"COPY {table} FROM '{files[table]}'"))
+            if replica:
+                connection.execute(text("SET LOCAL session_replication_role = replica"))
+            connection.execute(text(f"COPY {table} ({columns}) FROM '{files[table]}'"))
+            for statement in then:
+                connection.execute(text(statement))
             connection.commit()
             return time.perf_counter() - start
     finally:
@@ -93,13 +134,15 @@ def main() -> int:
             os.chmod(file, 0o644)
         files = {"upload": upload_rows, "run": run_rows, "tag": tag_rows}
         times: dict[str, list[float]] = {"psql \\copy into a plain 50-column table": []}
-        times |= {name: [] for name in (*RUN_VARIANTS, *TAG_VARIANTS)}
+        times |= {name: [] for name in (*RUN_VARIANTS, *TAG_VARIANTS, *AS_UPLOAD_VARIANTS)}
         for _ in range(args.repeat):
             times["psql \\copy into a plain 50-column table"].append(time_psql_copy(pg, data_file))
             for name, ddl in RUN_VARIANTS.items():
                 times[name].append(time_copy(pg, files, ["upload"], ddl, "run"))
             for name, ddl in TAG_VARIANTS.items():
                 times[name].append(time_copy(pg, files, ["upload", "run"], ddl, "tag"))
+            for name, (ddl, then) in AS_UPLOAD_VARIANTS.items():
+                times[name].append(time_copy(pg, files, ["upload"], ddl, "run", tuple(then), replica=True))
     reference = statistics.median(times["psql \\copy into a plain 50-column table"])
     load = os.getloadavg()
     print(f"\n{args.lines} lines, {args.repeat} rounds, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}\n")
