@@ -387,3 +387,19 @@ def test_the_matrix_reads_min_effect_as_compare_does():
     assert matrix.permalink(asked) == "/matrix?rows=raid&cols=fs&test=put_block&min_effect=1.1"
     with pytest.raises(BadRequest, match="min_effect must be"):
         matrix.read_request(rows="raid", cols="fs", test=None, runs=[""], baseline=None, min_effect="11")
+
+
+def test_a_test_that_never_ran_has_no_hints(client):
+    """bonnie++ -f skips putc and getc: no result there for the cached or per-char hint to explain."""
+    line = CONTRACT_LINE
+    for index in (9, 10, 15, 16, 38, 41):  # putc, getc: value, %CPU, latency
+        line = with_field(line, index, "")
+    run_id = post_csv(client, line, tag="ram_mib=4096").json()["created"][0]
+    repeat = post_csv(client, with_field(line, 4, "7"), tag="ram_mib=4096").json()["created"][0]
+    for runs, group in ((str(run_id), "params"), (f"{run_id},{repeat}", "none"), (f"{run_id},{repeat}", "params")):
+        body = client.get("/api/compare", params={"runs": runs, "group": group}).json()
+        for index in range(len(body["configurations"])):
+            for test in ("putc", "getc"):
+                assert cell(body, "block_io", index + 1, test)["status"] == "not_run"
+                assert cell(body, "block_io", index + 1, test)["hints"] == []
+            assert "cached" in [h["code"] for h in cell(body, "block_io", index + 1, "put_block")["hints"]]

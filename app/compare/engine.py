@@ -553,9 +553,10 @@ def _cell(
     rate = measure == VALUE
     cpu_pct = sample.stats[CPU][0].mean if rate else None
     cv_pct = described.cv_pct
-    # Most results have no hint: ask the rules only when one of them can apply.
+    # Most results have no hint: ask the rules only when one of them can apply. A test that never ran has none:
+    # there is no result for a hint to explain.
     hints: list[dict[str, str]] = []
-    if (
+    if status != NOT_RUN and (
         n_too_fast
         or (cv_pct is not None and cv_pct > SPREAD_CV_PCT)
         or (
@@ -705,9 +706,12 @@ def _single_cell(
     measures_rate = measure == VALUE
     cpu_pct = sample.stats[CPU][0].mean if measures_rate else None
     hints: list[dict[str, str]] = []
-    if n_too_fast or (
-        measures_rate
-        and ((cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT) or facts.ram_mib or test in PER_CHAR_TESTS)
+    if status != NOT_RUN and (
+        n_too_fast
+        or (
+            measures_rate
+            and ((cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT) or facts.ram_mib or test in PER_CHAR_TESTS)
+        )
     ):
         hints = result_hints(
             test,
