@@ -8,7 +8,7 @@ import math
 import pytest
 
 from tests.compare_data import sweep_line
-from tests.helpers import post_csv, with_field
+from tests.helpers import CONTRACT_LINE, post_csv, with_field
 
 # A 2 x 2 sweep (raid x fs), each cell 2 runs: put_block and getc in KiB/s.
 SWEEP_2X2 = {
@@ -245,3 +245,21 @@ def test_min_effect_on_the_matrix_through_the_http_api(client, sweep):
     assert "min_effect=1.6" in strict["compare_url"]
     refused = client.get(f"{query}&min_effect=0.5")
     assert refused.status_code == 400 and "min_effect" in refused.json()["detail"]
+
+
+def test_a_cell_decided_by_a_too_fast_bound_says_the_bound(client):
+    """Async's seq_create is +++++ in every run (over 32,768 files/s), sync's measured: sync is worse by at least
+    the bound, and its cell says so in words, not by its colour alone."""
+    ids = []
+    for mode, created in (("async", ["+++++"] * 3), ("sync", ["954", "960", "950"])):
+        lines = ""
+        for seed, value in enumerate(created):
+            line = with_field(with_field(CONTRACT_LINE, 4, str(seed)), 26, value)
+            lines += with_field(line, 27, "+++" if value == "+++++" else "94") + "\n"
+        ids += post_csv(client, lines, tag=["fs=ext4", f"mode={mode}"]).json()["created"]
+    query = f"rows=fs&cols=mode&test=seq_create&runs={','.join(map(str, ids))}&baseline={ids[0]}"
+    data = client.get(f"/api/matrix?{query}").json()
+    sync = data["rows"][0]["cells"][1]
+    assert sync["verdict"] == "worse" and sync["ratio"] is None and sync["bound_ratio"] == round(960 / 32_768, 4)
+    page = client.get(f"/matrix?{query}").text
+    assert '<small class="rel">▼ at least ×34 slower</small>' in page

@@ -28,6 +28,7 @@ from urllib.parse import urlencode
 from app import bonnie
 from app.compare import engine as charts
 from app.compare import stats
+from app.compare.answer import factor_text
 from app.compare.figures import RunFigures
 from app.compare.grouping import UNSET, Grouping
 from app.compare.request import (
@@ -352,6 +353,17 @@ def _multiple_bar(built: dict[str, Any], column: str, position: int, cell: dict[
     }
 
 
+def _relative_text(cell: dict[str, Any]) -> str:
+    """A cell's difference from the baseline cell with its verdict's mark; where +++++ runs decided the verdict,
+    the bound that decided it (there is no ratio of means to show)."""
+    if cell["baseline"]:
+        return ""
+    mark = charts.VERDICT_MARK[cell["verdict"]]
+    if cell["bound_ratio"] is not None and cell["verdict"] in (stats.BETTER, stats.WORSE):
+        return f"{mark} {factor_text(cell)}"
+    return "" if cell["ratio"] is None else f"{percent(cell['ratio'])} {mark}"
+
+
 def display(built: dict[str, Any]) -> dict[str, Any]:
     """What the page prints: one unit for every cell (MiB/s when a mean reaches it), each cell's mean
     and CI in it, its difference from the baseline cell, and the family summaries as ×ratios; and what its
@@ -369,9 +381,7 @@ def display(built: dict[str, Any]) -> dict[str, Any]:
                 if cell["status"] == "too_fast"
                 else format_in(cell["mean"], unit, divisor),
                 "ci": f"{format_in(ci[0], unit, divisor)} to {format_in(ci[1], unit, divisor)}" if ci else "",
-                "relative": ""
-                if cell["baseline"] or cell["ratio"] is None
-                else f"{percent(cell['ratio'])} {charts.VERDICT_MARK[cell['verdict']]}",
+                "relative": _relative_text(cell),
                 "families": " · ".join(
                     f"{f['title'].split(' (')[0]} ×{f['ratio_geomean']:.2f} {charts.VERDICT_MARK[f['verdict']]}"
                     f" (over {len(f['tests'])} of {f['of']} tests)"

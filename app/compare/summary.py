@@ -11,11 +11,11 @@ it is judged better or worse. Every qualifier belongs to its item, never to a li
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection
 from typing import Any
 
 from app.bonnie import TOO_FAST_MARK, UNITS, raise_option
+from app.compare.answer import factor_text
 
 MAX_CONFIGURATIONS = 6  # more would be a wall of text: the charts and table have the rest
 TOO_FAST, OK = "too_fast", "ok"
@@ -84,7 +84,7 @@ def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collect
                 too_fast.append((title, cell["test"]))
                 continue
             if cell["bound_ratio"] is not None and cell["verdict"] in ("better", "worse"):
-                judged.append(f"{title} {_bounded(cell, base)} ({_too_fast_count(cell, base)}, {cell['verdict']})")
+                judged.append(f"{title} {factor_text(cell)} ({_too_fast_count(cell, base)}, {cell['verdict']})")
                 continue
             if cell["ratio"] is None and (
                 _empty(cell) or _empty(base) or not (cell["n_too_fast"] or base["n_too_fast"])
@@ -208,11 +208,3 @@ def _geo(cell: dict[str, Any]) -> float:
 def _empty(cell: dict[str, Any]) -> bool:
     """Neither measured nor +++++: the test did not run."""
     return not (cell["n"] or cell["n_too_fast"])
-
-
-def _bounded(cell: dict[str, Any], base: dict[str, Any]) -> str:
-    """ "at least ×17 slower": the bound_ratio's factor, rounded down (it is a bound)."""
-    bound = cell["bound_ratio"]
-    factor = bound if bound > 1 else 1 / bound
-    shown = f"{math.floor(factor)}" if factor >= 10 else f"{math.floor(factor * 10) / 10:.1f}"
-    return f"at least ×{shown} {'faster' if bound > 1 else 'slower'}"
