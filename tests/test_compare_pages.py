@@ -337,3 +337,14 @@ def test_a_50_run_page_stays_light_and_its_tables_are_a_fold_away(client):
     assert setup.count("<tr>") == 1 + 50
     figures = client.get(f"/compare/figures?{query}", headers=HTMX).text
     assert figures.count('<tr data-configuration="') + figures.count('<tr class="is-baseline"') == 50 * 3
+
+
+def test_a_long_too_fast_note_counts_configurations(client):
+    """The note lists one entry per configuration (its name and tests), so its count says configurations."""
+    ids = [post_csv(client, with_field(CONTRACT_LINE, 4, str(seed))).json()["created"][0] for seed in range(4)]
+    html = client.get(f"/compare?runs={','.join(map(str, ids))}&group=none").text
+    block_io = html[html.index('id="figure-block_io"') :]
+    note = re.search(r'<li class="note-too_fast">.*?</li>', block_io, re.S)
+    assert note is not None
+    assert "<strong>+++++ too fast to measure</strong>: 4 configurations</summary>" in note.group(0)
+    assert note.group(0).count("rewrite") == 4
