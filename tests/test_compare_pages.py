@@ -272,6 +272,8 @@ def test_runs_list_keeps_the_ticked_runs_in_order_and_sorts_by_upload_or_name(cl
     assert data["compare"]["baseline_configuration"] == 1
     bad = client.get("/?sort=sideways")
     assert bad.status_code == 400 and "sort must be one of newest, oldest, name" in bad.text
+    # nothing was listed: the page neither counts nor calls the board empty
+    assert "No runs match" not in bad.text and not re.search(r'<p class="summary">\s*0 runs', bad.text)
 
 
 def test_a_group_key_with_a_space_is_refused_with_its_name(client, ids):
