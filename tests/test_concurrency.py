@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
-from tests.helpers import distinct_lines, stored_lines
+from tests.helpers import csrf_of, distinct_lines, stored_lines
 from tests.live_server import live_server
 
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
@@ -238,3 +238,28 @@ def test_a_burst_of_uploads_leaves_the_worker_answering(database_url, database_k
     summary = f"/api/health p99 {p99(burst_s) * 1000:.0f} ms over {len(burst_s)} requests during the burst, {p99(idle_s) * 1000:.0f} ms idle"
     print(summary)
     assert p99(burst_s) < HEALTH_P99_LIMIT_S + p99(idle_s), summary
+
+
+def test_the_run_page_s_tag_form_waits_for_a_write_lock_off_the_event_loop(database_url, database_kind):
+    """The form's save waits for the database's write lock (an upload's, here another connection's) in a worker
+    thread: the server's other requests are answered meanwhile."""
+    with live_server(database_url, workers=1) as server, httpx.Client(base_url=server.url, timeout=60) as http:
+        run_id = http.post("/api/runs", content=distinct_lines("tag-form", 1)[0]).json()["created"][0]
+        csrf = csrf_of(http.get(f"/runs/{run_id}").text)
+        engine = create_engine(database_url, poolclass=NullPool)
+        with engine.connect() as holder:
+            if database_kind == "sqlite":
+                holder.exec_driver_sql("BEGIN IMMEDIATE")
+            else:
+                holder.execute(text("SELECT id FROM run WHERE id = :id FOR UPDATE"), {"id": run_id})
+            with ThreadPoolExecutor(1) as pool:
+                form = {"csrf_token": csrf, "label": "saved", "key": "fs", "value": "xfs"}
+                saved = pool.submit(http.post, f"/runs/{run_id}/tags", data=form)
+                time.sleep(0.5)  # the form is waiting for the lock
+                assert not saved.done()
+                with httpx.Client(base_url=server.url, timeout=60) as other:
+                    waits_s = health_latencies_s(other, until=lambda: False, count=5)
+                holder.rollback()
+                assert saved.result().status_code == 303
+        engine.dispose()
+    assert max(waits_s) < 1.0, waits_s

@@ -500,8 +500,10 @@ UPLOAD_FORM = FormLimits(max_bytes=None, max_fields=20, max_files=1)
 UploadFormDep = Annotated[FormData, Depends(csrf_form(UPLOAD_FORM))]
 
 
+# A plain function, run in a worker thread: the save may wait for the database's write lock (an upload holds it
+# for seconds), and other requests must not wait with it.
 @router.post("/runs/{run_id}/tags", response_class=HTMLResponse)
-async def run_tags_submit(
+def run_tags_submit(
     run_id: Annotated[int, Path(ge=1, le=MAX_ID)],
     request: Request,
     session: SessionDep,
