@@ -13,7 +13,10 @@
  * sign, that mark and the verdict, never by repainting the bar (noise and unknown bars are paler).
  * A value beyond the axis (an outlier) is clipped with a labelled "off scale" marker (bbOffScale).
  * A +++++ result (status too_fast) has no value, so no bar: a rate chart marks it at the top ("faster
- * than measurable"), the %CPU chart as an empty labelled slot (bbTooFast). Absolute charts draw the
+ * than measurable"), its absolute axis reaching past the rate every +++++ run is above, and marks a cell of
+ * which only some runs were +++++ there too, above its measured runs' bar; the %CPU chart draws an empty
+ * labelled slot (bbTooFast). Relative, a difference a +++++ bound decided is drawn as that bound ("≥ +150 %",
+ * "≤ -93 %"); a +++++ result no bound decided has no bar there (it is no "far better"). Absolute charts draw the
  * baseline configuration's mean as a dashed reference line per test (bbReference); values are printed
  * on the bars where they fit (bbValueLabels). Display units (MiB/s, ms) are applied only in text.
  * Past 12 configurations the charts share one HTML legend above them (buildSharedLegend).
@@ -26,6 +29,7 @@
   const OK = "ok";
   const TOO_FAST = "too_fast";
   const MARK_PX = 22; // height of a +++++ mark at the top of a chart
+  const TOO_FAST_HEADROOM = 1.2; // an absolute axis's top over the highest +++++ floor: room for the mark above it
   const CAP_PX = 4; // half width of an error bar's caps
   const NARROW_PX = 520;
   const LOG_RATIO_LIMIT = 100; // relative latency axis: ×0.01 .. ×100 at most
@@ -179,6 +183,13 @@
   }
 
   // What is printed on a bar: short.
+  // A relative bar that is a +++++ bound (the difference is at least that large): "≥ " above the baseline,
+  // "≤ " below it.
+  function boundPrefix(dataset, index, value) {
+    if (!dataset.bbBounds || !dataset.bbBounds[index]) return "";
+    return value >= 0 ? "≥ " : "≤ ";
+  }
+
   function shortValue(value, view, kind) {
     const a = Math.abs(value);
     if (kind === "percent") return signed(value, a < 10 ? 1 : 0) + "%";
@@ -316,7 +327,10 @@
       const marks = [];
       const words = chart.$bb.words;
       eachBar(chart, function (dataset, datasetIndex, value, index, el) {
-        if (dataset.bbStatus[index] !== TOO_FAST || value !== null) return;
+        // A cell of which only some runs were +++++ has its bar (the measured runs' mean) and, on a rate chart,
+        // the mark: the rest of its runs were faster than measurable.
+        const some = !slot && value !== null && dataset.bbTooFastAbove && dataset.bbTooFastAbove[index];
+        if (!some && (dataset.bbStatus[index] !== TOO_FAST || value !== null)) return;
         const w = Math.max(el.width, 4);
         const x = el.x - w / 2;
         ctx.save();
@@ -384,7 +398,7 @@
       eachBar(chart, function (dataset, datasetIndex, value, index, el) {
         // a bar under 11 px takes a label neither across nor along (a phone's 50-configuration chart: every bar)
         if (value === null || dataset.bbOffScale[index] || el.width < 11) return;
-        const text = shortValue(value, chart.$bb.view, chart.$bb.kind);
+        const text = boundPrefix(dataset, index, value) + shortValue(value, chart.$bb.view, chart.$bb.kind);
         const width = ctx.measureText(text).width;
         const top = Math.max(Math.min(el.y, el.base), area.top);
         const bottom = Math.min(Math.max(el.y, el.base), area.bottom);
@@ -598,6 +612,12 @@
     });
     if (bb.limits[0] !== null) low = Math.max(low, bb.limits[0]);
     if (bb.limits[1] !== null) high = Math.min(high, bb.limits[1]);
+    // Every +++++ run is above its floor: the axis reaches past it, and the mark drawn at the top of the chart
+    // (MARK_PX and its tip, about a tenth of a chart's height) sits above the figure the page gives for it.
+    chart.data.datasets.forEach(function (dataset, datasetIndex) {
+      if (!chart.isDatasetVisible(datasetIndex) || !dataset.bbTooFastAbove) return;
+      dataset.bbTooFastAbove.forEach(function (floor) { if (floor) high = Math.max(high, floor * TOO_FAST_HEADROOM); });
+    });
     if (log && bb.kind === "ratio") {
       low = Math.max(Math.min(low / 1.15, 0.8), bb.limits[0]);
       high = Math.min(Math.max(high * 1.15, 1.25), bb.limits[1]);
@@ -769,7 +789,9 @@
         hints: pick(chartView.hints),
         bars: chartView.bars.map(function (bar) {
           return Object.assign({}, bar, { values: pick(bar.values), errors: pick(bar.errors), status: pick(bar.status),
-                                          verdicts: pick(bar.verdicts), n: pick(bar.n) });
+                                          verdicts: pick(bar.verdicts), n: pick(bar.n),
+                                          too_fast_above: bar.too_fast_above && pick(bar.too_fast_above),
+                                          bounds: bar.bounds && pick(bar.bounds) });
         }),
       }),
     ];
@@ -823,6 +845,8 @@
         bbErrors: bar.errors,
         bbVerdicts: bar.verdicts,
         bbN: bar.n,
+        bbTooFastAbove: bar.too_fast_above,
+        bbBounds: bar.bounds,
         bbColor: color,
         bbColour: bar.position,
         bbFill: solid,
@@ -943,9 +967,12 @@
                 if (status !== OK || item.raw === null) return item.dataset.label + ": " + (view.status_text[status] || status);
                 const error = item.dataset.bbErrors[i];
                 const verdict = item.dataset.bbVerdicts[i];
-                let text = item.dataset.label + ": " + formatValue(item.raw, chart, chartView, kind);
+                let text = item.dataset.label + ": " + boundPrefix(item.dataset, i, item.raw) + formatValue(item.raw, chart, chartView, kind);
+                if (boundPrefix(item.dataset, i, item.raw)) text += " (" + view.status_text[TOO_FAST] + " on a side: a bound)";
                 if (item.dataset.bbOffScale[i]) text += " (off scale)";
                 const extra = ["N=" + item.dataset.bbN[i]];
+                const floor = item.dataset.bbTooFastAbove && item.dataset.bbTooFastAbove[i];
+                if (floor) extra.push("the other runs " + view.status_text[TOO_FAST] + " (above " + formatValue(floor, chart, chartView, kind) + ")");
                 if (error) extra.push("95 % CI " + formatValue(error[0], chart, chartView, kind) + " to " + formatValue(error[1], chart, chartView, kind));
                 if (verdict) extra.push(view.verdict_mark[verdict] + " " + view.verdict_text[verdict]);
                 return [text, "  " + extra.join(", ")];

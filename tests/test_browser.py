@@ -185,9 +185,21 @@ def expected_datasets(api: dict, chart: dict) -> list[tuple]:
         if relative and entry["configuration"] == base_id:
             continue
         data, status, errors = [], [], []
+        rates = chart["key"] not in ("latency", "cpu")
         for cell, base in zip(entry["tests"], base_cells, strict=True):
             reason = cell["status"]
-            if relative and reason == "ok" and base["status"] != "ok":
+            # relative, a verdict a +++++ bound decided is drawn as that bound; +++++ it did not decide, not at all
+            bounded = relative and rates and cell["bound_ratio"] is not None and cell["verdict"] in ("better", "worse")
+            if bounded:
+                status.append("ok")
+                data.append(pytest.approx((cell["bound_ratio"] - 1) * 100, abs=0.051))
+                errors.append(None)
+                continue
+            floor = cell["too_fast_above"]
+            above = floor is not None and not base["n_too_fast"] and base["mean"] is not None and floor > base["mean"]
+            if relative and rates and reason == "too_fast" and not above:
+                reason = "too_fast_unjudged"
+            elif relative and reason == "ok" and base["status"] != "ok":
                 reason = "baseline_" + base["status"]
             elif relative and reason == "ok" and cell["ratio"] is None:
                 reason = "baseline_zero"

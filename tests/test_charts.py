@@ -262,8 +262,9 @@ def test_view_titles_say_where_the_numbers_come_from_and_notes_say_why_bars_are_
     assert rview["charts"][0]["axis_title"] == "% vs baseline"
     assert rview["charts"][4]["axis_title"] == "× baseline latency (log)"
     assert view["charts"][0]["relative_kind"] is None
+    # these runs carry no file size: nothing says vm's +++++ is above the baseline's rate, so no mark at the top
     assert [(n["status"], n["where"]) for n in rview["charts"][0]["notes"]] == [
-        ("too_fast", ["vm: rewrite, get_block"])
+        ("too_fast_unjudged", ["vm: rewrite, get_block"])
     ]
 
 
@@ -280,9 +281,20 @@ def drawn_bars(data: dict, chart: dict) -> list[tuple]:
         if relative and entry["configuration"] == base_id:
             continue
         values, statuses, errors = [], [], []
+        rates = chart["key"] not in ("latency", "cpu")
         for cell, base in zip(entry["tests"], base_cells, strict=True):
             status = cell["status"]
-            if relative and status == "ok" and base["status"] != "ok":
+            # relative: a verdict a +++++ bound decided is drawn as that bound, at least that large a difference
+            if relative and rates and cell["bound_ratio"] is not None and cell["verdict"] in ("better", "worse"):
+                statuses.append("ok")
+                values.append(percent(cell["bound_ratio"]))
+                errors.append(None)
+                continue
+            floor = cell["too_fast_above"]
+            above = floor is not None and not base["n_too_fast"] and base["mean"] is not None and floor > base["mean"]
+            if relative and rates and status == "too_fast" and not above:
+                status = "too_fast_unjudged"
+            elif relative and status == "ok" and base["status"] != "ok":
                 status = "baseline_" + base["status"]
             elif relative and status == "ok" and cell["ratio"] is None:
                 status = "baseline_zero"

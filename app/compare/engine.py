@@ -32,6 +32,9 @@ __all__ = ["ABSOLUTE", "MODES", "RELATIVE", "RunFigures", "compare", "compare_vi
 NO_LATENCY = "no_latency"
 BASELINE_ZERO = "baseline_zero"
 BASELINE_PREFIX = "baseline_"
+# Relative mode: +++++ here, and the baseline +++++ too or its mean above the rate the +++++ runs are known to
+# exceed: a mark at the top of a % axis would read as "far better".
+TOO_FAST_UNJUDGED = "too_fast_unjudged"
 
 VALUE, CPU, LATENCY = "value", "cpu", "latency"
 # CPU per unit of work: the %CPU chart's judged figure (a %CPU alone says nothing of the work done for it)
@@ -131,6 +134,7 @@ STATUS_TEXT = {
     BASELINE_PREFIX + NOT_RUN: "no comparison: the baseline did not run this test",
     BASELINE_PREFIX + NO_LATENCY: "no comparison: the baseline's line has no latency",
     BASELINE_ZERO: "no comparison: the baseline's value is 0",
+    TOO_FAST_UNJUDGED: f"no comparison: {bonnie.TOO_FAST_MARK} here, not known to be faster than the baseline",
 }
 TOO_FAST_EXPLANATION = bonnie.TOO_FAST_EXPLANATION
 TOO_FAST_HINT = {test.name: f"a larger {test.raise_option}" for test in bonnie.CATALOG}
@@ -815,9 +819,14 @@ def source_of(run: RunFigures) -> str:
     return f"{writer} (CSV {run.format_version})"
 
 
-def cell_status(cell: dict[str, Any], base: dict[str, Any] | None) -> str:
+def cell_status(cell: dict[str, Any], base: dict[str, Any] | None, rate: bool = True) -> str:
     """Why a configuration has no bar: its own status, else (relative mode) the baseline's as
-    "baseline_" + status, or "baseline_zero"; "ok" when it has one."""
+    "baseline_" + status, or "baseline_zero"; "ok" when it has one. Relative, on a chart of rates, a verdict a
+    +++++ bound decided has its bar (the bound: _bar), and a +++++ result it did not decide has none."""
+    if base is not None and rate and _decided_by_bound(cell):
+        return OK
+    if base is not None and rate and cell["status"] == TOO_FAST and not _above_baseline(cell, base):
+        return TOO_FAST_UNJUDGED
     if cell["status"] != OK or base is None:
         return cell["status"]
     if base["status"] != OK:
@@ -856,10 +865,26 @@ def _tenth(x: float) -> float:
     return _js_round(x * 10) / 10
 
 
+def _above_baseline(cell: dict[str, Any], base: dict[str, Any]) -> bool:
+    """A +++++ result is above the baseline's: every +++++ run is above a rate over the baseline's mean, and none of
+    the baseline's runs was +++++ (a mark at the top of a relative chart says so)."""
+    floor = cell.get("too_fast_above")
+    return floor is not None and not base["n_too_fast"] and base["mean"] is not None and floor > base["mean"]
+
+
+def _decided_by_bound(cell: dict[str, Any]) -> bool:
+    """The verdict is the +++++ bound's (stats.decide_bounded): every run of one side at least min_effect times
+    every run of the other."""
+    return cell.get("bound_ratio") is not None and cell["verdict"] in (stats.BETTER, stats.WORSE)
+
+
 def _bar(cell: dict[str, Any], base: dict[str, Any], kind: str | None) -> tuple[float, list[float] | None]:
     """What a measured cell's bar shows (absolute: its mean; relative: its difference from the baseline's, as
-    RELATIVE_KIND says) and its error bar (the 95 % CI in the same terms, or None)."""
+    RELATIVE_KIND says, or the +++++ bound that decided its verdict: a difference at least that large) and its
+    error bar (the 95 % CI in the same terms, or None)."""
     ratio_ci = cell["ratio_ci95"]
+    if kind == PERCENT and _decided_by_bound(cell):
+        return _percent_bar(cell["bound_ratio"]), None
     if kind == PERCENT:
         return _percent_bar(cell["ratio"]), None if ratio_ci is None else [_percent_bar(r) for r in ratio_ci]
     if kind == RATIO:
@@ -874,7 +899,7 @@ def _bar(cell: dict[str, Any], base: dict[str, Any], kind: str | None) -> tuple[
 def chart_bars(chart: dict[str, Any], data: dict[str, Any], kind: str | None) -> list[dict[str, Any]]:
     """What the page draws of a chart of `data`: per configuration (the baseline configuration left out in
     relative mode, where it is the origin) its legend label, swatch and, per test, the bar's value and error
-    bar (None for no bar), the status (why there is no bar: cell_status), the verdict and N."""
+    bar (None for no bar), the status (why there is no bar: cell_status), the verdict, N and the +++++ floor."""
     relative = data["mode"] == RELATIVE
     base_id = data["baseline_configuration"]
     base_cells = _base_cells(chart, base_id)
@@ -882,6 +907,8 @@ def chart_bars(chart: dict[str, Any], data: dict[str, Any], kind: str | None) ->
     positions = {c["id"]: index for index, c in enumerate(data["configurations"])}
     runs_of = {c["id"]: len(c["runs"]) for c in data["configurations"]}
     repeated = any(n > 1 for n in runs_of.values())
+    rate = chart["key"] in RATE_CHART_KEYS
+    rate_axis = rate and not kind  # an axis of rates, not of differences from the baseline
     bars = []
     for entry in chart["configurations"]:
         config_id = entry["configuration"]
@@ -892,25 +919,34 @@ def chart_bars(chart: dict[str, Any], data: dict[str, Any], kind: str | None) ->
         errors: list[Any] = []
         statuses = []
         for cell, base in zip(entry["tests"], base_cells, strict=True):
-            status = cell_status(cell, base if relative else None)
+            status = cell_status(cell, base if relative else None, rate)
             value, error = _bar(cell, base, kind) if status == OK else (None, None)
             statuses.append(status)
             values.append(value)
             errors.append(error)
-        bars.append(
-            {
-                "configuration": config_id,
-                "label": f"{names[config_id]} (N={runs_of[config_id]})" if repeated else names[config_id],
-                "baseline": is_base,
-                "position": positions[config_id],
-                **swatch(positions[config_id]),
-                "values": values,
-                "errors": errors,
-                "status": statuses,
-                "verdicts": [None if is_base else cell["verdict"] for cell in entry["tests"]],
-                "n": [cell["n"] for cell in entry["tests"]],
-            }
-        )
+        bar = {
+            "configuration": config_id,
+            "label": f"{names[config_id]} (N={runs_of[config_id]})" if repeated else names[config_id],
+            "baseline": is_base,
+            "position": positions[config_id],
+            **swatch(positions[config_id]),
+            "values": values,
+            "errors": errors,
+            "status": statuses,
+            "verdicts": [None if is_base else cell["verdict"] for cell in entry["tests"]],
+            "n": [cell["n"] for cell in entry["tests"]],
+        }
+        # Only where there is one (a 50-configuration page sends 300 bars): relative, the bars that are a +++++
+        # bound (the difference is at least that large); absolute, the rate every +++++ run of a cell is above,
+        # where some were (a mixed cell too): the axis reaches above it, so the +++++ mark at its top sits above
+        # the figure the page gives.
+        bounds = [rate and relative and _decided_by_bound(cell) for cell in entry["tests"]]
+        if any(bounds):
+            bar["bounds"] = bounds
+        floors = [cell["too_fast_above"] if cell["n_too_fast"] and rate_axis else None for cell in entry["tests"]]
+        if any(floor is not None for floor in floors):
+            bar["too_fast_above"] = floors
+        bars.append(bar)
     return bars
 
 
@@ -1014,7 +1050,7 @@ def chart_notes(chart: dict[str, Any], names: dict[int, str], base_id: int | Non
         if entry["configuration"] == base_id:
             continue
         for index, cell in enumerate(entry["tests"]):
-            status = cell_status(cell, base_cells[index] if base_cells else None)
+            status = cell_status(cell, base_cells[index] if base_cells else None, chart["key"] in RATE_CHART_KEYS)
             if status != OK:
                 grouped.setdefault(status, {}).setdefault(entry["configuration"], []).append(cell["test"])
     order = list(STATUS_TEXT)

@@ -1,0 +1,98 @@
+"""+++++ on an absolute chart, in Debian's Chromium on the sample study (9 of 10 ext4 runs' seq_stat and of xfs's
+ran_stat were +++++, faster than 65,536 files/s; the tenth measured 53,101 and 44,362): every +++++ mark sits
+above the floor the page gives for it, and a cell of which only some runs were +++++ has its bar and the mark."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS
+from tests.sample_board import STUDY_IDS, SWEEP_COMPARE, SWEEP_IDS, sample_board
+
+pytestmark = pytest.mark.slow  # a real browser and server: pytest -m 'not slow' skips it
+
+CHART = "canvas[data-chart=metadata_stat]"
+FLOOR = 65_536  # files/s: the figure the page gives every +++++ run of these tests ("> 65,536 files/s")
+
+
+def test_too_fast_marks_sit_above_their_floor_and_a_mixed_cell_has_both(tmp_path):
+    with sample_board(tmp_path) as base_url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2).new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(f"{base_url}/compare?runs={','.join(map(str, STUDY_IDS))}&group=config")
+        assert f"&gt; {FLOOR:,} files/s" in page.content()
+        page.locator(CHART).scroll_into_view_if_needed()
+        page.wait_for_function(f"() => Chart.getChart(document.querySelector('{CHART}'))?.$bbMarks !== undefined")
+        drawn = page.evaluate(
+            f"""() => {{
+                const chart = Chart.getChart(document.querySelector('{CHART}'));
+                return {{
+                    labels: chart.data.labels,
+                    datasets: chart.data.datasets.map(d => ({{label: d.label, data: d.data, status: d.bbStatus,
+                                                             floors: d.bbTooFastAbove}})),
+                    marks: chart.$bbMarks,
+                    floorY: chart.scales.y.getPixelForValue({FLOOR}),
+                    top: chart.scales.y.max,
+                }};
+            }}"""
+        )
+        browser.close()
+    assert errors == []
+    seq_stat, ran_stat = drawn["labels"].index("seq_stat"), drawn["labels"].index("ran_stat")
+    ext4, xfs = drawn["datasets"]
+    assert ext4["label"].startswith("config=ext4") and xfs["label"].startswith("config=xfs")
+    # the mixed cells: the measured run's bar, and the floor of the others
+    assert (ext4["status"][seq_stat], ext4["data"][seq_stat], ext4["floors"][seq_stat]) == ("ok", 53_101, FLOOR)
+    assert (xfs["status"][ran_stat], xfs["data"][ran_stat], xfs["floors"][ran_stat]) == ("ok", 44_362, FLOOR)
+    marked = {(m["datasetIndex"], m["test"]) for m in drawn["marks"]}
+    # every cell with a +++++ run has its mark: the two all-+++++ cells and the two mixed ones
+    assert marked == {(0, "seq_stat"), (0, "ran_stat"), (1, "seq_stat"), (1, "ran_stat")}
+    assert drawn["top"] > FLOOR
+    for mark in drawn["marks"]:
+        assert mark["kind"] == "top" and mark["y"] + mark["height"] < drawn["floorY"], mark
+
+
+def test_relative_bars_of_a_too_fast_baseline_are_its_bounds_and_too_fast_on_both_sides_has_no_mark(tmp_path):
+    """The sample sweep against fs=ext4 dev=loop mode=async, whose metadata tests were all +++++: the sync
+    configurations' verdicts ("at least ×14 slower") come from that bound, and their bars are the bound; the
+    configurations +++++ like the baseline get no mark at the top of the % axis (it would read "far better")."""
+    with sample_board(tmp_path) as base_url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(f"{base_url}{SWEEP_COMPARE}&baseline={SWEEP_IDS[0]}&mode=relative")
+        chart = "canvas[data-chart=metadata]"
+        page.locator(chart).scroll_into_view_if_needed()
+        page.wait_for_function(f"() => Chart.getChart(document.querySelector('{chart}'))?.$bbValueLabels !== undefined")
+        drawn = page.evaluate(
+            f"""() => {{
+                const chart = Chart.getChart(document.querySelector('{chart}'));
+                return {{
+                    labels: chart.data.labels,
+                    datasets: chart.data.datasets.map(d => ({{label: d.label, data: d.data, status: d.bbStatus,
+                                                             bounds: d.bbBounds}})),
+                    marks: chart.$bbMarks,
+                    valueLabels: chart.$bbValueLabels,
+                }};
+            }}"""
+        )
+        notes = page.locator("#figure-metadata .chart-notes").inner_text()
+        browser.close()
+    assert errors == []
+    by_name = {d["label"].split(" (N=")[0]: (i, d) for i, d in enumerate(drawn["datasets"])}
+    seq_create = drawn["labels"].index("seq_create")
+    index, sync = by_name["fs=ext4 dev=loop mode=sync"]
+    # 954 files/s at most against +++++ above 16,384 (ratio 0.0681, rounded as the API gives it): -93.2 %
+    assert sync["status"][seq_create] == "ok" and sync["bounds"][seq_create] is True
+    assert sync["data"][seq_create] == -93.2
+    label = next(v for v in drawn["valueLabels"] if v["datasetIndex"] == index and v["index"] == seq_create)
+    assert label["text"].startswith("≤ ")
+    for name in ("fs=tmpfs dev=ram mode=async", "fs=xfs dev=loop mode=async"):
+        _, both = by_name[name]
+        assert set(both["status"]) == {"too_fast_unjudged"} and set(both["data"]) == {None}
+    assert drawn["marks"] == []
+    assert "no comparison: +++++ here, not known to be faster than the baseline" in notes
