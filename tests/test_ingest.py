@@ -157,6 +157,28 @@ def test_a_run_has_at_most_50_tags(client):
     assert upload.status_code == 400 and "at most 50 tags" in upload.json()["detail"]
 
 
+def test_a_stored_line_whose_run_cannot_take_more_tags_is_an_error_of_that_line(client):
+    """Its line (2 here), field `tags`: with partial the other lines are stored and the run keeps its tags; without,
+    nothing is stored."""
+    run_id = client.post("/api/runs", content=LINE_198).json()["created"][0]
+    fifty = {f"key{i}": "v" for i in range(50)}
+    client.patch(f"/api/runs/{run_id}", json={"tags": fifty})
+    body = f"{LINE_103}\n{LINE_198}\n"
+    refused = client.post("/api/runs", content=body, params={"tag": "extra=1"})
+    message = f"run {run_id} is already stored with 50 tags; 1 more would pass the limit of 50 per run"
+    assert refused.status_code == 422
+    assert refused.json()["detail"] == "1 of 2 lines is invalid; nothing was stored"
+    assert refused.json()["errors"] == [{"line": 2, "field": "tags", "error": message}]
+    assert client.get("/api/runs").json()["total"] == 1
+    partial = client.post("/api/runs", content=body, params={"tag": "extra=1", "partial": "true"})
+    assert partial.status_code == 201, partial.text
+    answer = partial.json()
+    assert answer["errors"] == [{"line": 2, "field": "tags", "error": message}] and answer["error_count"] == 1
+    assert len(answer["created"]) == 1 and answer["duplicates"] == [] and answer["tagged"] == []
+    assert client.get(f"/api/runs/{answer['created'][0]}").json()["tags"] == {"extra": "1"}
+    assert client.get(f"/api/runs/{run_id}").json()["tags"] == fifty
+
+
 def test_edits_and_deletes_of_a_missing_run_are_404(client):
     assert client.patch("/api/runs/77", json={"label": "x"}).status_code == 404
     assert client.delete("/api/runs/77").status_code == 404

@@ -385,8 +385,6 @@ def ingest(
         outcome.created = sorted(outcome.created + plain.stored.created) if outcome.created else plain.stored.created
         duplicates = sorted(duplicates + plain.stored.duplicates) if duplicates else plain.stored.duplicates
         existing_runs |= dict.fromkeys(plain.stored.existing, tags)
-    outcome.duplicates = [run_id for _, run_id in duplicates]
-
     if tags or tags_of:
         if tags_of:
             created_rows = (
@@ -397,7 +395,22 @@ def ingest(
             _insert_tags(session, created_rows)
         else:
             _tag_upload_runs(session, upload.id, tags)
-        outcome.tagged = _add_tags(session, existing_runs)
+        outcome.tagged, over_limit = _add_tags(session, existing_runs)
+        if over_limit:
+            # A line whose run is stored already with too many tags to take these: an error of that line, field
+            # `tags`; with partial, the line is left out (its run keeps its tags), else nothing is stored.
+            refused = [
+                LineError(line_no, "tags", over_limit[run_id]) for line_no, run_id in duplicates if run_id in over_limit
+            ]
+            duplicates = [(line_no, run_id) for line_no, run_id in duplicates if run_id not in over_limit]
+            errors = sorted(errors + refused, key=lambda error: error.line)
+            error_count += len(refused)
+            if not partial:
+                verb = "is" if error_count == 1 else "are"
+                detail = f"{error_count} of {total} lines {verb} invalid; nothing was stored"
+                raise InvalidUpload(detail, errors[:MAX_REPORTED_ERRORS], error_count)
+            outcome.errors, outcome.error_count = errors[:MAX_REPORTED_ERRORS], error_count
+    outcome.duplicates = [run_id for _, run_id in duplicates]
     return outcome
 
 
@@ -436,11 +449,13 @@ def _insert_tags(session: Session, rows: Iterable[dict[str, Any]]) -> None:
         session.execute(insert(Tag), batch)
 
 
-def _add_tags(session: Session, wanted: dict[int, dict[str, str]]) -> list[int]:
-    """Give runs already stored the tags they lack (a key they have keeps its value); the runs changed."""
+def _add_tags(session: Session, wanted: dict[int, dict[str, str]]) -> tuple[list[int], dict[int, str]]:
+    """Give runs already stored the tags they lack (a key they have keeps its value): the runs changed, and
+    those left as they were because the tags would pass MAX_TAGS_PER_RUN, each with why."""
     wanted = {run_id: tags for run_id, tags in wanted.items() if tags}
     run_ids = sorted(wanted)
     tagged: list[int] = []
+    over_limit: dict[int, str] = {}
     for start in range(0, len(run_ids), LOOKUP_CHUNK):
         chunk = run_ids[start : start + LOOKUP_CHUNK]
         have: dict[int, set[str]] = {run_id: set() for run_id in chunk}
@@ -452,11 +467,12 @@ def _add_tags(session: Session, wanted: dict[int, dict[str, str]]) -> list[int]:
             if not new:
                 continue
             if len(have[run_id]) + len(new) > MAX_TAGS_PER_RUN:
-                raise BadRequest(
+                over_limit[run_id] = (
                     f"run {run_id} is already stored with {len(have[run_id])} tags; {len(new)} more would pass "
                     f"the limit of {MAX_TAGS_PER_RUN} per run"
                 )
+                continue
             tagged.append(run_id)
             rows += [{"run_id": run_id, "key": key, "value": value} for key, value in new.items()]
         _insert_tags(session, rows)
-    return tagged
+    return tagged, over_limit
