@@ -157,6 +157,13 @@ def test_a_run_has_at_most_50_tags(client):
     assert upload.status_code == 400 and "at most 50 tags" in upload.json()["detail"]
 
 
+def test_an_upload_of_one_invalid_line_says_so_in_words(client):
+    refused = client.post("/api/runs", content=LINE_198.replace(",869,", ",x,", 1))
+    assert refused.status_code == 422
+    assert refused.json()["detail"] == "the upload's only line is invalid; nothing was stored"
+    assert refused.json()["errors"][0]["field"] == "putc"
+
+
 def test_a_stored_line_whose_run_cannot_take_more_tags_is_an_error_of_that_line(client):
     """Its line (2 here), field `tags`: with partial the other lines are stored and the run keeps its tags; without,
     nothing is stored."""

@@ -353,11 +353,12 @@ def ingest(
         run_count += plain.count
     total = run_count + error_count
     if run_count == 0:
-        detail = (
-            "no bonnie++ result line in the upload"
-            if not errors
-            else f"all {total} lines are invalid; nothing was stored"
-        )
+        if not errors:
+            detail = "no bonnie++ result line in the upload"
+        elif total == 1:
+            detail = "the upload's only line is invalid; nothing was stored"
+        else:
+            detail = f"all {total} lines are invalid; nothing was stored"
         raise InvalidUpload(detail, errors, error_count)
     if errors and not partial:
         verb = "is" if error_count == 1 else "are"
