@@ -204,11 +204,13 @@ def expected_datasets(api: dict, chart: dict) -> list[tuple]:
             elif relative and reason == "ok" and cell["ratio"] is None:
                 reason = "baseline_zero"
             status.append(reason)
+            # relative bars show the geometric means' ratio (the verdict's and its CI's), else the arithmetic one
+            shown = cell["geo_ratio"] if cell["geo_ratio"] is not None else cell["ratio"]
             if reason != "ok":
                 data.append(None)
                 errors.append(None)
             elif relative and chart["key"] == "latency":  # a ratio, on a log axis
-                data.append(cell["ratio"])
+                data.append(shown)
                 errors.append(cell["ratio_ci95"])
             elif relative and chart["key"] == "cpu":  # percentage points
                 data.append(pytest.approx(cell["mean"] - base["mean"], abs=0.051))
@@ -218,7 +220,7 @@ def expected_datasets(api: dict, chart: dict) -> list[tuple]:
                     else pytest.approx([(r - 1) * base["mean"] for r in cell["ratio_ci95"]], abs=0.051)
                 )
             elif relative:
-                data.append(pytest.approx((cell["ratio"] - 1) * 100, abs=0.051))
+                data.append(pytest.approx((shown - 1) * 100, abs=0.051))
                 errors.append(
                     None
                     if cell["ratio_ci95"] is None

@@ -299,16 +299,18 @@ def drawn_bars(data: dict, chart: dict) -> list[tuple]:
             elif relative and status == "ok" and cell["ratio"] is None:
                 status = "baseline_zero"
             statuses.append(status)
+            # relative bars show the geometric means' ratio (the verdict's and its CI's), else the arithmetic one
+            shown = cell["geo_ratio"] if cell["geo_ratio"] is not None else cell["ratio"]
             ci = cell["ratio_ci95"]
             if status != "ok":
                 value, error = None, None
             elif relative and chart["key"] == "latency":
-                value, error = cell["ratio"], ci
+                value, error = shown, ci
             elif relative and chart["key"] == "cpu":
                 value = tenth(cell["mean"] - base["mean"])
                 error = ci and [tenth((r - 1) * base["mean"]) for r in ci]
             elif relative:
-                value, error = percent(cell["ratio"]), ci and [percent(r) for r in ci]
+                value, error = percent(shown), ci and [percent(r) for r in ci]
             else:
                 value, error = cell["mean"], cell["ci95"]
             values.append(value)
@@ -475,3 +477,29 @@ def test_the_single_run_shortcut_gives_the_same_answer_as_the_general_path(monke
     monkeypatch.setattr(engine, "SINGLE_RUN_SHORTCUT", False)
     slow = [engine.compare(runs, mode=mode, baseline=baseline, grouping=none) for mode, baseline in asked]
     assert fast == slow
+
+
+def test_a_relative_bar_is_the_ratio_its_verdict_and_interval_are_about():
+    """The baseline's put_block runs 100,000 and 300,000 KiB/s (arithmetic mean 200,000, geometric 173,205), the
+    other's 200,000 twice: the means are equal, the geometric ratio 1.155. The bar, its CI and the table say +15.5 %,
+    as the verdict and the Answer do; the absolute bars stay the arithmetic means."""
+    runs = [
+        synthetic(1, {"cfg": "base"}, put_block=100_000),
+        synthetic(2, {"cfg": "base"}, put_block=300_000),
+        synthetic(3, {"cfg": "other"}, put_block=200_000),
+        synthetic(4, {"cfg": "other"}, put_block=200_000),
+    ]
+    data = engine.compare(runs, mode="relative", baseline=1, grouping=parse_group("cfg"))
+    cell = next(c for c in chart(data, "block_io")["configurations"][1]["tests"] if c["test"] == "put_block")
+    assert cell["ratio"] == 1.0 and cell["geo_ratio"] == round(200_000 / math.sqrt(100_000 * 300_000), 4)
+    view = engine.compare_view(runs, data)
+    (bar,) = view["charts"][0]["bars"]
+    put_block = chart(data, "block_io")["tests"].index("put_block")
+    assert bar["values"][put_block] == 15.5
+    low, high = bar["errors"][put_block]
+    assert low < 15.5 < high
+    table = engine.heat_table(data)
+    column = next(i for i, c in enumerate(table["columns"]) if (c["test"], c["measure"]) == ("put_block", "value"))
+    assert table["rows"][1]["cells"][column]["relative"] == "+15.5 % ~"
+    absolute = engine.compare_view(runs, engine.compare(runs, baseline=1, grouping=parse_group("cfg")))
+    assert [b["values"][put_block] for b in absolute["charts"][0]["bars"]] == [200_000, 200_000]

@@ -865,6 +865,12 @@ def _tenth(x: float) -> float:
     return _js_round(x * 10) / 10
 
 
+def shown_ratio(cell: dict[str, Any]) -> float | None:
+    """The ratio to the baseline a relative view shows: the geometric means' (what the verdict and the 95 % CI
+    drawn with it are about), else the arithmetic means' (a side with a single run or a run at 0)."""
+    return cell["geo_ratio"] if cell["geo_ratio"] is not None else cell["ratio"]
+
+
 def _above_baseline(cell: dict[str, Any], base: dict[str, Any]) -> bool:
     """A +++++ result is above the baseline's: every +++++ run is above a rate over the baseline's mean, and none of
     the baseline's runs was +++++ (a mark at the top of a relative chart says so)."""
@@ -886,9 +892,9 @@ def _bar(cell: dict[str, Any], base: dict[str, Any], kind: str | None) -> tuple[
     if kind == PERCENT and _decided_by_bound(cell):
         return _percent_bar(cell["bound_ratio"]), None
     if kind == PERCENT:
-        return _percent_bar(cell["ratio"]), None if ratio_ci is None else [_percent_bar(r) for r in ratio_ci]
+        return _percent_bar(shown_ratio(cell)), None if ratio_ci is None else [_percent_bar(r) for r in ratio_ci]
     if kind == RATIO:
-        return cell["ratio"], None if ratio_ci is None else list(ratio_ci)
+        return shown_ratio(cell), None if ratio_ci is None else list(ratio_ci)
     if kind == POINTS:
         # percentage points: the difference of the means; its CI is the ratio's, scaled by the baseline's mean
         mean = base["mean"]
@@ -1124,12 +1130,13 @@ def _column_unit(test: str, measure: str, means: list[float | None]) -> tuple[st
 
 def _difference(measure: str, cell: dict[str, Any], base: dict[str, Any]) -> str:
     """As the relative charts say it: a % for rates, a ratio for latency, points for %CPU."""
+    ratio = shown_ratio(cell)
     if measure == LATENCY:
-        return f"×{cell['ratio']:.2f}" if cell["ratio"] < 10 else f"×{cell['ratio']:,.0f}"
+        return f"×{ratio:.2f}" if ratio < 10 else f"×{ratio:,.0f}"
     if measure == CPU:
         points = round(cell["mean"] - base["mean"])
         return f"{'+' if points > 0 else '−' if points < 0 else '±'}{abs(points)} pts"
-    return percent(cell["ratio"])
+    return percent(ratio)
 
 
 def heat_table(data: dict[str, Any]) -> dict[str, Any]:

@@ -361,7 +361,7 @@ def _relative_text(cell: dict[str, Any]) -> str:
     mark = charts.VERDICT_MARK[cell["verdict"]]
     if cell["bound_ratio"] is not None and cell["verdict"] in (stats.BETTER, stats.WORSE):
         return f"{mark} {factor_text(cell)}"
-    return "" if cell["ratio"] is None else f"{percent(cell['ratio'])} {mark}"
+    return "" if cell["ratio"] is None else f"{percent(charts.shown_ratio(cell))} {mark}"
 
 
 def display(built: dict[str, Any]) -> dict[str, Any]:
