@@ -150,6 +150,30 @@ def test_a_single_bound_is_said_alone():
     assert row(data, "files")["factor"] == "at least ×2.50 faster in 1 of 6 tests"
 
 
+def test_a_within_noise_row_s_caveat_is_of_the_results_it_sums_up():
+    """The create and delete tests within noise (other load competed), the stat tests +++++ and cached, unknown: the
+    row says what held the create/delete figures, not that the page cache held the files."""
+    noisy = {"code": "noisy", "text": "other load competed …"}
+    stat = {
+        t: cell(t, "unknown", status="too_fast", n_too_fast=3, hints=[CACHED, TOO_FAST])
+        for t in ("seq_stat", "ran_stat")
+    }
+    base_stat = {
+        t: cell(t, status="too_fast", n_too_fast=3, hints=[CACHED, TOO_FAST]) for t in ("seq_stat", "ran_stat")
+    }
+    moved = ("seq_create", "seq_del", "ran_create", "ran_del")
+    data = comparison(
+        {
+            BASE: base_stat | {t: cell(t, hints=[noisy]) for t in moved},
+            OTHER: stat
+            | {t: cell(t, "within_noise", geo=1.27 if t == "seq_create" else 1.1, hints=[noisy]) for t in moved},
+        }
+    )
+    files = row(data, "files")
+    assert files["outcome"] == "within_noise" and files["factor"] == "largest seen ×1.27 faster (fs=xfs), within noise"
+    assert files["caveat"] == "other load competed (the runner's counters): rerun on a quiet machine"
+
+
 def test_within_noise_everywhere_says_so_with_the_largest_difference_seen():
     # |ln 0.8| = 0.223 > ln 1.1 = 0.095: the ×0.8 one is the largest, i.e. 1/0.8 = ×1.25 slower
     data = comparison(

@@ -229,8 +229,11 @@ def answer_row(
         too_fast = any(_codes(cells[cid][t]) & set(TOO_FAST_CODES) for cid in cells for t in tests)
         who = "cannot tell"
         factor = "" if too_fast or not others else "too few runs: repeat them, e.g. bonnie++ -x 5"
-    if claims:
-        involved = [(cells[cid][t], False) for cid, t in claims] + [(base[t], True) for t in {t for _, t in claims}]
+    # The caveat is of the cells the row's words are about: its claims, the results within noise it sums up, or,
+    # when it cannot tell, every cell (the caveat may be why).
+    said = claims or (by_verdict[NOISE] if outcome == NOISE else [])
+    if said:
+        involved = [(cells[cid][t], False) for cid, t in said] + [(base[t], True) for t in {t for _, t in said}]
     else:
         involved = [(cells[cid][t], cid == base_id) for cid in cells for t in tests]
     code, caveat = _caveat(involved, tests, setup)
