@@ -32,7 +32,6 @@ def test_the_tests_are_bonnies_columns_in_its_order():
 def test_the_parser_reads_the_catalog():
     assert parsing.TESTS is bonnie.TESTS
     assert parsing.IO_TESTS is bonnie.IO_TESTS and parsing.FILE_TESTS is bonnie.FILE_TESTS
-    assert parsing.UNITS is bonnie.UNITS
 
 
 def test_what_each_test_is():

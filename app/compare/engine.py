@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app import bonnie
+from app.bonnie import UNITS
 from app.compare import comparability, stats, summary
 from app.compare.figures import RunFigures
 from app.compare.grouping import DEFAULT, Configuration, Grouping, group_runs
@@ -24,7 +25,7 @@ from app.compare.hints import CPU_BOUND_PCT, GENERAL_TEXT, PER_CHAR_TESTS, SPREA
 from app.compare.request import ABSOLUTE, MODES, RELATIVE, parse_mode
 from app.compare.summary import percent
 from app.errors import BadRequest
-from app.ingest.parsing import NOT_RUN, OK, TESTS, TOO_FAST, UNITS, Result
+from app.ingest.parsing import NOT_RUN, OK, TESTS, TOO_FAST, Result
 from app.units import UNIT_STEPS, display_unit, format_in
 
 __all__ = ["ABSOLUTE", "MODES", "RELATIVE", "RunFigures", "compare", "compare_view", "heat_table"]
@@ -865,10 +866,12 @@ def _tenth(x: float) -> float:
     return _js_round(x * 10) / 10
 
 
-def shown_ratio(cell: dict[str, Any]) -> float | None:
-    """The ratio to the baseline a relative view shows: the geometric means' (what the verdict and the 95 % CI
-    drawn with it are about), else the arithmetic means' (a side with a single run or a run at 0)."""
-    return cell["geo_ratio"] if cell["geo_ratio"] is not None else cell["ratio"]
+def shown_ratio(cell: dict[str, Any]) -> float:
+    """The ratio to the baseline a relative view shows of a cell that has one (`ratio` set): the geometric means'
+    (what the verdict and the 95 % CI drawn with it are about), else the arithmetic means' (a side with a single
+    run or a run at 0)."""
+    geo = cell["geo_ratio"]
+    return float(geo if geo is not None else cell["ratio"])
 
 
 def _above_baseline(cell: dict[str, Any], base: dict[str, Any]) -> bool:

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from app.bonnie import FILE_TESTS, IO_TESTS, TESTS
-from app.bonnie import UNITS as UNITS  # re-exported: its importers predate the catalog
 from app.errors import LineError as LineError  # re-exported: the parser's results carry it
 from app.limits import MAX_MACHINE_CHARS
 

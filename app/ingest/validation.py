@@ -120,8 +120,8 @@ def check_document(document: Any, *, max_bytes: int) -> None:
         if isinstance(item, str):
             _check_document_text(item, path)
         elif isinstance(item, float) and not math.isfinite(item):
-            # 1e400 reads as infinity: PostgreSQL refuses it in JSON (a 500), and SQLite stored text it could
-            # not read back, so every comparison with the run failed.
+            # 1e400 reads as infinity: PostgreSQL refuses it in JSON (a 500), and SQLite stores text it cannot
+            # read back, so every comparison with the run would fail.
             raise BadRequest(f"document holds a number too large for a double at {path}")
         elif isinstance(item, dict | list):
             if depth > MAX_DOCUMENT_DEPTH:

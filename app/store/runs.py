@@ -424,8 +424,8 @@ def export_batches(
 
     Each batch is read in a short session of its own from `sessions` (keyset on id), closed before the batch is
     yielded: a client that leaves mid-stream abandons this generator without closing it, and a session held across
-    a yield never went back to the pool (16 aborted downloads emptied it). Memory stays flat; a run stored while
-    the export is sent is in it if it is newer than the last line sent.
+    a yield would never go back to the pool (16 aborted downloads would empty it). Memory stays flat; a run stored
+    while the export is sent is in it if it is newer than the last line sent.
     """
     after_id, limit = 0, EXPORT_FIRST_BATCH
     while True:

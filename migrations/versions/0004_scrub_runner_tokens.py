@@ -8,7 +8,7 @@ The rule is copied here rather than imported from app/ingest/secrets_scrub.py: a
 tomorrow what it does today, whatever the app's code becomes.
 
 Revision ID: 0004
-Revises: 0002
+Revises: 0003
 """
 
 import re

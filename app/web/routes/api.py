@@ -71,8 +71,9 @@ RunId = Annotated[int, Path(ge=1, le=MAX_ID)]
 
 
 class RunIdConvertor(Convertor[int]):
-    """`{run_id:run_id}`: Starlette's `int` took any number of digits, and int() of more than 4,300 raised inside
-    the router (a 500). Twenty digits is far past MAX_ID (a 422); a longer path is no run (a 404)."""
+    """`{run_id:run_id}`: at most twenty digits. Starlette's `int` takes any number, and int() of more than 4,300
+    digits raises inside the router (a 500). Twenty digits is far past MAX_ID (a 422); a longer path is no run (a
+    404)."""
 
     regex = "[0-9]{1,20}"
 

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from starlette.datastructures import FormData, UploadFile
 
 from app import bonnie
+from app.bonnie import UNITS
 from app.compare import answer, embed, engine, heat_table, matrix
 from app.compare import page as comparisons
 from app.compare.figures import limiters_of, line_facts
@@ -31,7 +32,7 @@ from app.compare.request import (
 )
 from app.config import get_settings
 from app.errors import BadRequest, InvalidUpload
-from app.ingest.parsing import TESTS, TOO_FAST, UNITS
+from app.ingest.parsing import TESTS, TOO_FAST
 from app.ingest.upload import store_upload
 from app.ingest.validation import (
     check_filename,
@@ -60,7 +61,6 @@ router = APIRouter(include_in_schema=False)
 PAGE_SIZE = 50
 
 
-# The figures the runs list shows; the run page shows all twelve.
 def wants_partial(request: Request) -> bool:
     """An htmx request for a fragment. History restores (Back after a pushed URL) and requests
     that target <body> get the whole page."""
