@@ -103,3 +103,12 @@ def test_asset_urls_are_paths_that_no_host_header_can_steer(client, monkeypatch)
         # Root-relative: an HTTPS page behind a proxy loads them over HTTPS from itself.
         assert all(asset.startswith("/") and not asset.startswith("//") for asset in assets), (url, assets)
         assert any(asset.startswith("/static/") for asset in assets) and "evil" not in " ".join(assets), (url, assets)
+
+
+def test_by_name_runs_without_a_label_come_first_on_either_database(client):
+    """Machine, then label, runs without one first (SQLite and PostgreSQL put NULL at opposite ends unless told)."""
+    ids = [post_csv(client, with_field(LINE_198, 4, str(seed))).json()["created"][0] for seed in range(3)]
+    client.patch(f"/api/runs/{ids[0]}", json={"label": "b"})
+    client.patch(f"/api/runs/{ids[2]}", json={"label": "a"})
+    html = client.get("/?sort=name").text
+    assert re.findall(r'<a href="/runs/(\d+)">', html) == [str(ids[1]), str(ids[2]), str(ids[0])]

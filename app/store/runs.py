@@ -93,11 +93,12 @@ def _matching_ids(run_filter: RunFilter) -> tuple[Select, ColumnElement[int]]:
     return statement, run_id
 
 
-# The runs list's orders: upload order (newest or oldest first) or by name (machine, then label).
+# The runs list's orders: upload order (newest or oldest first) or by name (machine, then label). Runs without a
+# label come first on both databases (SQLite puts NULL first, PostgreSQL last, unless told).
 RUN_ORDERS = {
     "newest": (run_table.c.id.desc(),),
     "oldest": (run_table.c.id,),
-    "name": (run_table.c.machine, run_table.c.label, run_table.c.id),
+    "name": (run_table.c.machine, run_table.c.label.nulls_first(), run_table.c.id),
 }
 
 
