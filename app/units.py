@@ -4,9 +4,12 @@
 server's text and the charts' ticks and tooltips choose the same unit for the same number.
 """
 
+import math
 from collections.abc import Iterable
 
 KIB_PER_MIB = 1024
+MIB_PER_GIB = 1024
+BYTES_PER_MIB = 1024 * 1024
 US_PER_MS = 1000
 US_PER_S = 1_000_000
 
@@ -55,3 +58,18 @@ def format_in(value: float | None, unit: str, divisor: int) -> str:
         return ""
     digits = _DECIMALS.get(unit, 1 if unit == "seeks/s" else 0)
     return f"{value / divisor:,.{digits}f}"
+
+
+def mib_of_bytes(size_bytes: int) -> int:
+    """Whole MiB of a byte count, rounded down."""
+    return size_bytes // BYTES_PER_MIB
+
+
+def format_size_mib(size_mib: int) -> str:
+    """A size as people write it: in GiB when a quarter GiB divides it (1 GiB, 1.25 GiB), else in MiB."""
+    return f"{size_mib / MIB_PER_GIB:g} GiB" if size_mib % (MIB_PER_GIB // 4) == 0 else f"{size_mib:,} MiB"
+
+
+def gib_at_least(size_mib: float) -> int:
+    """The whole GiB that hold `size_mib` (a size to ask for: -s NG)."""
+    return math.ceil(size_mib / MIB_PER_GIB)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app import bonnie
+from app.units import format_size_mib, gib_at_least
 
 BETTER, WORSE, NOISE, UNKNOWN = "better", "worse", "within_noise", "unknown"
 NOT_DISK = "not_disk"  # a better or worse verdict whose limiter was not the disk
@@ -116,10 +117,6 @@ def _range_text(cells: list[dict[str, Any]], faster: bool) -> str:
     return f"{'at least ' if bounded else ''}{span} {'faster' if faster else 'slower'}"
 
 
-def _gib(mib: int) -> str:
-    return f"{mib / 1024:g} GiB" if mib % 256 == 0 else f"{mib:,} MiB"
-
-
 def caveat_text(code: str, tests: Sequence[str], setup: dict[str, int | None], where: str = "") -> str:
     """What a row says of a limiter: what it was, that it is not a disk result, and what to rerun with."""
     if code == "cached":
@@ -128,8 +125,8 @@ def caveat_text(code: str, tests: Sequence[str], setup: dict[str, int | None], w
             return f"page cache held the files: not a disk result — raise {bonnie.FILE_COUNT_OPTION}"
         size, ram = setup.get("file_size_mib"), setup.get("ram_mib")
         if size and ram and size < 2 * ram:
-            rerun = math.ceil(2 * ram / 1024)
-            return f"page cache (file {_gib(size)} < 2 × RAM): not a disk result — rerun with -s {rerun}G"
+            rerun = gib_at_least(2 * ram)
+            return f"page cache (file {format_size_mib(size)} < 2 × RAM): not a disk result — rerun with -s {rerun}G"
         return "page cache (the runner's counters): not a disk result"
     if code == "cpu_bound":
         return "CPU-bound: measures the CPU, not the disk"

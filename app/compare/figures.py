@@ -20,8 +20,7 @@ from app.columns import (
     result_column,
 )
 from app.ingest.parsing import TESTS, Result
-
-MIB = 1024 * 1024
+from app.units import mib_of_bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +132,7 @@ def ram_mib_of(ram_bytes: Any, tags: dict[str, str]) -> int | None:
     """The machine's RAM: the runner's measurement, else a `ram_mib` tag (a whole number). A byte count past 63
     bits is no measurement; SQLite reads it back as a float, and the comparison's JSON cannot hold it."""
     if isinstance(ram_bytes, int) and 0 < ram_bytes < 2**63:
-        return ram_bytes // MIB
+        return mib_of_bytes(ram_bytes)
     tagged = tags.get("ram_mib", "")
     return int(tagged) if tagged.isascii() and tagged.isdigit() and 0 < len(tagged) <= 12 else None
 

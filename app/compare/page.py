@@ -26,6 +26,7 @@ from app.errors import BadRequest
 from app.store import generation
 from app.store import runs as run_store
 from app.store.db import get_engine, read_session
+from app.units import BYTES_PER_MIB
 
 T = TypeVar("T")
 _log = logging.getLogger("bonnieboard")
@@ -95,7 +96,7 @@ def cached(key: Hashable, make: Callable[[Session], T], size_of: Callable[[T], i
 
     The view is remembered (REWARM): after the next write it is made again in the background, so its next reader
     finds it made."""
-    max_bytes = get_settings().compare_cache_mib * 1024 * 1024
+    max_bytes = get_settings().compare_cache_mib * BYTES_PER_MIB
     stamps = _current_stamps() if max_bytes else None
     if stamps is None:
         with read_session() as session:
@@ -220,7 +221,7 @@ class Rewarmer:
                 self._condition.notify_all()
 
     def _pass(self, views: list[tuple[Hashable, _View]]) -> None:
-        max_bytes = get_settings().compare_cache_mib * 1024 * 1024
+        max_bytes = get_settings().compare_cache_mib * BYTES_PER_MIB
         stamps = _current_stamps() if max_bytes else None
         if stamps is None:
             return
