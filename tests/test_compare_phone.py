@@ -106,3 +106,24 @@ def test_charts_below_the_phone_screen_are_drawn_later_as_the_legend_shows_them(
         assert Path(download.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         browser.close()
         assert errors == []
+
+
+def test_the_runs_list_shows_a_figure_on_a_phone_s_first_screen_and_keeps_the_name_in_view(tmp_path):
+    """At 390 px the block write column comes right after the machine's name, and swiping the table sideways
+    keeps the name at the left edge: every figure seen has its run's name beside it."""
+    with running_server(tmp_path / "bonnieboard.db") as base_url, sync_playwright() as playwright:
+        upload(base_url, eighteen_lines())
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_context(viewport=PHONE).new_page()
+        page.goto(f"{base_url}/")
+        header = page.locator("table.runs th", has_text="put_block").bounding_box()
+        assert header["x"] + header["width"] <= PHONE["width"]
+        scroller = page.locator(".table-scroll")
+        left = scroller.bounding_box()["x"]
+        page.evaluate("document.querySelector('.table-scroll').scrollLeft = 400")
+        assert scroller.evaluate("e => e.scrollLeft") > 300
+        name = page.locator("table.runs td.machine").first
+        assert abs(name.bounding_box()["x"] - left) < 2
+        expect(name).to_have_text("phone-host-17")
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        browser.close()
