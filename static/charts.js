@@ -32,6 +32,7 @@
   const TOO_FAST_HEADROOM = 1.2; // an absolute axis's top over the highest +++++ floor: room for the mark above it
   const CAP_PX = 4; // half width of an error bar's caps
   const NARROW_PX = 520;
+  const PHONE = window.matchMedia("(max-width: 700px)"); // app.css's phone layout
   const LOG_RATIO_LIMIT = 100; // relative latency axis: ×0.01 .. ×100 at most
   const INK = "#1d232a";
   // Past 12 configurations (where the colours start to repeat banded) the charts share one HTML legend above them
@@ -204,11 +205,7 @@
     if (kind === "percent") return signed(value, 1) + " %";
     if (kind === "points") return signed(value, 1);
     if (kind === "ratio") return fmtRatio(value);
-    if (view.scale === "logarithmic") {
-      if (value <= 0) return "";
-      const power = Math.pow(10, Math.floor(Math.log10(value) + 1e-9));
-      return Math.abs(value / power - 1) < 1e-9 ? withUnit(value, view.steps, view.display_unit) : "";
-    }
+    if (view.scale === "logarithmic") return value > 0 ? withUnit(value, view.steps, view.display_unit) : "";
     return fmtNumber(value / view.divisor);
   }
 
@@ -241,6 +238,22 @@
   }
 
   const RATIO_TICKS = [0.01, 0.1, 0.5, 1, 2, 10, 100]; // ×0.5 … ×2 … ×100
+
+  // A log axis's ticks, each labelled: the powers of ten, and 2 and 5 times them on an axis of under two decades
+  // (one labelled tick across a decade and a half says little).
+  function logTicks(scale) {
+    const low = scale.min, high = scale.max;
+    if (!(low > 0) || !(high > low)) return;
+    const steps = Math.log10(high / low) < 2 ? [1, 2, 5] : [1];
+    const ticks = [];
+    for (let p = Math.floor(Math.log10(low)); p <= Math.ceil(Math.log10(high)); p++) {
+      steps.forEach(function (m) {
+        const value = m * Math.pow(10, p);
+        if (value >= low * 0.999 && value <= high * 1.001) ticks.push({ value: value, major: m === 1 });
+      });
+    }
+    if (ticks.length) scale.ticks = ticks;
+  }
 
   function ratioTicks(scale) {
     scale.ticks = RATIO_TICKS.filter(function (t) { return t >= scale.min * 0.999 && t <= scale.max * 1.001; })
@@ -760,8 +773,11 @@
     return rows;
   }
 
-  function truncate(text, chars) {
-    return text.length > chars ? text.slice(0, chars - 1) + "…" : text;
+  // A legend text at most `chars` long, cut in the middle: its end says "(baseline)" or "(N=3)", its start the name.
+  function shorten(text, chars) {
+    if (text.length <= chars) return text;
+    const head = Math.ceil((chars - 1) / 2);
+    return text.slice(0, head) + "…" + text.slice(text.length - (chars - 1 - head));
   }
 
   // A canvas with data-tests="a,b" draws only those tests of its chart: in absolute mode the per-char tests
@@ -877,13 +893,14 @@
     const hasTooFast = datasets.some(function (d) { return d.bbStatus.indexOf(TOO_FAST) >= 0; });
     const hasValues = values.length > 0;
     const tooFastText = view.status_text[TOO_FAST] + (chartView.measure === "cpu" ? " (empty slot)" : " (marked at the top)");
-    const baseText = relative
-      ? "baseline " + baseName + (kind === "ratio" ? " = ×1" : " = 0")
-      : "dashed line: mean of the baseline";
+    const baseText = function (narrow) {
+      if (!relative) return narrow ? "dashed: baseline mean" : "dashed line: mean of the baseline";
+      return "baseline " + (narrow ? shorten(baseName, 20) : baseName) + (kind === "ratio" ? " = ×1" : " = 0");
+    };
 
     const legendText = function (dataset, narrow) {
       const text = legendName({ label: dataset.label, baseline: dataset.bbBaseline });
-      return narrow ? truncate(text, 30) : text;
+      return narrow ? shorten(text, 30) : text;
     };
     const legendLabels = function (c) {
       const narrow = c.width < NARROW_PX;
@@ -891,7 +908,7 @@
         return { text: legendText(dataset, narrow), fillStyle: dataset.bbFill, strokeStyle: dataset.bbBaseline ? INK : dataset.bbColor,
                  lineWidth: dataset.bbBaseline ? 2 : 0, hidden: !c.isDatasetVisible(i), datasetIndex: i };
       });
-      items.push({ text: narrow ? truncate(baseText, 30) : baseText, fillStyle: "rgba(0,0,0,0)", strokeStyle: INK, lineWidth: 2,
+      items.push({ text: baseText(narrow), fillStyle: "rgba(0,0,0,0)", strokeStyle: INK, lineWidth: 2,
                    lineDash: relative ? [] : [5, 3], hidden: false, bbMark: true });
       if (hasTooFast) {
         items.push({ text: tooFastText, fillStyle: hatch("#555"), strokeStyle: "#555", lineWidth: 1, hidden: false, bbMark: true });
@@ -904,7 +921,7 @@
     if (!box.dataset.baseHeight) box.dataset.baseHeight = String(box.clientHeight || 290);
     const width = box.clientWidth || 600;
     const fontPx = width < NARROW_PX ? 10 : 11;
-    const texts = (shared ? [] : datasets.map(function (d) { return legendText(d, width < NARROW_PX); })).concat([baseText], hasTooFast ? [tooFastText] : []);
+    const texts = (shared ? [] : datasets.map(function (d) { return legendText(d, width < NARROW_PX); })).concat([baseText(width < NARROW_PX)], hasTooFast ? [tooFastText] : []);
     if (!part) box.style.height = Number(box.dataset.baseHeight) + (legendRows(texts, width, fontPx) - 1) * (fontPx + 9) + "px";
 
     const config = {
@@ -931,11 +948,12 @@
           y: {
             type: chartView.scale,
             beginAtZero: !log,
-            title: { display: true, text: chartView.axis_title },
+            // A phone's chart is 250 px high (app.css): the axis title keeps its unit ("files/s"), not its start.
+            title: { display: true, text: PHONE.matches ? chartView.axis_title.split(", ").pop() : chartView.axis_title },
             // Without a single value the axis has nothing to measure: no numbers on it.
             ticks: { display: hasValues, callback: function (value) { return tickLabel(value, chartView, kind); } },
             afterDataLimits: fitAxis,
-            afterBuildTicks: kind === "ratio" ? ratioTicks : log || kind ? undefined : displayUnitTicks(chartView.divisor),
+            afterBuildTicks: kind === "ratio" ? ratioTicks : log ? logTicks : kind ? undefined : displayUnitTicks(chartView.divisor),
             grid: {
               color: function (c) { return relative && c.tick && c.tick.value === origin ? INK : "rgba(0,0,0,0.08)"; },
               lineWidth: function (c) { return relative && c.tick && c.tick.value === origin ? 2 : 1; },

@@ -1054,28 +1054,33 @@ def chart_notes(chart: dict[str, Any], names: dict[int, str], base_id: int | Non
     measure it. With base_id (relative mode) the baseline configuration has no bars and others
     miss one where the baseline has nothing to compare with."""
     base_cells = _base_cells(chart, base_id) if base_id is not None else None
-    grouped: dict[str, dict[int, list[str]]] = {}
+    grouped: dict[str, dict[int, list[tuple[str, str]]]] = {}  # status -> configuration -> (test, as said)
     for entry in chart["configurations"]:
         if entry["configuration"] == base_id:
             continue
         for index, cell in enumerate(entry["tests"]):
+            test = cell["test"]
             status = cell_status(cell, base_cells[index] if base_cells else None, chart["key"] in RATE_CHART_KEYS)
             if status != OK:
-                grouped.setdefault(status, {}).setdefault(entry["configuration"], []).append(cell["test"])
+                grouped.setdefault(status, {}).setdefault(entry["configuration"], []).append((test, test))
+            elif cell["n_too_fast"] and chart["key"] in RATE_CHART_KEYS:
+                # a bar of the measured runs only: the rest were +++++
+                some = f"{test} ({cell['n_too_fast']} of {cell['n'] + cell['n_too_fast']} runs)"
+                grouped.setdefault(TOO_FAST, {}).setdefault(entry["configuration"], []).append((test, some))
     order = list(STATUS_TEXT)
     notes = []
     for status in sorted(grouped, key=lambda s: order.index(s) if s in order else len(order)):
         by_config = grouped[status]
         explanation = None
         if status == TOO_FAST:
-            hints = dict.fromkeys(TOO_FAST_HINT[test] for tests in by_config.values() for test in tests)
+            hints = dict.fromkeys(TOO_FAST_HINT[test] for tests in by_config.values() for test, _ in tests)
             explanation = f"{TOO_FAST_EXPLANATION} {' or '.join(hints).capitalize()} would measure it."
         notes.append(
             {
                 "status": status,
                 "text": STATUS_TEXT.get(status, status),
                 "explanation": explanation,
-                "where": [f"{names[cid]}: {', '.join(tests)}" for cid, tests in by_config.items()],
+                "where": [f"{names[cid]}: {', '.join(said for _, said in tests)}" for cid, tests in by_config.items()],
             }
         )
     return notes

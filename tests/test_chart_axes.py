@@ -1,8 +1,10 @@
-"""+++++ on an absolute chart, in Debian's Chromium on the sample study (9 of 10 ext4 runs' seq_stat and of xfs's
-ran_stat were +++++, faster than 65,536 files/s; the tenth measured 53,101 and 44,362): every +++++ mark sits
-above the floor the page gives for it, and a cell of which only some runs were +++++ has its bar and the mark."""
+"""What a chart's axis and legend say, in Debian's Chromium on the sample data: +++++ drawn where it is known to
+be (absolute: above the floor the page gives; relative: the bound a verdict rests on, or nothing), and at phone
+width a labelled log axis, the axis title's unit and a legend whose words are not cut off."""
 
 from __future__ import annotations
+
+import math
 
 import pytest
 from playwright.sync_api import sync_playwright
@@ -39,8 +41,12 @@ def test_too_fast_marks_sit_above_their_floor_and_a_mixed_cell_has_both(tmp_path
                 }};
             }}"""
         )
+        notes = page.locator("#figure-metadata_stat .chart-notes").inner_text()
         browser.close()
     assert errors == []
+    # the note under the chart names the mixed cells too, with how many runs the bar leaves out
+    assert "config=ext4: seq_stat (9 of 10 runs), ran_stat" in notes
+    assert "config=xfs: seq_stat, ran_stat (9 of 10 runs)" in notes
     seq_stat, ran_stat = drawn["labels"].index("seq_stat"), drawn["labels"].index("ran_stat")
     ext4, xfs = drawn["datasets"]
     assert ext4["label"].startswith("config=ext4") and xfs["label"].startswith("config=xfs")
@@ -96,3 +102,32 @@ def test_relative_bars_of_a_too_fast_baseline_are_its_bounds_and_too_fast_on_bot
         assert set(both["status"]) == {"too_fast_unjudged"} and set(both["data"]) == {None}
     assert drawn["marks"] == []
     assert "no comparison: +++++ here, not known to be faster than the baseline" in notes
+
+
+def test_a_phone_s_charts_label_their_log_axis_and_keep_the_words_that_matter(tmp_path):
+    """At 390 px: the latency axis (under two decades here) has every tick labelled, 1-2-5; the axis title keeps
+    its unit; the legend's baseline line is a short text of its own, not a cut one."""
+    with sample_board(tmp_path) as base_url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+        page.goto(f"{base_url}/compare?runs={','.join(map(str, STUDY_IDS))}&group=config")
+        found = {}
+        for key in ("latency", "metadata_stat"):
+            canvas = f"canvas[data-chart={key}]"
+            page.locator(canvas).scroll_into_view_if_needed()
+            page.wait_for_function(f"() => Chart.getChart(document.querySelector('{canvas}'))?.$bbMarks !== undefined")
+            found[key] = page.evaluate(
+                f"""() => {{
+                    const chart = Chart.getChart(document.querySelector('{canvas}'));
+                    return {{ticks: chart.scales.y.ticks.map(t => [t.value, t.label]), title: chart.options.scales.y.title.text,
+                             legend: chart.legend.legendItems.map(i => i.text), min: chart.scales.y.min, max: chart.scales.y.max}};
+                }}"""
+            )
+        browser.close()
+    latency = found["latency"]
+    assert latency["max"] / latency["min"] < 100 and len(latency["ticks"]) >= 3
+    assert all(label for _, label in latency["ticks"])
+    assert {round(value / 10 ** math.floor(math.log10(value))) for value, _ in latency["ticks"]} <= {1, 2, 5}
+    stat = found["metadata_stat"]
+    assert stat["title"] == "files/s"
+    assert "dashed: baseline mean" in stat["legend"] and not any(text.endswith("…") for text in stat["legend"])
