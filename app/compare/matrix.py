@@ -115,6 +115,21 @@ def permalink(request: MatrixRequest, path: str = "/matrix") -> str:
     return f"{path}?{urlencode(params, safe=',')}"
 
 
+def link_for(request: ComparisonRequest, figures: Sequence[RunFigures]) -> str | None:
+    """The matrix of a comparison's runs: by its two grouping tags, else the first two tag keys that vary; None
+    without two."""
+    keys = list(request.grouping.keys)
+    if len(keys) < 2:
+        varying = sorted({k for f in figures for k in f.tags if len({g.tags.get(k) for g in figures}) > 1})
+        keys = list(dict.fromkeys(keys + varying))
+    if len(keys) < 2:
+        return None
+    ids = tuple(f.id for f in figures)
+    return permalink(
+        MatrixRequest(keys[0], keys[1], run_ids=ids, baseline=request.baseline, min_effect=request.min_effect)
+    )
+
+
 def _why_left_out(test: str, runs: Sequence[RunFigures], names_of: dict[int, str]) -> str | None:
     """Why `test` cannot be in a family summary of the view: where a run printed +++++, did not run it or measured
     0 (a log needs a positive rate); None when every run measured it."""

@@ -297,7 +297,7 @@ def _render_compare(session: Session, asked: ComparisonRequest, notice: str | No
             figures_url=permalink(settled, "/compare/figures"),
             baseline=data["baseline"],
             csv_url=permalink(settled, "/api/compare.csv"),
-            matrix_url=_matrix_url(settled, figures),
+            matrix_url=matrix.link_for(settled, figures),
         )
     html = templates.get_template("_compare.html").render(context)
     return CompareFragment(url, notice, len(figures), cache.Body(html.encode()))
@@ -380,22 +380,6 @@ def script_json(value: Any) -> Markup:
     for character, escaped in _SCRIPT_ESCAPES:
         text = text.replace(character, escaped)
     return Markup(text.decode())
-
-
-def _matrix_url(request, figures) -> str | None:
-    """A matrix of these runs: by the two grouping tags, else the first two tag keys that vary."""
-    keys = list(request.grouping.keys)
-    if len(keys) < 2:
-        varying = sorted({k for f in figures for k in f.tags if len({g.tags.get(k) for g in figures}) > 1})
-        keys = list(dict.fromkeys(keys + varying))
-    if len(keys) < 2:
-        return None
-    ids = [f.id for f in figures]
-    return matrix.permalink(
-        matrix.MatrixRequest(
-            keys[0], keys[1], run_ids=tuple(ids), baseline=request.baseline, min_effect=request.min_effect
-        )
-    )
 
 
 @router.get("/matrix", response_class=HTMLResponse)
