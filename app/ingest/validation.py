@@ -53,6 +53,25 @@ def split_tag_terms(text: str) -> list[str]:
     return _BEFORE_A_TAG.split(text) if text else []
 
 
+def tags_of_rows(keys: list[str], values: list[str]) -> dict[str, str]:
+    """A run's whole tag set from a form's key and value fields, row by row as typed: each stripped; a row with
+    neither is no tag; a value without a key, a key given twice or a tag check_tag refuses is a 400."""
+    if len(keys) != len(values):
+        raise BadRequest("every tag needs a key and a value field")
+    tags: dict[str, str] = {}
+    for key, value in zip(keys, values, strict=True):
+        key, value = key.strip(), value.strip()
+        if not key:
+            if value:
+                raise BadRequest(f"the value {value[:40]!r} has no key")
+            continue
+        if key in tags:
+            raise BadRequest(f"the key {key[:40]!r} is given twice")
+        check_tag(key, value)
+        tags[key] = value
+    return tags
+
+
 def check_tag(key: str, value: str, *, spaces_allowed: bool = False) -> None:
     if not key or len(key) > MAX_TAG_CHARS or len(value) > MAX_TAG_CHARS:
         raise BadRequest(f"a tag needs a key of 1 to {MAX_TAG_CHARS} characters and a value of at most {MAX_TAG_CHARS}")

@@ -39,10 +39,10 @@ from app.ingest.validation import (
     check_filter_text,
     check_label,
     check_name_pattern,
-    check_tag,
     parse_tag_filters,
     parse_tag_params,
     split_tag_terms,
+    tags_of_rows,
 )
 from app.limits import MAX_ID, MAX_TAG_CHARS
 from app.store import runs as run_store
@@ -495,24 +495,11 @@ def run_tags_submit(
     form: TagFormDep,
 ):
     """Replace a run's label and tag set from the run page's form (like PATCH /api/runs/{id})."""
-    keys, values = form.getlist("key"), form.getlist("value")
+    keys, values = [str(k) for k in form.getlist("key")], [str(v) for v in form.getlist("value")]
     label = str(form.get("label") or "").strip()
     error = None
-    tags: dict[str, str] = {}
     try:
-        if len(keys) != len(values):
-            raise BadRequest("every tag needs a key and a value field")
-        for key, value in zip(keys, values, strict=True):
-            key, value = str(key).strip(), str(value).strip()
-            if not key:
-                if value:
-                    raise BadRequest(f"the value {value[:40]!r} has no key")
-                continue
-            if key in tags:
-                raise BadRequest(f"the key {key[:40]!r} is given twice")
-            check_tag(key, value)
-            tags[key] = value
-        changes = {"label": check_label(label or None), "tags": tags}
+        changes = {"label": check_label(label or None), "tags": tags_of_rows(keys, values)}
     except BadRequest as exc:
         error = exc.detail
     if error is None:
@@ -525,7 +512,7 @@ def run_tags_submit(
     run_data = RunDetailOut.from_run(run_store.get_run(session=session, run_id=run_id))
     typed = {
         "label": label,
-        "rows": [(str(k), str(v)) for k, v in zip(keys, values, strict=False) if str(k).strip() or str(v).strip()],
+        "rows": [(k, v) for k, v in zip(keys, values, strict=False) if k.strip() or v.strip()],
     }
     context = _run_context(run_data, page_auth, form=typed, error=error)
     return render(request, "_run_tags.html" if wants_partial(request) else "run_detail.html", context, status_code=422)
