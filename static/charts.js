@@ -1135,6 +1135,8 @@
     let top = 0, reference;
     payload.bars.forEach(function (bars) {
       bars.forEach(function (bar) {
+        // the rate every +++++ run of a cell is above: the axis reaches past it, as the compare page's does
+        if (bar.too_fast_above) top = Math.max(top, bar.too_fast_above * TOO_FAST_HEADROOM / 1.08);
         if (bar.value === null) return;
         top = Math.max(top, bar.error ? bar.error[1] : bar.value, bar.value);
         if (bar.baseline) reference = bar.value;
@@ -1157,6 +1159,7 @@
         bbErrors: [bar.error],
         bbVerdicts: [bar.verdict],
         bbN: [bar.n],
+        bbTooFastAbove: [bar.too_fast_above],
         bbColor: color,
         bbFill: runFill(bar, 1),
         bbHatch: hatch(color),

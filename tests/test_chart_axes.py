@@ -131,3 +131,36 @@ def test_a_phone_s_charts_label_their_log_axis_and_keep_the_words_that_matter(tm
     stat = found["metadata_stat"]
     assert stat["title"] == "files/s"
     assert "dashed: baseline mean" in stat["legend"] and not any(text.endswith("…") for text in stat["legend"])
+
+
+def test_a_matrix_s_small_charts_mark_too_fast_above_its_floor(tmp_path):
+    """The sample sweep's seq_create by fs and mode: the async cells are +++++ (every run above 16,384 files/s),
+    the sync ones measured about 1,000-2,500; each row's chart reaches past the floor and marks +++++ above it."""
+    runs = ",".join(map(str, SWEEP_IDS))
+    with sample_board(tmp_path) as base_url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+        page.goto(f"{base_url}/matrix?rows=fs&cols=mode&test=seq_create&runs={runs}")
+        canvases = page.locator("canvas[data-matrix-row]")
+        drawn = []
+        for index in range(canvases.count()):
+            canvases.nth(index).scroll_into_view_if_needed()
+            selector = f"canvas[data-matrix-row='{index}']"
+            page.wait_for_function(
+                f'() => Chart.getChart(document.querySelector("{selector}"))?.$bbMarks !== undefined'
+            )
+            drawn.append(
+                page.evaluate(
+                    f"""() => {{
+                        const chart = Chart.getChart(document.querySelector("{selector}"));
+                        return {{marks: chart.$bbMarks, floorY: chart.scales.y.getPixelForValue(16384),
+                                 floors: chart.data.datasets.map(d => d.bbTooFastAbove[0])}};
+                    }}"""
+                )
+            )
+        browser.close()
+    assert drawn and all(chart["marks"] for chart in drawn)
+    for chart in drawn:
+        assert set(chart["floors"]) <= {16384, None}
+        for mark in chart["marks"]:
+            assert mark["y"] + mark["height"] < chart["floorY"], mark

@@ -355,7 +355,7 @@ def _multiple_bar(built: dict[str, Any], column: str, position: int, cell: dict[
     cell without runs or without a measured mean."""
     bar: dict[str, Any] = {"label": f"{built['cols_key']}={column}", **charts.swatch(position)}
     if cell is None:
-        return bar | dict.fromkeys(("configuration", "value", "error", "verdict")) | EMPTY_CELL_BAR
+        return bar | dict.fromkeys(("configuration", "value", "error", "verdict", "too_fast_above")) | EMPTY_CELL_BAR
     measured = cell["status"] == "ok"
     return bar | {
         "configuration": cell["configuration"],
@@ -365,6 +365,7 @@ def _multiple_bar(built: dict[str, Any], column: str, position: int, cell: dict[
         "status": cell["status"],
         "verdict": None if cell["baseline"] else cell["verdict"],
         "n": cell["n"],
+        "too_fast_above": cell["too_fast_above"] if cell["n_too_fast"] else None,
     }
 
 
