@@ -869,7 +869,7 @@ def _tenth(x: float) -> float:
 def shown_ratio(cell: dict[str, Any]) -> float:
     """The ratio to the baseline a relative view shows of a cell that has one (`ratio` set): the geometric means'
     (what the verdict and the 95 % CI drawn with it are about), else the arithmetic means' (a side with a single
-    run or a run at 0)."""
+    run or a run at 0). Why: docs/decisions.md, "What a relative bar shows"."""
     geo = cell["geo_ratio"]
     return float(geo if geo is not None else cell["ratio"])
 
