@@ -57,3 +57,29 @@ def assert_absolute_bars_are_the_apis_means(data: dict, api: dict) -> None:
                 assert bar["n"][i] == cell["n"] and bar["verdicts"][i] == (None if base else cell["verdict"])
                 checked += 1
     assert checked
+
+
+BOUND = "bound"  # a relative bar that is the +++++ bound its verdict rests on (drawn with status "ok")
+
+
+def drawn_reason(cell: dict, base: dict, *, relative: bool, rates: bool) -> str:
+    """Written from the API's fields for the test oracles: why a cell has no bar ("ok" when it has one; BOUND when,
+    relative, its bar is the +++++ bound a verdict rests on). Relative, on a chart of rates, +++++ not known to be
+    above the baseline (+++++ there too, or measured above the +++++ runs' floor) has no bar."""
+    reason = cell["status"]
+    if relative and rates and cell["bound_ratio"] is not None and cell["verdict"] in ("better", "worse"):
+        return BOUND
+    floor = cell["too_fast_above"]
+    above = floor is not None and not base["n_too_fast"] and base["mean"] is not None and floor > base["mean"]
+    if relative and rates and reason == "too_fast" and not above:
+        return "too_fast_unjudged"
+    if relative and reason == "ok" and base["status"] != "ok":
+        return "baseline_" + base["status"]
+    if relative and reason == "ok" and cell["ratio"] is None:
+        return "baseline_zero"
+    return reason
+
+
+def shown_ratio(cell: dict) -> float:
+    """A relative bar's ratio: the geometric means' (the verdict's and its CI's), else the arithmetic one."""
+    return cell["geo_ratio"] if cell["geo_ratio"] is not None else cell["ratio"]

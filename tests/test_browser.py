@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 from app.compare.engine import CHART_KEYS
 from app.ingest.parsing import TESTS
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, ROOT, running_server, upload
-from tests.compare_data import SWEEP, sweep_csv, sweep_line
+from tests.compare_data import BOUND, SWEEP, drawn_reason, shown_ratio, sweep_csv, sweep_line
 from tests.helpers import CORPUS_DIR, HOSTILE, with_field
 
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
@@ -187,25 +187,14 @@ def expected_datasets(api: dict, chart: dict) -> list[tuple]:
         data, status, errors = [], [], []
         rates = chart["key"] not in ("latency", "cpu")
         for cell, base in zip(entry["tests"], base_cells, strict=True):
-            reason = cell["status"]
-            # relative, a verdict a +++++ bound decided is drawn as that bound; +++++ it did not decide, not at all
-            bounded = relative and rates and cell["bound_ratio"] is not None and cell["verdict"] in ("better", "worse")
-            if bounded:
+            reason = drawn_reason(cell, base, relative=relative, rates=rates)
+            if reason == BOUND:  # the +++++ bound its verdict rests on
                 status.append("ok")
                 data.append(pytest.approx((cell["bound_ratio"] - 1) * 100, abs=0.051))
                 errors.append(None)
                 continue
-            floor = cell["too_fast_above"]
-            above = floor is not None and not base["n_too_fast"] and base["mean"] is not None and floor > base["mean"]
-            if relative and rates and reason == "too_fast" and not above:
-                reason = "too_fast_unjudged"
-            elif relative and reason == "ok" and base["status"] != "ok":
-                reason = "baseline_" + base["status"]
-            elif relative and reason == "ok" and cell["ratio"] is None:
-                reason = "baseline_zero"
             status.append(reason)
-            # relative bars show the geometric means' ratio (the verdict's and its CI's), else the arithmetic one
-            shown = cell["geo_ratio"] if cell["geo_ratio"] is not None else cell["ratio"]
+            shown = shown_ratio(cell) if reason == "ok" and relative else None
             if reason != "ok":
                 data.append(None)
                 errors.append(None)

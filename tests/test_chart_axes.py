@@ -4,10 +4,15 @@ width a labelled log axis, the axis title's unit and a legend whose words are no
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import pytest
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Page, sync_playwright
 
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS
 from tests.sample_board import STUDY_IDS, SWEEP_COMPARE, SWEEP_IDS, sample_board
@@ -16,34 +21,46 @@ pytestmark = pytest.mark.slow  # a real browser and server: pytest -m 'not slow'
 
 CHART = "canvas[data-chart=metadata_stat]"
 FLOOR = 65_536  # files/s: the figure the page gives every +++++ run of these tests ("> 65,536 files/s")
+PHONE = {"width": 390, "height": 844}
+DESK = {"width": 1280, "height": 800}
+
+
+@contextmanager
+def sample_page(tmp_path: Path, viewport: dict[str, int]) -> Iterator[tuple[str, Page]]:
+    """(base URL, page) of a served sample board in Debian's Chromium; no script error may happen on it."""
+    with sample_board(tmp_path) as base_url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_context(viewport=viewport).new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        yield base_url, page
+        browser.close()
+    assert errors == []
+
+
+def chart_state(page: Page, selector: str, body: str) -> dict[str, Any]:
+    """`body` (JavaScript returning an object, with `chart` the Chart of `selector`) once the chart is drawn."""
+    page.locator(selector).scroll_into_view_if_needed()
+    found = f"Chart.getChart(document.querySelector({json.dumps(selector)}))"
+    page.wait_for_function(f"() => {found}?.$bbMarks !== undefined && {found}.$bbValueLabels !== undefined")
+    return page.evaluate(f"() => {{ const chart = {found}; return {body}; }}")
 
 
 def test_too_fast_marks_sit_above_their_floor_and_a_mixed_cell_has_both(tmp_path):
-    with sample_board(tmp_path) as base_url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2).new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
+    """The sample study at phone width: 9 of 10 ext4 runs' seq_stat and of xfs's ran_stat were +++++, faster than
+    65,536 files/s; the tenth measured 53,101 and 44,362."""
+    with sample_page(tmp_path, PHONE) as (base_url, page):
         page.goto(f"{base_url}/compare?runs={','.join(map(str, STUDY_IDS))}&group=config")
         assert f"&gt; {FLOOR:,} files/s" in page.content()
-        page.locator(CHART).scroll_into_view_if_needed()
-        page.wait_for_function(f"() => Chart.getChart(document.querySelector('{CHART}'))?.$bbMarks !== undefined")
-        drawn = page.evaluate(
-            f"""() => {{
-                const chart = Chart.getChart(document.querySelector('{CHART}'));
-                return {{
-                    labels: chart.data.labels,
-                    datasets: chart.data.datasets.map(d => ({{label: d.label, data: d.data, status: d.bbStatus,
-                                                             floors: d.bbTooFastAbove}})),
-                    marks: chart.$bbMarks,
-                    floorY: chart.scales.y.getPixelForValue({FLOOR}),
-                    top: chart.scales.y.max,
-                }};
-            }}"""
+        drawn = chart_state(
+            page,
+            CHART,
+            f"""{{labels: chart.data.labels,
+                 datasets: chart.data.datasets.map(d => ({{label: d.label, data: d.data, status: d.bbStatus,
+                                                          floors: d.bbTooFastAbove}})),
+                 marks: chart.$bbMarks, floorY: chart.scales.y.getPixelForValue({FLOOR}), top: chart.scales.y.max}}""",
         )
         notes = page.locator("#figure-metadata_stat .chart-notes").inner_text()
-        browser.close()
-    assert errors == []
     # the note under the chart names the mixed cells too, with how many runs the bar leaves out
     assert "config=ext4: seq_stat (9 of 10 runs), ran_stat" in notes
     assert "config=xfs: seq_stat, ran_stat (9 of 10 runs)" in notes
@@ -65,30 +82,17 @@ def test_relative_bars_of_a_too_fast_baseline_are_its_bounds_and_too_fast_on_bot
     """The sample sweep against fs=ext4 dev=loop mode=async, whose metadata tests were all +++++: the sync
     configurations' verdicts ("at least ×14 slower") come from that bound, and their bars are the bound; the
     configurations +++++ like the baseline get no mark at the top of the % axis (it would read "far better")."""
-    with sample_board(tmp_path) as base_url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
+    with sample_page(tmp_path, DESK) as (base_url, page):
         page.goto(f"{base_url}{SWEEP_COMPARE}&baseline={SWEEP_IDS[0]}&mode=relative")
-        chart = "canvas[data-chart=metadata]"
-        page.locator(chart).scroll_into_view_if_needed()
-        page.wait_for_function(f"() => Chart.getChart(document.querySelector('{chart}'))?.$bbValueLabels !== undefined")
-        drawn = page.evaluate(
-            f"""() => {{
-                const chart = Chart.getChart(document.querySelector('{chart}'));
-                return {{
-                    labels: chart.data.labels,
-                    datasets: chart.data.datasets.map(d => ({{label: d.label, data: d.data, status: d.bbStatus,
-                                                             bounds: d.bbBounds}})),
-                    marks: chart.$bbMarks,
-                    valueLabels: chart.$bbValueLabels,
-                }};
-            }}"""
+        drawn = chart_state(
+            page,
+            "canvas[data-chart=metadata]",
+            """{labels: chart.data.labels,
+                datasets: chart.data.datasets.map(d => ({label: d.label, data: d.data, status: d.bbStatus,
+                                                        bounds: d.bbBounds})),
+                marks: chart.$bbMarks, valueLabels: chart.$bbValueLabels}""",
         )
         notes = page.locator("#figure-metadata .chart-notes").inner_text()
-        browser.close()
-    assert errors == []
     by_name = {d["label"].split(" (N=")[0]: (i, d) for i, d in enumerate(drawn["datasets"])}
     seq_create = drawn["labels"].index("seq_create")
     index, sync = by_name["fs=ext4 dev=loop mode=sync"]
@@ -107,28 +111,15 @@ def test_relative_bars_of_a_too_fast_baseline_are_its_bounds_and_too_fast_on_bot
 def test_a_phone_s_charts_label_their_log_axis_and_keep_the_words_that_matter(tmp_path):
     """At 390 px: the latency axis (under two decades here) has every tick labelled, 1-2-5; the axis title keeps
     its unit; the legend's baseline line is a short text of its own, not a cut one."""
-    with sample_board(tmp_path) as base_url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+    body = """{ticks: chart.scales.y.ticks.map(t => [t.value, t.label]), title: chart.options.scales.y.title.text,
+               legend: chart.legend.legendItems.map(i => i.text), min: chart.scales.y.min, max: chart.scales.y.max}"""
+    with sample_page(tmp_path, PHONE) as (base_url, page):
         page.goto(f"{base_url}/compare?runs={','.join(map(str, STUDY_IDS))}&group=config")
-        found = {}
-        for key in ("latency", "metadata_stat"):
-            canvas = f"canvas[data-chart={key}]"
-            page.locator(canvas).scroll_into_view_if_needed()
-            page.wait_for_function(f"() => Chart.getChart(document.querySelector('{canvas}'))?.$bbMarks !== undefined")
-            found[key] = page.evaluate(
-                f"""() => {{
-                    const chart = Chart.getChart(document.querySelector('{canvas}'));
-                    return {{ticks: chart.scales.y.ticks.map(t => [t.value, t.label]), title: chart.options.scales.y.title.text,
-                             legend: chart.legend.legendItems.map(i => i.text), min: chart.scales.y.min, max: chart.scales.y.max}};
-                }}"""
-            )
-        browser.close()
-    latency = found["latency"]
+        latency = chart_state(page, "canvas[data-chart=latency]", body)
+        stat = chart_state(page, CHART, body)
     assert latency["max"] / latency["min"] < 100 and len(latency["ticks"]) >= 3
     assert all(label for _, label in latency["ticks"])
     assert {round(value / 10 ** math.floor(math.log10(value))) for value, _ in latency["ticks"]} <= {1, 2, 5}
-    stat = found["metadata_stat"]
     assert stat["title"] == "files/s"
     assert "dashed: baseline mean" in stat["legend"] and not any(text.endswith("…") for text in stat["legend"])
 
@@ -136,29 +127,17 @@ def test_a_phone_s_charts_label_their_log_axis_and_keep_the_words_that_matter(tm
 def test_a_matrix_s_small_charts_mark_too_fast_above_its_floor(tmp_path):
     """The sample sweep's seq_create by fs and mode: the async cells are +++++ (every run above 16,384 files/s),
     the sync ones measured about 1,000-2,500; each row's chart reaches past the floor and marks +++++ above it."""
-    runs = ",".join(map(str, SWEEP_IDS))
-    with sample_board(tmp_path) as base_url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
-        page.goto(f"{base_url}/matrix?rows=fs&cols=mode&test=seq_create&runs={runs}")
-        canvases = page.locator("canvas[data-matrix-row]")
-        drawn = []
-        for index in range(canvases.count()):
-            canvases.nth(index).scroll_into_view_if_needed()
-            selector = f"canvas[data-matrix-row='{index}']"
-            page.wait_for_function(
-                f'() => Chart.getChart(document.querySelector("{selector}"))?.$bbMarks !== undefined'
+    with sample_page(tmp_path, DESK) as (base_url, page):
+        page.goto(f"{base_url}/matrix?rows=fs&cols=mode&test=seq_create&runs={','.join(map(str, SWEEP_IDS))}")
+        drawn = [
+            chart_state(
+                page,
+                f"canvas[data-matrix-row='{index}']",
+                """{marks: chart.$bbMarks, floorY: chart.scales.y.getPixelForValue(16384),
+                    floors: chart.data.datasets.map(d => d.bbTooFastAbove[0])}""",
             )
-            drawn.append(
-                page.evaluate(
-                    f"""() => {{
-                        const chart = Chart.getChart(document.querySelector("{selector}"));
-                        return {{marks: chart.$bbMarks, floorY: chart.scales.y.getPixelForValue(16384),
-                                 floors: chart.data.datasets.map(d => d.bbTooFastAbove[0])}};
-                    }}"""
-                )
-            )
-        browser.close()
+            for index in range(page.locator("canvas[data-matrix-row]").count())
+        ]
     assert drawn and all(chart["marks"] for chart in drawn)
     for chart in drawn:
         assert set(chart["floors"]) <= {16384, None}

@@ -11,6 +11,7 @@ from app.compare import engine
 from app.compare.request import parse_group
 from app.errors import BadRequest
 from app.ingest.parsing import TESTS, Result, parse_line
+from tests.compare_data import BOUND, drawn_reason, shown_ratio
 from tests.helpers import LINE_103, LINE_197, LINE_198
 
 
@@ -283,24 +284,14 @@ def drawn_bars(data: dict, chart: dict) -> list[tuple]:
         values, statuses, errors = [], [], []
         rates = chart["key"] not in ("latency", "cpu")
         for cell, base in zip(entry["tests"], base_cells, strict=True):
-            status = cell["status"]
-            # relative: a verdict a +++++ bound decided is drawn as that bound, at least that large a difference
-            if relative and rates and cell["bound_ratio"] is not None and cell["verdict"] in ("better", "worse"):
+            status = drawn_reason(cell, base, relative=relative, rates=rates)
+            if status == BOUND:  # the +++++ bound its verdict rests on
                 statuses.append("ok")
                 values.append(percent(cell["bound_ratio"]))
                 errors.append(None)
                 continue
-            floor = cell["too_fast_above"]
-            above = floor is not None and not base["n_too_fast"] and base["mean"] is not None and floor > base["mean"]
-            if relative and rates and status == "too_fast" and not above:
-                status = "too_fast_unjudged"
-            elif relative and status == "ok" and base["status"] != "ok":
-                status = "baseline_" + base["status"]
-            elif relative and status == "ok" and cell["ratio"] is None:
-                status = "baseline_zero"
             statuses.append(status)
-            # relative bars show the geometric means' ratio (the verdict's and its CI's), else the arithmetic one
-            shown = cell["geo_ratio"] if cell["geo_ratio"] is not None else cell["ratio"]
+            shown = shown_ratio(cell) if status == "ok" and relative else None
             ci = cell["ratio_ci95"]
             if status != "ok":
                 value, error = None, None
