@@ -257,7 +257,10 @@ async def _validation_error(request: Request, exc: RequestValidationError):
     problems = []
     for error in exc.errors():
         where = ".".join(str(part) for part in error.get("loc", ()) if part not in ("body", "query", "path"))
-        problems.append(f"{where}: {error.get('msg', 'invalid')}" if where else error.get("msg", "invalid"))
+        message = error.get("msg", "invalid")
+        if error.get("type") == "int_parsing":  # a run id or cursor typed by hand: say what was wrong with it
+            message = f"{str(error.get('input'))[:40]!r} is not a whole number"
+        problems.append(f"{where}: {message}" if where else message)
     return _error_response(request, 422, "; ".join(problems) or "invalid request")
 
 

@@ -1,5 +1,6 @@
 """HTML pages: full page or htmx partial, escaping, upload form, error pages."""
 
+import html
 import re
 
 import pytest
@@ -112,3 +113,18 @@ def test_by_name_runs_without_a_label_come_first_on_either_database(client):
     client.patch(f"/api/runs/{ids[2]}", json={"label": "a"})
     html = client.get("/?sort=name").text
     assert re.findall(r'<a href="/runs/(\d+)">', html) == [str(ids[1]), str(ids[2]), str(ids[0])]
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("/api/runs?before=zz", "before: 'zz' is not a whole number"),
+        ("/api/runs?limit=x", "limit: 'x' is not a whole number"),
+        ("/runs/abc", "run_id: 'abc' is not a whole number"),
+        ("/?before=zz", "before: 'zz' is not a whole number"),
+    ],
+)
+def test_a_number_typed_wrong_is_named_in_plain_words(client, path, expected):
+    response = client.get(path)
+    assert response.status_code == 422
+    assert expected in (response.json()["detail"] if path.startswith("/api") else html.unescape(response.text))
