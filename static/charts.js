@@ -985,8 +985,9 @@
                 if (status !== OK || item.raw === null) return item.dataset.label + ": " + (view.status_text[status] || status);
                 const error = item.dataset.bbErrors[i];
                 const verdict = item.dataset.bbVerdicts[i];
-                let text = item.dataset.label + ": " + boundPrefix(item.dataset, i, item.raw) + formatValue(item.raw, chart, chartView, kind);
-                if (boundPrefix(item.dataset, i, item.raw)) text += " (" + view.status_text[TOO_FAST] + " on a side: a bound)";
+                const bound = boundPrefix(item.dataset, i, item.raw);
+                let text = item.dataset.label + ": " + bound + formatValue(item.raw, chart, chartView, kind);
+                if (bound) text += " (" + view.status_text[TOO_FAST] + " on a side: a bound)";
                 if (item.dataset.bbOffScale[i]) text += " (off scale)";
                 const extra = ["N=" + item.dataset.bbN[i]];
                 const floor = item.dataset.bbTooFastAbove && item.dataset.bbTooFastAbove[i];

@@ -820,7 +820,7 @@ def source_of(run: RunFigures) -> str:
     return f"{writer} (CSV {run.format_version})"
 
 
-def cell_status(cell: dict[str, Any], base: dict[str, Any] | None, rate: bool = True) -> str:
+def cell_status(cell: dict[str, Any], base: dict[str, Any] | None, rate: bool) -> str:
     """Why a configuration has no bar: its own status, else (relative mode) the baseline's as
     "baseline_" + status, or "baseline_zero"; "ok" when it has one. Relative, on a chart of rates, a verdict a
     +++++ bound decided has its bar (the bound: _bar), and a +++++ result it did not decide has none."""
@@ -1055,15 +1055,16 @@ def chart_notes(chart: dict[str, Any], names: dict[int, str], base_id: int | Non
     miss one where the baseline has nothing to compare with."""
     base_cells = _base_cells(chart, base_id) if base_id is not None else None
     grouped: dict[str, dict[int, list[tuple[str, str]]]] = {}  # status -> configuration -> (test, as said)
+    rate = chart["key"] in RATE_CHART_KEYS
     for entry in chart["configurations"]:
         if entry["configuration"] == base_id:
             continue
         for index, cell in enumerate(entry["tests"]):
             test = cell["test"]
-            status = cell_status(cell, base_cells[index] if base_cells else None, chart["key"] in RATE_CHART_KEYS)
+            status = cell_status(cell, base_cells[index] if base_cells else None, rate)
             if status != OK:
                 grouped.setdefault(status, {}).setdefault(entry["configuration"], []).append((test, test))
-            elif cell["n_too_fast"] and chart["key"] in RATE_CHART_KEYS:
+            elif cell["n_too_fast"] and rate:
                 # a bar of the measured runs only: the rest were +++++
                 some = f"{test} ({cell['n_too_fast']} of {cell['n'] + cell['n_too_fast']} runs)"
                 grouped.setdefault(TOO_FAST, {}).setdefault(entry["configuration"], []).append((test, some))

@@ -361,8 +361,7 @@ def ingest(
             detail = f"all {total} lines are invalid; nothing was stored"
         raise InvalidUpload(detail, errors, error_count)
     if errors and not partial:
-        verb = "is" if error_count == 1 else "are"
-        raise InvalidUpload(f"{error_count} of {total} lines {verb} invalid; nothing was stored", errors, error_count)
+        raise _refused(errors, error_count, total)
 
     created_ids, existing_ids = writer.finish()
     outcome = IngestOutcome(upload_id=upload.id, errors=errors, error_count=error_count)
@@ -407,12 +406,16 @@ def ingest(
             errors = sorted(errors + refused, key=lambda error: error.line)
             error_count += len(refused)
             if not partial:
-                verb = "is" if error_count == 1 else "are"
-                detail = f"{error_count} of {total} lines {verb} invalid; nothing was stored"
-                raise InvalidUpload(detail, errors[:MAX_REPORTED_ERRORS], error_count)
+                raise _refused(errors[:MAX_REPORTED_ERRORS], error_count, total)
             outcome.errors, outcome.error_count = errors[:MAX_REPORTED_ERRORS], error_count
     outcome.duplicates = [run_id for _, run_id in duplicates]
     return outcome
+
+
+def _refused(errors: list[LineError], error_count: int, total: int) -> InvalidUpload:
+    """An upload with invalid lines, partial not asked for: nothing is stored."""
+    verb = "is" if error_count == 1 else "are"
+    return InvalidUpload(f"{error_count} of {total} lines {verb} invalid; nothing was stored", errors, error_count)
 
 
 def _tag_upload_runs(session: Session, upload_id: int, tags: dict[str, str]) -> None:
