@@ -21,3 +21,7 @@ MAX_MACHINE_CHARS = 500
 # Ids are INTEGER columns; PostgreSQL's INTEGER holds at most 2**31 - 1, so a larger id in a URL
 # names no row (and must not reach the database, which would refuse to compare it).
 MAX_ID = 2**31 - 1
+
+# An Idempotency-Key names one upload, e.g. the runner's "sweep:<study id>:<configuration>:<round>": printable
+# ASCII, as the header's draft standard (a structured-field string) allows, and short enough to index.
+IDEMPOTENCY_KEY_MAX_CHARS = 200

@@ -18,6 +18,7 @@ from itertools import islice
 from typing import Any
 
 from sqlalchemy import insert, literal, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.bonnie import IO_TESTS, TESTS
@@ -57,6 +58,7 @@ class IngestOutcome:
     tagged: list[int] = field(default_factory=list)  # runs already stored that this upload gave new tags
     converted: list[ConvertedOut] = field(default_factory=list)  # runs read from a text report
     run_ids: dict[bytes, int] = field(default_factory=dict, repr=False)  # line hash -> run id, for run_ids_of
+    replayed: bool = False  # the upload of this Idempotency-Key was stored before: nothing was stored now
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,6 +291,7 @@ def ingest(
     document: Any = None,
     run_ids_of: set[bytes] | None = None,
     plain: PlainLines | None = None,
+    idempotency_key: str | None = None,
 ) -> IngestOutcome:
     """Store every ParsedRun of `items`, and the lines of `plain` (the rest of the upload), under a new upload.
 
@@ -301,14 +304,22 @@ def ingest(
     With `name_pattern`, each line's machine name gives tags (explicit `tags` win on a shared key);
     a name that does not fit is an error of that line, field `name`. `run_ids_of`: line hashes whose run ids
     the outcome's `run_ids` gives.
+
+    With `idempotency_key`, an upload stored before with the same key is the answer: its runs are listed as
+    duplicates, `replayed` is set, and nothing of this one is read or stored.
     """
     if tags and len(tags) > MAX_TAGS_PER_RUN:
         raise BadRequest(f"a run has at most {MAX_TAGS_PER_RUN} tags; {len(tags)} were given")
     begin_write(session, bulk=True)
     now = datetime.now(UTC)
-    upload = Upload(created_at=now, source=source, filename=filename, label=label)
-    session.add(upload)
-    session.flush()
+    upload = Upload(created_at=now, source=source, filename=filename, label=label, idempotency_key=idempotency_key)
+    if idempotency_key is None:
+        session.add(upload)
+        session.flush()
+    else:
+        stored = _upload_of_key(session, idempotency_key, upload)
+        if stored is not None:
+            return _replayed(session, stored)
     # A runner that does not scrub its own argv posts it, --token SECRET included: the secret is never stored.
     writer = writer_class(session)(session, upload.id, now, label, scrub_document(document), plain)
 
@@ -410,6 +421,28 @@ def ingest(
             outcome.errors, outcome.error_count = errors[:MAX_REPORTED_ERRORS], error_count
     outcome.duplicates = [run_id for _, run_id in duplicates]
     return outcome
+
+
+def _upload_of_key(session: Session, key: str, upload: Upload) -> int | None:
+    """The id of the upload stored before with `key`, or None after adding `upload` (which carries it).
+
+    The key's unique index decides a race: on PostgreSQL a second upload with the key waits at its insert for the
+    first to commit, then fails it, and reads the first's id (SQLite's write lock lets one upload in at a time)."""
+    stored = session.scalar(select(Upload.id).where(Upload.idempotency_key == key))
+    if stored is not None:
+        return stored
+    try:
+        with session.begin_nested():
+            session.add(upload)
+            session.flush()
+    except IntegrityError:
+        return session.scalar(select(Upload.id).where(Upload.idempotency_key == key))
+    return None
+
+
+def _replayed(session: Session, upload_id: int) -> IngestOutcome:
+    runs = session.scalars(select(run_table.c.id).where(run_table.c.upload_id == upload_id).order_by(run_table.c.id))
+    return IngestOutcome(upload_id=upload_id, duplicates=list(runs), replayed=True)
 
 
 def _refused(errors: list[LineError], error_count: int, total: int) -> InvalidUpload:

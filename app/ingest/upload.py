@@ -63,8 +63,10 @@ def _checkpoint(engine: Any) -> None:
 def _store(*, session: Session, **upload: Any) -> IngestOutcome:
     try:
         outcome = ingest_bytes(session=session, **upload)
-        # Cached comparisons of the runs it names stay current unless this gave stored runs new tags.
-        run_store.runs_added(generation.bump(session, stored_runs_changed=bool(outcome.tagged)), len(outcome.created))
+        if not outcome.replayed:  # an upload answered from its Idempotency-Key changed nothing
+            # Cached comparisons of the runs it names stay current unless this gave stored runs new tags.
+            stamp = generation.bump(session, stored_runs_changed=bool(outcome.tagged))
+            run_store.runs_added(stamp, len(outcome.created))
         session.commit()
     except BaseException:
         session.rollback()  # inside the turn: the next upload finds the write lock free

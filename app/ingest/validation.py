@@ -10,7 +10,7 @@ from typing import Any
 
 from app.errors import BadRequest, PayloadTooLarge
 from app.ingest.name_tags import NamePattern, NamePatternError, compile_name_pattern
-from app.limits import MAX_LABEL_CHARS, MAX_TAG_CHARS, TAG_SPACES
+from app.limits import IDEMPOTENCY_KEY_MAX_CHARS, MAX_LABEL_CHARS, MAX_TAG_CHARS, TAG_SPACES
 
 # The runner's document nests about six levels; far deeper ones cannot be sent back.
 MAX_DOCUMENT_DEPTH = 32
@@ -122,6 +122,18 @@ def check_label(label: str | None) -> str | None:
     if len(label) > MAX_LABEL_CHARS or "\x00" in label or not is_unicode(label):
         raise BadRequest(f"a label is at most {MAX_LABEL_CHARS} characters of Unicode text, with no NUL")
     return label or None
+
+
+def check_idempotency_key(key: str | None) -> str | None:
+    """An Idempotency-Key header: 1 to IDEMPOTENCY_KEY_MAX_CHARS printable ASCII characters."""
+    if key is None:
+        return None
+    if not 0 < len(key) <= IDEMPOTENCY_KEY_MAX_CHARS or not all(" " < c <= "~" for c in key):
+        raise BadRequest(
+            f"Idempotency-Key: 1 to {IDEMPOTENCY_KEY_MAX_CHARS} printable ASCII characters without spaces; "
+            f"{len(key)} characters were given"
+        )
+    return key
 
 
 def check_document(document: Any, *, max_bytes: int) -> None:

@@ -24,6 +24,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from app.bonnie import TESTS
 from app.columns import RESULT_PARTS, result_column
+from app.limits import IDEMPOTENCY_KEY_MAX_CHARS
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -93,6 +94,9 @@ class Upload(Base):
     source: Mapped[str] = mapped_column(String(16))  # api | cli | page
     filename: Mapped[str | None] = mapped_column(Text)
     label: Mapped[str | None] = mapped_column(Text)
+    # The client's Idempotency-Key: an upload sent again with it is answered with this one's runs, not stored
+    # again (docs/api-contract.md, "Sending an upload again").
+    idempotency_key: Mapped[str | None] = mapped_column(String(IDEMPOTENCY_KEY_MAX_CHARS), index=True, unique=True)
 
 
 class Run(Base):

@@ -166,6 +166,11 @@ class UploadOut(BaseModel):
     converted: list[ConvertedRunOut] = Field(
         default_factory=list, description="runs read from a pasted bonnie++ text report, with what was not exact"
     )
+    replayed: bool = Field(
+        False,
+        description="the Idempotency-Key's upload was stored before: `upload_id` is that upload, `duplicates` its "
+        "runs, and nothing was stored now (status 200)",
+    )
 
 
 class ErrorOut(BaseModel):

@@ -4,7 +4,7 @@ from collections.abc import Iterator
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import WithJsonSchema
@@ -18,7 +18,13 @@ from app.ingest.parsing import HEADER_198, TESTS
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.sqlite_bulk import ingest_path
 from app.ingest.upload import store_upload
-from app.ingest.validation import check_label, check_name_pattern, check_tag, parse_tag_params
+from app.ingest.validation import (
+    check_idempotency_key,
+    check_label,
+    check_name_pattern,
+    check_tag,
+    parse_tag_params,
+)
 from app.limits import MAX_ID
 from app.store import runs as run_store
 from app.web import cache as response_cache
@@ -112,6 +118,13 @@ async def post_runs(
     name_tags: Annotated[
         str | None, Query(description="a name pattern: each line's machine name gives tags, e.g. raid{raid}_{fs}")
     ] = None,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            description="names this upload: sent again with the same key, it is answered with the runs stored "
+            "the first time (200, replayed=true) and nothing is stored"
+        ),
+    ] = None,
 ):
     """Store bonnie++ CSV lines (or bonnie++'s text report, turned into them): raw text, multipart field
     `file`, or the runner's JSON form."""
@@ -135,11 +148,12 @@ async def post_runs(
         tags=tags,
         name_pattern=name_pattern,
         document=document,
+        idempotency_key=check_idempotency_key(idempotency_key),
     )
     # The answer is encoded off the event loop too: FastAPI would check and encode 100,000 run ids on it, 10-25 ms
     # in which every other request of this worker waits.
     body = await run_in_threadpool(_upload_json, outcome)
-    return Response(body, status_code=201, media_type="application/json")
+    return Response(body, status_code=200 if outcome.replayed else 201, media_type="application/json")
 
 
 def _upload_json(outcome: Any) -> bytes:
