@@ -120,6 +120,7 @@ static int parse_int(const char *text, long min, long max, long *out)
 #define BOARD_MAX_TAGS 50
 #define BOARD_MAX_TAG_CHARS 200
 #define BOARD_MAX_LABEL_CHARS 500
+#define BOARD_MAX_IDEMPOTENCY_KEY_CHARS 200 /* app/limits.py: IDEMPOTENCY_KEY_MAX_CHARS */
 _Static_assert(BOARD_MAX_TAGS <= OPT_MAX_TAGS, "the board's tags must fit in struct options");
 
 /* The board's TAG_SPACES (app/web/schemas.py): every character Python's str.isspace calls a space. */
@@ -311,13 +312,25 @@ static int fail_long_option(char *err, size_t errlen, const char *arg, const str
 
 enum {
     LONG_JSON = 256, LONG_CHAR_MODE, LONG_STDIO_BUFFER, LONG_POST, LONG_TOKEN, LONG_TOKEN_FILE,
-    LONG_TAG, LONG_LABEL, LONG_SPOOL, LONG_HELP, LONG_VERSION
+    LONG_TAG, LONG_LABEL, LONG_SPOOL, LONG_IDEMPOTENCY_KEY, LONG_HELP, LONG_VERSION
 };
 
 /* A text field of the CSV line (the machine name, -Z's file name as the seed): UTF-8 without a comma (it would
  * split the field) and without what the board refuses in every text field (app/ingest/parsing.py control_or_separator):
  * C0 and C1 controls, DEL and the line and paragraph separators, each of which ends a line for some reader; nor
  * U+FEFF, which the board refuses inside a line. Returns 0, or -1 with err naming `what` and the byte. */
+/* An Idempotency-Key: 1 to BOARD_MAX_IDEMPOTENCY_KEY_CHARS printable ASCII characters, no space. */
+static int printable_key(const char *key)
+{
+    size_t len = strlen(key);
+    if (len == 0 || len > BOARD_MAX_IDEMPOTENCY_KEY_CHARS)
+        return 0;
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+        if (*p < 0x21 || *p > 0x7e)
+            return 0;
+    return 1;
+}
+
 static int check_csv_text(const char *what, const char *text, char *err, size_t errlen)
 {
     for (const unsigned char *p = (const unsigned char *)text; *p;) {
@@ -354,6 +367,7 @@ enum options_result options_parse(struct options *o, int argc, char **argv, char
         {"tag", required_argument, NULL, LONG_TAG},
         {"label", required_argument, NULL, LONG_LABEL},
         {"spool", required_argument, NULL, LONG_SPOOL},
+        {"idempotency-key", required_argument, NULL, LONG_IDEMPOTENCY_KEY},
         {"help", no_argument, NULL, LONG_HELP},
         {"version", no_argument, NULL, LONG_VERSION},
         {NULL, 0, NULL, 0}
@@ -510,6 +524,12 @@ static enum options_result parse_args(struct options *o, int argc, char **argv, 
             o->label = optarg;
             break;
         case LONG_SPOOL: o->spool_path = optarg; break;
+        case LONG_IDEMPOTENCY_KEY:
+            if (!printable_key(optarg))
+                return set_error(err, errlen, "--idempotency-key: 1 to %d printable ASCII characters without spaces",
+                                 BOARD_MAX_IDEMPOTENCY_KEY_CHARS);
+            o->idempotency_key = optarg;
+            break;
         case LONG_HELP: return OPTIONS_HELP;
         case LONG_VERSION: return OPTIONS_VERSION;
         case ':': /* a long option's optopt is its value (LONG_*), not a letter */
@@ -531,6 +551,8 @@ static enum options_result parse_args(struct options *o, int argc, char **argv, 
         return set_error(err, errlen, "-z and -Z: give one source of random numbers");
     if (o->token && o->token_file)
         return set_error(err, errlen, "--token and --token-file: give one of them");
+    if (o->idempotency_key && !o->post_url)
+        return set_error(err, errlen, "--idempotency-key goes with --post");
     if (o->bp.stdio_buffer_bytes && o->bp.char_mode != CHAR_MODE_STDIO)
         return set_error(err, errlen, "--stdio-buffer needs --char-mode stdio");
     return OPTIONS_OK;
@@ -627,13 +649,15 @@ static int token_ok(const char *t)
 
 static int read_token_file(struct options *o, char *err, size_t errlen)
 {
-    int fd = open(o->token_file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    /* O_NONBLOCK: a FIFO given as the file is refused below instead of waiting for a writer forever */
+    int fd = open(o->token_file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return set_error(err, errlen, "--token-file: can't open \"%s\": %s", o->token_file, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
         close(fd);
-        return set_error(err, errlen, "--token-file: \"%s\" is not a regular file", o->token_file);
+        return set_error(err, errlen, "--token-file: \"%s\" is not a regular file (a FIFO, device or directory is refused)",
+                         o->token_file);
     }
     if (st.st_mode & (S_IRWXG | S_IRWXO)) {
         close(fd);
@@ -757,6 +781,7 @@ static const char usage_text[] =
     "  --token TOKEN         send TOKEN (it shows in ps: prefer --token-file)\n"
     "  --tag KEY=VALUE       tag the runs; repeatable\n"
     "  --label TEXT          label the runs (at most 500 characters)\n"
+    "  --idempotency-key KEY send KEY as the post's Idempotency-Key: the board stores one upload per key\n"
     "  --spool FILE          where the results go when the post fails (default\n"
     "                        ./bonnieboard-spool-TIME-PID.json, else under /tmp)\n"
     "  --help                print this list of options and exit\n"

@@ -55,6 +55,7 @@ struct options {
     char *token_buf;               /* heap copy of a token read from a file or the environment */
     const char *label;             /* --label */
     const char *spool_path;        /* --spool */
+    const char *idempotency_key;   /* --idempotency-key: the post's Idempotency-Key header */
     struct tag tags[OPT_MAX_TAGS]; /* --tag K=V */
     int tag_count;
 };

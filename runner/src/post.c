@@ -45,6 +45,11 @@ static int perform(const struct post_request *req, const char *url, const struct
     }
     int failed = add_header(&headers, "Content-Type: application/json") ||
                  add_header(&headers, "Accept: application/json");
+    if (!failed && req->idempotency_key) {
+        struct sbuf key = {0};
+        failed = sbuf_printf(&key, "Idempotency-Key: %s", req->idempotency_key) || add_header(&headers, key.s);
+        sbuf_free(&key);
+    }
     if (!failed && req->token) {
         struct sbuf auth = {0};
         failed = sbuf_printf(&auth, "Authorization: Bearer %s", req->token) || add_header(&headers, auth.s);
@@ -114,7 +119,8 @@ int post_send(const struct post_request *req)
     fprintf(stderr, "Post to %s failed: %s\n", sbuf_str(&url), why);
     if (post_spool_write(req, &body, path, sizeof(path)) == 0) {
         struct sbuf cmd = {0};
-        if (post_resend_command(&cmd, path, sbuf_str(&url), req->token != NULL, req->token_file) == 0)
+        if (post_resend_command(&cmd, path, sbuf_str(&url), req->token != NULL, req->token_file,
+                                req->idempotency_key) == 0)
             fprintf(stderr, "The results are kept in %s. To send them later:\n  %s\n", path, sbuf_str(&cmd));
         else
             fprintf(stderr, "The results are kept in %s.\n", path);

@@ -24,6 +24,7 @@ struct post_request {
     const char *label;          /* NULL for none */
     const char *spool_path;     /* --spool, or NULL for the default name */
     int spool_fd;               /* spool_path opened by post_spool_open before the run, or -1 */
+    const char *idempotency_key; /* the Idempotency-Key header, or NULL */
 };
 
 /* Builds the request body: {"csv":..., "document":..., "tags":{...}, "label":...}.
@@ -44,9 +45,10 @@ int post_spool_write(const struct post_request *req, const struct sbuf *body, ch
 
 /* The shell command that sends spool file `spool` to `url` later. With a token it reads the token
  * where it came from, never showing the secret: $(cat 'TOKEN_FILE') when token_file is not NULL,
- * else the variable $BONNIEBOARD_TOKEN. Returns 0 or -1. */
+ * else the variable $BONNIEBOARD_TOKEN. An idempotency_key (not NULL) is sent as the Idempotency-Key
+ * header again, so the board still stores the upload once. Returns 0 or -1. */
 int post_resend_command(struct sbuf *out, const char *spool, const char *url, int with_token,
-                        const char *token_file);
+                        const char *token_file, const char *idempotency_key);
 
 /* POSTs to {board_url}/api/runs. On success prints the server's answer to
  * stderr, removes an unused spool file made by post_spool_create, and returns 0.

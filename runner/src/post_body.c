@@ -97,10 +97,18 @@ static int shell_quote(struct sbuf *out, const char *word)
 }
 
 int post_resend_command(struct sbuf *out, const char *spool, const char *url, int with_token,
-                        const char *token_file)
+                        const char *token_file, const char *idempotency_key)
 {
     if (sbuf_printf(out, "curl -X POST -H 'Content-Type: application/json'"))
         return -1;
+    if (idempotency_key) {
+        struct sbuf header = {0};
+        int failed = sbuf_printf(&header, "Idempotency-Key: %s", idempotency_key) || sbuf_printf(out, " -H ") ||
+                     shell_quote(out, sbuf_str(&header));
+        sbuf_free(&header);
+        if (failed)
+            return -1;
+    }
     if (with_token && token_file) {
         if (sbuf_printf(out, " -H \"Authorization: Bearer $(cat ") || shell_quote(out, token_file) ||
             sbuf_printf(out, ")\""))

@@ -585,7 +585,7 @@ static void step_argvs(const struct study *s, int config, char **mkfs, char **mo
 static int device_free(const struct study *s, const struct sweep_device *dev)
 {
     char err[1024];
-    if (sweep_check_in_use("", dev, s->plan.mountpoint, err, sizeof(err)))
+    if (sweep_check_in_use("", dev, NULL, s->plan.mountpoint, 0, err, sizeof(err)))
         return say(EXIT_PREPARE, "refusing to erase %s: %s", s->plan.device, err);
     return 0;
 }
@@ -856,7 +856,7 @@ static int check_device(const struct study *s, const char *yes_destroy, struct s
     dev->minor = minor(st.st_rdev);
     if (sweep_device_name("", dev->major, dev->minor, dev->name, sizeof(dev->name)))
         return say(EXIT_PREPARE, "%s (%u:%u) is not in /sys/dev/block", s->plan.device, dev->major, dev->minor);
-    if (sweep_check_in_use("", dev, s->plan.mountpoint, err, sizeof(err)))
+    if (sweep_check_in_use("", dev, s->plan.device, s->plan.mountpoint, 1, err, sizeof(err)))
         return say(EXIT_PREPARE, "refusing to erase %s: %s", s->plan.device, err);
     if (signature[0])
         say(0, "%s holds a signature (%s): the first mkfs erases it", s->plan.device, signature);

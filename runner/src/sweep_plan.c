@@ -290,6 +290,10 @@ int sweep_plan_parse(struct sweep_plan *p, const char *path, const char *text, c
                     rc = parse_section_key(cur, key, value, where, &section_tags_seen, err, errlen);
                 else
                     rc = parse_global(p, key, value, where, &global_seen, err, errlen);
+                if (rc == 0 && !cur && strcmp(key, "device") == 0)
+                    p->device_line = lineno;
+                if (rc == 0 && !cur && strcmp(key, "runner") == 0)
+                    p->runner_line = lineno;
             }
         }
         free(line);
@@ -303,7 +307,8 @@ int sweep_plan_parse(struct sweep_plan *p, const char *path, const char *text, c
         return set_error(err, errlen, "%s: key \"device\" is missing (the scratch device every configuration erases)",
                     where);
     if (p->device[0] != '/')
-        return set_error(err, errlen, "%s: key \"device\": an absolute path like /dev/md0, got \"%s\"", where, p->device);
+        return set_error(err, errlen, "%s:%d: key \"device\": an absolute path like /dev/md0, got \"%s\"", path,
+                         p->device_line, p->device);
     if (!p->mountpoint)
         return set_error(err, errlen, "%s: key \"mountpoint\" is missing", where);
     if (p->rounds < 0)
@@ -329,6 +334,7 @@ static int from_words(const char *s, char *const *words)
 int sweep_plan_check_runner(const struct sweep_plan *p, const char *path, int64_t ram_mib, char *err, size_t errlen)
 {
     char *argv[SWEEP_MAX_WORDS + 2];
+    int line = p->runner_line ? p->runner_line : 1;
     argv[0] = "bonnieboard-runner";
     for (int i = 0; i <= p->runner_words; i++)
         argv[i + 1] = p->runner[i];
@@ -337,25 +343,25 @@ int sweep_plan_check_runner(const struct sweep_plan *p, const char *path, int64_
     int rc = 0;
     enum options_result r = options_parse(&o, p->runner_words + 1, argv, why, sizeof(why));
     if (r == OPTIONS_ERROR)
-        rc = set_error(err, errlen, "%s: key \"runner\": %s", path, why);
+        rc = set_error(err, errlen, "%s:%d: key \"runner\": %s", path, line, why);
     else if (r != OPTIONS_OK)
-        rc = set_error(err, errlen, "%s: key \"runner\": --help and --version run no tests", path);
+        rc = set_error(err, errlen, "%s:%d: key \"runner\": --help and --version run no tests", path, line);
     else if (from_words(o.dir, p->runner))
-        rc = set_error(err, errlen, "%s: key \"runner\": -d is the sweep's (the plan's mountpoint)", path);
+        rc = set_error(err, errlen, "%s:%d: key \"runner\": -d is the sweep's (the plan's mountpoint)", path, line);
     else if (o.test_count != -1)
-        rc = set_error(err, errlen, "%s: key \"runner\": -x is the sweep's (rounds = N repeats each configuration)", path);
+        rc = set_error(err, errlen, "%s:%d: key \"runner\": -x is the sweep's (rounds = N repeats each configuration)", path, line);
     else if (o.json_path || o.spool_path)
-        rc = set_error(err, errlen, "%s: key \"runner\": --json and --spool are the sweep's (it keeps each run's files)",
-                  path);
+        rc = set_error(err, errlen, "%s:%d: key \"runner\": --json and --spool are the sweep's (it keeps each run's files)",
+                  path, line);
     else if (o.post_url || o.token || o.token_file)
-        rc = set_error(err, errlen, "%s: key \"runner\": --post and the token go on the sweep's command line", path);
+        rc = set_error(err, errlen, "%s:%d: key \"runner\": --post and the token go on the sweep's command line", path, line);
     else if (o.tag_count)
-        rc = set_error(err, errlen, "%s: key \"runner\": tags go on the tags = line", path);
+        rc = set_error(err, errlen, "%s:%d: key \"runner\": tags go on the tags = line", path, line);
     else if (o.sem_procs || o.sync_mode)
-        rc = set_error(err, errlen, "%s: key \"runner\": -p and -y synchronise separate runs; a sweep runs one at a time",
-                  path);
+        rc = set_error(err, errlen, "%s:%d: key \"runner\": -p and -y synchronise separate runs; a sweep runs one at a time",
+                  path, line);
     else if (options_finalize(&o, ram_mib, why, sizeof(why)))
-        rc = set_error(err, errlen, "%s: key \"runner\": %s", path, why);
+        rc = set_error(err, errlen, "%s:%d: key \"runner\": %s", path, line, why);
     options_free(&o);
     return rc;
 }

@@ -35,6 +35,7 @@ struct sweep_config {
 
 struct sweep_plan {
     char *device;                  /* exactly as written */
+    int device_line, runner_line;  /* where device = and runner = are, for their errors */
     char *mountpoint;
     int rounds;                    /* 0 = auto */
     enum sweep_order order;

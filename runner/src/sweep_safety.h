@@ -1,7 +1,8 @@
 /* sweep_safety.h -- what `sweep` checks before it erases a device: that --yes-destroy repeats the
- * plan's device exactly; that the device is not mounted, holds no mounted partition, is not part of
- * an active md array, LVM or other device-mapper device (its sysfs holders), is not swap and does
- * not hold the root filesystem; and which filesystem or partition table signature it holds.
+ * plan's device exactly; that neither the device nor any other name of its blocks (partitions, whole
+ * disk, loop devices on the same file) is mounted, part of an active md array, LVM or other
+ * device-mapper device (sysfs holders), swap, the root filesystem, or held open; and which
+ * filesystem or partition table signature it holds.
  *
  * Every reader takes a root prefix ("" on a real system) for /proc and /sys, so the unit tests run
  * on fixture trees, as cgroup.c's do. */
@@ -25,10 +26,22 @@ int sweep_check_naming(const char *plan_device, const char *yes_destroy, int sam
 /* The device's use by the system, under root: refuses (-1, message in err) a device that is mounted
  * or has a mounted partition (mountinfo's MAJ:MIN, or its source path's basename), that holds the
  * root filesystem, that is swap (/proc/swaps) or held by another block device (sysfs holders: md,
- * device-mapper/LVM), itself or any partition. mountpoint, when not NULL, must have nothing mounted
- * on it. Returns 0 when the device is free to erase. */
-int sweep_check_in_use(const char *root, const struct sweep_device *dev, const char *mountpoint, char *err,
-                       size_t errlen);
+ * device-mapper/LVM), itself or any partition -- and the same for every alias: its whole disk when it
+ * is a partition, each loop device attached to the same file at overlapping offsets or to one of
+ * these devices (to a fixed point). A loop device whose backing file lies on one of their
+ * filesystems is refused as their user. On the real system (root "") each of them must also open
+ * with O_EXCL (a btrfs member mounted through another device, a lazily unmounted filesystem, any
+ * exclusive holder is named) and, with check_processes, be open by no other process.
+ * device_path is the path the device was named by (its node when /dev/NAME is absent).
+ * mountpoint, when not NULL, must have nothing mounted on it. Returns 0 when the device is free to
+ * erase. */
+int sweep_check_in_use(const char *root, const struct sweep_device *dev, const char *device_path,
+                       const char *mountpoint, int check_processes, char *err, size_t errlen);
+
+/* Opens every loop alias of the device (not the device, its partitions or its whole disk) with
+ * O_EXCL, so that nothing can mount or claim them while the study runs: the fds go to fds (closed
+ * by the caller, or at exit). Returns the count, or -1 with the message in err. */
+int sweep_claim_aliases(const struct sweep_device *dev, int *fds, int max, char *err, size_t errlen);
 
 /* The signature at the start of the open device or file fd: "ext2/3/4 filesystem", "xfs filesystem",
  * "btrfs filesystem", "swap area", "LUKS volume", "LVM physical volume", "md RAID member (1.2

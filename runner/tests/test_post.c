@@ -58,16 +58,16 @@ int main(void)
     sbuf_free(&b);
 
     /* the resend command names the variable, never the secret */
-    post_resend_command(&b, "/tmp/s.json", "http://b/api/runs", 1, NULL);
+    post_resend_command(&b, "/tmp/s.json", "http://b/api/runs", 1, NULL, NULL);
     test_str_eq("resend command with a token",
                 sbuf_str(&b), "curl -X POST -H 'Content-Type: application/json' -H \"Authorization: Bearer "
                 "$BONNIEBOARD_TOKEN\" --data-binary @/tmp/s.json http://b/api/runs");
     sbuf_free(&b);
-    post_resend_command(&b, "s.json", "http://b/api/runs", 0, NULL);
+    post_resend_command(&b, "s.json", "http://b/api/runs", 0, NULL, NULL);
     test_cond("resend command without a token has no Authorization", !strstr(sbuf_str(&b), "Authorization"));
     sbuf_free(&b);
     /* a token from --token-file: the command reads the same file, quoted for the shell */
-    post_resend_command(&b, "s.json", "http://b/api/runs", 1, "/etc/bb/it's token");
+    post_resend_command(&b, "s.json", "http://b/api/runs", 1, "/etc/bb/it's token", NULL);
     test_str_eq("resend command with a token file",
                 sbuf_str(&b), "curl -X POST -H 'Content-Type: application/json' -H \"Authorization: Bearer "
                 "$(cat '/etc/bb/it'\\''s token')\" --data-binary @s.json http://b/api/runs");

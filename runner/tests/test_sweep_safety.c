@@ -53,61 +53,93 @@ static int contains(const char *s, const char *part)
 
 static const struct sweep_device sdb = {"sdb", 8, 16}, loop0 = {"loop0", 7, 0};
 
+/* Two loop devices on one image file, the other one mounted: the named one is refused through it, and a loop
+ * device whose file lies on the named one's filesystem is refused as its user. */
+static void test_loop_aliases(void)
+{
+    char err[1024] = "";
+    fresh_root("aliases");
+    put("img/disk.img", "x");
+    put("sys/block/loop0/dev", "7:0\n");
+    put("sys/block/loop0/size", "819200\n");
+    put("sys/block/loop0/loop/backing_file", "/img/disk.img\n");
+    put("sys/block/loop0/loop/offset", "0\n");
+    put("sys/block/loop1/dev", "7:1\n");
+    put("sys/block/loop1/size", "819200\n");
+    put("sys/block/loop1/loop/backing_file", "/img/disk.img\n");
+    put("sys/block/loop1/loop/offset", "0\n");
+    put("proc/self/mountinfo", "22 1 254:0 / / rw - ext4 /dev/vda rw\n"
+                               "40 22 7:1 / /pool rw - ext4 /dev/loop1 rw\n");
+    test_cond("a loop device on the same file, mounted, refuses the named one",
+              sweep_check_in_use(root, &loop0, NULL, NULL, 0, err, sizeof(err)) < 0 &&
+              contains(err, "loop1 (attached to the same file /img/disk.img) is mounted on /pool"));
+    /* at offsets that do not overlap, the same file is other blocks */
+    put("sys/block/loop1/loop/offset", "419430400\n");
+    test_cond("the same file at another offset is not an alias",
+              sweep_check_in_use(root, &loop0, NULL, NULL, 0, err, sizeof(err)) == 0);
+    put("sys/block/loop1/loop/offset", "0\n");
+    put("proc/self/mountinfo", "22 1 254:0 / / rw - ext4 /dev/vda rw\n");
+    test_cond("unmounted, the alias lets it be", sweep_check_in_use(root, &loop0, NULL, NULL, 0, err, sizeof(err)) == 0);
+    put("sys/class/block/loop1/holders/md0/dev", "9:0\n");
+    test_cond("an alias in an md array refuses it", sweep_check_in_use(root, &loop0, NULL, NULL, 0, err, sizeof(err)) < 0 &&
+              contains(err, "loop1 (attached to the same file /img/disk.img) is in use by md0 (an md array)"));
+}
+
 static void test_in_use(void)
 {
     char err[1024] = "";
     fresh_root("free");
-    test_cond("a device nobody uses is free", sweep_check_in_use(root, &sdb, "/mnt/bench", err, sizeof(err)) == 0);
+    test_cond("a device nobody uses is free", sweep_check_in_use(root, &sdb, NULL, "/mnt/bench", 0, err, sizeof(err)) == 0);
     if (err[0])
         printf("    %s\n", err);
 
     fresh_root("mounted");
     put("proc/self/mountinfo", "22 1 254:0 / / rw - ext4 /dev/vda rw\n40 22 7:0 / /srv/data rw - ext4 /dev/loop0 rw\n");
-    test_cond("a mounted device is refused", sweep_check_in_use(root, &loop0, "/mnt/bench", err, sizeof(err)) < 0 &&
+    test_cond("a mounted device is refused", sweep_check_in_use(root, &loop0, NULL, "/mnt/bench", 0, err, sizeof(err)) < 0 &&
                                                  contains(err, "loop0 is mounted on /srv/data"));
 
     fresh_root("part");
     put("proc/self/mountinfo", "22 1 254:0 / / rw - ext4 /dev/vda rw\n41 22 8:18 / /my\\040data rw - xfs /dev/sdb2 rw\n");
     test_cond("a device with a mounted partition is refused (the path unescaped)",
-              sweep_check_in_use(root, &sdb, NULL, err, sizeof(err)) < 0 &&
+              sweep_check_in_use(root, &sdb, NULL, NULL, 0, err, sizeof(err)) < 0 &&
                   contains(err, "its partition sdb2 is mounted on /my data"));
 
     fresh_root("rootfs");
     put("proc/self/mountinfo", "22 1 8:17 / / rw - ext4 /dev/sdb1 rw\n");
-    test_cond("the root filesystem's device is refused", sweep_check_in_use(root, &sdb, NULL, err, sizeof(err)) < 0 &&
+    test_cond("the root filesystem's device is refused", sweep_check_in_use(root, &sdb, NULL, NULL, 0, err, sizeof(err)) < 0 &&
                                                              contains(err, "sdb1 holds the root filesystem"));
 
     fresh_root("bysource");
     put("proc/self/mountinfo", "22 1 254:0 / / rw - ext4 /dev/vda rw\n50 22 0:45 / /pool rw - btrfs /dev/loop0 rw\n");
     test_cond("a mount whose MAJ:MIN is virtual (btrfs) is found by its source",
-              sweep_check_in_use(root, &loop0, NULL, err, sizeof(err)) < 0 && contains(err, "loop0 is mounted on /pool"));
+              sweep_check_in_use(root, &loop0, NULL, NULL, 0, err, sizeof(err)) < 0 && contains(err, "loop0 is mounted on /pool"));
 
     fresh_root("swap");
     put("proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n/dev/sdb2                               partition\t1048572\t0\t-2\n");
-    test_cond("a swap partition is refused", sweep_check_in_use(root, &sdb, NULL, err, sizeof(err)) < 0 &&
+    test_cond("a swap partition is refused", sweep_check_in_use(root, &sdb, NULL, NULL, 0, err, sizeof(err)) < 0 &&
                                                  contains(err, "its partition sdb2 is in use as swap"));
 
     fresh_root("md");
     put("sys/class/block/sdb/holders/md127/.keep", "");
-    test_cond("an md member is refused", sweep_check_in_use(root, &sdb, NULL, err, sizeof(err)) < 0 &&
+    test_cond("an md member is refused", sweep_check_in_use(root, &sdb, NULL, NULL, 0, err, sizeof(err)) < 0 &&
                                              contains(err, "sdb is in use by md127 (an md array)"));
 
     fresh_root("lvm");
     put("sys/class/block/sdb/sdb1/holders/dm-0/.keep", "");
     put("sys/class/block/dm-0/dm/name", "vg0-data\n");
-    test_cond("an LVM physical volume's partition is refused", sweep_check_in_use(root, &sdb, NULL, err, sizeof(err)) < 0 &&
+    test_cond("an LVM physical volume's partition is refused", sweep_check_in_use(root, &sdb, NULL, NULL, 0, err, sizeof(err)) < 0 &&
                                                                    contains(err, "its partition sdb1 is in use by dm-0 (vg0-data, device-mapper"));
 
     fresh_root("mountpoint");
     put("proc/self/mountinfo", "22 1 254:0 / / rw - ext4 /dev/vda rw\n60 22 0:50 / /mnt/bench rw - tmpfs tmpfs rw\n");
-    test_cond("an occupied mountpoint is refused", sweep_check_in_use(root, &loop0, "/mnt/bench", err, sizeof(err)) < 0 &&
+    test_cond("an occupied mountpoint is refused", sweep_check_in_use(root, &loop0, NULL, "/mnt/bench", 0, err, sizeof(err)) < 0 &&
                                                        contains(err, "the mountpoint /mnt/bench has tmpfs mounted on it"));
 
     fresh_root("noproc");
     char gone[512];
     snprintf(gone, sizeof(gone), "%s/proc/self/mountinfo", root);
     unlink(gone);
-    test_cond("without mountinfo nothing can be checked: refused", sweep_check_in_use(root, &loop0, NULL, err, sizeof(err)) < 0 &&
+    test_cond("without mountinfo nothing can be checked: refused", sweep_check_in_use(root, &loop0, NULL, NULL, 0, err, sizeof(err)) < 0 &&
                                                                        contains(err, "can't read"));
 
     fresh_root("name");
@@ -171,6 +203,7 @@ static void test_probe(void)
 
 int main(void)
 {
+    test_loop_aliases();
     test_in_use();
     test_naming();
     test_probe();
