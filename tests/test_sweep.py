@@ -146,9 +146,12 @@ def test_a_two_configuration_study_posts_four_tagged_runs_in_a_seeded_interleave
         details = [_get_json(f"{server.url}/api/runs/{item['id']}") for item in listed]
         tags = sorted((d["tags"]["config"], d["tags"]["round"]) for d in details)
         assert tags == [("ext4", "1"), ("ext4", "2"), ("xfs", "1"), ("xfs", "2")]
+        study_id = re.search(r"^study ([0-9a-f]{16})$", (tmp_path / "study.plan.sweep" / "progress").read_text(), re.M)
+        assert study_id, "the progress file names the study"
         for d in details:
             fs = d["tags"]["config"]
             assert d["tags"] | {} == {
+                "sweep_study": study_id[1],
                 "study": "pytest-sweep",
                 "raid": "none",
                 "fs": fs,

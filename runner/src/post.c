@@ -31,7 +31,8 @@ static int add_header(struct curl_slist **list, const char *header)
     return 0;
 }
 
-/* Sets up and performs the request. Returns 0 with the HTTP status, or -1 with why. */
+/* Sets up and performs the request: a POST of body, or a GET when body is NULL. Returns 0 with the HTTP
+ * status, or -1 with why. */
 static int perform(const struct post_request *req, const char *url, const struct sbuf *body,
                    struct sbuf *answer, long *status, char *why, size_t whylen)
 {
@@ -65,8 +66,8 @@ static int perform(const struct post_request *req, const char *url, const struct
     /* every setopt is checked: a silently ignored option could send without the timeout or the token */
     if ((cc = curl_easy_setopt(curl, CURLOPT_URL, url)) ||
         (cc = curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers)) ||
-        (cc = curl_easy_setopt(curl, CURLOPT_POSTFIELDS, sbuf_str(body))) ||
-        (cc = curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body->len)) ||
+        (body && (cc = curl_easy_setopt(curl, CURLOPT_POSTFIELDS, sbuf_str(body)))) ||
+        (body && (cc = curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body->len))) ||
         (cc = curl_easy_setopt(curl, CURLOPT_USERAGENT, RUNNER_NAME "-runner/" RUNNER_VERSION)) ||
         (cc = curl_easy_setopt(curl, CURLOPT_TIMEOUT, POST_TIMEOUT_S)) ||
         (cc = curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, POST_CONNECT_TIMEOUT_S)) ||
@@ -133,4 +134,10 @@ out:
     sbuf_free(&answer);
     sbuf_free(&url);
     return rc;
+}
+
+int post_get(const char *url, const char *token, struct sbuf *answer, long *status, char *why, size_t whylen)
+{
+    struct post_request req = {.token = token, .spool_fd = -1};
+    return perform(&req, url, NULL, answer, status, why, whylen);
 }

@@ -56,4 +56,8 @@ int post_resend_command(struct sbuf *out, const char *spool, const char *url, in
  * command that resends it, and returns -1. */
 int post_send(const struct post_request *req);
 
+/* GETs url (a page of the board's API) with the token when not NULL; the answer's first 64 KiB go to
+ * answer. Returns 0 with the HTTP status in *status, or -1 with why. */
+int post_get(const char *url, const char *token, struct sbuf *answer, long *status, char *why, size_t whylen);
+
 #endif

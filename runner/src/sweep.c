@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "post.h"
 #include "report.h"
 #include "sbuf.h"
 #include "sweep_plan.h"
@@ -98,6 +101,13 @@ struct study {
     time_t started;
     double run_seconds;                 /* the runs of this invocation: their total time and count, */
     int runs_timed;                     /* for the time left */
+    char study_id[40];                  /* random, per study: its runs' sweep_study tag and Idempotency-Keys */
+    char *progress_device, *progress_mountpoint; /* what the progress file says the study used (--resume) */
+    const char *token;                  /* for the board's reads on --resume; freed with token_opts */
+    struct options token_opts;
+    int have_token_opts;
+    int device_fd;                      /* the device held with O_EXCL between runs, or -1 */
+    int claims[64], claim_count;        /* its other names, held with O_EXCL for the whole study */
 };
 
 static struct record *find_record(struct study *s, int round, int config)
@@ -149,6 +159,14 @@ static int load_progress(struct study *s)
         int consumed = 0;
         if (line[0] == '#' || line[0] == '\0' || strncmp(line, "order ", 6) == 0 || strncmp(line, "note ", 5) == 0) {
             continue;
+        } else if (strncmp(line, "study ", 6) == 0) {
+            snprintf(s->study_id, sizeof(s->study_id), "%.39s", line + 6);
+        } else if (strncmp(line, "device ", 7) == 0) {
+            free(s->progress_device);
+            s->progress_device = strdup(line + 7);
+        } else if (strncmp(line, "mountpoint ", 11) == 0) {
+            free(s->progress_mountpoint);
+            s->progress_mountpoint = strdup(line + 11);
         } else if (sscanf(line, "plan %llx", &sum) == 1) {
             have_plan = 1;
             if (sum != s->plan.checksum)
@@ -246,6 +264,14 @@ static void command_text(struct sbuf *out, char *const *argv)
         append_shell_word(out, argv[i]);
 }
 
+/* In a child just forked from `parent`: SIGKILL when the sweep dies, so no mkfs, mount or runner outlives it
+ * (a runner left behind could still post its run); a parent already gone ends the child at once. */
+static void die_with_parent(pid_t parent)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+        _exit(127);
+}
+
 /* Runs argv with its stdout and stderr collected into output. Returns the exit status as the
  * shell shows it (128 + signal when killed), or -1 when it could not start (errno set). */
 static int run_collect(char *const *argv, struct sbuf *output)
@@ -253,13 +279,14 @@ static int run_collect(char *const *argv, struct sbuf *output)
     int fds[2];
     if (pipe2(fds, O_CLOEXEC))
         return -1;
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
         return -1;
     }
     if (pid == 0) {
+        die_with_parent(parent);
         dup2(fds[1], STDOUT_FILENO);
         dup2(fds[1], STDERR_FILENO);
         int devnull = open("/dev/null", O_RDONLY);
@@ -453,6 +480,19 @@ static int runner_argv(const struct study *s, int round, int config, const struc
         argv[n++] = "--tag";
         argv[n++] = kv;
     }
+    if (s->post_url && s->study_id[0] && n + 4 < max) {
+        char *tag = NULL, *key = NULL;
+        if (asprintf(&tag, "sweep_study=%s", s->study_id) < 0)
+            return -1;
+        owned[(*owned_count)++] = tag;
+        if (asprintf(&key, "sweep:%s:%s:%d", s->study_id, s->plan.configs[config].name, round) < 0)
+            return -1;
+        owned[(*owned_count)++] = key;
+        argv[n++] = "--tag";
+        argv[n++] = tag;
+        argv[n++] = "--idempotency-key";
+        argv[n++] = key;
+    }
     if (s->post_url && n + 4 < max) {
         argv[n++] = "--post";
         argv[n++] = (char *)s->post_url;
@@ -478,7 +518,7 @@ static int run_runner(struct study *s, int round, int slot, int config, char **a
         close(out);
         return -1;
     }
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid < 0) {
         close(out);
         close(fds[0]);
@@ -486,6 +526,7 @@ static int run_runner(struct study *s, int round, int slot, int config, char **a
         return -1;
     }
     if (pid == 0) {
+        die_with_parent(parent);
         dup2(out, STDOUT_FILENO);
         dup2(fds[1], STDERR_FILENO);
         execv(argv[0], argv);
@@ -582,12 +623,31 @@ static void step_argvs(const struct study *s, int config, char **mkfs, char **mo
 }
 
 /* Checks the device again right before it is erased: something may have mounted it since. */
-static int device_free(const struct study *s, const struct sweep_device *dev)
+static int device_free(struct study *s, const struct sweep_device *dev)
 {
-    char err[1024];
-    if (sweep_check_in_use("", dev, NULL, s->plan.mountpoint, 0, err, sizeof(err)))
+    char err[2048];
+    if (s->device_fd >= 0) { /* mkfs and mount open it exclusively themselves */
+        close(s->device_fd);
+        s->device_fd = -1;
+    }
+    if (sweep_check_in_use("", dev, s->plan.device, s->plan.mountpoint, SWEEP_PROBE_DEVICE, err, sizeof(err)))
         return say(EXIT_PREPARE, "refusing to erase %s: %s", s->plan.device, err);
     return 0;
+}
+
+/* Holds the device with O_EXCL between runs, so that nothing mounts or claims it while the sweep is not using
+ * it: a few tries while the last umount lets go. Returns 0, or EXIT_PREPARE (message printed). */
+static int hold_device(struct study *s)
+{
+    for (int attempt = 0; attempt < 20; attempt++) {
+        s->device_fd = open(s->plan.device, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
+        if (s->device_fd >= 0)
+            return 0;
+        if (errno != EBUSY)
+            break;
+        usleep(100 * 1000);
+    }
+    return say(EXIT_PREPARE, "can't hold %s for the study (open with O_EXCL): %s", s->plan.device, strerror(errno));
 }
 
 /* One configuration in one round: mkfs, mount, the runner, umount. Returns 0, or an exit code. */
@@ -635,6 +695,8 @@ static int one_run(struct study *s, const struct sweep_device *dev, int round, i
     for (int i = 0; i < owned_count; i++)
         free(owned[i]);
     int unmount_failed = unmount(s) != 0;
+    if (!unmount_failed && !stop_requested && hold_device(s))
+        unmount_failed = 1;
 
     if (status != 0 && status != EXIT_POST) {
         if (stop_requested)
@@ -703,8 +765,20 @@ static double widest_ci(const struct study *s, int rounds, int *config, int *tes
     return widest;
 }
 
-/* "put_block ±2.1 %, rewrite ±3.0 %, ...": each test's widest CI among the configurations ("+++++" for a
- * test no configuration measured twice). */
+/* A CI's half width in words: "±2.1 %" below ±100 %, else the factor it spans either way ("×3.2 either
+ * way"), and past ×100 "over ×100 either way": a sign of too few rounds, not a figure to read. */
+static void append_interval(struct sbuf *out, double half)
+{
+    if (half < 1)
+        sbuf_printf(out, "±%.1f %%", half * 100);
+    else if (half + 1 < 100)
+        sbuf_printf(out, "×%.2g either way", half + 1);
+    else
+        sbuf_printf(out, "over ×100 either way");
+}
+
+/* "put_block ±2.1 %, rewrite ±3.0 %, ...": each test's widest CI among the configurations; "+++++" for a
+ * test no configuration measured twice (too fast to time), "not run" for one no run ran. */
 static void per_test_widest(const struct study *s, int rounds, struct sbuf *out)
 {
     double *column = calloc((size_t)(rounds > 0 ? rounds : 1), sizeof(double));
@@ -712,21 +786,27 @@ static void per_test_widest(const struct study *s, int rounds, struct sbuf *out)
         return;
     for (int t = 0; t < SWEEP_STAT_TESTS; t++) {
         double widest = -1;
+        int ran = 0;
         for (int c = 0; c < s->plan.config_count; c++) {
             int n = 0;
             for (int r = 1; r <= rounds; r++) {
                 const struct record *rec = find_record((struct study *)s, r, c);
-                if (rec)
+                if (rec) {
                     column[n++] = rec->rates[t];
+                    ran |= rec->rates[t] >= 0;
+                }
             }
             double half = sweep_stats_ci_half(column, n);
             if (half > widest)
                 widest = half;
         }
-        if (widest < 0)
-            sbuf_printf(out, "%s%s +++++", t ? ", " : "", sweep_stat_test_names[t]);
+        sbuf_printf(out, "%s%s ", t ? ", " : "", sweep_stat_test_names[t]);
+        if (!ran)
+            sbuf_printf(out, "not run");
+        else if (widest < 0)
+            sbuf_printf(out, "+++++");
         else
-            sbuf_printf(out, "%s%s ±%.1f %%", t ? ", " : "", sweep_stat_test_names[t], widest * 100);
+            append_interval(out, widest);
     }
     free(column);
 }
@@ -745,9 +825,10 @@ static int decision(const struct study *s, int rounds, struct sbuf *out)
     struct sbuf per_test = {0};
     per_test_widest(s, rounds, &per_test);
     sbuf_printf(out, "the widest 95 %% CI of a configuration's geometric mean (put_block, rewrite, get_block and "
-                "the six file tests; Student's t on the logs, as the board computes it) is %s %s, ±%.1f %% "
-                "after %d round%s: %s", s->plan.configs[config].name, sweep_stat_test_names[test], widest * 100,
-                rounds, rounds == 1 ? "" : "s",
+                "the six file tests; Student's t on the logs, as the board computes it) is %s %s, ",
+                s->plan.configs[config].name, sweep_stat_test_names[test]);
+    append_interval(out, widest);
+    sbuf_printf(out, " after %d round%s: %s", rounds, rounds == 1 ? "" : "s",
                 decided ? "within ±5 %, decided" : "wider than ±5 %, not decided");
     sbuf_printf(out, " (per test, the widest: %s)", sbuf_str(&per_test));
     sbuf_free(&per_test);
@@ -856,23 +937,166 @@ static int check_device(const struct study *s, const char *yes_destroy, struct s
     dev->minor = minor(st.st_rdev);
     if (sweep_device_name("", dev->major, dev->minor, dev->name, sizeof(dev->name)))
         return say(EXIT_PREPARE, "%s (%u:%u) is not in /sys/dev/block", s->plan.device, dev->major, dev->minor);
-    if (sweep_check_in_use("", dev, s->plan.device, s->plan.mountpoint, 1, err, sizeof(err)))
+    if (sweep_check_in_use("", dev, s->plan.device, s->plan.mountpoint,
+                           SWEEP_PROBE_DEVICE | SWEEP_PROBE_ALIASES | SWEEP_PROBE_PROCESSES, err, sizeof(err)))
         return say(EXIT_PREPARE, "refusing to erase %s: %s", s->plan.device, err);
     if (signature[0])
         say(0, "%s holds a signature (%s): the first mkfs erases it", s->plan.device, signature);
     return 0;
 }
 
-static int check_token_file(const char *path)
+/* The token file's checks, as the runner makes them; the token is kept for the board's reads on --resume. */
+static int check_token_file(struct study *s)
 {
-    struct options o;
     char err[1024];
-    char *argv[] = {"bonnieboard-runner", "--token-file", (char *)path, NULL};
-    int rc = 0;
-    if (options_parse(&o, 3, argv, err, sizeof(err)) != OPTIONS_OK || options_load_token(&o, err, sizeof(err)))
-        rc = say(EXIT_USAGE, "%s", err);
-    options_free(&o);
+    char *argv[] = {"bonnieboard-runner", "--token-file", (char *)s->token_file, NULL};
+    s->have_token_opts = 1;
+    if (options_parse(&s->token_opts, 3, argv, err, sizeof(err)) != OPTIONS_OK ||
+        options_load_token(&s->token_opts, err, sizeof(err)))
+        return say(EXIT_USAGE, "%s", err);
+    s->token = s->token_opts.token;
+    return 0;
+}
+
+/* The MAJ:MIN of the filesystem mounted on path (the topmost mount there): 1, or 0 when nothing is. */
+static int mounted_device(const char *path, unsigned *ma, unsigned *mi)
+{
+    FILE *fp = fopen("/proc/self/mountinfo", "r");
+    if (!fp)
+        return 0;
+    char line[8192], target[4096];
+    unsigned a, b;
+    int found = 0;
+    while (fgets(line, sizeof(line), fp))
+        if (sscanf(line, "%*d %*d %u:%u %*s %4095s", &a, &b, target) == 3 && strcmp(target, path) == 0) {
+            *ma = a;
+            *mi = b;
+            found = 1;
+        }
+    fclose(fp);
+    return found;
+}
+
+/* --resume: the study's own mount, left by a sweep that was killed (the device its progress file names, on the
+ * mountpoint it names), is unmounted; anything else mounted there stays, for check_device to refuse. Returns 0
+ * or an exit code (message printed). */
+static int unmount_own_leftover(struct study *s)
+{
+    struct stat st;
+    unsigned ma, mi;
+    if (!s->progress_device || !s->progress_mountpoint || strcmp(s->progress_device, s->plan.device) != 0 ||
+        strcmp(s->progress_mountpoint, s->plan.mountpoint) != 0 || stat(s->plan.device, &st) ||
+        !S_ISBLK(st.st_mode) || !mounted_device(s->plan.mountpoint, &ma, &mi) || ma != major(st.st_rdev) ||
+        mi != minor(st.st_rdev))
+        return 0;
+    fprintf(stderr, "sweep: %s is still mounted on %s by the interrupted study: unmounting it\n", s->plan.device,
+            s->plan.mountpoint);
+    return unmount(s) ? EXIT_PREPARE : 0;
+}
+
+/* A number after `key` in a JSON answer, or -1. */
+static long json_number_after(const char *answer, const char *key)
+{
+    const char *p = strstr(answer, key);
+    if (!p)
+        return -1;
+    char *end;
+    long v = strtol(p + strlen(key), &end, 10);
+    return end == p + strlen(key) ? -1 : v;
+}
+
+/* Asks the board whether it holds the run of (round, config) of this study (its tags sweep_study, config and
+ * round). Returns 1 with its id and CSV line, 0 when it does not, -1 when the board can't be asked (why set). */
+static int board_run_of(const struct study *s, int round, int config, long *id, struct sbuf *csv, char *why,
+                        size_t whylen)
+{
+    struct sbuf url = {0}, answer = {0};
+    long status = 0;
+    int rc = -1;
+    if (post_runs_url(s->post_url, &url) ||
+        sbuf_printf(&url, "?tag=sweep_study%%3D%s&tag=config%%3D%s&tag=round%%3D%d&limit=1", s->study_id,
+                    s->plan.configs[config].name, round) ||
+        post_get(sbuf_str(&url), s->token, &answer, &status, why, whylen))
+        goto out;
+    if (status != 200) {
+        snprintf(why, whylen, "GET %s answered HTTP %ld", sbuf_str(&url), status);
+        goto out;
+    }
+    long total = json_number_after(sbuf_str(&answer), "\"total\":");
+    *id = json_number_after(sbuf_str(&answer), "\"items\":[{\"id\":");
+    if (total == 0) {
+        rc = 0;
+        goto out;
+    }
+    if (total < 0 || *id <= 0) {
+        snprintf(why, whylen, "GET %s: not a list of runs", sbuf_str(&url));
+        goto out;
+    }
+    url.len = 0;
+    answer.len = 0;
+    if (post_runs_url(s->post_url, &url) || sbuf_printf(&url, "/export.csv?runs=%ld", *id) ||
+        post_get(sbuf_str(&url), s->token, &answer, &status, why, whylen))
+        goto out;
+    const char *text = sbuf_str(&answer);
+    size_t len = strcspn(text, "\n");
+    if (status != 200 || len == 0) {
+        snprintf(why, whylen, "GET %s answered HTTP %ld without the run's line", sbuf_str(&url), status);
+        goto out;
+    }
+    csv->len = 0;
+    sbuf_append(csv, text, len);
+    rc = 1;
+out:
+    sbuf_free(&url);
+    sbuf_free(&answer);
     return rc;
+}
+
+/* --resume with --post: the runs of the first unfinished round that the board holds already (posted before
+ * the sweep was killed, not yet in the progress file) are recorded as done, not run again. A board that can't
+ * be asked is said; its runs are then sent again and answered from their Idempotency-Key. Returns 0 or an exit
+ * code. */
+static int adopt_stored_runs(struct study *s)
+{
+    if (!s->post_url || !s->study_id[0] || s->finished)
+        return 0;
+    int rounds = s->plan.rounds ? s->plan.rounds : SWEEP_AUTO_MAX_ROUNDS;
+    for (int round = 1; round <= rounds; round++) {
+        int missing = 0;
+        for (int c = 0; c < s->plan.config_count; c++) {
+            if (find_record(s, round, c))
+                continue;
+            missing = 1;
+            long id = 0;
+            char why[1024] = "";
+            struct sbuf csv = {0};
+            int held = board_run_of(s, round, c, &id, &csv, why, sizeof(why));
+            if (held < 0) {
+                sbuf_free(&csv);
+                say(0, "--resume: can't ask the board which runs it holds (%s): a run it holds is sent again and "
+                    "answered from its Idempotency-Key", why);
+                return 0;
+            }
+            if (held == 1) {
+                struct record *r = add_record(s);
+                if (!r || progress_append(s, "run %d %s exit=0 ids=%ld csv=%s\n", round, s->plan.configs[c].name, id,
+                                          sbuf_str(&csv))) {
+                    sbuf_free(&csv);
+                    return say(EXIT_PREPARE, "can't record the run in %s: %s", s->dir, strerror(errno));
+                }
+                r->round = round;
+                r->config = c;
+                r->ids[r->id_count++] = id;
+                sweep_stats_from_csv(sbuf_str(&csv), r->rates);
+                fprintf(stderr, "sweep: round %d, %s: the board holds its run already (run %ld): not run again\n",
+                        round, s->plan.configs[c].name, id);
+            }
+            sbuf_free(&csv);
+        }
+        if (missing)
+            break; /* runs go round by round: a later round has nothing on the board */
+    }
+    return 0;
 }
 
 static int max_rounds(const struct study *s)
@@ -887,10 +1111,13 @@ static void print_dry_run(struct study *s)
     printf("# order seed %lu%s\n", (unsigned long)s->seed,
            s->plan.seed_set ? " (the plan's seed)" : " (chosen now: a real run chooses its own unless the plan "
                                                      "gives seed =)");
-    if (access(s->plan.mountpoint, F_OK))
-        printf("mkdir %s\n", s->plan.mountpoint);
     int order[SWEEP_MAX_CONFIGS];
     struct sbuf cmd = {0};
+    char *mkdir_argv[] = {"mkdir", s->plan.mountpoint, NULL}, *umount_argv[] = {"umount", s->plan.mountpoint, NULL};
+    if (access(s->plan.mountpoint, F_OK)) {
+        command_text(&cmd, mkdir_argv);
+        printf("%s\n", sbuf_str(&cmd));
+    }
     for (int round = 1; round <= rounds; round++) {
         sweep_plan_order(&s->plan, s->seed, round, order);
         printf("# round %d:", round);
@@ -911,11 +1138,15 @@ static void print_dry_run(struct study *s)
             printf("%s\n", sbuf_str(&cmd));
             if (runner_argv(s, round, c, &f, argv, (int)(sizeof(argv) / sizeof(argv[0])), owned, &owned_count) > 0) {
                 command_text(&cmd, argv);
-                printf("%s > %s\n", sbuf_str(&cmd), f.out);
+                struct sbuf out = {0};
+                append_shell_word(&out, f.out);
+                printf("%s > %s\n", sbuf_str(&cmd), sbuf_str(&out));
+                sbuf_free(&out);
             }
             for (int k = 0; k < owned_count; k++)
                 free(owned[k]);
-            printf("umount %s\n", s->plan.mountpoint);
+            command_text(&cmd, umount_argv);
+            printf("%s\n", sbuf_str(&cmd));
         }
     }
     if (!s->plan.rounds)
@@ -1010,6 +1241,7 @@ int sweep_main(int argc, char **argv)
     int dry_run = 0, resume = 0, c;
     static struct study s;
     memset(&s, 0, sizeof(s));
+    s.device_fd = -1;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
@@ -1045,7 +1277,7 @@ int sweep_main(int argc, char **argv)
         exit_code = say(EXIT_USAGE, "%s", err);
         goto out;
     }
-    if (s.token_file && (exit_code = check_token_file(s.token_file)))
+    if (s.token_file && (exit_code = check_token_file(&s)))
         goto out;
     ssize_t self_len = readlink("/proc/self/exe", s.self, sizeof(s.self) - 1);
     if (self_len <= 0) {
@@ -1064,8 +1296,17 @@ int sweep_main(int argc, char **argv)
         goto out;
     } else {
         s.seed = s.plan.seed_set ? s.plan.seed : (uint32_t)getpid() ^ (uint32_t)time(NULL);
+        unsigned char id[8];
+        if (getrandom(id, sizeof(id), 0) != (ssize_t)sizeof(id)) {
+            exit_code = say(EXIT_PREPARE, "can't draw the study's id: %s", strerror(errno));
+            goto out;
+        }
+        for (size_t i = 0; i < sizeof(id); i++)
+            snprintf(s.study_id + 2 * i, 3, "%02x", id[i]);
     }
 
+    if (resume && !dry_run && (exit_code = unmount_own_leftover(&s)))
+        goto out;
     struct sweep_device dev;
     if ((exit_code = check_device(&s, yes_destroy, &dev)))
         goto out;
@@ -1073,6 +1314,15 @@ int sweep_main(int argc, char **argv)
         print_dry_run(&s);
         goto out;
     }
+    s.claim_count = sweep_claim_aliases(&dev, s.claims, (int)(sizeof(s.claims) / sizeof(s.claims[0])), err,
+                                        sizeof(err));
+    if (s.claim_count < 0) {
+        s.claim_count = 0;
+        exit_code = say(EXIT_PREPARE, "refusing to erase %s: %s", s.plan.device, err);
+        goto out;
+    }
+    if ((exit_code = hold_device(&s)))
+        goto out;
     if (install_signals()) {
         exit_code = say(EXIT_PREPARE, "can't handle SIGINT: %s", strerror(errno));
         goto out;
@@ -1086,11 +1336,14 @@ int sweep_main(int argc, char **argv)
         goto out;
     }
     if (!resume && (progress_append(&s, "# bonnieboard-runner sweep of %s: its progress, read by --resume\n"
-                                        "plan %016llx\nseed %lu\n",
-                                    s.plan_path, (unsigned long long)s.plan.checksum, (unsigned long)s.seed))) {
+                                        "plan %016llx\nseed %lu\nstudy %s\ndevice %s\nmountpoint %s\n",
+                                    s.plan_path, (unsigned long long)s.plan.checksum, (unsigned long)s.seed,
+                                    s.study_id, s.plan.device, s.plan.mountpoint))) {
         exit_code = say(EXIT_PREPARE, "can't write %s: %s", s.progress_path, strerror(errno));
         goto out;
     }
+    if (resume && (exit_code = adopt_stored_runs(&s)))
+        goto out;
     s.started = time(NULL);
     char rounds[16] = "auto";
     if (s.plan.rounds)
@@ -1100,6 +1353,14 @@ int sweep_main(int argc, char **argv)
     exit_code = run_study(&s, &dev);
 out:
     sbuf_free(&text);
+    if (s.device_fd >= 0)
+        close(s.device_fd);
+    for (int i = 0; i < s.claim_count; i++)
+        close(s.claims[i]);
+    if (s.have_token_opts)
+        options_free(&s.token_opts);
+    free(s.progress_device);
+    free(s.progress_mountpoint);
     free(s.records);
     sweep_plan_free(&s.plan);
     return exit_code;

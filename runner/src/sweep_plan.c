@@ -316,8 +316,8 @@ int sweep_plan_parse(struct sweep_plan *p, const char *path, const char *text, c
     if (p->config_count == 0)
         return set_error(err, errlen, "%s: no configuration: add a [name] section with mkfs = ...", where);
     for (int c = 0; c < p->config_count; c++)
-        if (p->tag_count + p->configs[c].tag_count + 3 > 50)
-            return set_error(err, errlen, "%s:%d: section [%s]: key \"tags\": with the plan's tags and the sweep's three, "
+        if (p->tag_count + p->configs[c].tag_count + 4 > 50)
+            return set_error(err, errlen, "%s:%d: section [%s]: key \"tags\": with the plan's tags and the sweep's four, "
                         "over the board's 50 tags", path, p->configs[c].line, p->configs[c].name);
     return 0;
 }

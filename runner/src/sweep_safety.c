@@ -511,7 +511,7 @@ static void node_of(const struct part *p, int i, const char *device_path, char *
 
 /* Every name must open exclusively (nothing mounted, swapped on, assembled or claimed holds it) and no other
  * process may have it open. Only on the real system (root ""): fixture trees have no devices. */
-static int check_open(const struct part *parts, int n, const char *device_path, int check_processes, char *err,
+static int check_open(const struct part *parts, int n, const char *device_path, int probes, char *err,
                       size_t errlen)
 {
     char who[PATH_MAX + 160], node[PATH_MAX], holder[PATH_MAX + 200];
@@ -521,10 +521,12 @@ static int check_open(const struct part *parts, int n, const char *device_path, 
         if (stat(node, &st) || !S_ISBLK(st.st_mode) || major(st.st_rdev) != parts[i].major ||
             minor(st.st_rdev) != parts[i].minor)
             continue; /* no such node here: the other checks are all there is */
-        int fd = open(node, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
+        int fd = (probes & (i == 0 ? SWEEP_PROBE_DEVICE : SWEEP_PROBE_ALIASES))
+                     ? open(node, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK)
+                     : -2;
         if (fd >= 0) {
             close(fd);
-        } else if (errno == EBUSY) {
+        } else if (fd == -1 && errno == EBUSY) {
             if (btrfs_member(parts[i].name, holder, sizeof(holder)))
                 return set_error(err, errlen, "%s is %s: unmount it first if it is really scratch",
                                  which(parts, i, who, sizeof(who)), holder);
@@ -535,7 +537,7 @@ static int check_open(const struct part *parts, int n, const char *device_path, 
                              "assembled or claimed by the kernel): free it first if it is really scratch",
                              which(parts, i, who, sizeof(who)));
         }
-        if (check_processes && opened_by(parts[i].major, parts[i].minor, holder, sizeof(holder)))
+        if ((probes & SWEEP_PROBE_PROCESSES) && opened_by(parts[i].major, parts[i].minor, holder, sizeof(holder)))
             return set_error(err, errlen, "%s is open by %s: stop it first if it is really scratch",
                              which(parts, i, who, sizeof(who)), holder);
     }
@@ -543,7 +545,7 @@ static int check_open(const struct part *parts, int n, const char *device_path, 
 }
 
 int sweep_check_in_use(const char *root, const struct sweep_device *dev, const char *device_path,
-                       const char *mountpoint, int check_processes, char *err, size_t errlen)
+                       const char *mountpoint, int probes, char *err, size_t errlen)
 {
     static struct part parts[MAX_PARTS];
     int n = 0;
@@ -551,7 +553,7 @@ int sweep_check_in_use(const char *root, const struct sweep_device *dev, const c
         check_mounts(root, parts, n, mountpoint, err, errlen) || check_swaps(root, parts, n, err, errlen) ||
         check_holders(root, parts, n, err, errlen))
         return -1;
-    if (root[0] == '\0' && check_open(parts, n, device_path, check_processes, err, errlen))
+    if (root[0] == '\0' && probes && check_open(parts, n, device_path, probes, err, errlen))
         return -1;
     return 0;
 }

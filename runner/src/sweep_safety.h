@@ -29,14 +29,17 @@ int sweep_check_naming(const char *plan_device, const char *yes_destroy, int sam
  * device-mapper/LVM), itself or any partition -- and the same for every alias: its whole disk when it
  * is a partition, each loop device attached to the same file at overlapping offsets or to one of
  * these devices (to a fixed point). A loop device whose backing file lies on one of their
- * filesystems is refused as their user. On the real system (root "") each of them must also open
- * with O_EXCL (a btrfs member mounted through another device, a lazily unmounted filesystem, any
- * exclusive holder is named) and, with check_processes, be open by no other process.
+ * filesystems is refused as their user. On the real system (root "") the probes (SWEEP_PROBE_*) open
+ * them with O_EXCL (a btrfs member mounted through another device, a lazily unmounted filesystem, any
+ * exclusive holder is named) and look for another process that has one open.
  * device_path is the path the device was named by (its node when /dev/NAME is absent).
  * mountpoint, when not NULL, must have nothing mounted on it. Returns 0 when the device is free to
  * erase. */
+#define SWEEP_PROBE_DEVICE 1      /* the device must open with O_EXCL */
+#define SWEEP_PROBE_ALIASES 2     /* every other name too (not while the sweep holds them itself) */
+#define SWEEP_PROBE_PROCESSES 4   /* and no other process may have any of them open */
 int sweep_check_in_use(const char *root, const struct sweep_device *dev, const char *device_path,
-                       const char *mountpoint, int check_processes, char *err, size_t errlen);
+                       const char *mountpoint, int probes, char *err, size_t errlen);
 
 /* Opens every loop alias of the device (not the device, its partitions or its whole disk) with
  * O_EXCL, so that nothing can mount or claim them while the study runs: the fds go to fds (closed

@@ -24,7 +24,8 @@ int sweep_stats_from_csv(const char *line, double values[SWEEP_STAT_TESTS])
                 continue;
             char *end;
             double v = strtod(field, &end);
-            values[t] = end != field && (*end == ',' || *end == '\0' || *end == '\n') && v > 0 ? v : 0;
+            int empty = *field == ',' || *field == '\0' || *field == '\n';
+            values[t] = empty ? -1 : end != field && (*end == ',' || *end == '\0' || *end == '\n') && v > 0 ? v : 0;
         }
         if (col == 37)
             return 0;

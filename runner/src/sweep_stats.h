@@ -13,8 +13,8 @@
 
 extern const char *const sweep_stat_test_names[SWEEP_STAT_TESTS];
 
-/* The nine tests' rates from a format-1.98 CSV line: values[t] > 0 measured, 0 not (+++++, empty,
- * not run). Returns 0, or -1 when the line has fewer than the 38 columns up to ran_del_cpu. */
+/* The nine tests' rates from a format-1.98 CSV line: values[t] > 0 measured, 0 not measured (+++++),
+ * -1 not run (an empty field). Returns 0, or -1 when the line has fewer than the 38 columns up to ran_del_cpu. */
 int sweep_stats_from_csv(const char *line, double values[SWEEP_STAT_TESTS]);
 
 /* The 95 % CI's half width relative to the geometric mean, exp(t·SE of the logs) - 1, of the n
