@@ -305,7 +305,53 @@ def test_a_bad_plan_line_names_its_line_and_key(runner_binary, tmp_path):
     assert f'{plan}:3: key "rounds": a whole number 1..100 or auto, got "lots"' in bad.stderr
     plan.write_text("device = /dev/loop0\nmountpoint = /mnt/x\nrounds = 2\nrunner = -s 32M -r 0 -x 3\n[a]\nmkfs = m\n")
     bad = _sweep(runner_binary, plan, "--yes-destroy", "/dev/loop0")
-    assert bad.returncode == 1 and 'key "runner": -x is the sweep\'s' in bad.stderr
+    assert bad.returncode == 1 and f'{plan}:4: key "runner": -x is the sweep\'s' in bad.stderr
+    # a key checked once the whole plan is read still names its own line, and each refusal is one line
+    plan.write_text("device = loop0\nmountpoint = /mnt/x\nrounds = 2\n[a]\nmkfs = m\n")
+    bad = _sweep(runner_binary, plan, "--yes-destroy", "loop0")
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1
+    assert f'{plan}:1: key "device": an absolute path like /dev/md0, got "loop0"' in bad.stderr
+
+
+def test_a_token_file_that_is_a_fifo_is_refused_at_once(runner_binary, tmp_path):
+    fifo = tmp_path / "token"
+    os.mkfifo(fifo, 0o600)
+    plan = tmp_path / "p.plan"
+    plan.write_text("device = /dev/loop0\nmountpoint = /mnt/x\nrounds = 1\n[a]\nmkfs = m\n")
+    refused = run(
+        [
+            runner_binary,
+            "sweep",
+            plan,
+            "--yes-destroy",
+            "/dev/loop0",
+            "--post",
+            "http://127.0.0.1:9",
+            "--token-file",
+            fifo,
+        ],
+        timeout=20,
+    )
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        f'bonnieboard-runner sweep: --token-file: "{fifo}" is not a regular file (a FIFO, device or directory is '
+        "refused)"
+    )
+
+
+@needs_root
+def test_a_dry_run_quotes_every_path(runner_binary, loop_device, tmp_path):
+    """A mountpoint and a plan whose paths hold a space: every command the dry run prints runs as printed."""
+    spaced = tmp_path / "my study"
+    spaced.mkdir()
+    plan = _plan(spaced, loop_device, rounds="1")
+    dry = _sweep(runner_binary, plan, "--yes-destroy", loop_device, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    mountpoint = f"'{spaced / 'mnt'}'"
+    assert f"mkdir {mountpoint}\n" in dry.stdout and f"umount {mountpoint}\n" in dry.stdout
+    assert f"mount -o noatime {loop_device} {mountpoint}\n" in dry.stdout
+    outputs = [line.split(" > ")[1] for line in dry.stdout.splitlines() if " > " in line]
+    assert len(outputs) == 2 and all(out.startswith(f"'{spaced}/study.plan.sweep/r01-") for out in outputs)
 
 
 @needs_root

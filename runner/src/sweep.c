@@ -765,18 +765,6 @@ static double widest_ci(const struct study *s, int rounds, int *config, int *tes
     return widest;
 }
 
-/* A CI's half width in words: "±2.1 %" below ±100 %, else the factor it spans either way ("×3.2 either
- * way"), and past ×100 "over ×100 either way": a sign of too few rounds, not a figure to read. */
-static void append_interval(struct sbuf *out, double half)
-{
-    if (half < 1)
-        sbuf_printf(out, "±%.1f %%", half * 100);
-    else if (half + 1 < 100)
-        sbuf_printf(out, "×%.2g either way", half + 1);
-    else
-        sbuf_printf(out, "over ×100 either way");
-}
-
 /* "put_block ±2.1 %, rewrite ±3.0 %, ...": each test's widest CI among the configurations; "+++++" for a
  * test no configuration measured twice (too fast to time), "not run" for one no run ran. */
 static void per_test_widest(const struct study *s, int rounds, struct sbuf *out)
@@ -806,7 +794,7 @@ static void per_test_widest(const struct study *s, int rounds, struct sbuf *out)
         else if (widest < 0)
             sbuf_printf(out, "+++++");
         else
-            append_interval(out, widest);
+            sweep_stats_interval_text(out, widest);
     }
     free(column);
 }
@@ -827,7 +815,7 @@ static int decision(const struct study *s, int rounds, struct sbuf *out)
     sbuf_printf(out, "the widest 95 %% CI of a configuration's geometric mean (put_block, rewrite, get_block and "
                 "the six file tests; Student's t on the logs, as the board computes it) is %s %s, ",
                 s->plan.configs[config].name, sweep_stat_test_names[test]);
-    append_interval(out, widest);
+    sweep_stats_interval_text(out, widest);
     sbuf_printf(out, " after %d round%s: %s", rounds, rounds == 1 ? "" : "s",
                 decided ? "within ±5 %, decided" : "wider than ±5 %, not decided");
     sbuf_printf(out, " (per test, the widest: %s)", sbuf_str(&per_test));

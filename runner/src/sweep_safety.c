@@ -6,12 +6,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/loop.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -240,13 +242,31 @@ static int check_holders(const char *root, const struct part *parts, int nparts,
 /* ==== Aliases: other names of the same blocks ==== */
 
 /* A bound loop device: what it reads (its backing file or device) and which bytes of it. */
-struct loop_info {
+struct bound_loop {
     char name[64];
     unsigned major, minor;
     char backing[PATH_MAX];
     struct stat st;                 /* of backing; st_mode 0 when it can't be stat'ed (deleted, another namespace) */
     unsigned long long offset, bytes;
 };
+
+/* The backing file's identity from the loop driver itself, where its path no longer leads to it (deleted, or on a
+ * filesystem unmounted lazily that the loop device keeps alive): st_dev and st_ino, as a regular file. */
+static void loop_status(struct bound_loop *l)
+{
+    char node[128];
+    snprintf(node, sizeof(node), "/dev/%.63s", l->name);
+    int fd = open(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return;
+    struct loop_info64 info;
+    if (ioctl(fd, LOOP_GET_STATUS64, &info) == 0) {
+        l->st.st_dev = (dev_t)info.lo_device;
+        l->st.st_ino = (ino_t)info.lo_inode;
+        l->st.st_mode = S_IFREG;
+    }
+    close(fd);
+}
 
 static unsigned long long read_ull(const char *path)
 {
@@ -255,7 +275,7 @@ static unsigned long long read_ull(const char *path)
 }
 
 /* Every bound loop device (one with a backing file) under root's /sys/block. Returns the count. */
-static int bound_loops(const char *root, struct loop_info *loops, int max)
+static int bound_loops(const char *root, struct bound_loop *loops, int max)
 {
     char dir[PATH_MAX];
     snprintf(dir, sizeof(dir), "%s/sys/block", root);
@@ -267,7 +287,7 @@ static int bound_loops(const char *root, struct loop_info *loops, int max)
     while ((e = readdir(d)) && n < max) {
         if (strncmp(e->d_name, "loop", 4) != 0)
             continue;
-        struct loop_info *l = &loops[n];
+        struct bound_loop *l = &loops[n];
         memset(l, 0, sizeof(*l));
         char path[PATH_MAX + 300], text[64];
         snprintf(path, sizeof(path), "%s/%s/loop/backing_file", dir, e->d_name);
@@ -285,6 +305,8 @@ static int bound_loops(const char *root, struct loop_info *loops, int max)
         snprintf(path, sizeof(path), "%s%s", root, l->backing);
         if (stat(path, &l->st))
             memset(&l->st, 0, sizeof(l->st));
+        if (!l->st.st_mode && root[0] == '\0')
+            loop_status(l);
         n++;
     }
     closedir(d);
@@ -299,7 +321,7 @@ static int in_parts(const struct part *parts, int n, unsigned ma, unsigned mi)
     return -1;
 }
 
-static const struct loop_info *loop_of(const struct loop_info *loops, int nloops, const struct part *p)
+static const struct bound_loop *loop_of(const struct bound_loop *loops, int nloops, const struct part *p)
 {
     for (int i = 0; i < nloops; i++)
         if (loops[i].major == p->major && loops[i].minor == p->minor)
@@ -308,7 +330,7 @@ static const struct loop_info *loop_of(const struct loop_info *loops, int nloops
 }
 
 /* Whether two loop devices read overlapping bytes of one file (or a size 0, unknown, counts as overlapping). */
-static int same_file_overlapping(const struct loop_info *a, const struct loop_info *b)
+static int same_file_overlapping(const struct bound_loop *a, const struct bound_loop *b)
 {
     int same = a->st.st_mode && b->st.st_mode ? a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino
                                               : strcmp(a->backing, b->backing) == 0;
@@ -366,7 +388,7 @@ static int whole_disk(const char *root, const struct sweep_device *dev, char *na
 static int device_and_aliases(const char *root, const struct sweep_device *dev, struct part *parts, int *count,
                               char *err, size_t errlen)
 {
-    static struct loop_info loops[256];
+    static struct bound_loop loops[256];
     int n = device_and_partitions(root, dev, parts);
     char name[64];
     unsigned ma, mi;
@@ -376,7 +398,7 @@ static int device_and_aliases(const char *root, const struct sweep_device *dev, 
     for (int grew = 1; grew;) {
         grew = 0;
         for (int l = 0; l < nloops; l++) {
-            const struct loop_info *lo = &loops[l];
+            const struct bound_loop *lo = &loops[l];
             if (in_parts(parts, n, lo->major, lo->minor) >= 0)
                 continue;
             int on = S_ISBLK(lo->st.st_mode) ? in_parts(parts, n, major(lo->st.st_rdev), minor(lo->st.st_rdev)) : -1;
@@ -393,7 +415,7 @@ static int device_and_aliases(const char *root, const struct sweep_device *dev, 
                                  which(parts, file_on, who, sizeof(who)), lo->name);
             }
             for (int p = 0; p < n; p++) {
-                const struct loop_info *alias = loop_of(loops, nloops, &parts[p]);
+                const struct bound_loop *alias = loop_of(loops, nloops, &parts[p]);
                 if (alias && same_file_overlapping(lo, alias)) {
                     n = add_part(root, parts, n, lo->name, lo->major, lo->minor, "attached to the same file %s",
                                  alias->backing);

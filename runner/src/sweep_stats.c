@@ -1,6 +1,8 @@
 /* sweep_stats.c -- the stopping rule of rounds = auto, computed as the board computes a CI. */
 #include "sweep_stats.h"
 
+#include "sbuf.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,4 +91,13 @@ double sweep_stats_widest(const double (*rates)[SWEEP_STAT_TESTS], int rounds, i
     }
     free(column);
     return widest;
+}
+
+int sweep_stats_interval_text(struct sbuf *out, double half)
+{
+    if (half < 1)
+        return sbuf_printf(out, "±%.1f %%", half * 100);
+    if (half + 1 < 100)
+        return sbuf_printf(out, "×%.2g either way", half + 1);
+    return sbuf_printf(out, "over ×100 either way");
 }

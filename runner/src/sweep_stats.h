@@ -26,4 +26,10 @@ double sweep_stats_ci_half(const double *values, int n);
  * time). Returns it with its test's index in *test, or -1 when no test has two measured values. */
 double sweep_stats_widest(const double (*rates)[SWEEP_STAT_TESTS], int rounds, int *test);
 
+/* A CI's half width in words, appended to out: "±2.1 %" below ±100 %, else the factor it spans either
+ * way ("×3.2 either way"), and from ×100 on "over ×100 either way": a sign of too few rounds, not a
+ * figure to read. Returns 0 or -1 (out of memory). */
+struct sbuf;
+int sweep_stats_interval_text(struct sbuf *out, double half);
+
 #endif

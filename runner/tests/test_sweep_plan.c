@@ -5,6 +5,7 @@
 #define fabs(x) ((x) < 0 ? -(x) : (x))
 
 #include "sweep_plan.h"
+#include "sbuf.h"
 #include "sweep_stats.h"
 
 static const char *example =
@@ -210,6 +211,21 @@ static void test_stats(void)
     test_cond("file rates, +++++ as 0", r[3] == 2000 && r[4] == 0 && r[5] == 1500 && r[6] == 1800 && r[7] == 0 &&
                                             r[8] == 900.5);
     test_cond("a short line is refused", sweep_stats_from_csv("1.98,2.00a,box", r) < 0);
+    const char *no_files = "1.98,2.00a,box,1,1700000000,2G,,8192,5,463,37,150000,20,60000,15,1125,45,300000,30,"
+                           "+++++,+++,0,,,,,,,,,,,,,,,,,1us,2us";
+    test_cond("-n 0: the file tests not run, as -1", sweep_stats_from_csv(no_files, r) == 0 && r[0] == 150000 &&
+                                                          r[3] == -1 && r[8] == -1);
+
+    struct sbuf text = {0};
+    sweep_stats_interval_text(&text, 0.0251534511);
+    test_str_eq("an interval under ±100 %", sbuf_str(&text), "±2.5 %");
+    text.len = 0;
+    sweep_stats_interval_text(&text, 2.2);
+    test_str_eq("an interval past ±100 % as a factor", sbuf_str(&text), "×3.2 either way");
+    text.len = 0;
+    sweep_stats_interval_text(&text, 507186.43);
+    test_str_eq("an absurd interval is not printed as a figure", sbuf_str(&text), "over ×100 either way");
+    sbuf_free(&text);
 
     double rates[3][SWEEP_STAT_TESTS] = {{100000, 500}, {99000, 520}, {101000, 480}};
     int test = -1;
