@@ -10,7 +10,9 @@ with `postgres.create_database`.
 """
 
 import os
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -144,3 +146,48 @@ def ingest_path(request, monkeypatch) -> str:
     if sqlite_bulk.ingest_path() != request.param:
         pytest.skip(f"the compiled ingest path is not available: {sqlite_bulk.extension_problem()}")
     return request.param
+
+
+# The runner binary and scratch loop devices, for the sweep's tests (tests/test_sweep*.py).
+
+
+@pytest.fixture(scope="session")
+def runner_binary() -> Path:
+    from tests.test_runner import RUNNER, RUNNER_DIR, run
+
+    built = run(["make", "-C", RUNNER_DIR])
+    assert built.returncode == 0, built.stdout + built.stderr
+    return RUNNER
+
+
+@pytest.fixture
+def loop_device(tmp_path) -> Iterator[str]:
+    """A 400 MiB loop device (xfs needs 300), detached whatever happens, unmounted first if a test left it so."""
+    from tests.test_runner import require_tool, run
+    from tests.test_sweep import _majmin
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    losetup = require_tool("losetup", "mount")
+    require_tool("mkfs.ext4", "e2fsprogs")
+    require_tool("mkfs.xfs", "xfsprogs")
+    image = tmp_path / "disk.img"
+    assert run(["truncate", "-s", "400M", image]).returncode == 0
+    attached = run([losetup, "--find", "--show", image])
+    assert attached.returncode == 0, attached.stderr
+    device = attached.stdout.strip()
+    try:
+        yield device
+    finally:
+        for _ in range(20):
+            mounts = [
+                line.split()[4]
+                for line in Path("/proc/self/mountinfo").read_text().splitlines()
+                if line.split()[2] == _majmin(device)
+            ]
+            if not mounts:
+                break
+            for target in mounts:
+                if run(["umount", target]).returncode != 0:
+                    time.sleep(0.5)
+        run([losetup, "-d", device])

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,20 +21,13 @@ import pytest
 from app.ingest.parsing import OK, TESTS
 from tests.live_server import live_server
 from tests.parsing_oracle import parse_text
-from tests.test_runner import RUNNER, RUNNER_DIR, require_tool, run
+from tests.test_runner import require_tool, run
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY = ROOT / "sample_data" / "study-ext4-xfs"
 SMALL = "-s 32M -r 0 -n 1"
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: loop devices, mkfs and mounts")
-
-
-@pytest.fixture(scope="module")
-def runner_binary() -> Path:
-    built = run(["make", "-C", RUNNER_DIR])
-    assert built.returncode == 0, built.stdout + built.stderr
-    return RUNNER
 
 
 def _mounted(path: Path | str) -> bool:
@@ -56,36 +48,6 @@ def _head_hash(device: str) -> str:
     """The first 1 MiB and the 64 KiB where btrfs and others keep their superblocks: what a mkfs rewrites."""
     with open(device, "rb") as disk:
         return hashlib.sha256(disk.read(1 << 20)).hexdigest()
-
-
-@pytest.fixture
-def loop_device(tmp_path) -> Iterator[str]:
-    """A 400 MiB loop device (xfs needs 300), detached whatever happens, unmounted first if a test left it so."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root")
-    losetup = require_tool("losetup", "mount")
-    require_tool("mkfs.ext4", "e2fsprogs")
-    require_tool("mkfs.xfs", "xfsprogs")
-    image = tmp_path / "disk.img"
-    assert run(["truncate", "-s", "400M", image]).returncode == 0
-    attached = run([losetup, "--find", "--show", image])
-    assert attached.returncode == 0, attached.stderr
-    device = attached.stdout.strip()
-    try:
-        yield device
-    finally:
-        for _ in range(20):
-            mounts = [
-                line.split()[4]
-                for line in Path("/proc/self/mountinfo").read_text().splitlines()
-                if line.split()[2] == _majmin(device)
-            ]
-            if not mounts:
-                break
-            for target in mounts:
-                if run(["umount", target]).returncode != 0:
-                    time.sleep(0.5)
-        run([losetup, "-d", device])
 
 
 def _plan(

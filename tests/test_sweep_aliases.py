@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_runner import require_tool, run
-from tests.test_sweep import _device_mounted, _head_hash, _plan, _sweep, runner_binary  # noqa: F401 - a fixture
+from tests.test_sweep import _device_mounted, _head_hash, _plan, _sweep
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: loop devices, mkfs and mounts")
 
@@ -65,17 +65,16 @@ def _refused(runner_binary: Path, tmp_path: Path, device: str) -> str:
 def test_a_second_loop_device_on_a_mounted_image_is_refused_and_the_filesystem_survives(runner_binary, tmp_path):
     image = _image(tmp_path)
     assert run(["mkfs.ext4", "-q", "-F", image]).returncode == 0
-    with attached(image) as first, attached(image) as second:
-        with mounted(first, tmp_path / "in-use") as target:
-            (target / "precious.txt").write_text("keep me\n")
-            before = _head_hash(second)
-            message = _refused(runner_binary, tmp_path, second)
-            assert message == (
-                f"bonnieboard-runner sweep: refusing to erase {second}: {Path(first).name} (attached to the same "
-                f"file {image}) is mounted on {target}: unmount it first if it is really scratch"
-            )
-            assert _head_hash(second) == before
-            assert (target / "precious.txt").read_text() == "keep me\n"
+    with attached(image) as first, attached(image) as second, mounted(first, tmp_path / "in-use") as target:
+        (target / "precious.txt").write_text("keep me\n")
+        before = _head_hash(second)
+        message = _refused(runner_binary, tmp_path, second)
+        assert message == (
+            f"bonnieboard-runner sweep: refusing to erase {second}: {Path(first).name} (attached to the same "
+            f"file {image}) is mounted on {target}: unmount it first if it is really scratch"
+        )
+        assert _head_hash(second) == before
+        assert (target / "precious.txt").read_text() == "keep me\n"
     checked = run(["e2fsck", "-fn", image])
     assert checked.returncode == 0, checked.stdout + checked.stderr
 

@@ -27,8 +27,6 @@ from tests.test_sweep import (
     _mounted,
     _plan,
     _sweep,
-    loop_device,  # noqa: F401 - a fixture
-    runner_binary,  # noqa: F401 - a fixture
 )
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: loop devices, mkfs and mounts")
