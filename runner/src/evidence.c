@@ -448,14 +448,17 @@ static void delta_throttle(const struct evidence_source *src, const struct evide
         uint64_t d[4];
         for (int k = 0; k < 4; k++)
             d[k] = b->cg_io[i][k] >= a->cg_io[i][k] ? b->cg_io[i][k] - a->cg_io[i][k] : 0;
-        /* reads and writes have queues of their own; a test mostly waits for one, then the other */
+        /* reads and writes are limited separately (blkio v1's read and write rules, io.max's rbps and wbps), each
+         * with a queue of its own that drains while the other does: the test needs the slower direction's time */
         double read_s = larger(at_limit_s(d[0], l->read_bps), at_limit_s(d[2], l->read_iops));
         double write_s = larger(at_limit_s(d[1], l->write_bps), at_limit_s(d[3], l->write_iops));
-        if (ev->throttle_known && read_s + write_s <= ev->throttle_s)
+        if (ev->throttle_known && larger(read_s, write_s) <= ev->throttle_s)
             continue;
         ev->throttle_known = 1;
         ev->throttle_index = i;
-        ev->throttle_s = read_s + write_s;
+        ev->throttle_s = larger(read_s, write_s);
+        ev->throttle_read_s = read_s;
+        ev->throttle_write_s = write_s;
         ev->cg_read_bytes = d[0];
         ev->cg_write_bytes = d[1];
         ev->cg_reads = d[2];

@@ -282,9 +282,10 @@ void limiter_judge(enum test_id t, const struct test_result *r, const struct lim
         return;
     }
     if (out->throttle_share >= LIMIT_THROTTLE_SHARE) {
-        verdict(out, LIMIT_DEVICE, "throttled to %s: the %.1f MiB read and %.1f MiB written there take %.2f s at "
-                "those rates; the test took %.2f s", out->throttle, (double)ev->cg_read_bytes / MIB,
-                (double)ev->cg_write_bytes / MIB, ev->throttle_s, wall);
+        verdict(out, LIMIT_DEVICE, "throttled to %s: the %.1f MiB read there take %.2f s at its read limit and the "
+                "%.1f MiB written %.2f s at its write limit (each direction is limited on its own); the test took "
+                "%.2f s", out->throttle, (double)ev->cg_read_bytes / MIB, ev->throttle_read_s,
+                (double)ev->cg_write_bytes / MIB, ev->throttle_write_s, wall);
         return;
     }
     if (ev->cg_psi_io_known && ev->cg_io_pressure_pct >= LIMIT_IO_PRESSURE_PCT) {

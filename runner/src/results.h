@@ -51,7 +51,9 @@ struct test_evidence {
     int throttle_known;             /* a throttled device's counters in the cgroup that throttles it */
     int throttle_index;             /* which of cgroup_info.io_limits */
     uint64_t cg_read_bytes, cg_write_bytes, cg_reads, cg_writes;
-    double throttle_s;              /* the time those bytes and requests take at the limit's rates */
+    double throttle_s;              /* the time those bytes and requests take at the limit's rates: the slower
+                                     * direction's, as each direction has its own limit and queue */
+    double throttle_read_s, throttle_write_s; /* each direction's */
     /* the two devices outside the test's that wrote the most ("" none): two, because a loop device's
      * writes reach the disk under its backing file too */
     char other_writer[2][64];

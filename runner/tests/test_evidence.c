@@ -131,8 +131,10 @@ int main(int argc, char **argv)
     test_cond("delta: the runner's own run-queue wait", ev.sched_known && ev.run_delay_s > 0.499 && ev.run_delay_s < 0.501);
     test_cond("delta: the quota's throttling", ev.cg_cpu_known && ev.cg_nr_throttled == 7 && ev.cg_throttled_s > 0.249 &&
               ev.cg_throttled_s < 0.251);
-    test_cond("delta: the throttle needs reads at their rate plus writes at the slower of theirs",
-              ev.throttle_known && ev.throttle_index == 0 && ev.throttle_s > 3.999 && ev.throttle_s < 4.001 &&
+    test_cond("delta: the throttle needs the slower direction's time (reads 2 s; writes 2 s by requests)",
+              ev.throttle_known && ev.throttle_index == 0 && ev.throttle_s > 1.999 && ev.throttle_s < 2.001 &&
+              ev.throttle_read_s > 1.999 && ev.throttle_read_s < 2.001 && ev.throttle_write_s > 1.999 &&
+              ev.throttle_write_s < 2.001 &&
               ev.cg_read_bytes == 16u << 20 && ev.cg_writes == 200);
     test_cond("delta: the two other devices that wrote the most, the most first",
               strcmp(ev.other_writer[0], "nvme0n1") == 0 && ev.other_write_bytes[0] == 4096 * 512 &&

@@ -135,7 +135,8 @@ int main(void)
     r.ev.busy_s = 1.0; /* a throttle never shows as utilisation */
     r.ev.throttle_known = 1;
     r.ev.cg_read_bytes = 256u << 20;
-    r.ev.throttle_s = 12.8;
+    r.ev.throttle_s = r.ev.throttle_read_s = 12.8;
+    r.ev.throttle_write_s = 0;
     r.ev.psi_io_known = 1;
     r.ev.io_pressure_pct = 77;
     test_str_eq("the file under twice the cgroup's memory, the device read it all: not cached but device_bound",
@@ -143,6 +144,7 @@ int main(void)
     test_cond("... throttled to 20 MiB/s by the cgroup, in the text and the evidence",
               strstr(lim.text, "throttled to 20 MiB/s read, 20 MiB/s write on loop0 (7:0) by the cgroup "
                                "/sys/fs/cgroup/blkio/bench") &&
+              strstr(lim.text, "the 256.0 MiB read there take 12.80 s at its read limit and the 0.0 MiB written 0.00 s") &&
               strstr(lim.throttle, "20 MiB/s read") && lim.throttle_share > 0.99 && lim.file_vs_ram > 1.99 &&
               lim.file_vs_ram < 2.01);
     r.ev.disk_known = 0;
