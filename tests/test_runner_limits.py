@@ -312,3 +312,18 @@ def test_a_tmpfs_create_that_waits_in_sync_for_another_disk_is_noisy_naming_it(r
     waited_for = limiter["evidence"]["sync_waited_for"]
     assert loop_ext4["name"] in waited_for.split(", not the test's device")[0], limiter
     assert waited_for.endswith("(the test's files are on no block device)"), limiter
+
+
+def test_the_ram_warning_takes_the_memory_cgroups_limit_as_the_verdicts_do(runner_binary, tmp_path):
+    """-r 16 lets a 32 MiB file through bonnie++'s rule; in a 24 MiB memory cgroup the page cache can hold 24 MiB,
+    not the machine's RAM: the warning says so with the cgroup's figure (it named the physical RAM)."""
+    doc_path = tmp_path / "doc.json"
+    command = [runner_binary, "-d", tmp_path, "-s", f"{FILE_MIB}:8192", "-r", "16", "-n", "0", "-f", "-q"]
+    with cgroups(memory_bytes=MEMORY_LIMIT) as procs:
+        proc = run(in_cgroups(procs, [*command, "--json", doc_path]))
+    assert proc.returncode == 0, proc.stderr
+    warnings = json.loads(doc_path.read_text())["warnings"]
+    assert (
+        f"file size {FILE_MIB} MiB is less than twice the memory cgroup's limit (24 MiB; -r 16 was given): the I/O "
+        "results may measure the page cache"
+    ) in warnings, warnings

@@ -163,14 +163,23 @@ static void out_file_abandon(struct out_file *f)
         unlink(f->path);
 }
 
-/* Warns in doc when -r let the runner test a file the page cache can hold, or turned the checks off. */
-static void warn_about_ram(struct document *doc, const struct options *opts, int64_t detected_ram_mib)
+/* Warns in doc when -r let the runner test a file the page cache can hold, or turned the checks off. The RAM
+ * is what the page cache may use: the memory cgroup's limit where it is below the physical RAM, as the
+ * limiter's verdicts take it. */
+static void warn_about_ram(struct document *doc, const struct options *opts, int64_t detected_ram_mib,
+                           const struct cgroup_info *cg)
 {
-    if (opts->bp.file_size_mib && opts->ram_set && detected_ram_mib &&
-        opts->bp.file_size_mib * opts->bp.concurrency < detected_ram_mib * 2)
-        document_warn(doc, "file size %lld MiB is less than twice the RAM (%lld MiB; -r %lld was given): "
+    int64_t ram_mib = detected_ram_mib;
+    const char *what = "the RAM";
+    if (cg->memory_limit_bytes != CGROUP_NONE && (!ram_mib || (int64_t)(cg->memory_limit_bytes >> 20) < ram_mib)) {
+        ram_mib = (int64_t)(cg->memory_limit_bytes >> 20);
+        what = "the memory cgroup's limit";
+    }
+    if (opts->bp.file_size_mib && opts->ram_set && ram_mib &&
+        opts->bp.file_size_mib * opts->bp.concurrency < ram_mib * 2)
+        document_warn(doc, "file size %lld MiB is less than twice %s (%lld MiB; -r %lld was given): "
                       "the I/O results may measure the page cache",
-                      (long long)opts->bp.file_size_mib, (long long)detected_ram_mib, (long long)opts->ram_mib);
+                      (long long)opts->bp.file_size_mib, what, (long long)ram_mib, (long long)opts->ram_mib);
     if (opts->ram_set && opts->ram_mib == 0)
         document_warn(doc, "-r 0 disabled bonnie++'s RAM checks");
 }
@@ -381,7 +390,7 @@ int main(int argc, char **argv)
     };
     struct document doc;
     document_init(&doc, argc, argv, &opts, sys, ram_source);
-    warn_about_ram(&doc, &opts, detected_ram_mib);
+    warn_about_ram(&doc, &opts, detected_ram_mib, &sys->cgroup);
     struct run_params params = {
         .machine = opts.machine, .version = RUNNER_NAME "-" RUNNER_VERSION, .bp = &opts.bp,
         .seed = opts.random_file ? opts.random_file : seed_text,
