@@ -16,7 +16,7 @@ from app import bonnie
 from app.bonnie import UNITS
 from app.compare import answer, embed, engine, heat_table, matrix
 from app.compare import page as comparisons
-from app.compare.figures import limiters_of, line_facts
+from app.ingest.documents import limiters_of, line_facts
 from app.compare.request import (
     ABSOLUTE,
     MAX_RUNS,
