@@ -95,9 +95,7 @@ def store_document(session: Session, document: Any) -> int | None:
         )
         return session.execute(statement.returning(document_table.c.id)).scalar_one()
     # SQLite: this transaction holds the write lock, so nothing deletes the row between these two statements.
-    session.execute(
-        sqlite.insert(document_table).values(values).on_conflict_do_nothing(index_elements=["body_hash"])
-    )
+    session.execute(sqlite.insert(document_table).values(values).on_conflict_do_nothing(index_elements=["body_hash"]))
     return session.execute(
         select(document_table.c.id).where(document_table.c.body_hash == values["body_hash"])
     ).scalar_one()

@@ -281,9 +281,7 @@ def _store_limiters(session: Session, upload_id: int, document: Any) -> None:
     """Each run this upload made for a line its document has an entry for: what limited each test, as a
     comparison reads it (run.limiters). One UPDATE per such entry, so bounded by the document, not by the lines;
     runs stored before this upload keep their own document's."""
-    rows = [
-        {"line": line_hash(csv), "found": limiters} for csv, limiters in limiters_by_line(document)
-    ]
+    rows = [{"line": line_hash(csv), "found": limiters} for csv, limiters in limiters_by_line(document)]
     if rows:
         session.execute(
             update(run_table)

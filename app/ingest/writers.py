@@ -240,7 +240,7 @@ class PostgresWriter:
         self.plain = plain
         self.session = session
         self.upload_id = upload_id
-        self.upload_values = {
+        self.upload_values: dict[str, Any] = {
             "upload_id": upload_id,
             "created_at": created_at,
             "label": label,

@@ -263,9 +263,7 @@ class ListedPage:
 
 
 # Lists never show a runner's document (up to BONNIEBOARD_MAX_DOCUMENT_BYTES each): it is not in run's row.
-_RUN_SELECT = select(*run_table.c).where(
-    run_table.c.id.in_(bindparam("run_ids", expanding=True))
-)
+_RUN_SELECT = select(*run_table.c).where(run_table.c.id.in_(bindparam("run_ids", expanding=True)))
 _LIST_HEAD = ("id", "machine", "label", "format_version", "file_size_mib", "created_at")
 _LIST_SELECT = select(*(run_table.c[name] for name in (*_LIST_HEAD, *RESULT_COLUMNS))).where(
     run_table.c.id.in_(bindparam("run_ids", expanding=True))

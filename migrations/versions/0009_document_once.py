@@ -156,13 +156,17 @@ def _fold_copies() -> None:
             if parsed is None or parsed[0] != body_hash:
                 parsed = (body_hash, json.loads(body_text))
             body = parsed[1]
+            if body is None:  # JSON's null, as a bound None once stored: no document
+                continue
             if body_hash not in ids:
                 # The stored value itself, copied by the database: no text is turned into JSON again.
                 connection.execute(
                     sa.insert(document).from_select(
                         ["body_hash", "ram_bytes", "body"],
                         sa.select(
-                            sa.literal(body_hash, sa.LargeBinary), sa.literal(_ram_bytes(body), sa.BigInteger), run.c.document
+                            sa.literal(body_hash, sa.LargeBinary),
+                            sa.literal(_ram_bytes(body), sa.BigInteger),
+                            run.c.document,
                         ).where(run.c.id == run_id),
                     )
                 )
@@ -171,12 +175,13 @@ def _fold_copies() -> None:
                 ).scalar_one()
             runs = body.get("runs") if isinstance(body, dict) else None
             updates.append({"run_id": run_id, "found_id": ids[body_hash], "found": _limiters(runs, raw_line)})
-        connection.execute(
-            run.update()
-            .where(run.c.id == sa.bindparam("run_id"))
-            .values(document_id=sa.bindparam("found_id"), limiters=sa.bindparam("found")),
-            updates,
-        )
+        if updates:
+            connection.execute(
+                run.update()
+                .where(run.c.id == sa.bindparam("run_id"))
+                .values(document_id=sa.bindparam("found_id"), limiters=sa.bindparam("found")),
+                updates,
+            )
         last_id = rows[-1][0]
 
 
