@@ -52,8 +52,8 @@ def _post(client, lines: list[str], document: dict[str, Any] | None) -> list[int
 
 
 def test_an_upload_of_many_lines_stores_its_large_document_once(client, session, database_url):
-    """1,000 lines with a 1 MB document grew SQLite by 1.2 GB and PostgreSQL by 209 MB when each run held a
-    copy. The database now grows by about one document and the lines' rows."""
+    """A copy per run would grow the database by 1,000 documents (a gigabyte); it grows by about one document
+    and the lines' rows."""
     lines = distinct_lines("onedoc", 1000)
     document: dict[str, Any] = {
         "system": {"ram_bytes": 8 * 2**30},
@@ -125,8 +125,8 @@ def _shapes(lines: list[str]) -> list[dict[str, Any]]:
 
 def test_a_comparison_reads_no_document_and_finds_what_it_said(client, session, database_url):
     """Runs with large documents of many shapes compare without any statement reading a document's body, to the
-    same limiters and RAM the documents say; and within a small factor of the same runs without documents (parsed
-    every document: 12.6 times slower for 100 runs with 125 KB documents)."""
+    same limiters and RAM the documents say; and within a small factor of as many runs without documents (a
+    compare that parsed each document was 12.6 times slower for 100 runs with 125 KB documents)."""
     runs: list[tuple[int, dict[str, Any], str]] = []  # (run id, document, line)
     for index, _ in enumerate(_shapes(["x"])):
         line = distinct_lines(f"shape{index}", 1)[0]

@@ -1,10 +1,10 @@
 """A runner's document at ingest: stored once for its upload, and what a comparison needs of it taken out.
 
-An upload's document used to be copied into every run it made: a 1 MB document with 1,000 lines wrote a
-gigabyte, and a comparison parsed each run's whole copy to find its line's entry (docs/decisions.md, "A document
-stored once"). Now the document is one `document` row (shared by uploads that post the very same one), each run
-refers to it, and the two facts a comparison reads are taken out here, once: the machine's RAM
-(`document.ram_bytes`) and, per line, what the runner said limited each test (`run.limiters`).
+A document is one `document` row (shared by uploads that post the very same one) that each run of its upload
+refers to, and the two facts a comparison reads of it are taken out here, once: the machine's RAM
+(`document.ram_bytes`) and, per line, what the runner said limited each test (`run.limiters`). So an upload's
+bytes on disk do not grow with lines x document, and a comparison never parses a document
+(docs/decisions.md, "A document stored once").
 
 line_facts() and limiters_of() are also how the run page reads a document, so the page and a comparison name the
 same limiters.
