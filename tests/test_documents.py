@@ -101,6 +101,56 @@ def test_identical_documents_are_one_row_and_go_when_their_last_run_goes(client,
     assert documents() == 1
 
 
+def test_deleting_a_run_while_an_upload_shares_its_document_leaves_no_run_without_one(database_url):
+    """A deletion that removes a document as no run's, racing an upload of the same document that names the run's
+    line as a duplicate: each answers as usual (201, 204), no deadlock, and every run's document is there."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    from tests.live_server import live_server
+
+    with live_server(database_url, workers=2) as server, httpx.Client(base_url=server.url, timeout=180) as http:
+        for round_no in range(4):
+            (old_line,) = distinct_lines(f"doc-race-{round_no}-old", 1)
+            document = {"system": {"ram_bytes": 2**30}, "runs": [_entry(old_line, putc={"limiter": LIMITER})]}
+            (old_id,) = _post(http, [old_line], document)
+            lines = [old_line, *distinct_lines(f"doc-race-{round_no}-new", 2000)]
+
+            def upload(lines: list[str] = lines, document: dict[str, Any] = document) -> httpx.Response:
+                with httpx.Client(base_url=server.url, timeout=180) as own:
+                    return own.post("/api/runs", json={"csv": "\n".join(lines), "document": document})
+
+            def remove(old_id: int = old_id, delay_s: float = 0.03 * round_no) -> int:
+                with httpx.Client(base_url=server.url, timeout=180) as own:
+                    time.sleep(delay_s)
+                    return own.delete(f"/api/runs/{old_id}").status_code
+
+            with ThreadPoolExecutor(2) as pool:
+                uploaded, deleted = pool.submit(upload), pool.submit(remove)
+                assert uploaded.result().status_code == 201, uploaded.result().text[:300]
+                assert deleted.result() == 204
+            created = uploaded.result().json()["created"]
+            assert http.get(f"/api/runs/{created[-1]}").json()["document"] == document
+        log = server.log()
+    assert "Traceback" not in log, log[-3000:]
+    engine = make_engine(database_url)
+    with engine.connect() as connection:
+        orphans = connection.scalar(
+            text(
+                "SELECT count(*) FROM run WHERE document_id IS NOT NULL "
+                "AND NOT EXISTS (SELECT 1 FROM document WHERE document.id = run.document_id)"
+            )
+        )
+        unused = connection.scalar(
+            text(
+                "SELECT count(*) FROM document WHERE NOT EXISTS (SELECT 1 FROM run WHERE run.document_id = document.id)"
+            )
+        )
+    engine.dispose()
+    assert (orphans, unused) == (0, 0)
+
+
 # ==== F3: a comparison reads no document ====
 
 

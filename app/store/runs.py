@@ -467,24 +467,22 @@ def update_run(*, session: Session, run_id: int, changes: dict[str, Any]) -> Run
 
 def delete_run(*, session: Session, run_id: int) -> None:
     """Delete the run, its tags, and its document when no other run refers to it."""
+    # PostgreSQL: the document's row is locked before the run's, in the order an upload takes them (the document
+    # it shares, then the runs its duplicate lines name), so the two never wait for each other. A run's
+    # document_id never changes, so it can be read before the run is locked. SQLite: _lock_run ends this read
+    # and takes the write lock, which serialises everything.
+    document_id = session.scalar(select(run_table.c.document_id).where(run_table.c.id == run_id))
+    if document_id is not None:
+        session.execute(select(document_table.c.id).where(document_table.c.id == document_id).with_for_update())
     _lock_run(session, run_id)
     # The tags go with it: ON DELETE CASCADE.
-    document_id = session.execute(
-        delete(run_table).where(run_table.c.id == run_id).returning(run_table.c.document_id)
-    ).scalar_one()
+    session.execute(delete(run_table).where(run_table.c.id == run_id))
     if document_id is not None:
-        _delete_document_of_no_run(session, document_id)
+        # Locked above: another deletion of one of its runs waits, then sees this run gone; an upload sharing it
+        # holds it until it commits (app.ingest.documents.store_document), and its runs are seen here then.
+        still_used = select(run_table.c.id).where(run_table.c.document_id == document_id).exists()
+        session.execute(delete(document_table).where(document_table.c.id == document_id, ~still_used))
     generation.bump(session)
-
-
-def _delete_document_of_no_run(session: Session, document_id: int) -> None:
-    """Delete the document if no run refers to it any more. Its row is locked first (PostgreSQL): a deletion of
-    another of its runs waits, and then sees this one gone; an upload that is sharing it holds the lock until it
-    commits (app.ingest.documents.store_document), after which its runs are seen. SQLite's write lock already
-    serialises all of them."""
-    session.execute(select(document_table.c.id).where(document_table.c.id == document_id).with_for_update())
-    still_used = select(run_table.c.id).where(run_table.c.document_id == document_id).exists()
-    session.execute(delete(document_table).where(document_table.c.id == document_id, ~still_used))
 
 
 def _lock_run(session: Session, run_id: int) -> None:
