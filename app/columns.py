@@ -40,5 +40,5 @@ FILE_TEST_COLUMNS: tuple[str, ...] = ("num_files", "file_max_size", "file_min_si
 # What a comparison reads of a run besides its results (app.store.runs selects them, app.compare.figures reads them).
 IDENTITY_COLUMNS: tuple[str, ...] = ("id", "machine", "label", "format_version", "bonnie_version")
 SETUP_COLUMNS: tuple[str, ...] = ("file_size_mib", "io_chunk_bytes", "seek_count", "seek_procs", "concurrency")
-RAM_BYTES = "ram_bytes"  # the runner document's system.ram_bytes
-DOCUMENT_RUNS = "document_runs"  # the runner document's runs, each with its CSV line and per-test facts
+RAM_BYTES = "ram_bytes"  # the runner document's system.ram_bytes, taken out at ingest (document.ram_bytes)
+LIMITERS = "limiters"  # what the runner's document says limited each test of this line, taken out at ingest

@@ -69,7 +69,9 @@ def test_missing_file_and_bad_tag(tmp_path):
 def stored_document(tmp_path):
     engine = create_engine(f"sqlite:///{tmp_path / 'cli.db'}")
     with engine.connect() as connection:
-        documents = connection.execute(text("select document from run")).all()
+        documents = connection.execute(
+            text("select document.body from run left join document on document.id = run.document_id order by run.id")
+        ).all()
     engine.dispose()
     return [row[0] for row in documents]
 

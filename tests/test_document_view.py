@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.compare.figures import line_facts
+from app.ingest.documents import line_facts
 from app.web import document_view as dv
 from app.web.document_view import Entries, Items, Pairs, Scalar, Table, Text, Words, document_view
 from tests.helpers import DATA_DIR

@@ -9,7 +9,7 @@ from app.ingest.secrets_scrub import scrub_command_line, scrub_document
 from app.ingest.service import ingest
 from app.ingest.writers import BATCH_ROWS
 from app.store import db
-from app.store.models import Tag, Upload, run_table
+from app.store.models import Run, Tag, Upload, run_table
 from tests.helpers import LINE_103, LINE_197, LINE_198, distinct_lines, post_form, with_field
 
 # Each test twice on SQLite: through the compiled path where it takes plain lines, and through the parser alone.
@@ -34,7 +34,8 @@ def test_stores_runs_tags_label_and_document(session):
     assert len(outcome.created) == 2 and outcome.duplicates == [] and outcome.errors == []
     rows = session.execute(select(run_table).order_by(run_table.c.id)).mappings().all()
     assert [r["machine"] for r in rows] == ["vm", "mindpipe"]
-    assert rows[0]["label"] == "lab" and rows[0]["document"] == {"system": {"ram_bytes": 1}}
+    assert rows[0]["label"] == "lab" and rows[0]["document_id"] == rows[1]["document_id"] is not None
+    assert session.get(Run, rows[0]["id"]).document == {"system": {"ram_bytes": 1}}
     assert rows[0]["io_chunk_bytes"] is None and rows[0]["putc_cpu_pct"] == 96
     assert rows[1]["putc_latency_us"] is None and rows[1]["seeks_value"] == 56.7
     assert count(session, Tag) == 2

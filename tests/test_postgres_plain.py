@@ -155,8 +155,9 @@ def test_the_upload_s_own_cells_go_into_copy_text_intact(two_postgres):
             with Session(engine) as session:
                 rows = session.execute(
                     text(
-                        "SELECT run.label, run.document::text, run.document IS NULL, "
+                        "SELECT run.label, document.body::text, run.document_id IS NULL, "
                         "run.created_at = upload.created_at FROM run JOIN upload ON upload.id = run.upload_id "
+                        "LEFT JOIN document ON document.id = run.document_id "
                         "WHERE run.raw_line = ANY(:lines)"
                     ),
                     {"lines": data},

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.columns import (
-    DOCUMENT_RUNS,
     FILE_TEST_COLUMNS,
     IDENTITY_COLUMNS,
+    LIMITERS,
     RAM_BYTES,
     RESULT_PARTS,
     SETUP_COLUMNS,
@@ -51,12 +51,11 @@ class RunFigures:
     bonnie_version: str | None
     results: tuple[Result, ...]
     setup: RunSetup = NO_SETUP
-    # The runner's own evidence of what limited a test, by test (limiters_of(line_facts(...))).
+    # The runner's own evidence of what limited a test, by test (limiters_of(line_facts(...)), taken out at ingest).
     limiters: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 # Column names, in the order figures_of reads them; app.store.runs.COMPARE_COLUMNS selects exactly these.
-RAW_LINE = "raw_line"
 RESULT_NAMES = tuple(tuple(result_column(test, part) for part in RESULT_PARTS) for test in TESTS)
 
 
@@ -69,8 +68,7 @@ class RowReader:
         self.setup = [at[name] for name in SETUP_COLUMNS]
         self.file_test = [at[name] for name in FILE_TEST_COLUMNS]
         self.ram = at.get(RAM_BYTES)
-        self.document_runs = at.get(DOCUMENT_RUNS)
-        self.raw_line = at.get(RAW_LINE)
+        self.limiters = at.get(LIMITERS)
         self.results = [[at[name] for name in names] for names in RESULT_NAMES]
         # Where a test's parts sit side by side in RESULT_PARTS order (as app.store.runs.COMPARE_COLUMNS puts
         # them), a slice reads them: the same cells, found by name, at a fraction of the cost.
@@ -99,33 +97,9 @@ class RowReader:
             results = tuple([Result._make(cells[at : at + width]) for at in self.result_starts])
         else:
             results = tuple([Result(*(row[i] for i in indexes)) for indexes in self.results])
-        limiters = {}
-        if self.document_runs is not None and self.raw_line is not None and row[self.document_runs] is not None:
-            facts = line_facts(row[self.document_runs], row[self.raw_line])
-            limiters = limiters_of(facts.get("tests")) if facts else {}
+        # Stored by ingest as limiters_of() made them (app.ingest.documents): read, never worked out from a document.
+        limiters = (row[self.limiters] if self.limiters is not None else None) or {}
         return RunFigures(run_id, machine, label, tags, format_version, bonnie_version, results, setup, limiters)
-
-
-def line_facts(document_runs: Any, raw_line: str) -> dict[str, Any] | None:
-    """The runner document's entry for this CSV line: one of document["runs"] (one per -x repeat), the one
-    whose `csv` is the line (runner/README.md, "JSON document"); None for other documents."""
-    if not isinstance(document_runs, list):
-        return None
-    return next((run for run in document_runs if isinstance(run, dict) and run.get("csv") == raw_line), None)
-
-
-def limiters_of(document_tests: Any) -> dict[str, dict[str, str]]:
-    """{test: {code, text}} from a line's per-test facts (line_facts(...)["tests"]), where a test has a
-    valid limiter (runner/README.md, "What limited each test")."""
-    if not isinstance(document_tests, dict):
-        return {}
-    found = {}
-    for test in TESTS:
-        facts = document_tests.get(test)
-        limiter = facts.get("limiter") if isinstance(facts, dict) else None
-        if isinstance(limiter, dict) and isinstance(limiter.get("code"), str) and isinstance(limiter.get("text"), str):
-            found[test] = {"code": limiter["code"][:40], "text": limiter["text"][:500]}
-    return found
 
 
 def ram_mib_of(ram_bytes: Any, tags: dict[str, str]) -> int | None:

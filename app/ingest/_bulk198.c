@@ -40,12 +40,12 @@ static const char *const RESULT_PARTS[4] = {"status", "value", "cpu_pct", "laten
 static const char *const HEAD_COLUMNS[] = {
     "id", "upload_id", "created_at", "line_hash", "raw_line", "machine", "format_version", "bonnie_version",
     "concurrency", "seed", "file_size_mib", "io_chunk_bytes", "seek_count", "seek_procs", "num_files",
-    "file_max_size", "file_min_size", "file_num_dirs", "file_link", "label", "document",
+    "file_max_size", "file_min_size", "file_num_dirs", "file_link", "label", "document_id",
 };
 enum {
     P_ID = 1, P_UPLOAD_ID, P_CREATED_AT, P_LINE_HASH, P_RAW_LINE, P_MACHINE, P_FORMAT_VERSION, P_BONNIE_VERSION,
     P_CONCURRENCY, P_SEED, P_FILE_SIZE_MIB, P_IO_CHUNK_BYTES, P_SEEK_COUNT, P_SEEK_PROCS, P_NUM_FILES,
-    P_FILE_MAX_SIZE, P_FILE_MIN_SIZE, P_FILE_NUM_DIRS, P_FILE_LINK, P_LABEL, P_DOCUMENT,
+    P_FILE_MAX_SIZE, P_FILE_MIN_SIZE, P_FILE_NUM_DIRS, P_FILE_LINK, P_LABEL, P_DOCUMENT_ID,
     P_FIRST_RESULT, /* then four per test */
 };
 #define HEAD_COUNT ((int)(sizeof HEAD_COLUMNS / sizeof HEAD_COLUMNS[0]))
@@ -441,7 +441,7 @@ static int bind_result(sqlite3_stmt *s, int test, Cell value, Cell cpu, Cell lat
 }
 
 /* A line is_plain() accepted -> the statement's parameters, except the upload's own (upload_id, created_at,
- * label, document), bound once. */
+ * label, document_id), bound once. */
 static int convert_and_bind(sqlite3_stmt *s, const Line *l) {
     int rc = bind_text(s, P_MACHINE, l->name);
     rc |= bind_text(s, P_FORMAT_VERSION, l->format);
@@ -540,7 +540,7 @@ static void hash_as_bytea(char out[BYTEA_CHARS], const unsigned char *digest) {
         out[3 + 2 * i] = hex[digest[i] >> 4], out[4 + 2 * i] = hex[digest[i] & 15];
 }
 
-/* One row of `run`: its id, the upload's own cells (`upload`: upload_id, created_at, label and document as COPY
+/* One row of `run`: its id, the upload's own cells (`upload`: upload_id, created_at, label and document_id as COPY
  * text, each cell ending in a tab), then the columns of COLUMNS from line_hash on, in that order; the values
  * convert_and_bind() binds. */
 static void copy_row(Text *t, sqlite3_int64 id, Cell upload, const unsigned char *digest, Cell raw, const Line *l) {
@@ -953,7 +953,7 @@ static void insert_lines(Insert *job, sqlite3_stmt *insert, sqlite3_stmt *lookup
 }
 
 static int prepare_and_insert(Insert *job, sqlite3_int64 upload_id, const char *created_at, const char *label,
-                              Py_ssize_t label_len, const char *document, Py_ssize_t document_len) {
+                              Py_ssize_t label_len, int has_document, sqlite3_int64 document_id) {
     char sql[4096];
     SqlText text = {sql, sizeof sql, 0};
     sql_append(&text, "INSERT INTO run (");
@@ -981,8 +981,8 @@ static int prepare_and_insert(Insert *job, sqlite3_int64 upload_id, const char *
         rc = sqlite3_bind_int64(insert, P_UPLOAD_ID, upload_id);
         rc |= sqlite3_bind_text(insert, P_CREATED_AT, created_at, -1, SQLITE_STATIC);
         rc |= label ? sqlite3_bind_text(insert, P_LABEL, label, (int)label_len, SQLITE_STATIC) : sqlite3_bind_null(insert, P_LABEL);
-        rc |= document ? sqlite3_bind_text(insert, P_DOCUMENT, document, (int)document_len, SQLITE_STATIC)
-                       : sqlite3_bind_null(insert, P_DOCUMENT);
+        rc |= has_document ? sqlite3_bind_int64(insert, P_DOCUMENT_ID, document_id)
+                           : sqlite3_bind_null(insert, P_DOCUMENT_ID);
     }
     if (rc != SQLITE_OK) {
         fail(job, rc);
@@ -1058,13 +1058,16 @@ static PyObject *raise_sqlite_error(Insert *job) {
 }
 
 static PyObject *scan_insert(Scan *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"connection", "first_id", "parsed_lines", "upload_id", "created_at", "label", "document", NULL};
-    PyObject *connection, *parsed;
-    long long first_id, upload_id;
-    const char *created_at, *label, *document;
-    Py_ssize_t label_len, document_len;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OLO!Lsz#z#:insert", keywords, &connection, &first_id, &PyList_Type,
-                                     &parsed, &upload_id, &created_at, &label, &label_len, &document, &document_len))
+    static char *keywords[] = {"connection", "first_id", "parsed_lines", "upload_id", "created_at", "label", "document_id", NULL};
+    PyObject *connection, *parsed, *document_arg;
+    long long first_id, upload_id, document_id = 0;
+    const char *created_at, *label;
+    Py_ssize_t label_len;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OLO!Lsz#O:insert", keywords, &connection, &first_id, &PyList_Type,
+                                     &parsed, &upload_id, &created_at, &label, &label_len, &document_arg))
+        return NULL;
+    int has_document = document_arg != Py_None;
+    if (has_document && (document_id = PyLong_AsLongLong(document_arg)) == -1 && PyErr_Occurred())
         return NULL;
     if (self->inserted) {
         PyErr_SetString(PyExc_RuntimeError, "these lines were inserted already");
@@ -1096,7 +1099,7 @@ static PyObject *scan_insert(Scan *self, PyObject *args, PyObject *kwargs) {
     job.parsed_lines = parsed_lines;
     self->inserted = 1;
     Py_BEGIN_ALLOW_THREADS
-    prepare_and_insert(&job, upload_id, created_at, label, label_len, document, document_len);
+    prepare_and_insert(&job, upload_id, created_at, label, label_len, has_document, document_id);
     Py_END_ALLOW_THREADS
     if (job.rc != SQLITE_OK) {
         raise_sqlite_error(&job);
@@ -1125,7 +1128,7 @@ static int parsed_lines_buffer(Py_buffer *parsed, Py_ssize_t *count) {
 }
 
 /* Up to `count` of the runs numbered() created, from plain line `start` on, as COPY text for `run`'s columns (id,
- * upload_id, created_at, label, document, COLUMNS from line_hash on); (text, the next start). `upload` is the
+ * upload_id, created_at, label, document_id, COLUMNS from line_hash on); (text, the next start). `upload` is the
  * upload's four cells as COPY text, each ending in a tab. */
 static PyObject *scan_copy_text(Scan *self, PyObject *args) {
     Py_ssize_t start, count;
@@ -1288,7 +1291,7 @@ static PyObject *digest(PyObject *module, PyObject *args) {
 
 static PyMethodDef scan_methods[] = {
     {"insert", (PyCFunction)(void (*)(void))scan_insert, METH_VARARGS | METH_KEYWORDS,
-     "insert(connection, first_id, parsed_lines, upload_id, created_at, label, document) -> (created, duplicates, "
+     "insert(connection, first_id, parsed_lines, upload_id, created_at, label, document_id) -> (created, duplicates, "
      "existing): store the plain lines in the connection's open transaction. created: new run ids in line order; "
      "duplicates: (line number, run id) of lines stored before; existing: those runs stored before this upload."},
     {"distinct_before", (PyCFunction)scan_distinct_before, METH_O, "distinct plain lines before line number n"},
@@ -1296,7 +1299,7 @@ static PyMethodDef scan_methods[] = {
      "hashes_copy_text() -> bytes: the distinct plain lines' hashes as COPY text of a bytea column, in line order"},
     {"copy_text", (PyCFunction)scan_copy_text, METH_VARARGS,
      "copy_text(start, count, upload) -> (text, next start): up to count of the runs numbered() created, from plain "
-     "line start on, as rows of COPY text for run's (id, upload_id, created_at, label, document, COPY_COLUMNS...); "
+     "line start on, as rows of COPY text for run's (id, upload_id, created_at, label, document_id, COPY_COLUMNS...); "
      "upload: the upload's four cells as COPY text, each ending in a tab"},
     {"numbered", (PyCFunction)scan_numbered, METH_VARARGS,
      "numbered(first_id, parsed_lines, stored) -> (created, duplicates, existing), as insert() answers: each distinct "

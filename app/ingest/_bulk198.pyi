@@ -28,7 +28,7 @@ class Scan:
         upload_id: int,
         created_at: str,
         label: str | None,
-        document: str | None,
+        document_id: int | None,
     ) -> tuple[list[int], list[tuple[int, int]], list[int]]: ...
 
 def scan(data: bytes, max_line_bytes: int, /) -> Scan: ...

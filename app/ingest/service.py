@@ -17,12 +17,13 @@ from datetime import UTC, datetime
 from itertools import islice
 from typing import Any
 
-from sqlalchemy import insert, literal, select
+from sqlalchemy import bindparam, insert, literal, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.bonnie import IO_TESTS, TESTS
 from app.errors import BadRequest, InvalidUpload
+from app.ingest.documents import limiters_by_line, store_document
 from app.ingest.name_tags import NameMismatchError, NamePattern
 from app.ingest.parsing import (
     COLUMNS_103,
@@ -278,6 +279,20 @@ def line_hash(raw_line: str) -> bytes:
     return hashlib.blake2b(raw_line.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
+def _store_limiters(session: Session, upload_id: int, document: Any) -> None:
+    """Each run this upload made for a line its document has an entry for: what limited each test, as a
+    comparison reads it (run.limiters). One UPDATE per such entry, so bounded by the document, not by the lines;
+    runs stored before this upload keep their own document's."""
+    rows = [{"line": line_hash(csv), "found": limiters} for csv, limiters in limiters_by_line(document)]
+    if rows:
+        session.execute(
+            update(run_table)
+            .where(run_table.c.line_hash == bindparam("line"), run_table.c.upload_id == upload_id)
+            .values(limiters=bindparam("found")),
+            rows,
+        )
+
+
 def ingest(
     *,
     session: Session,
@@ -321,7 +336,10 @@ def ingest(
         if stored is not None:
             return _replayed(session, stored)
     # A runner that does not scrub its own argv posts it, --token SECRET included: the secret is never stored.
-    writer = writer_class(session)(session, upload.id, now, label, scrub_document(document), plain)
+    document = scrub_document(document)
+    # Stored once, however many lines refer to it (docs/decisions.md, "A document stored once").
+    document_id = store_document(session, document)
+    writer = writer_class(session)(session, upload.id, now, label, document_id, plain)
 
     errors: list[LineError] = []  # the first MAX_REPORTED_ERRORS
     error_count = 0
@@ -375,6 +393,8 @@ def ingest(
         raise _refused(errors, error_count, total)
 
     created_ids, existing_ids = writer.finish()
+    if document_id is not None:
+        _store_limiters(session, upload.id, document)
     outcome = IngestOutcome(upload_id=upload.id, errors=errors, error_count=error_count)
     if run_ids_of:  # only those: 100,000 lines would be a second 100,000-entry dict
         outcome.run_ids = {

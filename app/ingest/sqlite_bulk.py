@@ -106,7 +106,7 @@ def upload_cache_kib(upload_bytes: int) -> int:
 COLUMNS: tuple[str, ...] = _bulk198.COLUMNS if _bulk198 is not None else ()
 # Those copy_chunks() writes after the run's id and the upload's own columns.
 COPY_COLUMNS: tuple[str, ...] = tuple(
-    column for column in COLUMNS if column not in ("id", "upload_id", "created_at", "label", "document")
+    column for column in COLUMNS if column not in ("id", "upload_id", "created_at", "label", "document_id")
 )
 
 
@@ -159,7 +159,7 @@ class PlainLines:
         self.stored = PlainStored(created, duplicates, existing)
 
     def copy_chunks(self, lines_per_chunk: int, upload_cells: bytes) -> Iterator[bytes]:
-        """The runs numbered() created, as COPY text for run's (id, upload_id, created_at, label, document,
+        """The runs numbered() created, as COPY text for run's (id, upload_id, created_at, label, document_id,
         *COPY_COLUMNS), `lines_per_chunk` lines at a time. `upload_cells`: the upload's four cells as COPY text,
         each ending in a tab."""
         start = 0
@@ -171,16 +171,16 @@ class PlainLines:
     def insert(self, session: Session, first_id: int, parsed_lines: list[int], upload: tuple[Any, ...]) -> None:
         """Store the plain lines in the session's transaction, numbered from first_id in line order around
         `parsed_lines` (the line numbers of the parser's runs, whose ids the caller gives).
-        `upload` is (upload_id, created_at, label, document), the last three as text as SQLite stores them."""
+        `upload` is (upload_id, created_at, label, document_id), created_at as text as SQLite stores it."""
         connection = _driver_connection(session)
         problem = connection_problem(session)
         if problem is not None:  # scan() checked the same; a change in between is a bug
             raise RuntimeError(f"the compiled ingest path cannot write to this connection: {problem}")
-        upload_id, created_at, label, document = upload
+        upload_id, created_at, label, document_id = upload
         _tune_until_transaction_ends(session, connection, upload_cache_kib(len(self.data)))
         try:
             created, duplicates, existing = self._scan.insert(
-                connection, first_id, parsed_lines, upload_id, created_at, label, document
+                connection, first_id, parsed_lines, upload_id, created_at, label, document_id
             )
         except sqlite3.Error as exc:  # as SQLAlchemy would raise it: a full disk answers 503, as elsewhere
             raise DBAPIError.instance("INSERT INTO run (app.ingest._bulk198)", None, exc, sqlite3.Error) from exc

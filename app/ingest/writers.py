@@ -34,7 +34,6 @@ The row a writer stores is ROW_COLUMNS, built by run_values() from app.columns' 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -42,7 +41,7 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any, Protocol
 
-from sqlalchemy import JSON, bindparam, delete, func, insert, select, text
+from sqlalchemy import bindparam, delete, func, insert, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
@@ -65,16 +64,16 @@ ROW_COLUMNS: tuple[str, ...] = (
     *RUN_LINE_COLUMNS,
     *FILE_TEST_COLUMNS,
     "label",
-    "document",
+    "document_id",
     *RESULT_COLUMNS,
 )
 _line_values = attrgetter(*RUN_LINE_COLUMNS)  # ParsedRun's attributes are named as the columns
 _NO_FILE_TEST = (None,) * len(FILE_TEST_COLUMNS)
-_UPLOAD_COLUMNS = ("upload_id", "created_at", "label", "document")  # the same for every run of an upload
+_UPLOAD_COLUMNS = ("upload_id", "created_at", "label", "document_id")  # the same for every run of an upload
 
 
 def run_values(run: ParsedRun, digest: bytes, head: tuple, tail: tuple) -> tuple:
-    """One row for ROW_COLUMNS: head = (upload_id, created_at), tail = (label, document)."""
+    """One row for ROW_COLUMNS: head = (upload_id, created_at), tail = (label, document_id)."""
     # A Result's fields are app.columns.RESULT_PARTS, in that order; results come in TESTS order.
     return (
         *head,
@@ -98,7 +97,7 @@ class RunWriter(Protocol):
 
 
 def writer_class(session: Session) -> type[SqliteWriter | PostgresWriter]:
-    """The writer for the session's database; made with (session, upload_id, created_at, label, document, plain):
+    """The writer for the session's database; made with (session, upload_id, created_at, label, document_id, plain):
     `plain` (app.ingest.sqlite_bulk's PlainLines) holds the lines the parser never sees."""
     return SqliteWriter if session.get_bind().dialect.name == "sqlite" else PostgresWriter
 
@@ -110,7 +109,7 @@ class SqliteWriter:
         upload_id: int,
         created_at: datetime,
         label: str | None,
-        document: Any,
+        document_id: int | None,
         plain: PlainLines | None = None,
     ):
         self.session = session
@@ -118,8 +117,7 @@ class SqliteWriter:
         dialect = session.get_bind().dialect
         # These rows bypass SQLAlchemy's types, so store what they would have stored.
         created_at_text = _bind(run_table.c.created_at, dialect, created_at)
-        document_text = None if document is None else _bind(run_table.c.document, dialect, document)
-        self.head, self.tail = (upload_id, created_at_text), (label, document_text)
+        self.head, self.tail = (upload_id, created_at_text), (label, document_id)
         self.first_id = _next_sqlite_run_id(session)
         self.plain = plain
         self.parsed: list[tuple] = []
@@ -207,11 +205,10 @@ def _ids_by_hash(session: Session, digests: list[bytes]) -> dict[bytes, int]:
 _PG_INGEST_LOCK = 0x626F6E6E6965  # "bonnie": any constant no other code locks
 _PG_RUN_SEQUENCE = "pg_get_serial_sequence('run', 'id')"
 
-# How the upload's own columns are bound: as the table's types, except that no document is SQL NULL (as SQLite and
-# the COPY of the plain lines store it), not JSON's null.
-_PG_UPLOAD_TYPES = {name: run_table.c[name].type for name in _UPLOAD_COLUMNS} | {"document": JSON(none_as_null=True)}
+# How the upload's own columns are bound: as the table's types.
+_PG_UPLOAD_TYPES = {name: run_table.c[name].type for name in _UPLOAD_COLUMNS}
 
-# What differs per line; the upload's own columns (upload_id, created_at, label, document) are bound once.
+# What differs per line; the upload's own columns (upload_id, created_at, label, document_id) are bound once.
 _PG_LINE_COLUMNS: tuple[str, ...] = tuple(column for column in ROW_COLUMNS if column not in _UPLOAD_COLUMNS)
 
 
@@ -237,13 +234,18 @@ class PostgresWriter:
         upload_id: int,
         created_at: datetime,
         label: str | None,
-        document: Any,
+        document_id: int | None,
         plain: PlainLines | None = None,
     ):
         self.plain = plain
         self.session = session
         self.upload_id = upload_id
-        self.upload_values = {"upload_id": upload_id, "created_at": created_at, "label": label, "document": document}
+        self.upload_values: dict[str, Any] = {
+            "upload_id": upload_id,
+            "created_at": created_at,
+            "label": label,
+            "document_id": document_id,
+        }
         # Named after the upload, so no two writers in one session can share one.
         self.staging = f"bonnieboard_ingest_{upload_id}"
         self.rows: list[tuple] = []
@@ -321,7 +323,7 @@ class PostgresWriter:
             if staged_new:
                 statement = text(
                     f"INSERT INTO run (id, {', '.join(_UPLOAD_COLUMNS)}, {', '.join(_PG_LINE_COLUMNS)}) "
-                    f"SELECT :first_id + ord, :upload_id, :created_at, :label, :document, "
+                    f"SELECT :first_id + ord, :upload_id, :created_at, :label, :document_id, "
                     f"{', '.join(_PG_LINE_COLUMNS)} FROM {self.staging}"
                 ).bindparams(*(bindparam(name, type_=_PG_UPLOAD_TYPES[name]) for name in _UPLOAD_COLUMNS))
                 self.session.execute(statement, self.upload_values | {"first_id": first_id})
@@ -379,9 +381,7 @@ class PostgresWriter:
         if self.plain is None or not self.plain.stored or not self.plain.stored.created:
             return
         values = self.upload_values
-        # The JSON as the driver would send it (json.dumps: SQLAlchemy sets no serializer), NULL for no document.
-        document = None if values["document"] is None else json.dumps(values["document"])
-        cells = (values["upload_id"], values["created_at"].isoformat(), values["label"], document)
+        cells = (values["upload_id"], values["created_at"].isoformat(), values["label"], values["document_id"])
         upload_cells = "".join(f"{_copy_cell(value)}\t" for value in cells).encode()
         statement = f"COPY run (id, {', '.join(_UPLOAD_COLUMNS)}, {', '.join(COPY_COLUMNS)}) FROM STDIN"
         with _copy_into(self.session, statement) as copy:

@@ -19,6 +19,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -75,15 +76,51 @@ run_table = Table(
     Column("file_num_dirs", BigInteger),
     Column("file_link", String(8)),
     Column("label", Text),
-    Column("document", JSON),  # the runner's system and per-test facts; null for plain CSV uploads
+    # The runner's document (system and per-test facts), one row per upload however many lines it has; null for
+    # plain CSV uploads.
+    Column("document_id", ForeignKey("document.id")),
+    # What a comparison needs of this line's entry in the document, taken out at ingest so that a comparison never
+    # reads a document: {test: {code, text}} where the runner named what limited a test; null where it named none.
+    Column("limiters", JSON),
     *(_result_column(test, part) for test in TESTS for part in RESULT_PARTS),
     # The list's filters, newest first: the matching ids in order straight from the index
     # (docs/decisions.md, "Runs list at a million runs").
     Index("ix_run_machine_id", "machine", "id"),
     Index("ix_run_format_version_id", "format_version", "id"),
+    # Whether a document is still some run's, when a run goes. Partial: most runs have no document, and an index
+    # entry for each of them would cost every plain upload a b-tree insert per line.
+    Index(
+        "ix_run_document_id",
+        "document_id",
+        sqlite_where=text("document_id IS NOT NULL"),
+        postgresql_where=text("document_id IS NOT NULL"),
+    ),
     # A deleted run's id is never given to another run: links to it must not show a different one.
     sqlite_autoincrement=True,
 )
+
+
+# A runner's document, stored once however many runs (lines) of its upload refer to it, and shared by uploads
+# that post the very same document (docs/decisions.md, "A document stored once").
+document_table = Table(
+    "document",
+    Base.metadata,
+    Column("id", Integer, primary_key=True),
+    # blake2b-128 of the JSON text stored in body: identical documents are one row.
+    Column("body_hash", LargeBinary(16), nullable=False, unique=True),
+    # system.ram_bytes when it is a byte count (app.ingest.documents.ram_bytes_of): what a comparison reads of the
+    # document. Before body, so that SQLite reads it without the body's overflow pages.
+    Column("ram_bytes", BigInteger),
+    Column("body", JSON, nullable=False),
+)
+
+
+class Document(Base):
+    __table__ = document_table
+
+    if TYPE_CHECKING:
+        id: Mapped[int]
+        body: Mapped[Any]
 
 
 class Upload(Base):
@@ -111,12 +148,19 @@ class Run(Base):
         num_files: Mapped[int | None]
         label: Mapped[str | None]
         machine: Mapped[str]
-        document: Mapped[dict[str, Any] | None]
+        document_id: Mapped[int | None]
 
     tags: Mapped[list["Tag"]] = relationship(
         back_populates="run", cascade="all, delete-orphan", order_by="Tag.key", lazy="selectin"
     )
     upload: Mapped[Upload] = relationship()
+    # Loaded only when asked for (the run page, the API's run): lists and comparisons never read a document.
+    stored_document: Mapped[Document | None] = relationship(lazy="select")
+
+    @property
+    def document(self) -> Any:
+        """The runner's document, as posted (tokens scrubbed); None for plain CSV uploads."""
+        return None if self.stored_document is None else self.stored_document.body
 
 
 class Tag(Base):

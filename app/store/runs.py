@@ -15,9 +15,9 @@ from sqlalchemy.orm import Session
 
 from app.bonnie import TESTS
 from app.columns import (
-    DOCUMENT_RUNS,
     FILE_TEST_COLUMNS,
     IDENTITY_COLUMNS,
+    LIMITERS,
     RAM_BYTES,
     RESULT_COLUMNS,
     RESULT_PARTS,
@@ -28,7 +28,7 @@ from app.errors import BadRequest, NotFound
 from app.limits import MAX_TAGS_PER_RUN
 from app.store import generation
 from app.store.db import begin_write
-from app.store.models import Run, Tag, Upload, run_in_flight_table, run_table, tag_table
+from app.store.models import Run, Tag, Upload, document_table, run_in_flight_table, run_table, tag_table
 
 # The export's first batch is small, so its first body bytes leave as soon as the query has started: 15 ms
 # instead of 24 ms on PostgreSQL (docs/decisions.md, "A small first export batch"). The rest go EXPORT_BATCH at
@@ -70,7 +70,7 @@ COUNT_LIMIT = 10_000
 
 @dataclass(frozen=True, slots=True)
 class RunPage:
-    runs: list[Any]  # rows of every run column but the runner's document (_RUN_SELECT)
+    runs: list[Any]  # rows of every run column (_RUN_SELECT); a runner's document is a row of its own
     tags: dict[int, dict[str, str]]  # run id -> its tags
     total: int  # exact, or with total_is_estimate: a lower bound (filtered) or an estimate (all runs)
     total_is_estimate: bool
@@ -262,10 +262,8 @@ class ListedPage:
     total_is_estimate: bool
 
 
-# Lists never show a runner's document (up to BONNIEBOARD_MAX_DOCUMENT_BYTES each): not read.
-_RUN_SELECT = select(*(column for column in run_table.c if column.name != "document")).where(
-    run_table.c.id.in_(bindparam("run_ids", expanding=True))
-)
+# Lists never show a runner's document (up to BONNIEBOARD_MAX_DOCUMENT_BYTES each): it is not in run's row.
+_RUN_SELECT = select(*run_table.c).where(run_table.c.id.in_(bindparam("run_ids", expanding=True)))
 _LIST_HEAD = ("id", "machine", "label", "format_version", "file_size_mib", "created_at")
 _LIST_SELECT = select(*(run_table.c[name] for name in (*_LIST_HEAD, *RESULT_COLUMNS))).where(
     run_table.c.id.in_(bindparam("run_ids", expanding=True))
@@ -468,9 +466,22 @@ def update_run(*, session: Session, run_id: int, changes: dict[str, Any]) -> Run
 
 
 def delete_run(*, session: Session, run_id: int) -> None:
+    """Delete the run, its tags, and its document when no other run refers to it."""
+    # PostgreSQL: the document's row is locked before the run's, in the order an upload takes them (the document
+    # it shares, then the runs its duplicate lines name), so the two never wait for each other. A run's
+    # document_id never changes, so it can be read before the run is locked. SQLite: _lock_run ends this read
+    # and takes the write lock, which serialises everything.
+    document_id = session.scalar(select(run_table.c.document_id).where(run_table.c.id == run_id))
+    if document_id is not None:
+        session.execute(select(document_table.c.id).where(document_table.c.id == document_id).with_for_update())
     _lock_run(session, run_id)
     # The tags go with it: ON DELETE CASCADE.
     session.execute(delete(run_table).where(run_table.c.id == run_id))
+    if document_id is not None:
+        # Locked above: another deletion of one of its runs waits, then sees this run gone; an upload sharing it
+        # holds it until it commits (app.ingest.documents.store_document), and its runs are seen here then.
+        still_used = select(run_table.c.id).where(run_table.c.document_id == document_id).exists()
+        session.execute(delete(document_table).where(document_table.c.id == document_id, ~still_used))
     generation.bump(session)
 
 
@@ -493,17 +504,20 @@ def _lock_run(session: Session, run_id: int) -> None:
 # Selected by name: app/compare/figures.py reads them by these names (the run's result columns from app/columns.py).
 COMPARE_COLUMNS = (
     *(run_table.c[name] for name in (*IDENTITY_COLUMNS, *SETUP_COLUMNS, *FILE_TEST_COLUMNS)),
-    # Only the RAM of the runner's document, not the whole document (which can be large). As JSON, read in
-    # Python (ram_mib_of): a cast in SQL is PostgreSQL's 32-bit INTEGER, which a machine over 2 GiB overflows.
-    run_table.c.document["system"]["ram_bytes"].label(RAM_BYTES),
-    run_table.c.document["runs"].label(DOCUMENT_RUNS),
-    run_table.c.raw_line,
+    # What a comparison needs of the runner's document, taken out at ingest (app.ingest.documents): a comparison
+    # never reads a document, which can be 1 MB (docs/decisions.md, "A document stored once").
+    document_table.c.ram_bytes.label(RAM_BYTES),
+    run_table.c.limiters.label(LIMITERS),
     *(run_table.c[name] for name in RESULT_COLUMNS),
 )
 
 
 # Built once: making a 53-column select costs more than SQLite takes to run it.
-_COMPARE_SELECT = select(*COMPARE_COLUMNS).where(run_table.c.id.in_(bindparam("run_ids", expanding=True)))
+_COMPARE_SELECT = (
+    select(*COMPARE_COLUMNS)
+    .select_from(run_table.outerjoin(document_table, document_table.c.id == run_table.c.document_id))
+    .where(run_table.c.id.in_(bindparam("run_ids", expanding=True)))
+)
 _COMPARE_TAGS = (
     select(Tag.run_id, Tag.key, Tag.value).where(Tag.run_id.in_(bindparam("run_ids", expanding=True))).order_by(Tag.key)
 )

@@ -169,7 +169,7 @@ class DocumentView:
 
 
 def document_view(document: Any, this_line: dict[str, Any] | None) -> DocumentView:
-    """`document` shaped for the run page; `this_line` is its entry for the run's CSV line (figures.line_facts).
+    """`document` shaped for the run page; `this_line` is its entry for the run's CSV line (app.ingest.documents.line_facts).
     Its sections are shaped in the order a reader needs them most, so that a huge part leaves the budget to
     the per-test facts."""
     shaper = _Shaper()

@@ -16,7 +16,6 @@ from app import bonnie
 from app.bonnie import UNITS
 from app.compare import answer, embed, engine, heat_table, matrix
 from app.compare import page as comparisons
-from app.compare.figures import limiters_of, line_facts
 from app.compare.request import (
     ABSOLUTE,
     MAX_RUNS,
@@ -32,6 +31,7 @@ from app.compare.request import (
 )
 from app.config import get_settings
 from app.errors import BadRequest, InvalidUpload
+from app.ingest.documents import limiters_of, line_facts
 from app.ingest.parsing import TESTS, TOO_FAST
 from app.ingest.upload import store_upload
 from app.ingest.validation import (

@@ -3,8 +3,8 @@
 The runner's sweep sends each run with a key of its study, configuration and round, so a run posted before the
 sweep was killed is not stored twice when the study resumes (docs/api-contract.md, "Sending an upload again").
 
-Revision ID: 0009
-Revises: 0008
+Revision ID: 0010
+Revises: 0009
 """
 
 from collections.abc import Sequence
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0009"
-down_revision: str | None = "0008"
+revision: str = "0010"
+down_revision: str | None = "0009"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,101 @@
+"""A runner's document at ingest: stored once for its upload, and what a comparison needs of it taken out.
+
+A document is one `document` row (shared by uploads that post the very same one) that each run of its upload
+refers to, and the two facts a comparison reads of it are taken out here, once: the machine's RAM
+(`document.ram_bytes`) and, per line, what the runner said limited each test (`run.limiters`). So an upload's
+bytes on disk do not grow with lines x document, and a comparison never parses a document
+(docs/decisions.md, "A document stored once").
+
+line_facts() and limiters_of() are also how the run page reads a document, so the page and a comparison name the
+same limiters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from app.bonnie import TESTS
+from app.store.models import document_table
+
+
+def line_facts(document_runs: Any, raw_line: str) -> dict[str, Any] | None:
+    """The runner document's entry for this CSV line: one of document["runs"] (one per -x repeat), the one
+    whose `csv` is the line (runner/README.md, "JSON document"); None for other documents."""
+    if not isinstance(document_runs, list):
+        return None
+    return next((run for run in document_runs if isinstance(run, dict) and run.get("csv") == raw_line), None)
+
+
+def limiters_of(document_tests: Any) -> dict[str, dict[str, str]]:
+    """{test: {code, text}} from a line's per-test facts (line_facts(...)["tests"]), where a test has a
+    valid limiter (runner/README.md, "What limited each test")."""
+    if not isinstance(document_tests, dict):
+        return {}
+    found = {}
+    for test in TESTS:
+        facts = document_tests.get(test)
+        limiter = facts.get("limiter") if isinstance(facts, dict) else None
+        if isinstance(limiter, dict) and isinstance(limiter.get("code"), str) and isinstance(limiter.get("text"), str):
+            found[test] = {"code": limiter["code"][:40], "text": limiter["text"][:500]}
+    return found
+
+
+def limiters_by_line(document: Any) -> Iterator[tuple[str, dict[str, dict[str, str]]]]:
+    """(CSV line, its limiters) for each line the document has an entry for with at least one limiter: the first
+    entry of a line, as line_facts() picks it. At most one per entry of document["runs"], so bounded by the
+    document, not by the upload's lines."""
+    runs = document.get("runs") if isinstance(document, dict) else None
+    if not isinstance(runs, list):
+        return
+    seen: set[str] = set()
+    for entry in runs:
+        if not isinstance(entry, dict) or not isinstance(entry.get("csv"), str) or entry["csv"] in seen:
+            continue
+        seen.add(entry["csv"])
+        limiters = limiters_of(entry.get("tests"))
+        if limiters:
+            yield entry["csv"], limiters
+
+
+def ram_bytes_of(document: Any) -> int | None:
+    """document["system"]["ram_bytes"] when it is a byte count a comparison can use (app.compare.figures.ram_mib_of
+    reads it): a whole number above 0 and below 2**63 (a BIGINT; past it no measurement)."""
+    system = document.get("system") if isinstance(document, dict) else None
+    ram_bytes = system.get("ram_bytes") if isinstance(system, dict) else None
+    if isinstance(ram_bytes, int) and 0 < ram_bytes < 2**63:
+        return int(ram_bytes)
+    return None
+
+
+def body_hash(document: Any) -> bytes:
+    """blake2b-128 of the document's JSON text as stored (json.dumps, as SQLAlchemy's JSON type writes it)."""
+    return hashlib.blake2b(json.dumps(document).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def store_document(session: Session, document: Any) -> int | None:
+    """The id of the `document` row holding `document`, written now unless the very same document is stored
+    already; None for no document. Within the upload's write (app.store.db.begin_write)."""
+    if document is None:
+        return None
+    values = {"body_hash": body_hash(document), "ram_bytes": ram_bytes_of(document), "body": document}
+    if session.get_bind().dialect.name == "postgresql":
+        # DO UPDATE rather than DO NOTHING: it locks the stored row until this upload commits, so a run deletion
+        # that would remove the document as no run's waits, and then finds this upload's runs
+        # (app.store.runs.delete_run). An update that leaves body alone keeps its TOAST: no copy of the body.
+        statement = postgresql.insert(document_table).values(values)
+        statement = statement.on_conflict_do_update(
+            index_elements=["body_hash"], set_={"body_hash": statement.excluded.body_hash}
+        )
+        return session.execute(statement.returning(document_table.c.id)).scalar_one()
+    # SQLite: this transaction holds the write lock, so nothing deletes the row between these two statements.
+    session.execute(sqlite.insert(document_table).values(values).on_conflict_do_nothing(index_elements=["body_hash"]))
+    return session.execute(
+        select(document_table.c.id).where(document_table.c.body_hash == values["body_hash"])
+    ).scalar_one()
