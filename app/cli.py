@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import secrets
 import shlex
@@ -23,7 +22,7 @@ from app.ingest.name_tags import NamePattern
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.service import ingest_bytes
 from app.ingest.sqlite_bulk import describe_ingest_path
-from app.ingest.validation import check_document, check_label, check_name_pattern, parse_tag_params
+from app.ingest.validation import check_label, check_name_pattern, load_document, parse_tag_params
 from app.store import generation
 from app.store.db import get_sessionmaker
 from app.store.migrate import upgrade
@@ -231,16 +230,29 @@ def _add_ingest_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _document(path: Path | None) -> Any:
-    """A runner's --json document, held to the API's rules and without any token the board knows; ValueError or
-    AppError naming what is wrong."""
+    """A runner's --json document, held to the API's rules and without any token the board knows; ValueError,
+    OSError or AppError naming what is wrong. The file is read up to the document limit and no further: a larger
+    one is refused without being read whole."""
     if path is None:
         return None
-    try:
-        document = json.loads(path.read_bytes())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not a JSON document ({exc.msg} at line {exc.lineno})") from None
     settings = get_settings()
-    check_document(document, max_bytes=settings.max_document_bytes)
+    limit = settings.max_document_bytes
+    try:
+        file = path.open("rb")
+    except OSError as exc:
+        raise ValueError(f"{path}: {exc.strerror}") from None
+    with file:
+        data = file.read(limit + 1)
+        if len(data) > limit:
+            size = os.fstat(file.fileno()).st_size
+            what = f"{size} bytes" if size > limit else f"over {limit} bytes"
+            raise ValueError(
+                f"{path}: the document file is {what}; the limit is {limit} (BONNIEBOARD_MAX_DOCUMENT_BYTES)"
+            )
+    try:
+        document = load_document(data, max_bytes=limit)
+    except AppError as exc:
+        raise ValueError(f"{path}: {exc.detail}") from None
     return scrub_document(document, (settings.api_token,) if settings.api_token else ())
 
 
