@@ -267,9 +267,9 @@ def _add_ingest_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _document(path: Path | None) -> Any:
-    """A runner's --json document, held to the API's rules and without any token the board knows; ValueError,
-    OSError or AppError naming what is wrong. The file is read up to the document limit and no further: a larger
-    one is refused without being read whole."""
+    """A runner's --json document, held to the API's rules and without any token the board knows; ValueError
+    naming the file and what is wrong. The file is read up to the document limit and no further: a larger one is
+    refused without being read whole."""
     if path is None:
         return None
     settings = get_settings()

@@ -127,7 +127,7 @@ def check_label(label: str | None) -> str | None:
 def load_document(data: bytes, *, max_bytes: int) -> dict[str, Any]:
     """A document that comes alone (the CLI's --document FILE) rather than inside a JSON upload: read as the API
     reads an upload (no NaN or Infinity; too deep a nesting is the nesting rule's error, not Python's), then
-    held to check_document. `data` is at most max_bytes: a larger file is refused before it is read whole."""
+    held to check_document. The caller bounds `data`: the CLI reads a file up to max_bytes and no further."""
     try:
         document = json.loads(data, parse_constant=_no_constant)
     except RecursionError:

@@ -82,7 +82,7 @@ def _require_utf8(dbapi_connection: Any, _record: Any) -> None:
     if encoding != "UTF8":
         raise DatabaseNotUtf8(
             f"the PostgreSQL database {info.dbname!r} is encoded {encoding}; bonnieboard needs UTF8: make a UTF8 "
-            f"database (createdb --encoding=UTF8 --locale=C.UTF-8 --template=template0 NAME) and set "
+            "database (createdb --encoding=UTF8 --locale=C.UTF-8 --template=template0 NAME) and set "
             "BONNIEBOARD_DATABASE_URL to it"
         )
 
