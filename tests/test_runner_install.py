@@ -194,3 +194,43 @@ def test_a_missing_scratch_directory_is_named_before_the_file_size_rules(runner,
     # a directory that exists: the size rule speaks (exit 1, a usage error)
     refused = run([runner, "-d", tmp_path, "-s", "1", "-r", "1000", "-n", "0"])
     assert refused.returncode == 1 and "less than twice the RAM" in refused.stderr
+
+
+def system_call_group(analyze: str, group: str) -> set[str]:
+    """The system calls of a systemd filter group (`@system-service`), its nested groups expanded."""
+    listing = run([analyze, "syscall-filter", "--no-pager"]).stdout
+    groups: dict[str, list[str]] = {}
+    current = None
+    for line in listing.splitlines():
+        if line.startswith("@"):
+            current = line.split()[0]
+            groups[current] = []
+        elif current and line.strip() and not line.strip().startswith("#"):
+            groups[current].append(line.strip())
+
+    def expand(name: str) -> set[str]:
+        return set().union(*(expand(e) if e.startswith("@") else {e} for e in groups[name]))
+
+    return expand(group)
+
+
+def test_every_system_call_of_a_run_is_one_the_service_allows(runner, installed, tmp_path):  # noqa: F811
+    """A run with each test kind, its document and a post (which fails: nothing listens), traced: every system call
+    it makes is in the service's SystemCallFilter, which would otherwise kill it (-f: the per-character tests make
+    the same calls as the block tests, a million times over under strace)."""
+    strace = require_tool("strace", "strace")
+    analyze = require_tool("systemd-analyze", "systemd")
+    service = (installed / f"usr/share/doc/{PROG}/examples/{PROG}.service").read_text()
+    (allowed_groups,) = re.findall(r"^SystemCallFilter=(\S+)$", service, re.M)
+    allowed = system_call_group(analyze, allowed_groups)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    trace = tmp_path / "trace"
+    traced = run(
+        [strace, "-f", "-qq", "-o", trace, runner, "-d", scratch, "-s", "4:8192:64:2", "-f", "-n", "1", "-r", "0"]
+        + ["-q", "--json", tmp_path / "doc.json", "--post", "http://127.0.0.1:9", "--spool", tmp_path / "spool.json"]
+    )
+    assert traced.returncode == 4, traced.stderr  # 4: the post failed, every test ran
+    calls = set(re.findall(r"^\d+ +([a-z0-9_]+)\(", trace.read_text(), re.M))
+    assert {"openat", "write", "fsync", "socket", "connect"} <= calls, calls
+    assert calls <= allowed, sorted(calls - allowed)
