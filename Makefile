@@ -54,14 +54,18 @@ $(VENV)/bin/python:
 # The dependencies come from the locks, each file checked against its hash; then bonnieboard itself, with
 # --no-deps (the lock already holds everything it needs). With the bench extra: the scripts in bench/ run
 # from a plain install too.
+# -qq for bonnieboard itself: setuptools tells every editable install of a package laid out as this one
+# (templates/ mapped to app.templates) to "be careful with folders in your working directory", ten lines pip
+# shows as a warning; pip's errors, a failed build's included, still show. tests/test_install.py holds the
+# build itself to no warning.
 $(VENV)/.installed: pyproject.toml requirements-bench.lock | $(VENV)/bin/python
 	$(BIN)/pip install -q --require-hashes -r requirements-bench.lock
-	$(BIN)/pip install -q --no-deps -e .
+	$(BIN)/pip install -qq --no-deps -e .
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml requirements-test.lock | $(VENV)/bin/python
 	$(BIN)/pip install -q --require-hashes -r requirements-test.lock
-	$(BIN)/pip install -q --no-deps -e .
+	$(BIN)/pip install -qq --no-deps -e .
 	touch $@ $(VENV)/.installed
 
 # Write the locks again from pyproject.toml: versions already locked stay unless pyproject.toml rules them

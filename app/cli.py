@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
+import errno
 import os
 import secrets
 import shlex
+import socket
 import sys
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -15,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy import func, make_url, select
-from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
 
 from app.config import default_allowed_hosts, describe_invalid_settings, get_settings
 from app.errors import AppError, InvalidUpload
@@ -23,9 +24,9 @@ from app.ingest.name_tags import NamePattern
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.service import ingest_bytes
 from app.ingest.sqlite_bulk import describe_ingest_path
-from app.ingest.validation import check_document, check_label, check_name_pattern, parse_tag_params
+from app.ingest.validation import check_label, check_name_pattern, load_document, parse_tag_params
 from app.store import generation
-from app.store.db import get_sessionmaker
+from app.store.db import DatabaseNotUtf8, get_sessionmaker
 from app.store.migrate import upgrade
 from app.store.models import run_table
 from app.web import auth
@@ -112,8 +113,13 @@ def main(argv: list[str] | None = None) -> int:
             return _ingest(args, settings.max_line_bytes)
         if args.command == "token":
             return _token(args)
-    except OperationalError as exc:
+    except DatabaseError as exc:
+        if not isinstance(exc, OperationalError) and type(exc) is not DatabaseError:
+            raise  # a constraint or a query: a bug to show whole, not a database to name
         print(f"bonnieboard: {_database_unusable(settings.database_url, exc)}", file=sys.stderr)
+        return 1
+    except DatabaseNotUtf8 as exc:
+        print(f"bonnieboard: {exc}", file=sys.stderr)
         return 1
     except ArgumentError as exc:  # a URL SQLAlchemy cannot read
         print(f"bonnieboard: BONNIEBOARD_DATABASE_URL: {exc}", file=sys.stderr)
@@ -121,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _database_unusable(url: str, exc: OperationalError) -> str:
+def _database_unusable(url: str, exc: DatabaseError) -> str:
     """Why the database cannot be used, in one line: the driver's first line, the URL without its password
     and, for a SQLite file, whether the user we run as may write where it lives."""
     parsed = make_url(url)
@@ -139,6 +145,8 @@ def _database_unusable(url: str, exc: OperationalError) -> str:
         why = f"the file is not readable and writable by {who}"
     elif not os.access(path.parent, os.W_OK | os.X_OK):
         why = f"its directory {path.parent} is not writable by {who}: SQLite keeps its -wal and -shm files there"
+    elif not isinstance(exc, OperationalError):  # "file is not a database", "database disk image is malformed"
+        why = "the file is not a SQLite database bonnieboard can read (another file, or a damaged one)"
     else:
         why = reason
     return f"cannot use the SQLite database {path} ({reason}): {why}; set BONNIEBOARD_DATABASE_URL to use another"
@@ -149,6 +157,9 @@ def _serve(args: argparse.Namespace, settings) -> int:
 
     from app.web.server import H11WithHeaderTimeout
 
+    if not 0 <= args.port <= MAX_PORT:
+        print(f"bonnieboard: --port {args.port}: a TCP port is 0 to {MAX_PORT} (0: any free one)", file=sys.stderr)
+        return 2
     if args.root_path is not None:
         # The app (in this process or the workers) reads the setting; checked as the setting is.
         os.environ["BONNIEBOARD_ROOT_PATH"] = args.root_path
@@ -159,6 +170,10 @@ def _serve(args: argparse.Namespace, settings) -> int:
             print(f"bonnieboard: --root-path: {describe_invalid_settings(exc)}", file=sys.stderr)
             return 2
     upgrade(settings.database_url)
+    cannot_listen = _cannot_listen(args.host, args.port)
+    if cannot_listen:
+        print(f"bonnieboard: {cannot_listen}", file=sys.stderr)
+        return 1
     if settings.secret_key is None:
         # Every worker must sign and check browser session cookies with the same key; the workers
         # inherit this process's environment.
@@ -186,6 +201,27 @@ def _serve(args: argparse.Namespace, settings) -> int:
         root_path=settings.root_path or "",
     )
     return 0
+
+
+MAX_PORT = 65535
+
+
+def _cannot_listen(host: str, port: int) -> str | None:
+    """Why the server could not listen on host:port, or None: tried with a socket made as uvicorn makes its own,
+    then closed, so that a port in use is one line rather than the server's start-up and shutdown log."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            advice = {
+                errno.EADDRINUSE: ": another program listens there (choose another --port)",
+                errno.EACCES: ": ports below 1024 need root or CAP_NET_BIND_SERVICE (choose another --port)",
+                errno.EADDRNOTAVAIL: ": no interface of this machine has that address (check --host)",
+            }.get(exc.errno or 0, "")
+            return f"cannot listen on {host}:{port}: {exc.strerror or exc}{advice}"
+    return None
 
 
 def _token(args: argparse.Namespace) -> int:
@@ -231,16 +267,29 @@ def _add_ingest_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _document(path: Path | None) -> Any:
-    """A runner's --json document, held to the API's rules and without any token the board knows; ValueError or
-    AppError naming what is wrong."""
+    """A runner's --json document, held to the API's rules and without any token the board knows; ValueError
+    naming the file and what is wrong. The file is read up to the document limit and no further: a larger one is
+    refused without being read whole."""
     if path is None:
         return None
-    try:
-        document = json.loads(path.read_bytes())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not a JSON document ({exc.msg} at line {exc.lineno})") from None
     settings = get_settings()
-    check_document(document, max_bytes=settings.max_document_bytes)
+    limit = settings.max_document_bytes
+    try:
+        file = path.open("rb")
+    except OSError as exc:
+        raise ValueError(f"{path}: {exc.strerror}") from None
+    with file:
+        data = file.read(limit + 1)
+        if len(data) > limit:
+            size = os.fstat(file.fileno()).st_size
+            what = f"{size} bytes" if size > limit else f"over {limit} bytes"
+            raise ValueError(
+                f"{path}: the document file is {what}; the limit is {limit} (BONNIEBOARD_MAX_DOCUMENT_BYTES)"
+            )
+    try:
+        document = load_document(data, max_bytes=limit)
+    except AppError as exc:
+        raise ValueError(f"{path}: {exc.detail}") from None
     return scrub_document(document, (settings.api_token,) if settings.api_token else ())
 
 

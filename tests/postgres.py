@@ -47,8 +47,14 @@ class PostgresServer:
         url: URL = self.admin_url.set(database=database)
         return url.render_as_string(hide_password=False)
 
-    def create_database(self, name: str, template: str | None = None) -> str:
+    def create_database(
+        self, name: str, template: str | None = None, encoding: str | None = None, locale: str | None = None
+    ) -> str:
+        """A new, empty database named `name` (dropped first if it exists); an encoding other than the cluster's
+        needs template="template0" (and a locale that fits it, unless the cluster's is C)."""
         clause = f' TEMPLATE "{template}"' if template else ""
+        clause += f" ENCODING '{encoding}'" if encoding else ""
+        clause += f" LOCALE '{locale}'" if locale else ""
         with self.engine.connect() as connection:
             connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
             connection.execute(text(f'CREATE DATABASE "{name}"{clause}'))

@@ -104,3 +104,70 @@ def test_a_document_that_is_not_json_names_its_file_and_stores_nothing(tmp_path)
     refused = run_cli(tmp_path, "ingest", CORPUS_DIR / "bonnie200-sample.csv", "--document", deep)
     assert refused.returncode == 2 and "document" in refused.stderr
     assert not (tmp_path / "cli.db").exists() or count_runs(tmp_path) == 0
+
+
+def one_error_line(result, code: int = 2) -> str:
+    """The command's stderr when it refused at once: one line and no traceback."""
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1, result.stderr
+    return result.stderr.rstrip("\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("[1, 2]", "document is an array, not a JSON object ({...})"),
+        ('"evidence"', "document is a string, not a JSON object ({...})"),
+        ("null", "document is null, not a JSON object ({...})"),
+        ('{"x": NaN}', "not a JSON document (NaN is not a JSON number)"),
+        ('{"a": ' * 40 + "1" + "}" * 40, "document nests deeper than 32 levels (at document.a.a.a"),
+        # deeper than Python's own recursion: the same rule's words, not a RecursionError
+        ("[" * 100_000 + "]" * 100_000, "document nests deeper than 32 levels"),
+        ('{"a": ' * 100_000 + "1" + "}" * 100_000, "document nests deeper than 32 levels"),
+    ],
+    ids=["array", "string", "null", "nan", "over-32-levels", "deep-array", "deep-object"],
+)
+def test_a_document_the_api_would_refuse_is_one_line_and_stores_nothing(tmp_path, text, error):
+    """--document holds a file to the API's rules for a posted document, with the API's words."""
+    path = tmp_path / "doc.json"
+    path.write_text(text)
+    line = one_error_line(run_cli(tmp_path, "ingest", CORPUS_DIR / "bonnie200-sample.csv", "--document", path))
+    assert line.startswith(f"bonnieboard: {path}: {error}"), line
+    assert not (tmp_path / "cli.db").exists() or count_runs(tmp_path) == 0
+
+
+# The command's own peak (Python, SQLAlchemy, the app: about 70 MiB) and the limit's worth of file, with room.
+MAX_COMMAND_PEAK_MIB = 150
+
+
+def test_a_huge_document_file_is_refused_without_being_read_whole(tmp_path):
+    """A 300 MB file (sparse: no disk used) is refused after reading the limit's worth: the command's peak memory
+    is its usual, where reading the file whole took 992 MB."""
+    path = tmp_path / "huge.json"
+    with path.open("wb") as file:
+        file.truncate(300 * 2**20)
+    stderr = tmp_path / "stderr"
+    with stderr.open("w") as errors:
+        process = subprocess.Popen(
+            [BONNIEBOARD, "ingest", CORPUS_DIR / "bonnie200-sample.csv", "--document", path],
+            env=os.environ | {"BONNIEBOARD_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}"},
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )
+        _, status, usage = os.wait4(process.pid, 0)  # reaped here, for this process's own peak memory
+    process.returncode = os.waitstatus_to_exitcode(status)
+    assert process.returncode == 2, stderr.read_text()
+    assert stderr.read_text().splitlines() == [
+        f"bonnieboard: {path}: the document file is {300 * 2**20} bytes; the limit is 1048576 "
+        "(BONNIEBOARD_MAX_DOCUMENT_BYTES)"
+    ]
+    peak_mib = usage.ru_maxrss / 1024  # Linux counts it in KiB
+    assert peak_mib < MAX_COMMAND_PEAK_MIB, peak_mib
+    assert not (tmp_path / "cli.db").exists() or count_runs(tmp_path) == 0
+
+
+def test_a_document_file_that_is_not_there_is_one_line(tmp_path):
+    missing = tmp_path / "none.json"
+    line = one_error_line(run_cli(tmp_path, "ingest", CORPUS_DIR / "bonnie200-sample.csv", "--document", missing))
+    assert line == f"bonnieboard: {missing}: No such file or directory"

@@ -330,3 +330,12 @@ def test_runner_sources_cite_no_issue_numbers():
     """As test_our_sources_cite_no_issue_numbers, for runner/src."""
     found = issue_numbers(RUNNER_SOURCES)
     assert not found, "\n".join(found)
+
+
+def test_the_proxy_examples_pass_the_host_with_its_port():
+    """nginx's $host drops a port other than 80 or 443: behind `listen 8443`, every write from a page was a 403,
+    its Origin naming a port its Host did not. $http_host is the browser's header as sent."""
+    blocks = re.findall(r"```nginx\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert len(blocks) >= 2
+    for block in blocks:
+        assert "proxy_set_header Host $http_host;" in block and "$host;" not in block, block

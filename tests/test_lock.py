@@ -102,5 +102,5 @@ def test_the_image_make_and_ci_install_from_the_locks():
     assert re.search(r"pip install [^\n]*--no-deps /dist/\*\.whl", dockerfile)
     makefile = (ROOT / "Makefile").read_text()
     for lock in ("requirements-bench.lock", "requirements-test.lock"):
-        assert f"$(BIN)/pip install -q --require-hashes -r {lock}\n\t$(BIN)/pip install -q --no-deps -e ." in makefile
+        assert f"$(BIN)/pip install -q --require-hashes -r {lock}\n\t$(BIN)/pip install -qq --no-deps -e ." in makefile
     assert "make test" in (ROOT / ".ci/run").read_text()  # CI installs through `make test`

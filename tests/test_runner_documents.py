@@ -88,7 +88,7 @@ def test_a_document_just_within_the_value_limit_is_kept(client):
     [
         ('{"csv": 1}', "csv: Input should be a valid string"),
         ('{"csv": "x", "tags": {"a": 1}}', "tags.a: Input should be a valid string"),
-        ('{"csv": "x", "document": []}', "document: Input should be a valid dictionary"),
+        ('{"csv": "x", "document": []}', "document is an array, not a JSON object ({...})"),
         ('{"csv": "x", "colour": "red"}', "colour: Extra inputs are not permitted"),
         ("{}", "csv: Field required"),
         ("[1]", "Input should be a valid dictionary"),

@@ -95,6 +95,72 @@ def test_a_sqlite_file_in_a_directory_this_user_cannot_write_is_one_line_naming_
     )
 
 
+def test_a_sqlite_url_at_a_file_that_is_not_a_database_is_one_line(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("not a database, but the file the URL names\n" * 100)
+    url = f"sqlite:///{path}"
+    for command in (["migrate"], ["serve", "--port", "0"]):
+        line = one_line(start(tmp_path, *command, BONNIEBOARD_DATABASE_URL=url), 1)
+        assert line == (
+            f"bonnieboard: cannot use the SQLite database {path} (file is not a database): the file is not a SQLite "
+            "database bonnieboard can read (another file, or a damaged one); set BONNIEBOARD_DATABASE_URL to use "
+            "another"
+        )
+    assert path.read_text().startswith("not a database")  # left as it was
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "65536"])
+def test_a_port_out_of_range_is_one_line(tmp_path, port):
+    line = one_line(start(tmp_path, "serve", "--port", port), 2)
+    assert line == f"bonnieboard: --port {port}: a TCP port is 0 to 65535 (0: any free one)"
+    assert not (tmp_path / "bb.db").exists()  # refused before the database was touched
+
+
+def test_a_port_in_use_is_one_line(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        line = one_line(start(tmp_path, "serve", "--port", str(port)), 1)
+    assert line == (
+        f"bonnieboard: cannot listen on 127.0.0.1:{port}: Address already in use: another program listens there "
+        "(choose another --port)"
+    )
+
+
+def test_an_address_of_no_interface_is_one_line(tmp_path):
+    line = one_line(start(tmp_path, "serve", "--host", "192.0.2.1", "--port", "0"), 1)  # TEST-NET-1: nobody's
+    assert line == (
+        "bonnieboard: cannot listen on 192.0.2.1:0: Cannot assign requested address: no interface of this machine "
+        "has that address (check --host)"
+    )
+
+
+@pytest.mark.databases("postgresql")
+@pytest.mark.parametrize("encoding", ["SQL_ASCII", "LATIN1"])
+def test_a_postgresql_database_not_in_utf8_is_one_line_saying_how_to_make_one(
+    tmp_path, database_url, postgres, encoding
+):
+    """SQL_ASCII is what Debian's PostgreSQL makes under a C or POSIX locale: SQLAlchemy could not even read the
+    server's version from it (85 lines of traceback); LATIN1 would store most names and tags mangled or not at all.
+    The line's advice, followed, gives a database the board takes."""
+    name = f"bb_{encoding.lower()}_{os.getpid()}"
+    url = postgres.create_database(name, template="template0", encoding=encoding)
+    try:
+        for command in (["migrate"], ["serve", "--port", "0"], ["token", "list"]):
+            line = one_line(start(tmp_path, *command, BONNIEBOARD_DATABASE_URL=url), 1)
+            assert line == (
+                f"bonnieboard: the PostgreSQL database '{name}' is encoded {encoding}; bonnieboard needs UTF8: make "
+                "a UTF8 database (createdb --encoding=UTF8 --locale=C.UTF-8 --template=template0 NAME) and set "
+                "BONNIEBOARD_DATABASE_URL to it"
+            )
+        url = postgres.create_database(name, template="template0", encoding="UTF8", locale="C.UTF-8")
+        migrated = start(tmp_path, "migrate", BONNIEBOARD_DATABASE_URL=url)
+        assert migrated.returncode == 0, migrated.stderr
+    finally:
+        postgres.drop_database(name)
+
+
 def test_serve_help_shows_the_defaults(tmp_path):
     shown = start(tmp_path, "serve", "--help")
     assert shown.returncode == 0, shown.stderr

@@ -136,11 +136,40 @@ def check_idempotency_key(key: str | None) -> str | None:
     return key
 
 
+def load_document(data: bytes, *, max_bytes: int) -> dict[str, Any]:
+    """A document that comes alone (the CLI's --document FILE) rather than inside a JSON upload: read as the API
+    reads an upload (no NaN or Infinity; too deep a nesting is the nesting rule's error, not Python's), then
+    held to check_document. The caller bounds `data`: the CLI reads a file up to max_bytes and no further."""
+    try:
+        document = json.loads(data, parse_constant=_no_constant)
+    except RecursionError:
+        raise BadRequest(f"document nests deeper than {MAX_DOCUMENT_DEPTH} levels") from None
+    except json.JSONDecodeError as exc:
+        raise BadRequest(f"not a JSON document ({exc.msg} at line {exc.lineno})") from None
+    except ValueError as exc:  # not UTF-8 (or -16, -32), or a NaN
+        raise BadRequest(f"not a JSON document ({str(exc).splitlines()[0][:200]})") from None
+    if document is None:
+        raise BadRequest("document is null, not a JSON object ({...})")
+    check_document(document, max_bytes=max_bytes)
+    return document
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+# What a JSON value that is not an object is called in an error.
+_JSON_KINDS = {list: "an array", str: "a string", bool: "true or false", int: "a number", float: "a number"}
+
+
 def check_document(document: Any, *, max_bytes: int) -> None:
-    """A document must be storable and sendable back: bounded in nesting, values and bytes; Unicode text without
-    NUL (PostgreSQL cannot read a JSON value holding \\u0000, so every comparison with the run failed)."""
+    """A document must be storable and sendable back: a JSON object, bounded in nesting, values and bytes; Unicode
+    text without NUL (PostgreSQL cannot read a JSON value holding \\u0000, so every comparison with the run
+    failed). None is no document."""
     if document is None:
         return
+    if not isinstance(document, dict):
+        raise BadRequest(f"document is {_JSON_KINDS.get(type(document), 'not an object')}, not a JSON object ({{...}})")
     values = 0
     stack: list[tuple[Any, str, int]] = [(document, "document", 1)]
     while stack:

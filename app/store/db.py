@@ -26,9 +26,15 @@ SQLITE_PAGE_BYTES = 16384
 SAVED_PRAGMAS_KEY = "bonnieboard_saved_pragmas"
 
 
+class DatabaseNotUtf8(Exception):
+    """A PostgreSQL database whose encoding is not UTF8: refused on every connection, before anything is read."""
+
+
 def make_engine(url: str) -> Engine:
     if not url.startswith("sqlite"):
         engine = create_engine(url, pool_pre_ping=True)
+        # Before SQLAlchemy's own first-connection set-up, which cannot read a SQL_ASCII server's version.
+        event.listen(engine, "connect", _require_utf8, insert=True)
         event.listen(engine, "handle_error", _drop_unavailable_connections)
         return engine
     engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S, "check_same_thread": False})
@@ -65,6 +71,20 @@ def make_engine(url: str) -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
     return engine
+
+
+def _require_utf8(dbapi_connection: Any, _record: Any) -> None:
+    """Machine names, tags and documents are Unicode text: a SQL_ASCII database (what Debian's PostgreSQL makes
+    under a C or POSIX locale) stores their bytes unchecked and hands back bytes, LATIN1 and the other encodings
+    cannot hold most of it."""
+    info = dbapi_connection.info
+    encoding = info.parameter_status("server_encoding")
+    if encoding != "UTF8":
+        raise DatabaseNotUtf8(
+            f"the PostgreSQL database {info.dbname!r} is encoded {encoding}; bonnieboard needs UTF8: make a UTF8 "
+            "database (createdb --encoding=UTF8 --locale=C.UTF-8 --template=template0 NAME) and set "
+            "BONNIEBOARD_DATABASE_URL to it"
+        )
 
 
 def save_pragmas(connection: Connection, values: dict[str, int]) -> None:
