@@ -129,3 +129,34 @@ def test_the_upload_form_urlencoded_within_its_limit_is_stored(database_url):
     with live_server(database_url) as server, httpx.Client(base_url=server.url, timeout=60) as client:
         answer = client.post("/upload", data={"lines": lines, "csrf_token": csrf_token(client)})
     assert answer.status_code == 201, answer.text[:300]
+
+
+def test_with_tokens_in_use_a_write_without_one_is_refused_before_its_body(database_url):
+    env = {"BONNIEBOARD_API_TOKEN": "a-secret-of-the-board"}
+    with live_server(database_url, env=env) as server, httpx.Client(base_url=server.url, timeout=60) as client:
+        pid = server.process.pid
+        csrf = csrf_token(client)
+        before = cpu_s(pid)
+        started = time.perf_counter()
+        reference = client.post(
+            "/api/runs",
+            content=b"A" * BODY_BYTES,
+            headers={"Authorization": "Bearer a-secret-of-the-board", "Content-Type": "text/csv"},
+        )
+        reference_s, reference_cpu_s = time.perf_counter() - started, cpu_s(pid) - before
+        assert reference.status_code == 422, reference.text[:300]
+        idle = peak_rss_bytes(pid)
+        for url, headers, body in (
+            ("/upload", URLENCODED | {"X-CSRF-Token": csrf}, ESCAPES),
+            ("/upload", URLENCODED, b"csrf_token=" + csrf.encode() + b"&" + ESCAPES),
+            ("/api/runs", URLENCODED, ESCAPES),
+            ("/api/runs", {"Content-Type": "text/csv"}, chunked(b"", ESCAPES)),
+        ):
+            before = cpu_s(pid)
+            started = time.perf_counter()
+            response = client.post(url, content=body, headers=headers)
+            took_s, took_cpu_s = time.perf_counter() - started, cpu_s(pid) - before
+            assert response.status_code == 401, (url, response.text[:300])
+            assert took_cpu_s <= reference_cpu_s + CLOCK_TICKS_S, (url, took_cpu_s, reference_cpu_s)
+            assert took_s <= 2 * reference_s + 10 * CLOCK_TICKS_S, (url, took_s, reference_s)
+        assert peak_rss_bytes(pid) - idle < MAX_GROWTH_BYTES
