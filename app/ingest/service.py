@@ -61,6 +61,8 @@ class IngestOutcome:
     error_count: int = 0  # all of them
     tagged: list[int] = field(default_factory=list)  # runs already stored that this upload gave new tags
     converted: list[ConvertedOut] = field(default_factory=list)  # runs read from a text report
+    skipped: list[SkippedOut] = field(default_factory=list)  # a paste's lines no reader took: the first stretches
+    skipped_count: int = 0  # all of them
     run_ids: dict[bytes, int] = field(default_factory=dict, repr=False)  # line hash -> run id, for run_ids_of
 
 
@@ -72,6 +74,16 @@ class ConvertedOut:
     run_id: int
     csv_line: str
     notes: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedOut:
+    """A stretch of a pasted text that neither a report nor a CSV line took: its first such line, how many of its
+    lines were not read (blank lines and `#` comments left out), and the start of the first."""
+
+    line: int
+    count: int
+    text: str
 
 
 def ingest_bytes(
@@ -95,6 +107,7 @@ def ingest_bytes(
             if line_hash(same.csv_line) in outcome.run_ids
         ]
         outcome.converted = sorted(converted, key=lambda run: run.line)
+        outcome.skipped, outcome.skipped_count = report.skipped, report.skipped_count
         return outcome
     # Name tags need each line's machine name: the writer gets parsed lines only.
     plain = scan_plain_lines(session, data, max_line_bytes) if name_pattern is None else None
@@ -137,6 +150,8 @@ class _ReportUpload:
     items: Iterator[ParsedRun | LineError]  # the report's runs and errors and the paste's CSV lines, in line order
     converted: list[ConvertedRun]  # the report's runs that are stored
     same_runs: list[_SameRun]  # those left out for a CSV line of the same run
+    skipped: list[SkippedOut] = field(default_factory=list)
+    skipped_count: int = 0
 
 
 def _report_items(data: bytes, max_line_bytes: int) -> _ReportUpload | None:
@@ -152,6 +167,7 @@ def _report_items(data: bytes, max_line_bytes: int) -> _ReportUpload | None:
     if not looks_like_report(text, max_line_bytes=max_line_bytes):
         return None
     conversion = convert_report(text, max_line_bytes=max_line_bytes)
+    skipped, skipped_count = _not_read(text, conversion.spans)
     del text
     report_items: list[ParsedRun | LineError] = list(conversion.errors)
     runs: list[tuple[ConvertedRun, ParsedRun]] = []
@@ -162,7 +178,7 @@ def _report_items(data: bytes, max_line_bytes: int) -> _ReportUpload | None:
         elif parsed is not None:
             report_items.append(parsed)
     same = _csv_lines_of_the_same_runs(data, runs, max_line_bytes)
-    upload = _ReportUpload(iter(()), [], [])
+    upload = _ReportUpload(iter(()), [], [], skipped, skipped_count)
     for index, (run, parsed) in enumerate(runs):
         if index in same:
             upload.same_runs.append(_SameRun(run, *same[index]))
@@ -172,6 +188,66 @@ def _report_items(data: bytes, max_line_bytes: int) -> _ReportUpload | None:
     report_items.sort(key=_line_of)
     upload.items = heapq.merge(_csv_like_items(data, max_line_bytes), report_items, key=_line_of)
     return upload
+
+
+# The lines of a paste that no reader takes are those not blank, not a `#` comment and not CSV-like. They are
+# counted a slice at a time with string methods and the regex engine's search for CSV-like lines, never matched one
+# by one: 16 million one-letter lines after a report cost 3 s matched by a regex, 0.3 s so.
+_CSV_LIKE_TEXT = re.compile(rf"^(?![^\S\n]*+#)(?:[^,\n]*+,){{{_CSV_LIKE_COMMAS}}}", re.MULTILINE)
+_NOT_READ = re.compile(rf"^(?![^\S\n]*+#)(?!(?:[^,\n]*+,){{{_CSV_LIKE_COMMAS}}})[^\S\n]*+\S[^\n]*", re.MULTILINE)
+_NO_SPACE = str.maketrans("", "", " \t\r\f\v")
+_SLICE_CHARS = 1 << 20
+MAX_SKIPPED_STRETCHES = 20
+SKIPPED_TEXT_CHARS = 80
+
+
+def _not_read(text: str, spans: list[tuple[int, int]]) -> tuple[list[SkippedOut], int]:
+    """The stretches of `text` outside the report blocks read (`spans`) that hold lines no reader took: the first
+    MAX_SKIPPED_STRETCHES, and how many such lines in all. A stretch is the text between two blocks (or before the
+    first, or after the last); each starts at a line's start."""
+    stretches: list[SkippedOut] = []
+    count = 0
+    line_no, counted_to = 1, 0
+    starts = [0, *(end for _, end in spans)]
+    ends = [*(start for start, _ in spans), len(text)]
+    for start, end in zip(starts, ends, strict=True):
+        if start >= end:
+            continue
+        first = _NOT_READ.search(text, start, end)
+        if first is None:
+            continue
+        lines = _count_not_read(text, start, end)
+        count += lines
+        if len(stretches) < MAX_SKIPPED_STRETCHES:
+            line_no += text.count("\n", counted_to, first.start())
+            counted_to = first.start()
+            shown = first[0].strip()
+            if len(shown) > SKIPPED_TEXT_CHARS:
+                shown = shown[: SKIPPED_TEXT_CHARS - 1] + "…"
+            stretches.append(SkippedOut(line_no, lines, shown))
+    return stretches, count
+
+
+def _count_not_read(text: str, start: int, end: int) -> int:
+    """The lines of text[start:end] (which starts at a line's start) that are not blank, a comment or CSV-like."""
+    count = 0
+    while start < end:
+        cut = text.find("\n", min(start + _SLICE_CHARS, end) - 1, end)
+        cut = end if cut < 0 else cut + 1  # the slice ends after a newline, or at the stretch's end
+        piece = text[start:cut]
+        lines = piece.count("\n") + (not piece.endswith("\n"))
+        bare = "\n" + piece.translate(_NO_SPACE)  # a blank line is now an empty one: two newlines in a row
+        if not piece.endswith("\n") and bare.endswith("\n"):
+            bare += "\n"  # a last line of only spaces, without its newline
+        blank = 0
+        while (shorter := bare.replace("\n\n", "\n")) != bare:  # each pass halves every run of newlines
+            blank += len(bare) - len(shorter)
+            bare = shorter
+        comments = bare.count("\n#")
+        csv_like = sum(1 for _ in _CSV_LIKE_TEXT.finditer(text, start, cut))
+        count += lines - blank - comments - csv_like
+        start = cut
+    return count
 
 
 def _line_of(item: ParsedRun | LineError) -> int:
