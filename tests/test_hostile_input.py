@@ -14,9 +14,11 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from app.config import get_settings
 from app.ingest.parsing import COLUMNS_198, MAX_MACHINE_CHARS
 from app.limits import MAX_ID
 from app.main import CONTENT_SECURITY_POLICY, create_app
+from app.web import auth
 from app.web.templating import templates
 from tests.helpers import (
     HOSTILE,
@@ -322,6 +324,13 @@ def endless(chunk: bytes, first: bytes = b""):
         yield chunk
 
 
+def browser_session() -> list[tuple[bytes, bytes]]:
+    """The headers of a browser with a session: its cookie and the CSRF token the page gave it."""
+    cookie = auth.new_session_cookie()
+    _, set_cookie = auth.session_cookie_header(cookie, get_settings(), https=False)
+    return [(b"cookie", set_cookie.split(b";")[0]), (b"x-csrf-token", cookie.csrf_token.encode())]
+
+
 @pytest.mark.databases("sqlite")
 @pytest.mark.parametrize("path", ["/api/runs", "/upload"])
 def test_oversized_uploads_get_413_without_being_read_whole(database_url, monkeypatch, path):
@@ -329,15 +338,23 @@ def test_oversized_uploads_get_413_without_being_read_whole(database_url, monkey
     app = create_app()
     content_type = (b"content-type", b"multipart/form-data; boundary=xx" if path == "/upload" else b"text/csv")
     chunk = b"x" * 65536
+    session: list[tuple[bytes, bytes]] = []
+    if path == "/upload":
+        # The page's form without a session cookie is refused before its body, whatever its size.
+        status, taken = call_asgi(app, path, [content_type, (b"content-length", b"1000000000000")], endless(chunk))
+        assert (status, taken) == (403, 0)
+        session = browser_session()
     # A declared length over the limit: refused before one byte of the body is read.
-    status, taken = call_asgi(app, path, [content_type, (b"content-length", b"1000000000000")], endless(chunk))
+    headers = [content_type, *session, (b"content-length", b"1000000000000")]
+    status, taken = call_asgi(app, path, headers, endless(chunk))
     assert (status, taken) == (413, 0)
     # An endless chunked body (no length): refused as soon as the limit is passed. The form is parsed
     # as it arrives, so the page gets a well-formed start of a file part that never ends.
     part = (
         b'--xx\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\n' if path == "/upload" else b""
     )
-    status, taken = call_asgi(app, path, [content_type, (b"transfer-encoding", b"chunked")], endless(chunk, part))
+    headers = [content_type, *session, (b"transfer-encoding", b"chunked")]
+    status, taken = call_asgi(app, path, headers, endless(chunk, part))
     assert status == 413 and (1 << 20) < taken <= (1 << 20) + len(chunk) + len(part)
 
 
