@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
-from typing import Any
+from typing import Any, AnyStr
 
 from sqlalchemy import insert, literal, select
 from sqlalchemy.orm import Session
@@ -107,7 +107,8 @@ def ingest_bytes(
             if line_hash(same.csv_line) in outcome.run_ids
         ]
         outcome.converted = sorted(converted, key=lambda run: run.line)
-        outcome.skipped, outcome.skipped_count = report.skipped, report.skipped_count
+        # Only once the upload is stored: a refused one would pay for counting lines nobody is told about.
+        outcome.skipped, outcome.skipped_count = _not_read(data.decode("utf-8"), report.spans)
         return outcome
     # Name tags need each line's machine name: the writer gets parsed lines only.
     plain = scan_plain_lines(session, data, max_line_bytes) if name_pattern is None else None
@@ -150,8 +151,7 @@ class _ReportUpload:
     items: Iterator[ParsedRun | LineError]  # the report's runs and errors and the paste's CSV lines, in line order
     converted: list[ConvertedRun]  # the report's runs that are stored
     same_runs: list[_SameRun]  # those left out for a CSV line of the same run
-    skipped: list[SkippedOut] = field(default_factory=list)
-    skipped_count: int = 0
+    spans: list[tuple[int, int]]  # where the report blocks read lie in the decoded text (ReportConversion.spans)
 
 
 def _report_items(data: bytes, max_line_bytes: int) -> _ReportUpload | None:
@@ -167,7 +167,6 @@ def _report_items(data: bytes, max_line_bytes: int) -> _ReportUpload | None:
     if not looks_like_report(text, max_line_bytes=max_line_bytes):
         return None
     conversion = convert_report(text, max_line_bytes=max_line_bytes)
-    skipped, skipped_count = _not_read(text, conversion.spans)
     del text
     report_items: list[ParsedRun | LineError] = list(conversion.errors)
     runs: list[tuple[ConvertedRun, ParsedRun]] = []
@@ -178,7 +177,7 @@ def _report_items(data: bytes, max_line_bytes: int) -> _ReportUpload | None:
         elif parsed is not None:
             report_items.append(parsed)
     same = _csv_lines_of_the_same_runs(data, runs, max_line_bytes)
-    upload = _ReportUpload(iter(()), [], [], skipped, skipped_count)
+    upload = _ReportUpload(iter(()), [], [], conversion.spans)
     for index, (run, parsed) in enumerate(runs):
         if index in same:
             upload.same_runs.append(_SameRun(run, *same[index]))
@@ -213,7 +212,7 @@ def _not_read(text: str, spans: list[tuple[int, int]]) -> tuple[list[SkippedOut]
     for start, end in zip(starts, ends, strict=True):
         if start >= end:
             continue
-        first = _NOT_READ.search(text, start, end)
+        first = next(_finditer(_NOT_READ, text, start, end), None)
         if first is None:
             continue
         lines = _count_not_read(text, start, end)
@@ -250,6 +249,24 @@ def _count_not_read(text: str, start: int, end: int) -> int:
     return count
 
 
+# The regex engine holds the GIL for a whole search: one through 32 MiB of lines that never match stalled every
+# other request of the worker for 1.3 s. A search is cut into windows of about 1 MiB, each ending after a newline.
+_WINDOW = 1 << 20
+
+
+def _finditer(
+    pattern: re.Pattern[AnyStr], data: AnyStr, start: int = 0, end: int | None = None
+) -> Iterator[re.Match[AnyStr]]:
+    """pattern.finditer(data, start, end) for a pattern whose matches lie within a line, a window at a time."""
+    end = len(data) if end is None else end
+    newline = b"\n" if isinstance(data, bytes) else "\n"
+    while start < end:
+        cut = data.find(newline, min(start + _WINDOW, end) - 1, end)
+        cut = end if cut < 0 else cut + 1
+        yield from pattern.finditer(data, start, cut)
+        start = cut
+
+
 def _line_of(item: ParsedRun | LineError) -> int:
     return item.line if isinstance(item, LineError) else item.line_no
 
@@ -257,7 +274,7 @@ def _line_of(item: ParsedRun | LineError) -> int:
 def _lines_matching(pattern: re.Pattern[bytes], data: bytes) -> Iterator[tuple[int, bytes]]:
     """(line number, the line's bytes) of each line `pattern` matches from its start, a leading BOM left out."""
     line_no, counted_to = 1, 0
-    for match in pattern.finditer(data):
+    for match in _finditer(pattern, data):
         line_no += data.count(b"\n", counted_to, match.start())
         counted_to = match.start()
         raw = match[0]
