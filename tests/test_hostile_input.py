@@ -24,6 +24,7 @@ from tests.helpers import (
     HOSTILE,
     LINE_103,
     LINE_198,
+    csrf_token,
     post_csv,
     post_form,
     set_setting,
@@ -381,11 +382,17 @@ def test_real_server_answers_413_to_huge_and_endless_bodies(database_url):
             )
             head = read_response_head(sock, time.monotonic() + 10)
         assert head.startswith(b"HTTP/1.1 413"), head[:200]
-        # An endless chunked body: the answer must come while we are still sending.
+        # An endless chunked body from a visitor with a session: the answer must come while we are still sending.
+        with httpx.Client(base_url=server.url) as visitor:
+            session = b"Cookie: bonnieboard_session=%s\r\nX-CSRF-Token: %s\r\n" % (
+                visitor.get("/upload").cookies["bonnieboard_session"].encode(),
+                csrf_token(visitor).encode(),
+            )
         with socket.create_connection((host, int(port)), timeout=10) as sock:
             part = b'--xx\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\n'
             sock.sendall(
-                b"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=xx\r\nTransfer-Encoding: chunked\r\n\r\n"
+                b"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=xx\r\n"
+                b"Transfer-Encoding: chunked\r\n" + session + b"\r\n"
             )
             sock.sendall(b"%x\r\n%s\r\n" % (len(part), part))
             chunk = b"10000\r\n" + b"x" * 65536 + b"\r\n"
