@@ -14,14 +14,17 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from app.config import get_settings
 from app.ingest.parsing import COLUMNS_198, MAX_MACHINE_CHARS
 from app.limits import MAX_ID
 from app.main import CONTENT_SECURITY_POLICY, create_app
+from app.web import auth
 from app.web.templating import templates
 from tests.helpers import (
     HOSTILE,
     LINE_103,
     LINE_198,
+    csrf_token,
     post_csv,
     post_form,
     set_setting,
@@ -322,6 +325,13 @@ def endless(chunk: bytes, first: bytes = b""):
         yield chunk
 
 
+def browser_session() -> list[tuple[bytes, bytes]]:
+    """The headers of a browser with a session: its cookie and the CSRF token the page gave it."""
+    cookie = auth.new_session_cookie()
+    _, set_cookie = auth.session_cookie_header(cookie, get_settings(), https=False)
+    return [(b"cookie", set_cookie.split(b";")[0]), (b"x-csrf-token", cookie.csrf_token.encode())]
+
+
 @pytest.mark.databases("sqlite")
 @pytest.mark.parametrize("path", ["/api/runs", "/upload"])
 def test_oversized_uploads_get_413_without_being_read_whole(database_url, monkeypatch, path):
@@ -329,15 +339,23 @@ def test_oversized_uploads_get_413_without_being_read_whole(database_url, monkey
     app = create_app()
     content_type = (b"content-type", b"multipart/form-data; boundary=xx" if path == "/upload" else b"text/csv")
     chunk = b"x" * 65536
+    session: list[tuple[bytes, bytes]] = []
+    if path == "/upload":
+        # The page's form without a session cookie is refused before its body, whatever its size.
+        status, taken = call_asgi(app, path, [content_type, (b"content-length", b"1000000000000")], endless(chunk))
+        assert (status, taken) == (403, 0)
+        session = browser_session()
     # A declared length over the limit: refused before one byte of the body is read.
-    status, taken = call_asgi(app, path, [content_type, (b"content-length", b"1000000000000")], endless(chunk))
+    headers = [content_type, *session, (b"content-length", b"1000000000000")]
+    status, taken = call_asgi(app, path, headers, endless(chunk))
     assert (status, taken) == (413, 0)
     # An endless chunked body (no length): refused as soon as the limit is passed. The form is parsed
     # as it arrives, so the page gets a well-formed start of a file part that never ends.
     part = (
         b'--xx\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\n' if path == "/upload" else b""
     )
-    status, taken = call_asgi(app, path, [content_type, (b"transfer-encoding", b"chunked")], endless(chunk, part))
+    headers = [content_type, *session, (b"transfer-encoding", b"chunked")]
+    status, taken = call_asgi(app, path, headers, endless(chunk, part))
     assert status == 413 and (1 << 20) < taken <= (1 << 20) + len(chunk) + len(part)
 
 
@@ -364,11 +382,17 @@ def test_real_server_answers_413_to_huge_and_endless_bodies(database_url):
             )
             head = read_response_head(sock, time.monotonic() + 10)
         assert head.startswith(b"HTTP/1.1 413"), head[:200]
-        # An endless chunked body: the answer must come while we are still sending.
+        # An endless chunked body from a visitor with a session: the answer must come while we are still sending.
+        with httpx.Client(base_url=server.url) as visitor:
+            session = b"Cookie: bonnieboard_session=%s\r\nX-CSRF-Token: %s\r\n" % (
+                visitor.get("/upload").cookies["bonnieboard_session"].encode(),
+                csrf_token(visitor).encode(),
+            )
         with socket.create_connection((host, int(port)), timeout=10) as sock:
             part = b'--xx\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\n'
             sock.sendall(
-                b"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=xx\r\nTransfer-Encoding: chunked\r\n\r\n"
+                b"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=xx\r\n"
+                b"Transfer-Encoding: chunked\r\n" + session + b"\r\n"
             )
             sock.sendall(b"%x\r\n%s\r\n" % (len(part), part))
             chunk = b"10000\r\n" + b"x" * 65536 + b"\r\n"

@@ -45,6 +45,8 @@ def test_a_second_send_with_the_key_stores_nothing_and_answers_with_the_first_ru
         "error_count": 0,
         "tagged": [],
         "converted": [],
+        "skipped": [],
+        "skipped_count": 0,
         "replayed": True,
     }
     assert _total(client) == 1

@@ -127,7 +127,7 @@ def test_the_first_100_errors_are_reported_and_all_are_counted(client):
     # junk lines took minutes of a core), and the answer says so.
     assert refused.json()["detail"] == (
         "more than 100 lines are invalid; nothing was stored (reading stopped at line 102; with partial=true "
-        "every line is read and the valid ones are stored)"
+        "reading goes on and the valid ones are stored)"
     )
     assert refused.json()["error_count"] == 101 and len(refused.json()["errors"]) == 100
     page = post_form(client, "/upload", {"lines": text}, headers={"HX-Request": "true"})

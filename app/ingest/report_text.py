@@ -134,6 +134,9 @@ class ConvertedRun:
 class ReportConversion:
     runs: list[ConvertedRun]
     errors: list[LineError]
+    # Where each block read lies in the text: (offset of its title line, offset of the line after its last), in
+    # order; the text outside them was not read as a report.
+    spans: list[tuple[int, int]] = field(default_factory=list)
 
 
 def looks_like_report(text: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> bool:
@@ -178,6 +181,7 @@ def convert_report(text: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -
     result = ReportConversion([], [])
     try:
         blocks = _read_blocks(_Lines(text, max_line_bytes))
+        result.spans = [(block.start, block.end) for block in blocks]
         if not blocks:
             raise _RowError(
                 1, None, "no bonnie++ report here: expected a 'Version ...  ------Sequential Output------' header"
@@ -304,6 +308,8 @@ class _Block:
     evidence: list[_Evidence] = field(default_factory=list)
     # bon_csv2txt's file heading as 2.00a's script prints it: a table of format 1.98 lines, version or not.
     csv2txt_198: bool = False
+    start: int = 0  # offset in the text of the title line
+    end: int = 0  # offset of the line after the block's last (past the text's end when that was the last line)
 
     def layout(self) -> str | None:
         """BONNIE or CSV2TXT as the block's features say, None when none does; an error when they disagree."""
@@ -339,11 +345,12 @@ def _read_blocks(lines: _Lines) -> list[_Block]:
         expanded = lines.read()
         indent = len(expanded) - len(expanded.lstrip())
         kind = "io" if title.re is _IO_TITLE else "file"
-        block = _Block(kind, lines.index + 1, title["version"])
+        block = _Block(kind, lines.index + 1, title["version"], start=lines.start)
         _title_evidence(block, expanded.strip())
         lines.advance()
         _read_headers(lines, block)
         _read_rows(lines, indent, block, rows)
+        block.end = lines.start
         rows += len(block.rows)
         blocks.append(block)
     return blocks
@@ -406,6 +413,8 @@ def _read_rows(lines: _Lines, indent: int, block: _Block, rows_before: int) -> N
         row = raw[indent:] if not raw[:indent].strip() else raw.lstrip()  # dedent as the title was
         stripped = row.strip()
         if stripped.startswith("Latency") and block.rows:
+            if block.rows[-1].latencies is not None:
+                break  # a row has one Latency line: another is not the report's (the answer names it, unread)
             _set_latencies(block.rows[-1], row, line_no)
         elif block.rows and not _looks_like_row(stripped):
             break  # the report has ended: prose, "[...]", a blank line, the next title or a CSV line

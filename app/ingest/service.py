@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
-from typing import Any
+from typing import Any, AnyStr
 
 from sqlalchemy import bindparam, insert, literal, select, update
 from sqlalchemy.exc import IntegrityError
@@ -47,6 +47,11 @@ from app.store.models import Tag, Upload, run_table
 # Errors reported per upload; the rest are only counted. 32 MiB of one-character lines are 16 million
 # errors: kept, they take gigabytes and make a 76 MB answer per MiB (docs/decisions.md, "Upload memory under 300 MB").
 MAX_REPORTED_ERRORS = 100
+# With partial=true reading goes on past invalid lines, but not through any amount of junk: it stops once the
+# invalid lines pass JUNK_ALLOWANCE_LINES plus JUNK_PER_VALID_LINE for each valid line before them, so an upload
+# costs time in proportion to what it stores. 32 MiB of `a\n` took 273 s of a worker; 10,000 lines take 0.2 s.
+JUNK_ALLOWANCE_LINES = 10_000
+JUNK_PER_VALID_LINE = 10
 
 
 @dataclass(slots=True)
@@ -58,6 +63,8 @@ class IngestOutcome:
     error_count: int = 0  # all of them
     tagged: list[int] = field(default_factory=list)  # runs already stored that this upload gave new tags
     converted: list[ConvertedOut] = field(default_factory=list)  # runs read from a text report
+    skipped: list[SkippedOut] = field(default_factory=list)  # a paste's lines no reader took: the first stretches
+    skipped_count: int = 0  # all of them
     run_ids: dict[bytes, int] = field(default_factory=dict, repr=False)  # line hash -> run id, for run_ids_of
     replayed: bool = False  # the upload of this Idempotency-Key was stored before: nothing was stored now
 
@@ -70,6 +77,16 @@ class ConvertedOut:
     run_id: int
     csv_line: str
     notes: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedOut:
+    """A stretch of a pasted text that neither a report nor a CSV line took: its first such line, how many of its
+    lines were not read (blank lines and `#` comments left out), and the start of the first."""
+
+    line: int
+    count: int
+    text: str
 
 
 def ingest_bytes(
@@ -93,6 +110,8 @@ def ingest_bytes(
             if line_hash(same.csv_line) in outcome.run_ids
         ]
         outcome.converted = sorted(converted, key=lambda run: run.line)
+        # Only once the upload is stored: a refused one would pay for counting lines nobody is told about.
+        outcome.skipped, outcome.skipped_count = _not_read(data.decode("utf-8"), report.spans)
         return outcome
     # Name tags need each line's machine name: the writer gets parsed lines only.
     plain = scan_plain_lines(session, data, max_line_bytes) if name_pattern is None else None
@@ -135,6 +154,7 @@ class _ReportUpload:
     items: Iterator[ParsedRun | LineError]  # the report's runs and errors and the paste's CSV lines, in line order
     converted: list[ConvertedRun]  # the report's runs that are stored
     same_runs: list[_SameRun]  # those left out for a CSV line of the same run
+    spans: list[tuple[int, int]]  # where the report blocks read lie in the decoded text (ReportConversion.spans)
 
 
 def _report_items(data: bytes, max_line_bytes: int) -> _ReportUpload | None:
@@ -160,7 +180,7 @@ def _report_items(data: bytes, max_line_bytes: int) -> _ReportUpload | None:
         elif parsed is not None:
             report_items.append(parsed)
     same = _csv_lines_of_the_same_runs(data, runs, max_line_bytes)
-    upload = _ReportUpload(iter(()), [], [])
+    upload = _ReportUpload(iter(()), [], [], conversion.spans)
     for index, (run, parsed) in enumerate(runs):
         if index in same:
             upload.same_runs.append(_SameRun(run, *same[index]))
@@ -172,6 +192,84 @@ def _report_items(data: bytes, max_line_bytes: int) -> _ReportUpload | None:
     return upload
 
 
+# The lines of a paste that no reader takes are those not blank, not a `#` comment and not CSV-like. They are
+# counted a slice at a time with string methods and the regex engine's search for CSV-like lines, never matched one
+# by one: 16 million one-letter lines after a report cost 3 s matched by a regex, 0.3 s so.
+_CSV_LIKE_TEXT = re.compile(rf"^(?![^\S\n]*+#)(?:[^,\n]*+,){{{_CSV_LIKE_COMMAS}}}", re.MULTILINE)
+_NOT_READ = re.compile(rf"^(?![^\S\n]*+#)(?!(?:[^,\n]*+,){{{_CSV_LIKE_COMMAS}}})[^\S\n]*+\S[^\n]*", re.MULTILINE)
+_NO_SPACE = str.maketrans("", "", " \t\r\f\v")
+_SLICE_CHARS = 1 << 20
+MAX_SKIPPED_STRETCHES = 20
+SKIPPED_TEXT_CHARS = 80
+
+
+def _not_read(text: str, spans: list[tuple[int, int]]) -> tuple[list[SkippedOut], int]:
+    """The stretches of `text` outside the report blocks read (`spans`) that hold lines no reader took: the first
+    MAX_SKIPPED_STRETCHES, and how many such lines in all. A stretch is the text between two blocks (or before the
+    first, or after the last); each starts at a line's start."""
+    stretches: list[SkippedOut] = []
+    count = 0
+    line_no, counted_to = 1, 0
+    starts = [0, *(end for _, end in spans)]
+    ends = [*(start for start, _ in spans), len(text)]
+    for start, end in zip(starts, ends, strict=True):
+        if start >= end:
+            continue
+        first = next(_finditer(_NOT_READ, text, start, end), None)
+        if first is None:
+            continue
+        lines = _count_not_read(text, start, end)
+        count += lines
+        if len(stretches) < MAX_SKIPPED_STRETCHES:
+            line_no += text.count("\n", counted_to, first.start())
+            counted_to = first.start()
+            shown = first[0].strip()
+            if len(shown) > SKIPPED_TEXT_CHARS:
+                shown = shown[: SKIPPED_TEXT_CHARS - 1] + "…"
+            stretches.append(SkippedOut(line_no, lines, shown))
+    return stretches, count
+
+
+def _count_not_read(text: str, start: int, end: int) -> int:
+    """The lines of text[start:end] (which starts at a line's start) that are not blank, a comment or CSV-like."""
+    count = 0
+    while start < end:
+        cut = text.find("\n", min(start + _SLICE_CHARS, end) - 1, end)
+        cut = end if cut < 0 else cut + 1  # the slice ends after a newline, or at the stretch's end
+        piece = text[start:cut]
+        lines = piece.count("\n") + (not piece.endswith("\n"))
+        bare = "\n" + piece.translate(_NO_SPACE)  # a blank line is now an empty one: two newlines in a row
+        if not piece.endswith("\n") and bare.endswith("\n"):
+            bare += "\n"  # a last line of only spaces, without its newline
+        blank = 0
+        while (shorter := bare.replace("\n\n", "\n")) != bare:  # each pass halves every run of newlines
+            blank += len(bare) - len(shorter)
+            bare = shorter
+        comments = bare.count("\n#")
+        csv_like = sum(1 for _ in _CSV_LIKE_TEXT.finditer(text, start, cut))
+        count += lines - blank - comments - csv_like
+        start = cut
+    return count
+
+
+# The regex engine holds the GIL for a whole search: one through 32 MiB of lines that never match stalled every
+# other request of the worker for 1.3 s. A search is cut into windows of about 1 MiB, each ending after a newline.
+_WINDOW = 1 << 20
+
+
+def _finditer(
+    pattern: re.Pattern[AnyStr], data: AnyStr, start: int = 0, end: int | None = None
+) -> Iterator[re.Match[AnyStr]]:
+    """pattern.finditer(data, start, end) for a pattern whose matches lie within a line, a window at a time."""
+    end = len(data) if end is None else end
+    newline = b"\n" if isinstance(data, bytes) else "\n"
+    while start < end:
+        cut = data.find(newline, min(start + _WINDOW, end) - 1, end)
+        cut = end if cut < 0 else cut + 1
+        yield from pattern.finditer(data, start, cut)
+        start = cut
+
+
 def _line_of(item: ParsedRun | LineError) -> int:
     return item.line if isinstance(item, LineError) else item.line_no
 
@@ -179,7 +277,7 @@ def _line_of(item: ParsedRun | LineError) -> int:
 def _lines_matching(pattern: re.Pattern[bytes], data: bytes) -> Iterator[tuple[int, bytes]]:
     """(line number, the line's bytes) of each line `pattern` matches from its start, a leading BOM left out."""
     line_no, counted_to = 1, 0
-    for match in pattern.finditer(data):
+    for match in _finditer(pattern, data):
         line_no += data.count(b"\n", counted_to, match.start())
         counted_to = match.start()
         raw = match[0]
@@ -344,6 +442,7 @@ def ingest(
     errors: list[LineError] = []  # the first MAX_REPORTED_ERRORS
     error_count = 0
     run_count = 0
+    junk_bound = JUNK_ALLOWANCE_LINES  # raised as valid lines are found
     seen: set[bytes] = set()
     line_hashes: list[tuple[int, bytes]] = []  # (line number, hash) of each valid parsed line, in order
     tags = tags or {}
@@ -362,12 +461,17 @@ def ingest(
             elif not partial:
                 raise InvalidUpload(
                     f"more than {MAX_REPORTED_ERRORS} lines are invalid; nothing was stored (reading stopped at "
-                    f"line {item.line}; with partial=true every line is read and the valid ones are stored)",
+                    f"line {item.line}; with partial=true reading goes on and the valid ones are stored)",
                     errors,
                     error_count,
                 )
             if not partial:
                 writer.discard()
+            elif error_count > junk_bound:
+                valid = _valid_before(item.line, run_count, plain)
+                junk_bound = JUNK_ALLOWANCE_LINES + JUNK_PER_VALID_LINE * valid
+                if error_count > junk_bound:
+                    raise _too_much_junk(item, errors, error_count, valid)
             continue
         run_count += 1
         if errors and not partial:
@@ -463,6 +567,23 @@ def _upload_of_key(session: Session, key: str, upload: Upload) -> int | None:
 def _replayed(session: Session, upload_id: int) -> IngestOutcome:
     runs = session.scalars(select(run_table.c.id).where(run_table.c.upload_id == upload_id).order_by(run_table.c.id))
     return IngestOutcome(upload_id=upload_id, duplicates=list(runs), replayed=True)
+
+
+def _valid_before(line: int, parsed_valid: int, plain: PlainLines | None) -> int:
+    """The valid lines before `line`: the parser's so far, and the compiled path's plain lines before it."""
+    return parsed_valid + (plain.distinct_before(line) if plain is not None else 0)
+
+
+def _too_much_junk(stop: LineError, errors: list[LineError], error_count: int, valid: int) -> InvalidUpload:
+    """An upload with partial=true that is mostly invalid lines: refused where reading stopped."""
+    where = f"field {stop.field}: " if stop.field else ""
+    return InvalidUpload(
+        f"reading stopped at line {stop.line} ({where}{stop.error}): {error_count} lines are invalid and {valid} "
+        f"valid before it; with partial=true an upload may hold {JUNK_ALLOWANCE_LINES} invalid lines, and "
+        f"{JUNK_PER_VALID_LINE} more for each valid one; nothing was stored",
+        errors,
+        error_count,
+    )
 
 
 def _refused(errors: list[LineError], error_count: int, total: int) -> InvalidUpload:

@@ -189,16 +189,24 @@ async def page_access(request: Request) -> None:
             raise auth.LoginRequired(path + query)
 
 
+CSRF_REFUSAL = "the form's CSRF token is missing or stale: reload the page and send it again"
+
+
 def csrf_form(limits: FormLimits) -> Callable[..., AsyncIterator[FormData]]:
     """The dependency of a route that writes from a form: the form, read once within `limits`, whose
     CSRF token (the X-CSRF-Token header or the csrf_token field) must be the session's, tokens or not."""
 
     async def form_dependency(request: Request, page: PageAuthDep) -> AsyncIterator[FormData]:
+        # Refused before the body is read whenever the answer is known without it: a browser without a session
+        # cookie (page_auth has just made one, which no token sent can match) or a wrong X-CSRF-Token header.
+        header = request.headers.get(auth.CSRF_HEADER)
+        fresh_cookie = getattr(request.state, "session_cookie", None) is not None
+        if fresh_cookie or (header and not auth.csrf_matches(header, page.csrf_token)):
+            raise Forbidden(CSRF_REFUSAL)
         try:
             form = await read_form(request, limits)
-            sent = request.headers.get(auth.CSRF_HEADER) or form.get(auth.CSRF_FIELD)
-            if not auth.csrf_matches(sent, page.csrf_token):
-                raise Forbidden("the form's CSRF token is missing or stale: reload the page and send it again")
+            if not header and not auth.csrf_matches(form.get(auth.CSRF_FIELD), page.csrf_token):
+                raise Forbidden(CSRF_REFUSAL)
             yield form
         finally:
             await close_form(request)

@@ -154,6 +154,12 @@ class ConvertedRunOut(BaseModel):
     notes: list[str] = Field(description="what the report did not carry exactly: missing, assumed, rounded")
 
 
+class SkippedOut(BaseModel):
+    line: int = Field(description="the first line of this stretch of the pasted text that was not read")
+    count: int = Field(description="how many lines of the stretch were not read (blank lines and # comments aside)")
+    text: str = Field(description="the start of that first line, at most 80 characters")
+
+
 class UploadOut(BaseModel):
     upload_id: int
     created: list[int]
@@ -171,6 +177,12 @@ class UploadOut(BaseModel):
         description="the Idempotency-Key's upload was stored before: `upload_id` is that upload, `duplicates` its "
         "runs, and nothing was stored now (status 200)",
     )
+    skipped: list[SkippedOut] = Field(
+        default_factory=list,
+        description="in a paste holding a text report, the stretches of lines that neither a report nor a CSV line "
+        "took (prose, progress messages, stray lines after a report): the first 20",
+    )
+    skipped_count: int = Field(0, description="how many lines of the paste were not read in all")
 
 
 class ErrorOut(BaseModel):

@@ -479,8 +479,10 @@ def _run_context(run: RunDetailOut, page_auth, **extra) -> dict:
 MAX_TAG_ROWS = 100
 TAG_FORM = FormLimits(max_bytes=MAX_TAG_ROWS * 2 * (MAX_TAG_CHARS * 4 + 32) + 8192, max_fields=MAX_TAG_ROWS * 2 + 5)
 TagFormDep = Annotated[FormData, Depends(csrf_form(TAG_FORM))]
-# The upload form: a file or pasted lines, up to BONNIEBOARD_MAX_UPLOAD_BYTES, and a few small fields.
-UPLOAD_FORM = FormLimits(max_bytes=None, max_fields=20, max_files=1)
+# The upload form: a file or pasted lines, up to BONNIEBOARD_MAX_UPLOAD_BYTES, and a few small fields. The page
+# sends it as multipart; urlencoded (a script's) is parsed into an object per %XX escape, so it is kept small.
+UPLOAD_FORM_URLENCODED_BYTES = 64 * 1024
+UPLOAD_FORM = FormLimits(max_bytes=None, max_fields=20, max_files=1, max_urlencoded_bytes=UPLOAD_FORM_URLENCODED_BYTES)
 UploadFormDep = Annotated[FormData, Depends(csrf_form(UPLOAD_FORM))]
 
 
