@@ -21,7 +21,14 @@ from app.bonnie import UNITS
 from app.compare import comparability, stats, summary
 from app.compare.figures import RunFigures
 from app.compare.grouping import DEFAULT, Configuration, Grouping, group_runs
-from app.compare.hints import CPU_BOUND_PCT, GENERAL_TEXT, PER_CHAR_TESTS, SPREAD_CV_PCT, WORST_LATENCY, result_hints
+from app.compare.hints import (
+    CPU_BOUND_PCT,
+    PER_CHAR_TESTS,
+    SPREAD_CV_PCT,
+    WORST_LATENCY,
+    general_text,
+    result_hints,
+)
 from app.compare.request import ABSOLUTE, MODES, RELATIVE, parse_mode
 from app.compare.summary import percent
 from app.errors import BadRequest
@@ -1088,21 +1095,24 @@ def chart_notes(chart: dict[str, Any], names: dict[int, str], base_id: int | Non
 
 
 def hint_list(chart: dict[str, Any], names: dict[int, str]) -> list[dict[str, Any]]:
-    """The chart's hints, each code once, with where it applies: [{code, text, where}]; the text is
-    the hint's own when it is the same everywhere, else the code's general rule (hints.GENERAL_TEXT)."""
+    """The chart's hints with where each applies: [{code, text, where}]. A line rule's hint is listed once per
+    code, in its own words when they are the same everywhere, else in the code's general rule (hints.general_text);
+    the runner's evidence is listed once per text, as its figures are one test's own."""
     items: list[dict[str, Any]] = [{**h, "where": []} for h in chart["hints"]]
-    by_code: dict[str, dict[str, Any]] = {}
+    by_key: dict[str | tuple[str, str], dict[str, Any]] = {}
     for entry in chart["configurations"]:
         for cell in entry["tests"]:
             for h in cell["hints"]:
                 if h["code"] == "too_fast":  # the chart's notes already say where and why
                     continue
-                item = by_code.get(h["code"])
+                general = general_text(h["code"], h["text"])
+                key = h["code"] if general is not None else (h["code"], h["text"])
+                item = by_key.get(key)
                 if item is None:
-                    item = by_code[h["code"]] = {**h, "where": []}
+                    item = by_key[key] = {**h, "where": []}
                     items.append(item)
-                elif item["text"] != h["text"]:
-                    item["text"] = GENERAL_TEXT.get(h["code"], item["text"])
+                elif item["text"] != h["text"] and general is not None:
+                    item["text"] = general
                 item["where"].append(f"{names[entry['configuration']]}: {cell['test']}")
     return items
 
