@@ -107,7 +107,16 @@ MIN_EFFECT_QUERY = Query(
 )
 
 
-@router.post("/runs", status_code=201, response_model=UploadOut, responses=ERRORS, openapi_extra=UPLOAD_BODY)
+@router.post(
+    "/runs",
+    status_code=201,
+    response_model=UploadOut,
+    responses={
+        **ERRORS,
+        200: {"model": UploadOut, "description": "the Idempotency-Key's upload, stored before: nothing stored now"},
+    },
+    openapi_extra=UPLOAD_BODY,
+)
 async def post_runs(
     request: Request,
     session: SessionDep,
