@@ -30,6 +30,7 @@
   const TOO_FAST = "too_fast";
   const MARK_PX = 22; // height of a +++++ mark at the top of a chart
   const TOO_FAST_HEADROOM = 1.2; // an absolute axis's top over the highest +++++ floor: room for the mark above it
+  const ABSOLUTE_HEADROOM = 1.08; // an absolute axis's top over its highest bar: room for the verdict mark above it
   const CAP_PX = 4; // half width of an error bar's caps
   const NARROW_PX = 520;
   const PHONE = window.matchMedia("(max-width: 700px)"); // app.css's phone layout
@@ -552,6 +553,7 @@
       const ctx = chart.ctx;
       const bars = [];
       const marks = [];
+      const arrows = []; // [x, y, direction, half width] of each whisker clipped at the axis
       const clamp = function (y) { return Math.min(Math.max(y, area.top), area.bottom); };
       const origin = chart.$bb ? chart.$bb.origin : 0;
       // All error bars are one path stroked once and the marks share one font: thousands of bars on a page.
@@ -571,14 +573,22 @@
           if (error) {
             const yLow = clamp(yScale.getPixelForValue(error[0] > 0 || yScale.type !== "logarithmic" ? error[0] : yScale.min));
             const yHigh = clamp(yScale.getPixelForValue(error[1]));
+            // A whisker past the axis ends at it in an arrow instead of a cap; its value is in the tooltip and the tables.
+            const clippedHigh = error[1] > yScale.max;
+            const clippedLow = error[0] < yScale.min && (error[0] > 0 || yScale.type !== "logarithmic");
             ctx.moveTo(el.x, yLow);
             ctx.lineTo(el.x, yHigh);
             const cap = Math.min(CAP_PX, Math.max(el.width / 2 - 1, 1));
-            ctx.moveTo(el.x - cap, yLow);
-            ctx.lineTo(el.x + cap, yLow);
-            ctx.moveTo(el.x - cap, yHigh);
-            ctx.lineTo(el.x + cap, yHigh);
-            bars.push({ datasetIndex: datasetIndex, index: index, low: error[0], high: error[1], x: el.x, yLow: yLow, yHigh: yHigh });
+            [[yLow, clippedLow, 1], [yHigh, clippedHigh, -1]].forEach(function ([y, clipped, dir]) {
+              if (clipped) {
+                arrows.push([el.x, y, dir, Math.max(cap, 3)]);
+              } else {
+                ctx.moveTo(el.x - cap, y);
+                ctx.lineTo(el.x + cap, y);
+              }
+            });
+            bars.push({ datasetIndex: datasetIndex, index: index, low: error[0], high: error[1], x: el.x, yLow: yLow, yHigh: yHigh,
+                        clipped: clippedHigh || clippedLow });
             top = Math.min(top, yHigh, yLow);
             bottom = Math.max(bottom, yHigh, yLow);
           }
@@ -591,6 +601,15 @@
         });
       });
       ctx.stroke();
+      ctx.fillStyle = INK;
+      ctx.beginPath();
+      for (const [x, y, dir, half] of arrows) {
+        ctx.moveTo(x - half, y - dir * 6);
+        ctx.lineTo(x, y);
+        ctx.lineTo(x + half, y - dir * 6);
+        ctx.closePath();
+      }
+      ctx.fill();
       ctx.font = "bold 12px system-ui, sans-serif";
       ctx.textAlign = "center";
       ctx.textBaseline = "middle";
@@ -604,8 +623,9 @@
     },
   };
 
-  // The y axis spans the bars, their error bars and the origin (0, or ×1 for a ratio), within the
-  // chart's limits (relativeLimits): beyond them a bar is off scale.
+  // The y axis spans the bars and the origin (0, or ×1 for a ratio), within the chart's limits (relativeLimits):
+  // beyond them a bar is off scale. Never the error bars: with three runs a side one wide interval (46 to 515,387
+  // files/s) would make every bar a sliver; a whisker past the axis is clipped there with an arrow (bbErrorBars).
   function fitAxis(scale) {
     const chart = scale.chart;
     const bb = chart.$bbAxis;
@@ -613,16 +633,14 @@
     let low = bb.origin, high = bb.origin;
     chart.data.datasets.forEach(function (dataset, datasetIndex) {
       if (!chart.isDatasetVisible(datasetIndex)) return;
-      dataset.data.forEach(function (value, i) {
-        if (value === null) return;
-        const error = dataset.bbErrors[i];
-        for (const v of error ? [value, error[0], error[1]] : [value]) {
-          if (log && v <= 0) continue;
-          low = Math.min(low, v);
-          high = Math.max(high, v);
-        }
+      dataset.data.forEach(function (value) {
+        if (value === null || (log && value <= 0)) return;
+        low = Math.min(low, value);
+        high = Math.max(high, value);
       });
     });
+    // Room above the highest bar for its verdict mark (a linear absolute axis; the others have theirs below).
+    if (!log && !bb.kind && high > 0) high *= ABSOLUTE_HEADROOM;
     if (bb.limits[0] !== null) low = Math.max(low, bb.limits[0]);
     if (bb.limits[1] !== null) high = Math.min(high, bb.limits[1]);
     // Every +++++ run is above its floor: the axis reaches past it, and the mark drawn at the top of the chart
@@ -992,7 +1010,11 @@
                 const extra = ["N=" + item.dataset.bbN[i]];
                 const floor = item.dataset.bbTooFastAbove && item.dataset.bbTooFastAbove[i];
                 if (floor) extra.push("the other runs " + view.status_text[TOO_FAST] + " (above " + formatValue(floor, chart, chartView, kind) + ")");
-                if (error) extra.push("95 % CI " + formatValue(error[0], chart, chartView, kind) + " to " + formatValue(error[1], chart, chartView, kind));
+                if (error) {
+                  const beyond = error[1] > item.chart.scales.y.max || (error[0] < item.chart.scales.y.min && error[0] > 0);
+                  extra.push("95 % CI " + formatValue(error[0], chart, chartView, kind) + " to " + formatValue(error[1], chart, chartView, kind) +
+                             (beyond ? " (whisker beyond the axis)" : ""));
+                }
                 if (verdict) extra.push(view.verdict_mark[verdict] + " " + view.verdict_text[verdict]);
                 return [text, "  " + extra.join(", ")];
               },
@@ -1137,9 +1159,10 @@
     payload.bars.forEach(function (bars) {
       bars.forEach(function (bar) {
         // the rate every +++++ run of a cell is above: the axis reaches past it, as the compare page's does
-        if (bar.too_fast_above) top = Math.max(top, bar.too_fast_above * TOO_FAST_HEADROOM / 1.08);
+        if (bar.too_fast_above) top = Math.max(top, bar.too_fast_above * TOO_FAST_HEADROOM / ABSOLUTE_HEADROOM);
         if (bar.value === null) return;
-        top = Math.max(top, bar.error ? bar.error[1] : bar.value, bar.value);
+        // the bars set the axis, never their intervals: a whisker past it is clipped with an arrow (bbErrorBars)
+        top = Math.max(top, bar.value);
         if (bar.baseline) reference = bar.value;
       });
     });
@@ -1179,7 +1202,7 @@
         animation: false,
         scales: {
           x: { grid: { display: false } },
-          y: { beginAtZero: true, max: top ? top * 1.08 : undefined, title: { display: true, text: payload.test_title + ", " + payload.unit },
+          y: { beginAtZero: true, max: top ? top * ABSOLUTE_HEADROOM : undefined, title: { display: true, text: payload.test_title + ", " + payload.unit },
                ticks: { callback: function (value) { return fmtNumber(value / payload.divisor); } },
                afterBuildTicks: displayUnitTicks(payload.divisor) },
         },
@@ -1195,7 +1218,9 @@
             const bar = payload.bars[Number(canvas.dataset.matrixRow)][item.datasetIndex];
             if (bar.configuration === null) return item.dataset.label + ": no runs";
             if (item.raw === null) return item.dataset.label + ": " + (bar.status === TOO_FAST ? payload.status_text[TOO_FAST] : bar.status);
-            return item.dataset.label + ": " + fmtNumber(item.raw / payload.divisor) + " " + payload.unit + " (N=" + bar.n + (bar.verdict ? ", " + payload.verdict_mark[bar.verdict] + " " + bar.verdict.replace("_", " ") : "") + ")";
+            const ci = bar.error ? ", 95 % CI " + fmtNumber(bar.error[0] / payload.divisor) + " to " + fmtNumber(bar.error[1] / payload.divisor) +
+              (bar.error[1] > item.chart.scales.y.max ? " (whisker beyond the axis)" : "") : "";
+            return item.dataset.label + ": " + fmtNumber(item.raw / payload.divisor) + " " + payload.unit + " (N=" + bar.n + ci + (bar.verdict ? ", " + payload.verdict_mark[bar.verdict] + " " + bar.verdict.replace("_", " ") : "") + ")";
           } } },
         },
       },
