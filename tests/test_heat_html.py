@@ -61,7 +61,11 @@ def test_every_text_of_a_cell_is_escaped():
     table = {
         "columns": [{"test": "putc", "measure": "value", "unit": "KiB/s", "group_start": True}],
         "rows": [
-            {"cells": [{"text": HOSTILE, "relative": HOSTILE, "ci": HOSTILE, "status": "ok", "verdict": "better", "n": 2}]},
+            {
+                "cells": [
+                    {"text": HOSTILE, "relative": HOSTILE, "ci": HOSTILE, "status": "ok", "verdict": "better", "n": 2}
+                ]
+            },
         ],
     }
     [cells] = heat_html.section_cells(table, {"indexes": [0]})

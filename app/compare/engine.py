@@ -1200,7 +1200,9 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
                         "measure": measure,
                         "text": TOO_FAST_TEXT if too_fast else format_in(cell["mean"], unit, divisor),
                         # the whole interval, which a chart may clip at its axis
-                        "ci": f"{format_in(ci95[0], unit, divisor)} to {format_in(ci95[1], unit, divisor)}" if ci95 else "",
+                        "ci": f"{format_in(ci95[0], unit, divisor)} to {format_in(ci95[1], unit, divisor)}"
+                        if ci95
+                        else "",
                         "relative": relative,
                         "verdict": verdict,
                         "status": cell["status"],
