@@ -328,11 +328,18 @@ async def get_matrix(
     ] = None,
     baseline: Annotated[str | None, BASELINE_SCHEMA, Query(description="a run; its cell is the baseline")] = None,
     min_effect: Annotated[str | None, MIN_EFFECT_SCHEMA, MIN_EFFECT_QUERY] = None,
+    tag: Annotated[
+        list[str],
+        Query(
+            description="without runs: only runs with this KEY=VALUE tag (repeatable). Without it the sample data "
+            "(source=sample_data) is left out whenever other runs have both tags"
+        ),
+    ] = [],  # noqa: B006 - FastAPI copies the default per request
 ):
     """Configurations pivoted by two tag keys: per cell the mean of `test` with N, 95 % CI and the
     verdict against the baseline cell, and per family the geometric mean of the ratios to it."""
     request = matrix.read_request(
-        rows=rows, cols=cols, test=test, runs=[runs or ""], baseline=baseline, min_effect=min_effect
+        rows=rows, cols=cols, test=test, runs=[runs or ""], baseline=baseline, min_effect=min_effect, tags=tag
     )
     gzipped = response_cache.accepts_gzip(http_request.headers.get("accept-encoding"))
     body = await run_in_threadpool(_matrix_json, request, gzipped)
