@@ -1038,13 +1038,20 @@
     return instance;
   }
 
-  // Lines of `text` no wider than `width` px in ctx's font.
+  // Lines of `text` no wider than `width` px in ctx's font; a word wider than that (an address) is broken where it
+  // has to be.
   function wrap(ctx, text, width) {
     const lines = [];
     let line = "";
     for (const word of text.split(" ")) {
       const next = line ? line + " " + word : word;
       if (line && ctx.measureText(next).width > width) { lines.push(line); line = word; } else line = next;
+      while (ctx.measureText(line).width > width && line.length > 1) {
+        let cut = line.length - 1;
+        while (cut > 1 && ctx.measureText(line.slice(0, cut)).width > width) cut -= 1;
+        lines.push(line.slice(0, cut));
+        line = line.slice(cut);
+      }
     }
     if (line) lines.push(line);
     return lines;
@@ -1065,20 +1072,49 @@
     return { items: items, rows: items.length ? row + 1 : 0 };
   }
 
-  // A chart as a PNG to paste into a slide: the chart as drawn, under its title, the baseline, the mode, the
-  // date and the caveats the answer gives for its tests (page cache, CPU, +++++), and the page's address.
-  // No SVG: Chart.js draws on a canvas only, and an SVG holding that bitmap would not be a vector drawing.
-  // Buttons: <button data-export-chart="KEY" data-format="png">.
+  // A chart as a PNG to paste into a slide: every panel of it as drawn (the block chart and its per-char axis, side
+  // by side or stacked as the page shows them), redrawn at EXPORT_SCALE pixels per CSS pixel whatever the screen's,
+  // under its title (wrapped, never cut), the baseline, the mode, the date and the caveats the answer gives for its
+  // tests (page cache, CPU, +++++), and the page's address. No SVG: Chart.js draws on a canvas only, and an SVG
+  // holding that bitmap would not be a vector drawing. Buttons: <button data-export-chart="KEY" data-format="png">;
+  // each export leaves its size and panels on the button (data-exported-*) for the tests.
+  const EXPORT_SCALE = 2;
+
+  // The chart redrawn at `scale` device pixels per CSS pixel, copied, and drawn again as it was.
+  function snapshot(instance, scale) {
+    const before = instance.options.devicePixelRatio;
+    instance.options.devicePixelRatio = scale;
+    instance.resize();
+    const copy = document.createElement("canvas");
+    copy.width = instance.canvas.width;
+    copy.height = instance.canvas.height;
+    copy.getContext("2d").drawImage(instance.canvas, 0, 0);
+    instance.options.devicePixelRatio = before;
+    instance.resize();
+    return copy;
+  }
+
   function exportChart(button) {
     const key = button.dataset.exportChart;
-    const canvas = document.querySelector('canvas[data-chart="' + key + '"]');
-    const instance = canvas && drawNow(canvas);
+    const canvases = [document.querySelector('canvas[data-chart="' + key + '"]')]
+      .concat(Array.from(document.querySelectorAll('canvas[data-part-of="' + key + '"]'))).filter(Boolean);
+    const instances = canvases.map(drawNow);
     const dataElement = document.getElementById("compare-data");
-    if (!instance || !dataElement) return;
+    if (!instances.length || !instances[0] || !dataElement) return;
+    const instance = instances[0];
     const payload = JSON.parse(dataElement.textContent);
     const compare = payload.compare;
-    const scale = canvas.width / (canvas.clientWidth || canvas.width);
-    const figure = canvas.closest("figure");
+    const scale = EXPORT_SCALE;
+    // each panel where the page shows it, relative to the box around them all
+    const boxes = canvases.map(function (canvas) { return canvas.getBoundingClientRect(); });
+    const left = Math.min.apply(null, boxes.map(function (b) { return b.left; }));
+    const top = Math.min.apply(null, boxes.map(function (b) { return b.top; }));
+    const right = Math.max.apply(null, boxes.map(function (b) { return b.right; }));
+    const bottom = Math.max.apply(null, boxes.map(function (b) { return b.bottom; }));
+    const panels = instances.map(function (chart, i) {
+      return chart ? { image: snapshot(chart, scale), x: (boxes[i].left - left) * scale, y: (boxes[i].top - top) * scale } : null;
+    }).filter(Boolean);
+    const figure = canvases[0].closest("figure");
     const heading = figure && figure.querySelector("h2");
     const title = heading ? heading.textContent.trim().replace(/\s+/g, " ") : key;
     const facts = "Baseline: " + payload.view.baseline_name + " · " + (compare.mode === "relative" ? "relative to the baseline" : "absolute values") +
@@ -1088,35 +1124,39 @@
       if (row.chart === key && row.caveat) caveats.push("⚠ " + row.title + ": " + row.caveat);
     });
     const pad = 12 * scale;
-    const width = canvas.width;
+    const width = Math.ceil((right - left) * scale);
     const out = document.createElement("canvas");
     const ctx = out.getContext("2d");
     const fonts = { title: "bold " + 16 * scale + "px system-ui, sans-serif", text: 12 * scale + "px system-ui, sans-serif" };
+    ctx.font = fonts.title;
+    const titleLines = wrap(ctx, title, width - 2 * pad);
     ctx.font = fonts.text;
     const textLines = wrap(ctx, facts, width - 2 * pad);
     const caveatLines = [];
     caveats.forEach(function (c) { caveatLines.push.apply(caveatLines, wrap(ctx, c, width - 2 * pad)); });
     const footer = wrap(ctx, location.href, width - 2 * pad);
     const line = 17 * scale;
-    const head = pad + 22 * scale + line * (textLines.length + caveatLines.length);
+    const titleLine = 22 * scale;
+    const head = pad + titleLine * titleLines.length + line * (textLines.length + caveatLines.length);
+    const drawn = Math.ceil((bottom - top) * scale);
     // A page with one shared legend has none on the canvas: the image gets the chart's own, so that it still says
     // which colour is which configuration.
     const legend = instance.$bb && instance.$bb.shared ? legendLayout(ctx, instance, width - 2 * pad, scale) : { items: [], rows: 0 };
     out.width = width;
-    out.height = Math.ceil(head + canvas.height + line * (legend.rows + footer.length) + pad);
+    out.height = Math.ceil(head + drawn + line * (legend.rows + footer.length) + pad);
     ctx.fillStyle = "#fff";
     ctx.fillRect(0, 0, out.width, out.height);
     ctx.textBaseline = "top";
     ctx.fillStyle = INK;
     ctx.font = fonts.title;
-    ctx.fillText(title, pad, pad);
+    let y = pad;
+    titleLines.forEach(function (text) { ctx.fillText(text, pad, y); y += titleLine; });
     ctx.font = fonts.text;
-    let y = pad + 22 * scale;
     textLines.forEach(function (text) { ctx.fillText(text, pad, y); y += line; });
     ctx.fillStyle = "#7a4100";
     caveatLines.forEach(function (text) { ctx.fillText(text, pad, y); y += line; });
-    ctx.drawImage(canvas, 0, head);
-    y = head + canvas.height;
+    panels.forEach(function (panel) { ctx.drawImage(panel.image, panel.x, head + panel.y); });
+    y = head + drawn;
     legend.items.forEach(function (item) {
       const box = 11 * scale;
       const top = y + item.row * line + (line - box) / 2;
@@ -1133,6 +1173,10 @@
     y += legend.rows * line;
     ctx.fillStyle = "#5b6670";
     footer.forEach(function (text) { ctx.fillText(text, pad, y); y += line; });
+    button.dataset.exportedWidth = String(out.width);
+    button.dataset.exportedHeight = String(out.height);
+    button.dataset.exportedPanels = String(panels.length);
+    button.dataset.exportedTitleLines = String(titleLines.length);
     const link = document.createElement("a");
     link.href = out.toDataURL("image/png");
     link.download = "bonnieboard-" + key + ".png";
