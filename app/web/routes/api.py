@@ -271,8 +271,8 @@ ComparisonQueryDep = Annotated[ComparisonRequest, Depends(comparison_query)]
 def without_null_figures(data: dict[str, Any]) -> dict[str, Any]:
     """/api/compare's answer with each cell's null figures left out: a cell holds the figures it has. Of a 50-run
     comparison's 31 figures per cell most are null (one run: no spread, no CI, no p; CPU per unit of work outside
-    the %CPU chart), and their names alone made the answer 1.1 MB; without them it is 0.4 MB (docs/decisions.md,
-    "A compare answer without its nulls"). The page, /api/matrix and compare.csv keep every figure."""
+    the %CPU chart), and their names alone made the answer 1.1 MB; without them it is 0.4 MB
+    (docs/decisions.md, "A compare answer without its nulls"). The page, /api/matrix and compare.csv keep them."""
     charts = [
         chart
         | {
