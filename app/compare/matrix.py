@@ -452,7 +452,7 @@ def display(built: dict[str, Any]) -> dict[str, Any]:
     small charts draw (static/charts.js only draws): per row, per column, the bar."""
     means = [cell["mean"] for row in built["rows"] for cell in row["cells"] if cell]
     unit, divisor = display_unit(built["unit"], means)
-    texts: dict[int, dict[str, str]] = {}
+    texts: dict[int, dict[str, str | list[str]]] = {}
     for row in built["rows"]:
         for cell in row["cells"]:
             if not cell:
