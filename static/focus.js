@@ -4,7 +4,8 @@
  * the fragment it swaps) would leave the focus on <body>: a keyboard or screen-reader user who changed the mode or
  * pressed Enter in "Group by" would start again from the top of the page. So the control that had the focus before
  * the swap gets it back after it: the same element by its id, else the control of the same name (and, for a radio
- * button, checkbox or submit button, the same value) in the new content, with a text box's caret where it was;
+ * button, checkbox or submit button, the same value) in the new content, with a text box's caret where it was, or a
+ * button, link or fold without a name (the form's "Show") of the same words;
  * when no such control is left, the updated region itself takes the focus.
  * htmx 4 names the events htmx:before:swap and htmx:after:swap. No inline script: the CSP allows files only.
  */
@@ -23,6 +24,7 @@
       tag: element.tagName,
       type: element.type || "",
       value: element.value,
+      text: (element.textContent || "").trim(),
       caret: text ? [element.selectionStart, element.selectionEnd] : null,
     };
   }
@@ -33,7 +35,13 @@
       const byId = document.getElementById(focus.id);
       if (byId) return byId;
     }
-    if (!focus.name) return null;
+    if (!focus.name) {
+      // a button or link without a name ("Show"): the one of the same kind and words
+      if (!focus.text || !/^(BUTTON|A|SUMMARY)$/.test(focus.tag)) return null;
+      return Array.from(document.getElementsByTagName(focus.tag)).find(function (e) {
+        return (e.textContent || "").trim() === focus.text && (e.type || "") === focus.type;
+      }) || null;
+    }
     const named = Array.from(document.getElementsByName(focus.name)).filter(function (e) { return e.tagName === focus.tag; });
     const valued = /^(radio|checkbox|submit|button)$/.test(focus.type);
     const same = named.find(function (e) { return !valued || e.value === focus.value; });
