@@ -1204,10 +1204,15 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
                 elif cell["ratio"] is not None and config_id != base_id:
                     relative = f"{_difference(measure, cell, cells[base_id])} {VERDICT_MARK[verdict]}"
                 too_fast = cell["status"] == TOO_FAST and measure != LATENCY
+                ci95 = cell["ci95"]
                 by_config[config_id].append(
                     {
                         "measure": measure,
                         "text": TOO_FAST_TEXT if too_fast else format_in(cell["mean"], unit, divisor),
+                        # the whole interval, which a chart may clip at its axis
+                        "ci": f"{format_in(ci95[0], unit, divisor)} to {format_in(ci95[1], unit, divisor)}"
+                        if ci95
+                        else "",
                         "relative": relative,
                         "verdict": verdict,
                         "status": cell["status"],

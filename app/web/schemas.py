@@ -337,9 +337,20 @@ class CellFiguresOut(BaseModel):
     )
 
 
+def _only_counts_required(schema: dict[str, Any]) -> None:
+    schema["required"] = [name for name in schema.get("required", []) if name in COMPARE_CELL_REQUIRED]
+
+
+# What every /api/compare cell holds; it leaves out the figures that are null (one run has no sd, ci95 or p_value;
+# only %CPU cells have the cpu_per_work figures): a missing figure reads as null.
+COMPARE_CELL_REQUIRED = ("test", "status", "n", "n_too_fast", "n_not_run", "hints")
+
+
 class CellStatsOut(CellFiguresOut):
     """One configuration's figures for one test, and (unless it is the baseline configuration) its
-    comparison with the baseline configuration's."""
+    comparison with the baseline configuration's. A null figure is left out."""
+
+    model_config = ConfigDict(json_schema_extra=_only_counts_required)
 
     test: str
     hints: list[HintOut]
