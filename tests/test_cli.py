@@ -181,3 +181,15 @@ def test_a_document_file_that_is_not_there_is_one_line(tmp_path):
     missing = tmp_path / "none.json"
     line = one_error_line(run_cli(tmp_path, "ingest", CORPUS_DIR / "bonnie200-sample.csv", "--document", missing))
     assert line == f"bonnieboard: {missing}: No such file or directory"
+
+
+def test_ingest_names_the_lines_of_a_report_file_it_did_not_read(tmp_path):
+    """A report saved with the shell session around it: the prose is named with its line, as the API's `skipped`."""
+    report = (Path(__file__).resolve().parent / "data" / "reports" / "real-default.txt").read_text()
+    pasted = tmp_path / "session.txt"
+    pasted.write_text("$ bonnie++ -d /mnt -u root\nUsing uid:0, gid:0.\n" + report)
+    result = run_cli(tmp_path, "ingest", pasted)
+    assert result.returncode == 0, result.stderr
+    assert f"{pasted}:1: 2 lines were not read (neither a report nor a CSV line): $ bonnie++ -d /mnt -u root" in (
+        result.stdout.splitlines()
+    )
