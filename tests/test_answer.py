@@ -85,7 +85,18 @@ def test_a_storage_win_names_the_configuration_and_its_factor_with_the_interval(
     assert block_write["outcome"] == "better" and block_write["mark"] == "▲"
     assert block_write["who"] == "fs=xfs" and block_write["configuration"] == OTHER and block_write["named"] == [OTHER]
     assert block_write["factor"] == "×1.20 faster (95 % CI ×1.10 to ×1.31)"
-    assert block_write["caveat"] is None and block_write["chart"] == "block_io"
+    assert block_write["chart"] == "block_io"
+    # no run's RAM is known and 3 GiB fits a common machine's page cache twice over: nothing says it was the disk
+    assert block_write["caveat_code"] == "ram_unknown"
+    assert block_write["caveat"] == (
+        "RAM unknown: may be the page cache (file 3 GiB) — tag the runs ram_mib=<the machine's RAM in MiB>"
+    )
+    assert block_write["outcome"] == "better"  # a caution, not a finding: the verdict stands
+    # the RAM known (a runner's document or a ram_mib tag) and no counter saying "cached": no caveat
+    data["setup"] = [dict(r, ram_mib=24105) for r in data["setup"]]
+    assert row(data, "block_write")["caveat"] is None
+    # and the file tests' working set is their files, not -s: no RAM caveat on them
+    assert row(comparison({BASE: {}, OTHER: {}}, ram_mib=None), "files")["caveat"] is None
 
 
 def test_a_cached_win_is_not_a_storage_win_and_says_what_to_rerun_with():

@@ -265,11 +265,100 @@ def unchanged(ci95: Sequence[float] | None, min_effect: float) -> bool:
     return ci95 is not None and ci95[0] >= 1 / min_effect and ci95[1] <= min_effect
 
 
+# ==== +++++ inside the page's error control ====
+
+
+def censored_rank_p(
+    side: Sequence[float], side_censored: int, base: Sequence[float], base_censored: int
+) -> float | None:
+    """Two-sided p of an exact rank test (Mann–Whitney, or Gehan's for a common censoring bound) between two sides
+    whose +++++ runs are tied above every measured value of either side: what bonnie++ says of them is only that
+    they were faster than it could time. Exact (every way of dealing the pooled scores to the sides, tie-aware) up
+    to EXACT_RANK_RUNS runs in all; beyond, the normal approximation with the ties' correction. None when a side has
+    fewer than two runs or nothing tells the runs apart (every run +++++)."""
+    n1, n2 = len(side) + side_censored, len(base) + base_censored
+    if n1 < 2 or n2 < 2:
+        return None
+    pooled = sorted([(v, 0) for v in side] + [(v, 1) for v in base])
+    groups: list[tuple[int, int]] = []  # (runs of the side, runs in all) per tied value, from the lowest
+    i = 0
+    while i < len(pooled):
+        j = i
+        while j < len(pooled) and pooled[j][0] == pooled[i][0]:
+            j += 1
+        groups.append((sum(1 for _, b in pooled[i:j] if b == 0), j - i))
+        i = j
+    if side_censored or base_censored:
+        groups.append((side_censored, side_censored + base_censored))
+    if len(groups) < 2:
+        return None
+    sizes = tuple(size for _, size in groups)
+    # twice the mid-ranks: whole numbers
+    doubled, start = [], 0
+    for size in sizes:
+        doubled.append(2 * start + size + 1)
+        start += size
+    observed = sum(k * r for (k, _), r in zip(groups, doubled, strict=True))
+    total = n1 + n2
+    centre = n1 * (total + 1)  # twice the expected rank sum
+    distance = abs(observed - centre)
+    if total <= EXACT_RANK_RUNS:
+        counts = _rank_sum_counts(sizes, n1)
+        ways = math.comb(total, n1)
+        extreme = sum(c for s, c in counts.items() if abs(s - centre) >= distance - 1e-9)
+        return min(1.0, extreme / ways)
+    ties = sum(size**3 - size for size in sizes)
+    variance = n1 * n2 / 12 * ((total + 1) - ties / (total * (total - 1)))
+    if variance <= 0:
+        return None
+    z = (distance / 2) / math.sqrt(variance)
+    return min(1.0, 2 * NormalDist().cdf(-z))
+
+
+EXACT_RANK_RUNS = 40
+_RANK_COUNTS: dict[tuple[tuple[int, ...], int], dict[int, int]] = {}
+
+
+def _rank_sum_counts(sizes: tuple[int, ...], n1: int) -> dict[int, int]:
+    """How many ways of picking n1 of the pooled runs give each (doubled) rank sum, the runs in tied groups of
+    `sizes` from the lowest: a group of size g gives k of its runs in comb(g, k) ways, each at the group's mid-rank.
+    Remembered: a page's +++++ cells share few shapes."""
+    key = (sizes, n1)
+    known = _RANK_COUNTS.get(key)
+    if known is not None:
+        return known
+    counts: list[dict[int, int]] = [{} for _ in range(n1 + 1)]  # picked -> rank sum -> ways
+    counts[0][0] = 1
+    start = 0
+    for size in sizes:
+        rank = 2 * start + size + 1
+        start += size
+        for picked in range(n1, -1, -1):
+            here = counts[picked]
+            for k in range(1, min(size, n1 - picked) + 1):
+                ways_k = math.comb(size, k)
+                target = counts[picked + k]
+                for total_rank, ways in here.items():
+                    key_sum = total_rank + k * rank
+                    target[key_sum] = target.get(key_sum, 0) + ways * ways_k
+    if len(_RANK_COUNTS) > 1_000:
+        _RANK_COUNTS.clear()
+    _RANK_COUNTS[key] = counts[n1]
+    return counts[n1]
+
+
 # ==== What a within-noise verdict could have seen ====
 
+POWER = 0.8
 Z_POWER = 0.8416212335729143  # the standard normal's 80 % quantile: power 80 %
 CARED_EFFECT_PCT = 10.0  # the change the advice sizes N for, when nobody says otherwise
 _PAGE_T: dict[tuple[int, float], float] = {}
+
+
+def cared_effect_pct(min_effect: float) -> float:
+    """The change the advice sizes N for: 10 %, or twice the minimum effect where that is larger (a change the size
+    of the minimum effect is called only half the time, however many runs)."""
+    return max(CARED_EFFECT_PCT, round(200 * (min_effect - 1), 1))
 
 
 def page_t(df: float, m: int) -> float:
@@ -309,36 +398,152 @@ def _page_z(m: int) -> float:
     return known
 
 
+def _power_df(df: float) -> float:
+    """The degrees of freedom a power figure is worked out at: to 0.1 below 30, whole below 1,000, 1,000 beyond
+    (remembered figures; the power moves by less than a point between neighbours)."""
+    df = max(1.0, df)
+    return round(df, 1) if df < 30 else float(min(round(df), 1_000))
+
+
+_GRID = 96
+
+
+def power(delta: float, df: float, m: int, floor: float = 0.0) -> float:
+    """The chance a lone true change is called on a page of `m` verdicts of its kind: Welch's t on the logs passes
+    Holm's first step (|T| > page_t(df, m)) and the estimate is beyond the minimum effect (|d| > floor), the change
+    `delta` and `floor` in units of the true SE of the log difference. T = d / SE-hat with d ~ N(delta, 1) and
+    SE-hat² ~ χ²_df / df: the noncentral t's tail with the minimum effect's cut, integrated over y = ln(SE-hat²)
+    (trapezoids on a grid of ±12 SD: its density is smooth and falls off fast either way)."""
+    df = _power_df(df)
+    crit = page_t(df, m)
+    half = df / 2
+    spread = math.sqrt(1 / half + 1 / (2 * half * half))  # ≈ the SD of ln(χ²_df / df) (its trigamma)
+    low, high = -12 * spread - 0.5, 6 * spread + 0.5
+    step = (high - low) / _GRID
+    front = half * math.log(half) - math.lgamma(half)
+    weight_sum = found = 0.0
+    for i in range(_GRID + 1):
+        y = low + i * step
+        v = math.exp(y)
+        weight = math.exp(front + half * y - half * v)
+        if i in (0, _GRID):
+            weight /= 2
+        cut = max(crit * math.sqrt(v), floor)
+        found += weight * (_upper(cut - delta) + _upper(cut + delta))
+        weight_sum += weight
+    return found / weight_sum
+
+
+def _upper(x: float) -> float:
+    """P(Z > x) for a standard normal Z."""
+    return 0.5 * math.erfc(x / math.sqrt(2))
+
+
+_DETECTABLE: dict[tuple[int, float], float] = {}
+
+
+def detectable_shift(df: float, m: int, floor: float = 0.0) -> float:
+    """The true change (in units of the SE of the log difference) called with probability POWER: power() inverted
+    by bisection. Without a floor remembered per (m, df)."""
+    key = (max(m, 1), _power_df(df))
+    if floor <= 0:
+        known = _DETECTABLE.get(key)
+        if known is not None:
+            return known
+    low = page_t(key[1], key[0])
+    high = low + Z_POWER + 1
+    while power(high, key[1], key[0], floor) < POWER:
+        low, high = high, 2 * high
+        if high > 1e9:
+            return math.inf
+    for _ in range(40):
+        middle = (low + high) / 2
+        if power(middle, key[1], key[0], floor) < POWER:
+            low = middle
+        else:
+            high = middle
+        if high - low < 1e-4 * high:
+            break
+    if floor <= 0:
+        if len(_DETECTABLE) > 10_000:
+            _DETECTABLE.clear()
+        _DETECTABLE[key] = high
+    return high
+
+
 def detectable_pct(log_se: float | None, df: float | None, m: int, min_effect: float) -> float | None:
-    """The smallest change (in %, either way) the page finds 80 % of the time when it is the only one:
-    exp((t(1 − ALPHA/2m, df) + z₀.₈)·SE of the log difference) − 1, never below the minimum effect (a smaller
-    change is never called). None without a spread."""
+    """The smallest change (in %, either way) the page finds 80 % of the time when it is the only one, at this SE of
+    the log difference and these degrees of freedom: the noncentral t's answer (detectable_shift), with the minimum
+    effect counted as the verdict counts it, on the estimate; never below the minimum effect (a smaller change is
+    never called). None without a spread."""
     if log_se is None or df is None or log_se <= 0:
         return None
-    shift = (page_t(df, m) + Z_POWER) * log_se
-    return 100 * max(math.expm1(min(shift, 700.0)), min_effect - 1)
+    effect = math.log(min_effect)
+    shift = detectable_shift(df, m)
+    if shift * log_se < 4 * effect:  # near the minimum effect its cut on the estimate costs power: count it
+        shift = detectable_shift(df, m, effect / log_se)
+    return 100 * max(math.expm1(min(shift * log_se, 700.0)), min_effect - 1)
 
 
-def pooled_log_var(side: Moments | None, base: Moments | None) -> float | None:
-    """The mean variance of the two sides' logs (rounding included); None without a spread on both."""
+def pooled_log_var(side: Moments | None, base: Moments | None) -> tuple[float, float] | None:
+    """The two sides' variances of one run's log (rounding included), what runs_needed() sizes from; None without
+    a spread on both."""
     if side is None or base is None or side.log_se2 is None or base.log_se2 is None:
         return None
-    return (side.log_se2 * side.n + base.log_se2 * base.n) / 2
+    return side.log_se2 * side.n, base.log_se2 * base.n
 
 
-def runs_needed(log_var: float | None, m: int, effect_pct: float = CARED_EFFECT_PCT) -> int | None:
-    """Runs a side for a change of `effect_pct` % to be found 80 % of the time at this spread:
-    n ≈ 2(t + z₀.₈)²·s²/ln²(1 + d), s² the logs' variance (pooled_log_var), t the page's critical value
-    (page_t) with the 2n − 2 degrees of freedom of n runs a side (a few fixed-point steps). At most 1,000,000."""
-    if log_var is None or log_var <= 0:
+MAX_RUNS_NEEDED = 1_000_000
+
+
+def runs_needed(
+    log_vars: tuple[float, float] | None,
+    m: int,
+    effect_pct: float = CARED_EFFECT_PCT,
+    min_effect: float = DEFAULT_MIN_EFFECT,
+) -> int | None:
+    """The smallest n (runs a side, at least 2) at which a change of `effect_pct` % is called 80 % of the time on a
+    page of `m` verdicts of its kind (power(): Holm's first step, the minimum effect on the estimate), at the two
+    sides' spreads seen: the SE² of n a side is (s₁² + s₂²)/n and Welch's degrees of freedom
+    (n − 1)(s₁² + s₂²)²/(s₁⁴ + s₂⁴). At most MAX_RUNS_NEEDED."""
+    if log_vars is None:
         return None
-    scale = 2 * log_var / math.log1p(effect_pct / 100) ** 2
-    n = max(2.0, scale * (page_t(1_000, m) + Z_POWER) ** 2)
-    for _ in range(4):
-        if n > 1e6:
-            break
-        n = max(2.0, scale * (page_t(2 * math.ceil(n) - 2, m) + Z_POWER) ** 2)
-    return min(math.ceil(n), 1_000_000)
+    v1, v2 = log_vars
+    total = v1 + v2
+    if total <= 0:
+        return None
+    effect = math.log1p(effect_pct / 100)
+    floor = math.log(min_effect)
+    if effect <= floor:
+        return None
+    df_per_run = total * total / (v1 * v1 + v2 * v2)
+
+    def enough(n: int) -> bool:
+        se = math.sqrt(total / n)
+        return power(effect / se, (n - 1) * df_per_run, m, floor / se) >= POWER
+
+    # the normal approximation never asks more than the t does: start there, gallop up, then halve
+    guess = (_page_z(max(m, 1)) + Z_POWER) ** 2 * total / (effect * effect)
+    low = max(1, math.floor(guess) - 1)
+    if low >= MAX_RUNS_NEEDED:
+        return MAX_RUNS_NEEDED
+    if low >= 2 and enough(low):
+        high = low
+        low = 1
+    else:
+        high = max(2, low + 1)
+        while not enough(high):
+            low = high
+            high = math.ceil(high * 1.25) + 1
+            if high >= MAX_RUNS_NEEDED:
+                return MAX_RUNS_NEEDED
+    while high - low > 1:
+        middle = (low + high) // 2
+        if enough(middle):
+            high = middle
+        else:
+            low = middle
+    return max(2, high)
 
 
 def verdict(ci95: tuple[float, float] | None, higher_is_better: bool) -> Verdict:
