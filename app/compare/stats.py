@@ -405,33 +405,50 @@ def _power_df(df: float) -> float:
     return round(df, 1) if df < 30 else float(min(round(df), 1_000))
 
 
-_GRID = 96
+_GRID = 128
+_GRIDS: dict[float, tuple[tuple[float, float], ...]] = {}
+
+
+def _grid(df: float) -> tuple[tuple[float, float], ...]:
+    """The quadrature of SE-hat / SE = sqrt(χ²_df / df) for power(): (weight, value) pairs, the weights summing to
+    1, over y = ln(χ²_df / df) (trapezoids on a grid of ±12 SD: its density is smooth and falls off fast either
+    way). Remembered per df."""
+    known = _GRIDS.get(df)
+    if known is not None:
+        return known
+    half = df / 2
+    spread = math.sqrt(1 / half + 1 / (2 * half * half))  # ≈ the SD of ln(χ²_df / df) (its trigamma)
+    low, high = -12 * spread - 0.5, 6 * spread + 0.5
+    step = (high - low) / _GRID
+    front = half * math.log(half) - math.lgamma(half)
+    points = []
+    for i in range(_GRID + 1):
+        y = low + i * step
+        weight = math.exp(front + half * y - half * math.exp(y))
+        points.append((weight / 2 if i in (0, _GRID) else weight, math.exp(y / 2)))
+    total = math.fsum(w for w, _ in points)
+    grid = tuple((w / total, v) for w, v in points if w / total > 1e-9)
+    if len(_GRIDS) > 10_000:
+        _GRIDS.clear()
+    _GRIDS[df] = grid
+    return grid
 
 
 def power(delta: float, df: float, m: int, floor: float = 0.0) -> float:
     """The chance a lone true change is called on a page of `m` verdicts of its kind: Welch's t on the logs passes
     Holm's first step (|T| > page_t(df, m)) and the estimate is beyond the minimum effect (|d| > floor), the change
     `delta` and `floor` in units of the true SE of the log difference. T = d / SE-hat with d ~ N(delta, 1) and
-    SE-hat² ~ χ²_df / df: the noncentral t's tail with the minimum effect's cut, integrated over y = ln(SE-hat²)
-    (trapezoids on a grid of ±12 SD: its density is smooth and falls off fast either way)."""
+    SE-hat² ~ χ²_df / df: the noncentral t's tails with the minimum effect's cut, integrated over SE-hat (_grid)."""
     df = _power_df(df)
     crit = page_t(df, m)
-    half = df / 2
-    spread = math.sqrt(1 / half + 1 / (2 * half * half))  # ≈ the SD of ln(χ²_df / df) (its trigamma)
-    low, high = -12 * spread - 0.5, 6 * spread + 0.5
-    step = (high - low) / _GRID
-    front = half * math.log(half) - math.lgamma(half)
-    weight_sum = found = 0.0
-    for i in range(_GRID + 1):
-        y = low + i * step
-        v = math.exp(y)
-        weight = math.exp(front + half * y - half * v)
-        if i in (0, _GRID):
-            weight /= 2
-        cut = max(crit * math.sqrt(v), floor)
-        found += weight * (_upper(cut - delta) + _upper(cut + delta))
-        weight_sum += weight
-    return found / weight_sum
+    erfc, root2 = math.erfc, math.sqrt(2)
+    found = 0.0
+    for weight, scale in _grid(df):
+        cut = crit * scale
+        if cut < floor:
+            cut = floor
+        found += weight * (erfc((cut - delta) / root2) + erfc((cut + delta) / root2))
+    return found / 2
 
 
 def _upper(x: float) -> float:
@@ -439,35 +456,32 @@ def _upper(x: float) -> float:
     return 0.5 * math.erfc(x / math.sqrt(2))
 
 
-_DETECTABLE: dict[tuple[int, float], float] = {}
+_DETECTABLE: dict[tuple[int, float, float], float] = {}
 
 
 def detectable_shift(df: float, m: int, floor: float = 0.0) -> float:
     """The true change (in units of the SE of the log difference) called with probability POWER: power() inverted
-    by bisection. Without a floor remembered per (m, df)."""
-    key = (max(m, 1), _power_df(df))
-    if floor <= 0:
-        known = _DETECTABLE.get(key)
-        if known is not None:
-            return known
-    low = page_t(key[1], key[0])
+    by bisection, to 0.1 %. Remembered per (m, df, floor to 0.1 SE): a page's cells share few of them."""
+    key = (max(m, 1), _power_df(df), round(max(floor, 0.0), 1))
+    known = _DETECTABLE.get(key)
+    if known is not None:
+        return known
+    m, df, floor = key
+    low = max(page_t(df, m), floor)
     high = low + Z_POWER + 1
-    while power(high, key[1], key[0], floor) < POWER:
+    while power(high, df, m, floor) < POWER:
         low, high = high, 2 * high
         if high > 1e9:
             return math.inf
-    for _ in range(40):
+    while high - low > 1e-3 * high:
         middle = (low + high) / 2
-        if power(middle, key[1], key[0], floor) < POWER:
+        if power(middle, df, m, floor) < POWER:
             low = middle
         else:
             high = middle
-        if high - low < 1e-4 * high:
-            break
-    if floor <= 0:
-        if len(_DETECTABLE) > 10_000:
-            _DETECTABLE.clear()
-        _DETECTABLE[key] = high
+    if len(_DETECTABLE) > 10_000:
+        _DETECTABLE.clear()
+    _DETECTABLE[key] = high
     return high
 
 
@@ -518,32 +532,37 @@ def runs_needed(
         return None
     df_per_run = total * total / (v1 * v1 + v2 * v2)
 
-    def enough(n: int) -> bool:
+    def enough(n: int, with_floor: bool) -> bool:
         se = math.sqrt(total / n)
-        return power(effect / se, (n - 1) * df_per_run, m, floor / se) >= POWER
+        df = (n - 1) * df_per_run
+        if with_floor:
+            return power(effect / se, df, m, floor / se) >= POWER
+        return effect / se >= detectable_shift(df, m)  # remembered per (m, df): a page's cells share them
 
-    # the normal approximation never asks more than the t does: start there, gallop up, then halve
-    guess = (_page_z(max(m, 1)) + Z_POWER) ** 2 * total / (effect * effect)
-    low = max(1, math.floor(guess) - 1)
+    # the smallest n without the minimum effect's cut (a monotone condition), from the normal approximation's n,
+    # which never asks more than the t does: steps doubling from there, then halving the gap; then the cut
+    # counted, which can only ask for more
+    low = max(1, math.ceil((_page_z(max(m, 1)) + Z_POWER) ** 2 * total / (effect * effect)) - 1)
     if low >= MAX_RUNS_NEEDED:
         return MAX_RUNS_NEEDED
-    if low >= 2 and enough(low):
-        high = low
-        low = 1
-    else:
-        high = max(2, low + 1)
-        while not enough(high):
-            low = high
-            high = math.ceil(high * 1.25) + 1
-            if high >= MAX_RUNS_NEEDED:
-                return MAX_RUNS_NEEDED
+    step = 1
+    high = low + step
+    while not enough(high, False):
+        low, step = high, step * 2
+        high = low + step
+        if high >= MAX_RUNS_NEEDED:
+            return MAX_RUNS_NEEDED
     while high - low > 1:
         middle = (low + high) // 2
-        if enough(middle):
+        if enough(middle, False):
             high = middle
         else:
             low = middle
-    return max(2, high)
+    while not enough(high, True):
+        high += 1 if high < 100 else high // 50
+        if high >= MAX_RUNS_NEEDED:
+            return MAX_RUNS_NEEDED
+    return high
 
 
 def verdict(ci95: tuple[float, float] | None, higher_is_better: bool) -> Verdict:
