@@ -304,9 +304,7 @@ VERDICT_KINDS = {
 }
 
 
-POWER_KEY = (
-    "_power"  # a cell's (SE of the log difference, df, the sides' variances of the logs) until adjust_verdicts()
-)
+POWER_KEY = "_power"  # a cell's stats.Spreads (what its power depends on) until adjust_verdicts()
 RANK_KEY = "_rank"  # a cell whose p is the +++++ rank test's (stats.censored_rank_p), until adjust_verdicts()
 
 
@@ -348,10 +346,9 @@ def adjust_verdicts(charts: list[dict[str, Any]], base_id: int, min_effect: floa
             for cell in entry["tests"]:
                 power = cell.pop(POWER_KEY, None)
                 if power is not None and cell["verdict"] == stats.WITHIN_NOISE:
-                    log_se, df, log_vars = power
-                    detectable = stats.detectable_pct(log_se, df, m, min_effect)
+                    detectable = stats.detectable_pct(power, m, min_effect)
                     cell["detectable_pct"] = None if detectable is None else _significant_2(detectable)
-                    cell["runs_needed"] = stats.runs_needed(log_vars, m, cared, min_effect)
+                    cell["runs_needed"] = stats.runs_needed(power, m, cared, min_effect)
 
 
 def _significant_2(pct: float) -> float:
@@ -538,7 +535,7 @@ def _cell(
     p_value: float | None = None
     bound_ratio: float | None = None
     verdict: str | None = None
-    power: tuple[float | None, float | None, tuple[float, float] | None] | None = None
+    power: stats.Spreads | None = None
     rank = False
     if base is not None:
         base_side = base.stats[measure][1]
@@ -558,7 +555,7 @@ def _cell(
             elif compared.p_value is not None:
                 p_value = _significant(compared.p_value)
                 # what a within-noise verdict could have seen: adjust_verdicts() works it out, the page's size known
-                power = (compared.log_se, compared.df, stats.pooled_log_var(side, base_side))
+                power = stats.spreads(side, base_side)
             elif verdict != stats.UNKNOWN:  # an exact ratio (no rounding variance): nothing to test
                 verdict = stats.WITHIN_NOISE
         else:

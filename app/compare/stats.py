@@ -435,15 +435,18 @@ def _grid(df: float) -> tuple[tuple[float, float], ...]:
 
 
 def power(delta: float, df: float, m: int, floor: float = 0.0) -> float:
-    """The chance a lone true change is called on a page of `m` verdicts of its kind: Welch's t on the logs passes
-    Holm's first step (|T| > page_t(df, m)) and the estimate is beyond the minimum effect (|d| > floor), the change
-    `delta` and `floor` in units of the true SE of the log difference. T = d / SE-hat with d ~ N(delta, 1) and
-    SE-hat² ~ χ²_df / df: the noncentral t's tails with the minimum effect's cut, integrated over SE-hat (_grid)."""
+    """The chance a lone true change is called when the test's degrees of freedom are known: |T| > page_t(df, m)
+    and the estimate beyond `floor`, the change and the floor in units of the true SE of the log difference.
+    T = d / SE-hat with d ~ N(delta, 1) and SE-hat² ~ χ²_df / df: the noncentral t's tails with the minimum effect's
+    cut, integrated over SE-hat (_grid)."""
     df = _power_df(df)
-    crit = page_t(df, m)
+    return _tails(delta, page_t(df, m), _grid(df), floor)
+
+
+def _tails(delta: float, crit: float, grid: tuple[tuple[float, float], ...], floor: float) -> float:
     erfc, root2 = math.erfc, math.sqrt(2)
     found = 0.0
-    for weight, scale in _grid(df):
+    for weight, scale in grid:
         cut = crit * scale
         if cut < floor:
             cut = floor
@@ -451,31 +454,111 @@ def power(delta: float, df: float, m: int, floor: float = 0.0) -> float:
     return found / 2
 
 
-def _upper(x: float) -> float:
-    """P(Z > x) for a standard normal Z."""
-    return 0.5 * math.erfc(x / math.sqrt(2))
+_SHARES = 8  # nodes of the split of SE-hat² between the two sides (welch_power)
+_WELCH_NODES: dict[tuple[int, int, float], tuple[tuple[float, float], ...]] = {}
 
 
-_DETECTABLE: dict[tuple[int, float, float], float] = {}
+def _welch_nodes(k1: int, k2: int, share: float) -> tuple[tuple[float, float], ...]:
+    """(weight, Welch's df) over the split of SE-hat² between the sides: Z = χ²_k1 / (χ²_k1 + χ²_k2) is Beta(k1/2,
+    k2/2), taken at the midpoints of θ with Z = sin²θ, where its density is sin^(k1−1)θ·cos^(k2−1)θ (smooth, also
+    at k = 1). `share` is the first side's share of the true SE². Remembered."""
+    key = (k1, k2, share)
+    known = _WELCH_NODES.get(key)
+    if known is not None:
+        return known
+    a, b = share / k1, (1 - share) / k2
+    nodes = []
+    for g in range(_SHARES):
+        theta = (g + 0.5) * math.pi / (2 * _SHARES)
+        sin, cos = math.sin(theta), math.cos(theta)
+        log_weight = (k1 - 1) * math.log(sin) + (k2 - 1) * math.log(cos)
+        z = sin * sin
+        w1, w2 = a * z, b * (1 - z)  # the two sides' parts of SE-hat², up to a common factor
+        df = (w1 + w2) ** 2 / (w1 * w1 / k1 + w2 * w2 / k2)
+        nodes.append((log_weight, df))
+    top = max(w for w, _ in nodes)
+    weights = [math.exp(w - top) for w, _ in nodes]
+    total = math.fsum(weights)
+    found = tuple((w / total, df) for w, (_, df) in zip(weights, nodes, strict=True))
+    if len(_WELCH_NODES) > 10_000:
+        _WELCH_NODES.clear()
+    _WELCH_NODES[key] = found
+    return found
 
 
-def detectable_shift(df: float, m: int, floor: float = 0.0) -> float:
-    """The true change (in units of the SE of the log difference) called with probability POWER: power() inverted
-    by bisection, to 0.1 %. Remembered per (m, df, floor to 0.1 SE): a page's cells share few of them."""
-    key = (max(m, 1), _power_df(df), round(max(floor, 0.0), 1))
+@dataclass(frozen=True, slots=True)
+class Spreads:
+    """What the power of a comparison depends on: each side's variance of one run's log (rounding included) and
+    its runs."""
+
+    side_var: float
+    side_n: int
+    base_var: float
+    base_n: int
+
+
+def spreads(side: Moments | None, base: Moments | None) -> Spreads | None:
+    """None without a spread on both sides."""
+    if side is None or base is None or side.log_se2 is None or base.log_se2 is None or side.n < 2 or base.n < 2:
+        return None
+    return Spreads(side.log_se2 * side.n, side.n, base.log_se2 * base.n, base.n)
+
+
+def _welch_shape(spread: Spreads) -> tuple[float, int, int, float]:
+    """The true SE of the log difference, each side's degrees of freedom, and the first side's share of SE² (_share)."""
+    a, b = spread.side_var / spread.side_n, spread.base_var / spread.base_n
+    return math.sqrt(a + b), spread.side_n - 1, spread.base_n - 1, _share(a / (a + b))
+
+
+def _share(x: float) -> float:
+    """A side's share of SE², to 0.05 and inside 0.05–0.95: a remembered shape (power moves by less than a point
+    between neighbours)."""
+    return min(0.95, max(0.05, round(x * 20) / 20))
+
+
+def welch_power(delta: float, k1: int, k2: int, share: float, m: int, floor: float = 0.0) -> float:
+    """The chance a lone true change is called on a page of `m` verdicts of its kind, as the page calls it: Welch's
+    t on the logs passes Holm's first step at its own degrees of freedom, which vary with the spreads the runs
+    happen to show (at N = 2 anywhere from 1 to 2), and the estimate is beyond the minimum effect. `delta` and
+    `floor` in units of the true SE of the log difference; k1, k2 the sides' runs − 1; `share` the first side's
+    share of the true SE². SE-hat² is taken as χ² at Welch's df of the true spreads, apart from its split between
+    the sides (_welch_nodes), which sets the test's df: exact for equal spreads and runs, an approximation else."""
+    overall = 1 / (share * share / k1 + (1 - share) ** 2 / k2)
+    grid = _grid(_power_df(overall))
+    found = 0.0
+    for weight, df in _welch_nodes(k1, k2, share):
+        found += weight * _tails(delta, page_t(df, m), grid, floor)
+    return found
+
+
+def _floor_binds(k1: int, k2: int, share: float, m: int, floor: float) -> bool:
+    """Whether the minimum effect's cut on the estimate can move welch_power by a ten-thousandth: only where the
+    test's own cut (t·SE-hat) can fall below it, on SE-hat's grid at the smallest t of the nodes."""
+    overall = 1 / (share * share / k1 + (1 - share) ** 2 / k2)
+    crit = min(page_t(df, m) for _, df in _welch_nodes(k1, k2, share))
+    return sum(weight for weight, scale in _grid(_power_df(overall)) if crit * scale < floor) > 1e-4
+
+
+_DETECTABLE: dict[tuple[int, int, int, float, float], float] = {}
+
+
+def detectable_shift(k1: int, k2: int, share: float, m: int, floor: float = 0.0) -> float:
+    """The true change (in units of the SE of the log difference) called with probability POWER (welch_power)
+    inverted by bisection, to 0.1 %. Remembered per shape and floor to 0.1 SE: a page's cells share few of them."""
+    key = (max(m, 1), k1, k2, share, round(max(floor, 0.0), 1))
     known = _DETECTABLE.get(key)
     if known is not None:
         return known
-    m, df, floor = key
-    low = max(page_t(df, m), floor)
-    high = low + Z_POWER + 1
-    while power(high, df, m, floor) < POWER:
+    m, floor = key[0], key[4]
+    low = floor
+    high = max(floor, page_t(k1 + k2, m)) + Z_POWER + 1
+    while welch_power(high, k1, k2, share, m, floor) < POWER:
         low, high = high, 2 * high
-        if high > 1e9:
+        if high > 1e12:
             return math.inf
     while high - low > 1e-3 * high:
         middle = (low + high) / 2
-        if power(middle, df, m, floor) < POWER:
+        if welch_power(middle, k1, k2, share, m, floor) < POWER:
             low = middle
         else:
             high = middle
@@ -485,44 +568,37 @@ def detectable_shift(df: float, m: int, floor: float = 0.0) -> float:
     return high
 
 
-def detectable_pct(log_se: float | None, df: float | None, m: int, min_effect: float) -> float | None:
-    """The smallest change (in %, either way) the page finds 80 % of the time when it is the only one, at this SE of
-    the log difference and these degrees of freedom: the noncentral t's answer (detectable_shift), with the minimum
-    effect counted as the verdict counts it, on the estimate; never below the minimum effect (a smaller change is
-    never called). None without a spread."""
-    if log_se is None or df is None or log_se <= 0:
+def detectable_pct(spread: Spreads | None, m: int, min_effect: float) -> float | None:
+    """The smallest change (in %, either way) the page finds 80 % of the time when it is the only one, at the
+    spreads and runs seen (welch_power: Holm's first step, Welch's df as the runs would show it, the minimum effect
+    on the estimate); never below the minimum effect (a smaller change is never called). None without a spread."""
+    if spread is None:
+        return None
+    se, k1, k2, share = _welch_shape(spread)
+    if se <= 0:
         return None
     effect = math.log(min_effect)
-    shift = detectable_shift(df, m)
-    if shift * log_se < 4 * effect:  # near the minimum effect its cut on the estimate costs power: count it
-        shift = detectable_shift(df, m, effect / log_se)
-    return 100 * max(math.expm1(min(shift * log_se, 700.0)), min_effect - 1)
-
-
-def pooled_log_var(side: Moments | None, base: Moments | None) -> tuple[float, float] | None:
-    """The two sides' variances of one run's log (rounding included), what runs_needed() sizes from; None without
-    a spread on both."""
-    if side is None or base is None or side.log_se2 is None or base.log_se2 is None:
-        return None
-    return side.log_se2 * side.n, base.log_se2 * base.n
+    shift = detectable_shift(k1, k2, share, m)
+    if shift * se < 4 * effect:  # near the minimum effect its cut on the estimate costs power: count it
+        shift = detectable_shift(k1, k2, share, m, effect / se)
+    return 100 * max(math.expm1(min(shift * se, 700.0)), min_effect - 1)
 
 
 MAX_RUNS_NEEDED = 1_000_000
 
 
 def runs_needed(
-    log_vars: tuple[float, float] | None,
+    spread: Spreads | None,
     m: int,
     effect_pct: float = CARED_EFFECT_PCT,
     min_effect: float = DEFAULT_MIN_EFFECT,
 ) -> int | None:
     """The smallest n (runs a side, at least 2) at which a change of `effect_pct` % is called 80 % of the time on a
-    page of `m` verdicts of its kind (power(): Holm's first step, the minimum effect on the estimate), at the two
-    sides' spreads seen: the SE² of n a side is (s₁² + s₂²)/n and Welch's degrees of freedom
-    (n − 1)(s₁² + s₂²)²/(s₁⁴ + s₂⁴). At most MAX_RUNS_NEEDED."""
-    if log_vars is None:
+    page of `m` verdicts of its kind (welch_power: Holm's first step, Welch's df as n runs a side would show it, the
+    minimum effect on the estimate), at the two sides' spreads seen. At most MAX_RUNS_NEEDED."""
+    if spread is None:
         return None
-    v1, v2 = log_vars
+    v1, v2 = spread.side_var, spread.base_var
     total = v1 + v2
     if total <= 0:
         return None
@@ -530,14 +606,17 @@ def runs_needed(
     floor = math.log(min_effect)
     if effect <= floor:
         return None
-    df_per_run = total * total / (v1 * v1 + v2 * v2)
+    share = _share(v1 / total)
 
     def enough(n: int, with_floor: bool) -> bool:
         se = math.sqrt(total / n)
-        df = (n - 1) * df_per_run
         if with_floor:
-            return power(effect / se, df, m, floor / se) >= POWER
-        return effect / se >= detectable_shift(df, m)  # remembered per (m, df): a page's cells share them
+            # (the search below found n enough without the cut; the cut costs at most P(d < floor), and nothing
+            # where the test's own cut is always above it)
+            if effect - floor > 5 * se or not _floor_binds(n - 1, n - 1, share, m, floor / se):
+                return True
+            return welch_power(effect / se, n - 1, n - 1, share, m, floor / se) >= POWER
+        return effect / se >= detectable_shift(n - 1, n - 1, share, m)  # remembered: a page's cells share them
 
     # the smallest n without the minimum effect's cut (a monotone condition), from the normal approximation's n,
     # which never asks more than the t does: steps doubling from there, then halving the gap; then the cut
