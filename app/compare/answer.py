@@ -358,11 +358,8 @@ def legend(data: dict[str, Any]) -> str:
     controlled together, so that a larger page needs a larger change (or more runs) for the same mark."""
     min_effect = data.get("min_effect", 1.05)
     return (
-        f"▲/▼: a difference that holds with all this page's verdicts counted together (Holm, 5 % for the page: the "
-        f"more configurations and tests a page compares, the larger a change must be to be called) and whose "
-        f"estimate is at least ×{min_effect:g} either way (the minimum effect is of the estimate, not of its "
-        f'interval). ~: not beyond the noise. "Cannot tell with N runs a side": the page could not have seen a '
-        f"{cared_effect_pct(min_effect):g} % change."
+        f"▲/▼ hold with all this page's verdicts counted together (more configurations, larger changes needed) and "
+        f"an estimate at least ×{min_effect:g} either way: the minimum effect is of the estimate, not its interval."
     )
 
 

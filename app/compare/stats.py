@@ -27,10 +27,16 @@ request computes a few hundred of them, faster in plain Python than through arra
   (×1.05 by default): a tiny difference is never better or worse, however tight its CI. within_noise
   otherwise; unknown when either side has fewer than two measured values or a value ≤ 0 (a log ratio
   needs positive numbers). `unchanged()` holds only when the ratio's CI lies inside the minimum effect.
-- What a within-noise verdict could have seen: `detectable_pct()`, the smallest change the page finds 80 %
-  of the time at this N and spread were it the only one (at Holm's first step, `page_t`), and
-  `runs_needed()`, the runs a side a 10 % change needs at the spread seen
-  (docs/decisions.md, "What a verdict may claim").
+- +++++ (censored at bonnie++'s bound) inside the same error control: `censored_rank_p()`, an exact rank test
+  (Mann–Whitney, Gehan's for one bound) with every +++++ run tied above every measured value, whose p joins the
+  page's Holm family; the bound's ratio stays the effect condition (`decide_bounded`). Runs separated by chance
+  (1 page in 3 at N = 2, 1 in 10 at N = 3) are no verdict then
+  (docs/decisions.md, "+++++ inside the page's error control").
+- What a within-noise verdict could have seen: `detectable_pct()`, the smallest change the page finds 80 % of
+  the time at these runs and spreads were it the only one, and `runs_needed()`, the fewest runs a side at which a
+  10 % change is found 80 % of the time; both from `welch_power()`, the power of the page's own test: Welch's t at
+  the degrees of freedom the runs happen to show, Holm's first step (`page_t`), the minimum effect on the estimate
+  (docs/decisions.md, "Power as the page's own test").
 
 t quantiles come from `t_quantile`, an exact inverse of Student's t distribution function (the
 regularized incomplete beta function by its continued fraction, inverted by Newton's method),

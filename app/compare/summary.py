@@ -22,7 +22,8 @@ from app.compare.stats import cared_effect_pct
 MAX_CONFIGURATIONS = 6  # more would be a wall of text: the charts and table have the rest
 TOO_FAST, OK = "too_fast", "ok"
 SINGLE_RUN = (
-    "Single runs cannot tell a difference from noise: repeat each configuration (bonnie++ -x 3 or more); "
+    "Single runs cannot tell a difference from noise: repeat each configuration (bonnie++ -x 5 or more, more on a "
+    "page of many configurations); "
     "the page then says, from the spread the runs show, how many runs a 10 % change needs."
 )
 
