@@ -296,14 +296,17 @@ def answer_row(
         too_fast = any(_codes(cells[cid][t]) & set(TOO_FAST_CODES) for cid in cells for t in tests)
         who = "cannot tell"
         factor = "" if too_fast or not others else "too few runs: repeat them, e.g. bonnie++ -x 5"
-        bounded = [(cid, t) for cid, t in by_verdict[UNKNOWN] if cells[cid][t].get("bound_ratio") is not None]
-        if bounded:
-            # every run of one side beyond the other's, as chance does with few runs: said, not claimed
-            cid, test = max(bounded, key=lambda ct: abs(math.log(cells[ct[0]][ct[1]]["bound_ratio"])))
-            cell, base_cell = cells[cid][test], base[test]
+    # every run of one side beyond the other's with +++++ runs, as chance does with few runs: said, not claimed
+    bounded = [(cid, t) for cid, t in by_verdict[UNKNOWN] if cells[cid][t].get("bound_ratio") is not None]
+    if bounded and outcome in (NOISE, UNKNOWN):
+        cid, test = max(bounded, key=lambda ct: abs(math.log(cells[ct[0]][ct[1]]["bound_ratio"])))
+        cell, base_cell = cells[cid][test], base[test]
+        runs = f"{cell['n'] + cell['n_too_fast']} v {base_cell['n'] + base_cell['n_too_fast']} runs"
+        if outcome == UNKNOWN:
             named = [cid]
-            runs = f"{cell['n'] + cell['n_too_fast']} v {base_cell['n'] + base_cell['n_too_fast']} runs"
             factor = f"{runs}; {factor_text(cell)} in these runs ({names[cid]})"
+        else:
+            factor += f"; {bonnie.TITLES[test]} cannot tell ({runs}; {factor_text(cell)} in these runs, {names[cid]})"
     # The caveat is of the cells the row's words are about: its claims, the results within noise it sums up, or,
     # when it cannot tell, every cell (the caveat may be why).
     said = claims or (by_verdict[NOISE] if outcome == NOISE else [])
