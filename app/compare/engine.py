@@ -900,9 +900,10 @@ def _above_baseline(cell: dict[str, Any], base: dict[str, Any]) -> bool:
 
 
 def _decided_by_bound(cell: dict[str, Any]) -> bool:
-    """The verdict is the +++++ bound's (stats.decide_bounded): every run of one side at least min_effect times
-    every run of the other."""
-    return cell.get("bound_ratio") is not None and cell["verdict"] in (stats.BETTER, stats.WORSE)
+    """The cell's bar is its +++++ bound: every run of one side beyond every run of the other (bound_ratio). Its
+    verdict is the bound's (stats.decide_bounded) once the rank test holds on the page; where it does not, the bar
+    still shows what these runs hold, as a bound, with the cell's "?"."""
+    return cell.get("bound_ratio") is not None and cell["verdict"] in (stats.BETTER, stats.WORSE, stats.UNKNOWN)
 
 
 def _bar(cell: dict[str, Any], base: dict[str, Any], kind: str | None) -> tuple[float, list[float] | None]:
