@@ -321,7 +321,7 @@ def censored_rank_p(
     return min(1.0, 2 * NormalDist().cdf(-z))
 
 
-EXACT_RANK_RUNS = 40
+EXACT_RANK_RUNS = 30  # beyond, a first shape would cost tens of ms to count out; the normal tail is close by then
 _RANK_COUNTS: dict[tuple[tuple[int, ...], int], dict[int, int]] = {}
 
 
