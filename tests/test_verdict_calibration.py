@@ -180,7 +180,7 @@ def test_real_partly_censored_aa_runs_rarely_show_a_rate_mark(setup, configurati
     assert flagged / len(groups) <= FALSE_PAGE_SHARE, f"{flagged} of {len(groups)} pages show a rate ▲/▼"
 
 
-REAL_PAGES = 400
+REAL_PAGES = 200
 
 
 def test_a_large_change_on_a_partly_censored_test_is_found_with_six_runs_a_side():
