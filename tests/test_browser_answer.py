@@ -124,10 +124,12 @@ def test_the_first_screen_names_the_cache_caveat_and_shows_a_chart_on_a_desktop(
                 assert chart_top + 150 <= height, f"the first chart starts at {chart_top:.0f} px"
             else:  # a phone: the answer first, then the charts
                 assert answer_top < height / 2 and answer_top < chart_top
-            # the chart first is that of the row the answer leads with (its first verdict beyond the noise)
+            # the chart first is that of the row the answer leads with: its first verdict beyond the noise, else its
+            # first row. The sweep has none: its "at least ×14 slower" seq. create rested on 3 v 3 runs separated
+            # outright, as chance separates them once in 10 pages, and says "cannot tell" now.
             decided = page.locator(".answer-table tr[data-outcome=worse], .answer-table tr[data-outcome=better]")
-            assert decided.first.get_attribute("data-family") == "files"
-            assert first_chart.get_attribute("id") == "figure-metadata"
+            assert decided.count() == 0
+            assert first_chart.get_attribute("id") == "figure-block_io"
             # the full summary, the spread figures and the setup are below the charts or folded
             assert page.locator("#summary").bounding_box()["y"] > chart_top
             assert not page.locator("details.spread").evaluate("d => d.open")

@@ -289,6 +289,8 @@ def _render_compare(session: Session, asked: ComparisonRequest, notice: str | No
             data=data,
             answer=rows,
             answer_lead=answer.lead(data, rows),
+            answer_legend=answer.legend(data),
+            answer_caveat=answer.shared_caveat(rows),
             # the chart of the family the answer leads with comes first: on a desktop's first screen
             chart_order=sorted(range(len(keys)), key=lambda i: keys[i] != lead),
             view=(view := engine.compare_view(figures, data)),
@@ -429,6 +431,8 @@ def _matrix_page_body(request: Request, asked: matrix.MatrixRequest, context: di
             "m": built,
             "answer": rows_shown,
             "answer_lead": answer.lead(built, rows_shown) if rows_shown else "",
+            "answer_legend": answer.legend(data),
+            "answer_caveat": answer.shared_caveat(rows_shown),
             "url": matrix.permalink(asked),
             "api_url": matrix.permalink(asked, "/api/matrix"),
             "shown": matrix.display(built),
