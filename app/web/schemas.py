@@ -44,6 +44,9 @@ _TAGS = {
     "additionalProperties": {"type": "string", "maxLength": MAX_TAG_CHARS, "pattern": f"^[^{TAG_SPACES}\\x00]*$"},
 }
 LABEL_PARAM_SCHEMA = WithJsonSchema(_LABEL)
+# The free-text filters: what app.ingest.validation.check_filter_text takes (a machine may be as long as a line).
+FILTER_TEXT_PARAM_SCHEMA = WithJsonSchema(_LABEL)
+MACHINE_FILTER_PARAM_SCHEMA = WithJsonSchema({"type": "string", "pattern": _NO_NUL})
 
 
 class ResultOut(BaseModel):
