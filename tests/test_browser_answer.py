@@ -33,6 +33,8 @@ BETTER_ABOVE_THE_FOLD = r"""() => {
         if (!/\bbetter\b|▲/.test(text)) continue;
         const element = node.parentElement;
         if (!element.checkVisibility()) continue;
+        // the key to the marks says what a ▲ claims in general; it claims nothing of these runs
+        if (element.closest(".answer-legend")) continue;
         const range = document.createRange();
         range.selectNodeContents(node);
         const rect = range.getBoundingClientRect();
