@@ -127,7 +127,7 @@ def test_matrix_page_shows_the_cells_and_is_linked_from_the_compare_page(client,
     assert "Seeks over 0 of 1 tests (random seeks: +++++ in every cell)" in page
     assert client.get("/matrix").status_code == 200  # the form alone
     # the compare page names the two keys in a link of its own, and offers the runs' lines with bonnie++'s header
-    assert "see them as a matrix, raid × fs" in html
+    assert "matrix view, raid × fs" in html
     assert f"/api/runs/export.csv?header=1&amp;runs={runs}" in html
 
 
