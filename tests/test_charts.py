@@ -447,9 +447,8 @@ def test_heat_table_shades_only_cells_whose_verdict_is_better_or_worse():
 def test_the_single_run_shortcut_gives_the_same_answer_as_the_general_path(monkeypatch):
     """Every corpus line alone (group=none), absolute and relative, with each baseline: the answer
     with the shortcut for one-run configurations equals the one computed the general way."""
-    from tests.helpers import CORPUS_DIR
-
     from tests.corpus_expected import EXPECTED
+    from tests.helpers import CORPUS_DIR
 
     # Every non-blank corpus line is a valid run (tests/test_parsing.py): one that fails to parse fails this test.
     lines = [
