@@ -15,6 +15,8 @@ from app.compare.grouping import Grouping
 from app.ingest.parsing import TESTS
 from tests.aa_splits import CONFIG_TAG, Noise, load_aa_runs, page_of_groups, simulated_page, two_way_splits
 
+pytestmark = pytest.mark.slow  # hundreds of simulated pages per case: make test-quick leaves them out
+
 PAGE_GROUPING = Grouping(keys=(CONFIG_TAG,))
 FLAGGED = ("better", "worse")
 # The bound: a page of unchanged runs shows a rate ▲/▼ on at most 5 % of such pages.
