@@ -412,6 +412,11 @@ def _ingest_file(session, path: Path, batch: _Batch, max_line_bytes: int) -> int
         print(f"{path}:{run.line}: text report -> run {run.run_id}: {run.csv_line}")
         for note in run.notes:
             print(f"{path}:{run.line}:   {note}")
+    for stretch in outcome.skipped:
+        lines = "line was" if stretch.count == 1 else f"{stretch.count} lines were"
+        print(f"{path}:{stretch.line}: {lines} not read (neither a report nor a CSV line): {stretch.text}")
+    if outcome.skipped_count > sum(stretch.count for stretch in outcome.skipped):
+        print(f"{path}: {outcome.skipped_count} lines in all were not read")
     _print_errors(path, outcome.errors)
     return 0
 

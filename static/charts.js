@@ -30,6 +30,7 @@
   const TOO_FAST = "too_fast";
   const MARK_PX = 22; // height of a +++++ mark at the top of a chart
   const TOO_FAST_HEADROOM = 1.2; // an absolute axis's top over the highest +++++ floor: room for the mark above it
+  const ABSOLUTE_HEADROOM = 1.08; // an absolute axis's top over its highest bar: room for the verdict mark above it
   const CAP_PX = 4; // half width of an error bar's caps
   const NARROW_PX = 520;
   const PHONE = window.matchMedia("(max-width: 700px)"); // app.css's phone layout
@@ -552,6 +553,7 @@
       const ctx = chart.ctx;
       const bars = [];
       const marks = [];
+      const arrows = []; // [x, y, direction, half width] of each whisker clipped at the axis
       const clamp = function (y) { return Math.min(Math.max(y, area.top), area.bottom); };
       const origin = chart.$bb ? chart.$bb.origin : 0;
       // All error bars are one path stroked once and the marks share one font: thousands of bars on a page.
@@ -571,14 +573,22 @@
           if (error) {
             const yLow = clamp(yScale.getPixelForValue(error[0] > 0 || yScale.type !== "logarithmic" ? error[0] : yScale.min));
             const yHigh = clamp(yScale.getPixelForValue(error[1]));
+            // A whisker past the axis ends at it in an arrow instead of a cap; its value is in the tooltip and the tables.
+            const clippedHigh = error[1] > yScale.max;
+            const clippedLow = error[0] < yScale.min && (error[0] > 0 || yScale.type !== "logarithmic");
             ctx.moveTo(el.x, yLow);
             ctx.lineTo(el.x, yHigh);
             const cap = Math.min(CAP_PX, Math.max(el.width / 2 - 1, 1));
-            ctx.moveTo(el.x - cap, yLow);
-            ctx.lineTo(el.x + cap, yLow);
-            ctx.moveTo(el.x - cap, yHigh);
-            ctx.lineTo(el.x + cap, yHigh);
-            bars.push({ datasetIndex: datasetIndex, index: index, low: error[0], high: error[1], x: el.x, yLow: yLow, yHigh: yHigh });
+            [[yLow, clippedLow, 1], [yHigh, clippedHigh, -1]].forEach(function ([y, clipped, dir]) {
+              if (clipped) {
+                arrows.push([el.x, y, dir, Math.max(cap, 3)]);
+              } else {
+                ctx.moveTo(el.x - cap, y);
+                ctx.lineTo(el.x + cap, y);
+              }
+            });
+            bars.push({ datasetIndex: datasetIndex, index: index, low: error[0], high: error[1], x: el.x, yLow: yLow, yHigh: yHigh,
+                        clipped: clippedHigh || clippedLow });
             top = Math.min(top, yHigh, yLow);
             bottom = Math.max(bottom, yHigh, yLow);
           }
@@ -591,6 +601,15 @@
         });
       });
       ctx.stroke();
+      ctx.fillStyle = INK;
+      ctx.beginPath();
+      for (const [x, y, dir, half] of arrows) {
+        ctx.moveTo(x - half, y - dir * 6);
+        ctx.lineTo(x, y);
+        ctx.lineTo(x + half, y - dir * 6);
+        ctx.closePath();
+      }
+      ctx.fill();
       ctx.font = "bold 12px system-ui, sans-serif";
       ctx.textAlign = "center";
       ctx.textBaseline = "middle";
@@ -604,8 +623,9 @@
     },
   };
 
-  // The y axis spans the bars, their error bars and the origin (0, or ×1 for a ratio), within the
-  // chart's limits (relativeLimits): beyond them a bar is off scale.
+  // The y axis spans the bars and the origin (0, or ×1 for a ratio), within the chart's limits (relativeLimits):
+  // beyond them a bar is off scale. Never the error bars: with three runs a side one wide interval (46 to 515,387
+  // files/s) would make every bar a sliver; a whisker past the axis is clipped there with an arrow (bbErrorBars).
   function fitAxis(scale) {
     const chart = scale.chart;
     const bb = chart.$bbAxis;
@@ -613,16 +633,14 @@
     let low = bb.origin, high = bb.origin;
     chart.data.datasets.forEach(function (dataset, datasetIndex) {
       if (!chart.isDatasetVisible(datasetIndex)) return;
-      dataset.data.forEach(function (value, i) {
-        if (value === null) return;
-        const error = dataset.bbErrors[i];
-        for (const v of error ? [value, error[0], error[1]] : [value]) {
-          if (log && v <= 0) continue;
-          low = Math.min(low, v);
-          high = Math.max(high, v);
-        }
+      dataset.data.forEach(function (value) {
+        if (value === null || (log && value <= 0)) return;
+        low = Math.min(low, value);
+        high = Math.max(high, value);
       });
     });
+    // Room above the highest bar for its verdict mark (a linear absolute axis; the others have theirs below).
+    if (!log && !bb.kind && high > 0) high *= ABSOLUTE_HEADROOM;
     if (bb.limits[0] !== null) low = Math.max(low, bb.limits[0]);
     if (bb.limits[1] !== null) high = Math.min(high, bb.limits[1]);
     // Every +++++ run is above its floor: the axis reaches past it, and the mark drawn at the top of the chart
@@ -992,7 +1010,11 @@
                 const extra = ["N=" + item.dataset.bbN[i]];
                 const floor = item.dataset.bbTooFastAbove && item.dataset.bbTooFastAbove[i];
                 if (floor) extra.push("the other runs " + view.status_text[TOO_FAST] + " (above " + formatValue(floor, chart, chartView, kind) + ")");
-                if (error) extra.push("95 % CI " + formatValue(error[0], chart, chartView, kind) + " to " + formatValue(error[1], chart, chartView, kind));
+                if (error) {
+                  const beyond = error[1] > item.chart.scales.y.max || (error[0] < item.chart.scales.y.min && error[0] > 0);
+                  extra.push("95 % CI " + formatValue(error[0], chart, chartView, kind) + " to " + formatValue(error[1], chart, chartView, kind) +
+                             (beyond ? " (whisker beyond the axis)" : ""));
+                }
                 if (verdict) extra.push(view.verdict_mark[verdict] + " " + view.verdict_text[verdict]);
                 return [text, "  " + extra.join(", ")];
               },
@@ -1016,13 +1038,20 @@
     return instance;
   }
 
-  // Lines of `text` no wider than `width` px in ctx's font.
+  // Lines of `text` no wider than `width` px in ctx's font; a word wider than that (an address) is broken where it
+  // has to be.
   function wrap(ctx, text, width) {
     const lines = [];
     let line = "";
     for (const word of text.split(" ")) {
       const next = line ? line + " " + word : word;
       if (line && ctx.measureText(next).width > width) { lines.push(line); line = word; } else line = next;
+      while (ctx.measureText(line).width > width && line.length > 1) {
+        let cut = line.length - 1;
+        while (cut > 1 && ctx.measureText(line.slice(0, cut)).width > width) cut -= 1;
+        lines.push(line.slice(0, cut));
+        line = line.slice(cut);
+      }
     }
     if (line) lines.push(line);
     return lines;
@@ -1043,20 +1072,49 @@
     return { items: items, rows: items.length ? row + 1 : 0 };
   }
 
-  // A chart as a PNG to paste into a slide: the chart as drawn, under its title, the baseline, the mode, the
-  // date and the caveats the answer gives for its tests (page cache, CPU, +++++), and the page's address.
-  // No SVG: Chart.js draws on a canvas only, and an SVG holding that bitmap would not be a vector drawing.
-  // Buttons: <button data-export-chart="KEY" data-format="png">.
+  // A chart as a PNG to paste into a slide: every panel of it as drawn (the block chart and its per-char axis, side
+  // by side or stacked as the page shows them), redrawn at EXPORT_SCALE pixels per CSS pixel whatever the screen's,
+  // under its title (wrapped, never cut), the baseline, the mode, the date and the caveats the answer gives for its
+  // tests (page cache, CPU, +++++), and the page's address. No SVG: Chart.js draws on a canvas only, and an SVG
+  // holding that bitmap would not be a vector drawing. Buttons: <button data-export-chart="KEY" data-format="png">;
+  // each export leaves its size and panels on the button (data-exported-*) for the tests.
+  const EXPORT_SCALE = 2;
+
+  // The chart redrawn at `scale` device pixels per CSS pixel, copied, and drawn again as it was.
+  function snapshot(instance, scale) {
+    const before = instance.options.devicePixelRatio;
+    instance.options.devicePixelRatio = scale;
+    instance.resize();
+    const copy = document.createElement("canvas");
+    copy.width = instance.canvas.width;
+    copy.height = instance.canvas.height;
+    copy.getContext("2d").drawImage(instance.canvas, 0, 0);
+    instance.options.devicePixelRatio = before;
+    instance.resize();
+    return copy;
+  }
+
   function exportChart(button) {
     const key = button.dataset.exportChart;
-    const canvas = document.querySelector('canvas[data-chart="' + key + '"]');
-    const instance = canvas && drawNow(canvas);
+    const canvases = [document.querySelector('canvas[data-chart="' + key + '"]')]
+      .concat(Array.from(document.querySelectorAll('canvas[data-part-of="' + key + '"]'))).filter(Boolean);
+    const instances = canvases.map(drawNow);
     const dataElement = document.getElementById("compare-data");
-    if (!instance || !dataElement) return;
+    if (!instances.length || !instances[0] || !dataElement) return;
+    const instance = instances[0];
     const payload = JSON.parse(dataElement.textContent);
     const compare = payload.compare;
-    const scale = canvas.width / (canvas.clientWidth || canvas.width);
-    const figure = canvas.closest("figure");
+    const scale = EXPORT_SCALE;
+    // each panel where the page shows it, relative to the box around them all
+    const boxes = canvases.map(function (canvas) { return canvas.getBoundingClientRect(); });
+    const left = Math.min.apply(null, boxes.map(function (b) { return b.left; }));
+    const top = Math.min.apply(null, boxes.map(function (b) { return b.top; }));
+    const right = Math.max.apply(null, boxes.map(function (b) { return b.right; }));
+    const bottom = Math.max.apply(null, boxes.map(function (b) { return b.bottom; }));
+    const panels = instances.map(function (chart, i) {
+      return chart ? { image: snapshot(chart, scale), x: (boxes[i].left - left) * scale, y: (boxes[i].top - top) * scale } : null;
+    }).filter(Boolean);
+    const figure = canvases[0].closest("figure");
     const heading = figure && figure.querySelector("h2");
     const title = heading ? heading.textContent.trim().replace(/\s+/g, " ") : key;
     const facts = "Baseline: " + payload.view.baseline_name + " · " + (compare.mode === "relative" ? "relative to the baseline" : "absolute values") +
@@ -1066,35 +1124,39 @@
       if (row.chart === key && row.caveat) caveats.push("⚠ " + row.title + ": " + row.caveat);
     });
     const pad = 12 * scale;
-    const width = canvas.width;
+    const width = Math.ceil((right - left) * scale);
     const out = document.createElement("canvas");
     const ctx = out.getContext("2d");
     const fonts = { title: "bold " + 16 * scale + "px system-ui, sans-serif", text: 12 * scale + "px system-ui, sans-serif" };
+    ctx.font = fonts.title;
+    const titleLines = wrap(ctx, title, width - 2 * pad);
     ctx.font = fonts.text;
     const textLines = wrap(ctx, facts, width - 2 * pad);
     const caveatLines = [];
     caveats.forEach(function (c) { caveatLines.push.apply(caveatLines, wrap(ctx, c, width - 2 * pad)); });
     const footer = wrap(ctx, location.href, width - 2 * pad);
     const line = 17 * scale;
-    const head = pad + 22 * scale + line * (textLines.length + caveatLines.length);
+    const titleLine = 22 * scale;
+    const head = pad + titleLine * titleLines.length + line * (textLines.length + caveatLines.length);
+    const drawn = Math.ceil((bottom - top) * scale);
     // A page with one shared legend has none on the canvas: the image gets the chart's own, so that it still says
     // which colour is which configuration.
     const legend = instance.$bb && instance.$bb.shared ? legendLayout(ctx, instance, width - 2 * pad, scale) : { items: [], rows: 0 };
     out.width = width;
-    out.height = Math.ceil(head + canvas.height + line * (legend.rows + footer.length) + pad);
+    out.height = Math.ceil(head + drawn + line * (legend.rows + footer.length) + pad);
     ctx.fillStyle = "#fff";
     ctx.fillRect(0, 0, out.width, out.height);
     ctx.textBaseline = "top";
     ctx.fillStyle = INK;
     ctx.font = fonts.title;
-    ctx.fillText(title, pad, pad);
+    let y = pad;
+    titleLines.forEach(function (text) { ctx.fillText(text, pad, y); y += titleLine; });
     ctx.font = fonts.text;
-    let y = pad + 22 * scale;
     textLines.forEach(function (text) { ctx.fillText(text, pad, y); y += line; });
     ctx.fillStyle = "#7a4100";
     caveatLines.forEach(function (text) { ctx.fillText(text, pad, y); y += line; });
-    ctx.drawImage(canvas, 0, head);
-    y = head + canvas.height;
+    panels.forEach(function (panel) { ctx.drawImage(panel.image, panel.x, head + panel.y); });
+    y = head + drawn;
     legend.items.forEach(function (item) {
       const box = 11 * scale;
       const top = y + item.row * line + (line - box) / 2;
@@ -1111,6 +1173,10 @@
     y += legend.rows * line;
     ctx.fillStyle = "#5b6670";
     footer.forEach(function (text) { ctx.fillText(text, pad, y); y += line; });
+    button.dataset.exportedWidth = String(out.width);
+    button.dataset.exportedHeight = String(out.height);
+    button.dataset.exportedPanels = String(panels.length);
+    button.dataset.exportedTitleLines = String(titleLines.length);
     const link = document.createElement("a");
     link.href = out.toDataURL("image/png");
     link.download = "bonnieboard-" + key + ".png";
@@ -1137,9 +1203,10 @@
     payload.bars.forEach(function (bars) {
       bars.forEach(function (bar) {
         // the rate every +++++ run of a cell is above: the axis reaches past it, as the compare page's does
-        if (bar.too_fast_above) top = Math.max(top, bar.too_fast_above * TOO_FAST_HEADROOM / 1.08);
+        if (bar.too_fast_above) top = Math.max(top, bar.too_fast_above * TOO_FAST_HEADROOM / ABSOLUTE_HEADROOM);
         if (bar.value === null) return;
-        top = Math.max(top, bar.error ? bar.error[1] : bar.value, bar.value);
+        // the bars set the axis, never their intervals: a whisker past it is clipped with an arrow (bbErrorBars)
+        top = Math.max(top, bar.value);
         if (bar.baseline) reference = bar.value;
       });
     });
@@ -1179,7 +1246,7 @@
         animation: false,
         scales: {
           x: { grid: { display: false } },
-          y: { beginAtZero: true, max: top ? top * 1.08 : undefined, title: { display: true, text: payload.test_title + ", " + payload.unit },
+          y: { beginAtZero: true, max: top ? top * ABSOLUTE_HEADROOM : undefined, title: { display: true, text: payload.test_title + ", " + payload.unit },
                ticks: { callback: function (value) { return fmtNumber(value / payload.divisor); } },
                afterBuildTicks: displayUnitTicks(payload.divisor) },
         },
@@ -1195,7 +1262,9 @@
             const bar = payload.bars[Number(canvas.dataset.matrixRow)][item.datasetIndex];
             if (bar.configuration === null) return item.dataset.label + ": no runs";
             if (item.raw === null) return item.dataset.label + ": " + (bar.status === TOO_FAST ? payload.status_text[TOO_FAST] : bar.status);
-            return item.dataset.label + ": " + fmtNumber(item.raw / payload.divisor) + " " + payload.unit + " (N=" + bar.n + (bar.verdict ? ", " + payload.verdict_mark[bar.verdict] + " " + bar.verdict.replace("_", " ") : "") + ")";
+            const ci = bar.error ? ", 95 % CI " + fmtNumber(bar.error[0] / payload.divisor) + " to " + fmtNumber(bar.error[1] / payload.divisor) +
+              (bar.error[1] > item.chart.scales.y.max ? " (whisker beyond the axis)" : "") : "";
+            return item.dataset.label + ": " + fmtNumber(item.raw / payload.divisor) + " " + payload.unit + " (N=" + bar.n + ci + (bar.verdict ? ", " + payload.verdict_mark[bar.verdict] + " " + bar.verdict.replace("_", " ") : "") + ")";
           } } },
         },
       },

@@ -5,7 +5,8 @@ window.addEventListener("DOMContentLoaded", function () {
   window.ui = SwaggerUIBundle({
     url: root.dataset.openapiUrl,
     dom_id: "#swagger-ui",
-    deepLinking: true,
+    // no deep links: their <a> inside each operation's <button> is a control nested in a control (axe: nested-interactive)
+    deepLinking: false,
     presets: [SwaggerUIBundle.presets.apis],
     layout: "BaseLayout",
     persistAuthorization: false,

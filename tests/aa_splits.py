@@ -3,12 +3,15 @@
 Every configuration of an A/A page is the same setup, so every better/worse verdict on it is a false alarm.
 Two sources:
 
-- **real**: the 24 runs of tests/data/aa/ (tests/data/aa/README.md), split into fake configurations:
+- **real**: the 24 runs of tests/data/aa/ (tests/data/aa/README.md) and the 24 partly +++++ runs of
+  tests/data/aa_censored/ (`n80`, `n64`; tests/data/aa_censored/README.md), split into fake configurations:
   `two_way_splits` (every unordered pair of disjoint groups of k runs), `sampled_two_way_splits` (a seeded
   sample of them) and `random_partitions` (a baseline and more configurations, seeded);
 - **simulated**: `simulated_page`, runs drawn from a log-normal with a given CV around a fixed profile of
   twelve means, optionally integer-rounded and +++++-censored as bonnie++ prints them, with an optional true
-  change (`effect`) on one test of one configuration (for power).
+  change (`effect`) on one test of one configuration (for power). `Noise(partly_censored=True)` gives the runs a
+  setup (SIZED_SETUP: a file size and -n) whose +++++ bounds the comparison works out, and puts 20–80 % of the runs
+  of each test that has a bound above it (PARTLY_CENSORED_SHARE).
 
 Pure: no pytest, no database, no HTTP; random numbers only from the `random.Random` passed in, so a seed
 gives the same pages on any machine. A page is a list of `RunFigures` whose tag `cfg` names its
@@ -25,11 +28,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
 
-from app.compare.figures import RunFigures, RunSetup
+from app import bonnie
+from app.compare.figures import NO_SETUP, RunFigures, RunSetup
 from app.ingest.parsing import OK, TESTS, TOO_FAST, ParsedRun, Result, parse_line
 
 AA_DIR = Path(__file__).resolve().parent / "data" / "aa"
-AA_FILES = {"tmpfs": AA_DIR / "tmpfs.csv", "ext4": AA_DIR / "ext4.csv"}
+AA_CENSORED_DIR = AA_DIR.parent / "aa_censored"
+AA_FILES = {
+    "tmpfs": AA_DIR / "tmpfs.csv",
+    "ext4": AA_DIR / "ext4.csv",
+    "n80": AA_CENSORED_DIR / "n80.csv",
+    "n64": AA_CENSORED_DIR / "n64.csv",
+}
 CONFIG_TAG = "cfg"
 BASELINE = "0"  # the baseline configuration's cfg tag
 
@@ -135,6 +145,11 @@ MEANS = (900.0, 120_000.0, 50_000.0, 2_500.0, 300_000.0, 180.0, 45.0, 20_000.0, 
 # With censoring: the share of runs of each test that print +++++ (took under MinTime, 0.5 s). Block I/O
 # and the slow, fsynced tests are always measured; seeks sometimes; the fast stats and a create often.
 CENSORED_SHARE = (0.0, 0.0, 0.0, 0.0, 0.0, 0.1, 0.0, 0.5, 0.0, 0.3, 0.7, 0.0)
+# Partly censored runs (Noise.partly_censored): a 256 MiB file (block I/O +++++ above 524,288 KiB/s) and -n 16
+# (file tests +++++ above 32,768 files/s), as bonnie.too_fast_above works them out from the line; per test the
+# share of runs above that bound, 20–80 % wherever a bound exists (per-char I/O is never that fast; seeks have none).
+SIZED_SETUP = RunSetup(256, None, (16, 0, 0, 0, None), None, None, None, None)
+PARTLY_CENSORED_SHARE = (0.0, 0.2, 0.5, 0.0, 0.8, 0.0, 0.3, 0.8, 0.5, 0.6, 0.7, 0.4)
 CPU_PCT, LATENCY_US = 50, 100  # every simulated run's %CPU and latency: equal, so they never give a verdict
 
 
@@ -147,13 +162,44 @@ class Noise:
     cv: float
     rounded: bool = False
     censored: bool = False
+    partly_censored: bool = False  # SIZED_SETUP's bounds, PARTLY_CENSORED_SHARE of the runs above them
 
     @property
     def sigma(self) -> float:
         return math.sqrt(math.log1p(self.cv * self.cv))
 
+    @property
+    def setup(self) -> RunSetup:
+        return SIZED_SETUP if self.partly_censored else NO_SETUP
+
+    def means(self) -> tuple[float, ...]:
+        """Per test, the true mean: MEANS, or with partly_censored, for a test with a share, the mean whose runs
+        exceed the setup's bound with that share (log X ~ N(log mean − σ²/2, σ²))."""
+        if not self.partly_censored:
+            return MEANS
+        sigma = self.sigma
+        means = []
+        for test, mean, share in zip(TESTS, MEANS, PARTLY_CENSORED_SHARE, strict=True):
+            bound = self._sized_bound(test)
+            if share <= 0 or bound is None:
+                means.append(mean)
+                continue
+            z = NormalDist().inv_cdf(1 - share)
+            means.append(bound * math.exp(sigma * sigma / 2 - sigma * z))
+        return tuple(means)
+
+    @staticmethod
+    def _sized_bound(test: str) -> float | None:
+        file_test = SIZED_SETUP.file_test
+        return bonnie.too_fast_above(test, SIZED_SETUP.file_size_mib, file_test[0] if file_test else None)
+
     def bounds(self) -> tuple[float | None, ...]:
         """Per test, the rate above which bonnie++ prints +++++ (None: never)."""
+        if self.partly_censored:
+            return tuple(
+                self._sized_bound(test) if share > 0 else None
+                for test, share in zip(TESTS, PARTLY_CENSORED_SHARE, strict=True)
+            )
         if not self.censored:
             return (None,) * len(TESTS)
         sigma = self.sigma
@@ -175,7 +221,7 @@ def simulated_results(
     sigma = noise.sigma
     mu_shift = -sigma * sigma / 2  # the log-normal's mean is then exactly the true mean
     results = []
-    for t, mean in enumerate(MEANS):
+    for t, mean in enumerate(noise.means()):
         true_mean = mean * (factors[t] if t < len(factors) else 1.0)
         value: float = true_mean * math.exp(rng.gauss(mu_shift, sigma))
         bound = bounds[t]  # file size / MinTime: the same for every configuration, changed or not
@@ -215,6 +261,7 @@ def simulated_page(
                     "1.98",
                     "2.00a",
                     simulated_results(rng, noise, bounds, factors),
+                    noise.setup,
                 )
             )
     return page

@@ -85,7 +85,18 @@ def test_a_storage_win_names_the_configuration_and_its_factor_with_the_interval(
     assert block_write["outcome"] == "better" and block_write["mark"] == "▲"
     assert block_write["who"] == "fs=xfs" and block_write["configuration"] == OTHER and block_write["named"] == [OTHER]
     assert block_write["factor"] == "×1.20 faster (95 % CI ×1.10 to ×1.31)"
-    assert block_write["caveat"] is None and block_write["chart"] == "block_io"
+    assert block_write["chart"] == "block_io"
+    # no run's RAM is known and 3 GiB fits a common machine's page cache twice over: nothing says it was the disk
+    assert block_write["caveat_code"] == "ram_unknown"
+    assert block_write["caveat"] == (
+        "RAM unknown: may be the page cache (file 3 GiB) — tag the runs ram_mib=<the machine's RAM in MiB>"
+    )
+    assert block_write["outcome"] == "better"  # a caution, not a finding: the verdict stands
+    # the RAM known (a runner's document or a ram_mib tag) and no counter saying "cached": no caveat
+    data["setup"] = [dict(r, ram_mib=24105) for r in data["setup"]]
+    assert row(data, "block_write")["caveat"] is None
+    # and the file tests' working set is their files, not -s: no RAM caveat on them
+    assert row(comparison({BASE: {}, OTHER: {}}, ram_mib=None), "files")["caveat"] is None
 
 
 def test_a_cached_win_is_not_a_storage_win_and_says_what_to_rerun_with():
@@ -291,3 +302,77 @@ def test_the_compare_and_matrix_pages_open_with_the_answer_and_the_summary_follo
     matrix = client.get(f"/matrix?rows=fs&cols=dev&runs={runs}").text
     assert matrix.index('class="answer"') < matrix.index('class="matrix-table"')
     assert 'data-family="block_write" data-outcome="better"' in matrix
+
+
+# ==== Low power, bounds that chance gives, a caveat every row has ====
+
+
+def test_a_row_the_page_could_not_have_seen_says_it_cannot_tell_with_its_runs():
+    # the issue's seeks row: ×8.77 slower, all three runs of one side below all three of the other, within noise on
+    # a page whose 3 runs a side could have seen only changes past ×100: not "no difference beyond noise"
+    data = comparison(
+        {BASE: {}, OTHER: {"seeks": cell("seeks", "within_noise", geo=1 / 8.77) | {"detectable_pct": 12_000.0}}},
+        ram_mib=None,
+    )
+    seeks = row(data, "seeks")
+    assert seeks["outcome"] == "within_noise" and seeks["mark"] == "~"
+    assert seeks["who"] == "cannot tell with 3 runs a side"
+    assert seeks["factor"] == "×8.77 slower (fs=xfs) in these runs; N = 3 cannot tell changes smaller than ×100 here"
+    # two significant figures below ×100; and "no difference" where a 10 % change could have been seen
+    data["charts"][1]["configurations"][1]["tests"][0]["detectable_pct"] = 140.0
+    assert row(data, "seeks")["factor"].endswith("in these runs; could have seen ×2.4 either way")
+    data["charts"][1]["configurations"][1]["tests"][0]["detectable_pct"] = 9.7
+    assert row(data, "seeks")["who"] == "no difference beyond noise"
+
+
+def test_a_bound_its_rank_test_does_not_hold_is_said_not_claimed():
+    # 3 v 3 runs, every +++++ run above every measured one: at least ×1.76 slower in these runs, as chance separates
+    # them once in 10 pages; the cell is unknown, and the row says what the runs show without a mark
+    slow = cell("seq_create", "unknown", bound=1 / 1.7612, n_too_fast=0) | {"n": 3}
+    base = cell("seq_create", n_too_fast=3) | {"n": 0}
+    others = {t: cell(t, "unknown", n_too_fast=3) | {"n": 0} for t in answer.FAMILIES[-1].tests if t != "seq_create"}
+    data = comparison({BASE: {"seq_create": base}, OTHER: {"seq_create": slow} | others})
+    files = row(data, "files")
+    assert files["outcome"] == "unknown" and files["mark"] == "?"
+    assert files["who"] == "cannot tell"
+    assert files["factor"] == "3 v 3 runs; at least ×1.76 slower in these runs (fs=xfs)"
+    # beside file tests within noise, the row says it of that test too
+    data = comparison({BASE: {"seq_create": base}, OTHER: {"seq_create": slow}})
+    files = row(data, "files")
+    assert files["outcome"] == "within_noise"
+    assert files["factor"].endswith(
+        "; seq. create cannot tell (3 v 3 runs; at least ×1.76 slower in these runs, fs=xfs)"
+    )
+
+
+def test_a_caveat_every_row_has_is_said_once_above_them():
+    noisy = {"code": "noisy", "text": "other load competed …"}
+    moved = {t: cell(t, "within_noise", geo=1.0, hints=[noisy]) for f in answer.FAMILIES for t in f.tests}
+    moved["rewrite"] = cell("rewrite", "better", geo=2.27, ci=[1.72, 2.99], hints=[noisy])
+    data = comparison({BASE: {}, OTHER: moved})
+    rows = answer.rows(data, RATE_CHART_KEYS)
+    said = "other load competed (the runner's counters): rerun on a quiet machine"
+    assert answer.shared_caveat(rows) == said
+    assert all(r["caveat_shared"] and r["caveat"] == said for r in rows)  # kept for the charts' PNG
+    # one row without it: each row keeps its own, none is said above
+    moved["seeks"] = cell("seeks", "within_noise", geo=1.0)
+    rows = answer.rows(comparison({BASE: {}, OTHER: moved}), RATE_CHART_KEYS)
+    assert answer.shared_caveat(rows) is None and not any(r["caveat_shared"] for r in rows)
+
+
+def test_the_legend_says_the_minimum_effect_is_of_the_estimate_and_the_page_is_controlled_together():
+    text = answer.legend({"min_effect": 1.1})
+    assert "×1.1 either way" in text and "of the estimate, not its interval" in text
+    assert "counted together (more configurations, larger changes needed)" in text
+
+
+def test_an_upload_without_the_ram_gets_the_caveat_and_a_ram_mib_tag_clears_it(client):
+    # bonnie++ -s 256M lines with no runner document: a 256 MiB file fits any machine's page cache twice over,
+    # and nothing says how much RAM this one had
+    ids = post_csv(client, sweep_csv("ext4") + sweep_csv("xfs")).json()["created"]
+    html = client.get("/compare", params={"runs": ",".join(map(str, ids))}).text
+    assert "RAM unknown: may be the page cache" in html and "ram_mib=" in html
+    tagged = post_csv(client, (sweep_csv("ext4") + sweep_csv("xfs")).replace("-box", "-tagged"), tag=["ram_mib=512"])
+    tagged = tagged.json()["created"]
+    html = client.get("/compare", params={"runs": ",".join(map(str, tagged))}).text
+    assert "RAM unknown" not in html

@@ -124,10 +124,12 @@ def test_the_first_screen_names_the_cache_caveat_and_shows_a_chart_on_a_desktop(
                 assert chart_top + 150 <= height, f"the first chart starts at {chart_top:.0f} px"
             else:  # a phone: the answer first, then the charts
                 assert answer_top < height / 2 and answer_top < chart_top
-            # the chart first is that of the row the answer leads with (its first verdict beyond the noise)
+            # the chart first is that of the row the answer leads with: its first verdict beyond the noise, else its
+            # first row. The sweep has none: its "at least ×14 slower" seq. create rested on 3 v 3 runs separated
+            # outright, as chance separates them once in 10 pages, and says "cannot tell" now.
             decided = page.locator(".answer-table tr[data-outcome=worse], .answer-table tr[data-outcome=better]")
-            assert decided.first.get_attribute("data-family") == "files"
-            assert first_chart.get_attribute("id") == "figure-metadata"
+            assert decided.count() == 0
+            assert first_chart.get_attribute("id") == "figure-block_io"
             # the full summary, the spread figures and the setup are below the charts or folded
             assert page.locator("#summary").bounding_box()["y"] > chart_top
             assert not page.locator("details.spread").evaluate("d => d.open")
@@ -191,8 +193,10 @@ def test_relative_mode_keeps_the_named_bars_on_scale_with_one_label_per_clipped_
         assert png[:8] == b"\x89PNG\r\n\x1a\n"
         width, height = struct.unpack(">II", png[16:24])
         canvas = page.evaluate(
-            "() => { const c = document.querySelector('canvas[data-chart=block_io]'); return [c.width, c.height]; }"
+            "() => { const r = document.querySelector('canvas[data-chart=block_io]').getBoundingClientRect();"
+            " return [r.width, r.height]; }"
         )
-        assert width == canvas[0] and height > canvas[1] + 100  # four lines of caveats, the facts and the title
+        # at 2 pixels per CSS pixel, with four lines of caveats, the facts and the title above the chart
+        assert abs(width - 2 * canvas[0]) <= 2 and height > 2 * canvas[1] + 200
     finally:
         page.close()

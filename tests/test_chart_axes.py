@@ -143,3 +143,112 @@ def test_a_matrix_s_small_charts_mark_too_fast_above_its_floor(tmp_path):
         assert set(chart["floors"]) <= {16384, None}
         for mark in chart["marks"]:
             assert mark["y"] + mark["height"] < chart["floorY"], mark
+
+
+WIDTHS = {"desktop": {"width": 1366, "height": 900}, "phone": PHONE}
+AXIS_OF_THE_BARS = """{
+    max: chart.scales.y.max,
+    bars: Math.max(0, ...chart.data.datasets.flatMap(d => d.data.filter(v => v !== null))),
+    floors: Math.max(0, ...chart.data.datasets.flatMap(d => (d.bbTooFastAbove || []).filter(Boolean))),
+    whiskers: Math.max(0, ...chart.data.datasets.flatMap(d => d.bbErrors.filter(Boolean).map(e => e[1]))),
+    clipped: chart.$bbErrorBars.filter(b => b.clipped).length,
+    log: chart.scales.y.type === "logarithmic",
+}"""
+
+
+def png_size(path: str) -> tuple[int, int]:
+    header = Path(path).read_bytes()[:24]
+    assert header[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
+
+
+def test_axes_matrix_focus_and_png_at_desktop_and_phone_width(tmp_path):
+    """The sample sweep (3 runs a configuration, some with intervals four times their mean) at 1366 and 390 px:
+    every absolute axis is set by its bars and +++++ floors, never by a whisker (those past it are clipped); the
+    matrix fits the screen; the focus stays on the control an update replaced; a chart's PNG is twice the size
+    drawn, with the per-char panel beside the block chart."""
+    with sample_board(tmp_path) as base_url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        errors: list[str] = []
+        for name, viewport in WIDTHS.items():
+            page = browser.new_context(viewport=viewport, accept_downloads=True).new_page()
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.goto(f"{base_url}{SWEEP_COMPARE}")
+            clipped = 0
+            canvases = page.evaluate(
+                """() => [...document.querySelectorAll('canvas[data-chart], canvas[data-part-of]')].map(c =>
+                          c.dataset.chart ? `canvas[data-chart=${c.dataset.chart}]` : `canvas[data-part-of=${c.dataset.partOf}]`)"""
+            )
+            assert len(canvases) >= 7
+            for selector in canvases:
+                axis = chart_state(page, selector, AXIS_OF_THE_BARS)
+                # a linear axis: room for the verdict marks above the bars and the +++++ marks above their floor
+                reach = axis["bars"] if axis["log"] else max(axis["bars"] * 1.08, axis["floors"] * 1.2)
+                # then a round top: at most one tick step (a sixth of the axis, rounded up) past them
+                assert reach <= axis["max"] <= reach * 1.6, (name, selector, axis)
+                clipped += axis["clipped"]
+                assert axis["clipped"] == 0 or axis["whiskers"] > axis["max"]
+            assert clipped > 0, name  # the sweep's widest intervals reach beyond their axes
+            # the tables of every figure give each interval whole
+            page.locator(".heat-fold summary").click()
+            assert page.locator(".heat-table small.ci").first.inner_text().startswith("CI ")
+
+            # A chart's PNG: both panels of the block chart, at 2 pixels per CSS pixel of the box around them.
+            box = page.evaluate(
+                """() => { const rs = [...document.querySelectorAll('canvas[data-chart=block_io], canvas[data-part-of=block_io]')]
+                           .map(c => c.getBoundingClientRect());
+                           return [Math.min(...rs.map(r => r.left)), Math.max(...rs.map(r => r.right)), rs.length]; }"""
+            )
+            with page.expect_download() as download:
+                page.locator('button[data-export-chart="block_io"]').dispatch_event("click")
+            width, height = png_size(download.value.path())
+            exported = page.locator('button[data-export-chart="block_io"]').evaluate("b => ({...b.dataset})")
+            assert box[2] == 2 and exported["exportedPanels"] == "2"
+            assert abs(width - 2 * (box[1] - box[0])) <= 2 and height > width / 2, (name, width, height, box)
+
+            # Focus after each update: a mode radio chosen by the keyboard, then Enter in Group by. Each update
+            # replaces the form (the old one is marked, to wait for the new).
+            replaced = "() => !document.querySelector('form.compare-controls[data-old]') && document.activeElement.name"
+            mark_old = "document.querySelector('form.compare-controls').dataset.old = '1'"
+            page.evaluate(mark_old)
+            page.focus("input[name=mode][value=absolute]")
+            page.keyboard.press("ArrowDown")
+            page.wait_for_function(replaced)
+            assert page.evaluate("[document.activeElement.name, document.activeElement.value]") == ["mode", "relative"]
+            page.evaluate(mark_old)
+            page.fill("input[name=group]", "fs,mode")
+            page.press("input[name=group]", "Enter")
+            page.wait_for_function(replaced)
+            assert page.evaluate("document.activeElement.name") == "group" and "group=fs,mode" in page.url
+            # the seeks chart's relative title is wider than a phone's chart: wrapped, not cut
+            with page.expect_download():
+                page.locator('button[data-export-chart="seeks"]').dispatch_event("click")
+            title_lines = page.locator('button[data-export-chart="seeks"]').get_attribute("data-exported-title-lines")
+            assert int(title_lines) >= (2 if name == "phone" else 1)
+            page.goto(f"{base_url}/compare")
+            page.keyboard.press("Tab")
+            assert page.evaluate("document.activeElement.className") == "skip-link"
+
+            # The matrix fits the screen: no sideways scroll, its table within the viewport; cards on a phone.
+            page.goto(f"{base_url}/matrix?rows=fs&cols=mode&test=put_block&runs={','.join(map(str, SWEEP_IDS))}")
+            fits = page.evaluate(
+                """() => ({page: document.documentElement.scrollWidth, table: document.querySelector('.matrix-table').scrollWidth,
+                           scroller: document.querySelector('.matrix-scroll').scrollWidth,
+                           row: getComputedStyle(document.querySelector('.matrix-table tbody tr')).display,
+                           chart: document.querySelector('canvas[data-matrix-row]').getBoundingClientRect().top + scrollY})"""
+            )
+            assert fits["page"] <= viewport["width"] and fits["scroller"] <= viewport["width"], (name, fits)
+            assert fits["row"] == ("block" if name == "phone" else "table-row")
+            if name == "phone":
+                assert fits["chart"] < 2 * viewport["height"], fits
+            rows = [
+                chart_state(page, f"canvas[data-matrix-row='{index}']", AXIS_OF_THE_BARS)
+                for index in range(page.locator("canvas[data-matrix-row]").count())
+            ]
+            # one axis for every row's chart, set by the highest bar of them all
+            reach = max(max(row["bars"] * 1.08, row["floors"] * 1.2) for row in rows)
+            assert all(reach <= row["max"] <= reach * 1.6 for row in rows), rows
+            page.screenshot(path=str(tmp_path / f"matrix-{name}.png"), full_page=True)
+            page.context.close()
+        browser.close()
+    assert errors == []

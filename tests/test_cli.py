@@ -3,6 +3,7 @@
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,14 @@ def test_a_document_the_api_would_refuse_is_one_line_and_stores_nothing(tmp_path
 
 # The command's own peak (Python, SQLAlchemy, the app: about 70 MiB) and the limit's worth of file, with room.
 MAX_COMMAND_PEAK_MIB = 150
+# argv: PEAK_FILE COMMAND...: runs the command, writes its peak resident KiB to PEAK_FILE, exits with its status.
+_REAP_WITH_PEAK = """
+import os, sys
+pid = os.spawnv(os.P_NOWAIT, sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
 
 
 def test_a_huge_document_file_is_refused_without_being_read_whole(tmp_path):
@@ -146,23 +155,24 @@ def test_a_huge_document_file_is_refused_without_being_read_whole(tmp_path):
     path = tmp_path / "huge.json"
     with path.open("wb") as file:
         file.truncate(300 * 2**20)
-    stderr = tmp_path / "stderr"
+    stderr, peak = tmp_path / "stderr", tmp_path / "peak"
     with stderr.open("w") as errors:
-        process = subprocess.Popen(
-            [BONNIEBOARD, "ingest", CORPUS_DIR / "bonnie200-sample.csv", "--document", path],
+        # Started by a small Python that reaps it: a child forked from this test process would count this process's
+        # resident size, hundreds of MiB late in the suite, in its own ru_maxrss.
+        process = subprocess.run(
+            [sys.executable, "-c", _REAP_WITH_PEAK, peak, BONNIEBOARD, "ingest", CORPUS_DIR / "bonnie200-sample.csv"]
+            + ["--document", path],
             env=os.environ | {"BONNIEBOARD_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}"},
             cwd=tmp_path,
             stdout=subprocess.DEVNULL,
             stderr=errors,
         )
-        _, status, usage = os.wait4(process.pid, 0)  # reaped here, for this process's own peak memory
-    process.returncode = os.waitstatus_to_exitcode(status)
     assert process.returncode == 2, stderr.read_text()
     assert stderr.read_text().splitlines() == [
         f"bonnieboard: {path}: the document file is {300 * 2**20} bytes; the limit is 1048576 "
         "(BONNIEBOARD_MAX_DOCUMENT_BYTES)"
     ]
-    peak_mib = usage.ru_maxrss / 1024  # Linux counts it in KiB
+    peak_mib = int(peak.read_text()) / 1024  # Linux counts ru_maxrss in KiB
     assert peak_mib < MAX_COMMAND_PEAK_MIB, peak_mib
     assert not (tmp_path / "cli.db").exists() or count_runs(tmp_path) == 0
 
@@ -171,3 +181,15 @@ def test_a_document_file_that_is_not_there_is_one_line(tmp_path):
     missing = tmp_path / "none.json"
     line = one_error_line(run_cli(tmp_path, "ingest", CORPUS_DIR / "bonnie200-sample.csv", "--document", missing))
     assert line == f"bonnieboard: {missing}: No such file or directory"
+
+
+def test_ingest_names_the_lines_of_a_report_file_it_did_not_read(tmp_path):
+    """A report saved with the shell session around it: the prose is named with its line, as the API's `skipped`."""
+    report = (Path(__file__).resolve().parent / "data" / "reports" / "real-default.txt").read_text()
+    pasted = tmp_path / "session.txt"
+    pasted.write_text("$ bonnie++ -d /mnt -u root\nUsing uid:0, gid:0.\n" + report)
+    result = run_cli(tmp_path, "ingest", pasted)
+    assert result.returncode == 0, result.stderr
+    assert f"{pasted}:1: 2 lines were not read (neither a report nor a CSV line): $ bonnie++ -d /mnt -u root" in (
+        result.stdout.splitlines()
+    )

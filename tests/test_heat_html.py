@@ -19,6 +19,7 @@ REFERENCE = Environment(autoescape=True).from_string(
           {%- if cell.text == "+++++" %}<span title="the test took under 0.5 s: too fast to measure">+++++</span>"""
     """{% else %}{{ cell.text }}{% endif %}
           {%- if cell.n > 1 %}<small class="n">N={{ cell.n }}</small>{% endif %}
+          {%- if cell.ci %}<small class="ci">CI {{ cell.ci }}</small>{% endif %}
           {%- if cell.relative %}<small class="rel">{{ cell.relative }}</small>{% endif %}</td>{% endfor %}"""
 )
 
@@ -60,7 +61,11 @@ def test_every_text_of_a_cell_is_escaped():
     table = {
         "columns": [{"test": "putc", "measure": "value", "unit": "KiB/s", "group_start": True}],
         "rows": [
-            {"cells": [{"text": HOSTILE, "relative": HOSTILE, "status": "ok", "verdict": "better", "n": 2}]},
+            {
+                "cells": [
+                    {"text": HOSTILE, "relative": HOSTILE, "ci": HOSTILE, "status": "ok", "verdict": "better", "n": 2}
+                ]
+            },
         ],
     }
     [cells] = heat_html.section_cells(table, {"indexes": [0]})

@@ -32,3 +32,38 @@ def test_the_runners_device_bound_verdict_is_not_contradicted_by_the_line_only_g
 def test_nor_by_a_cpu_guess_from_the_lines_cpu_column():
     assert [h["code"] for h in hints_of_get_block([DEVICE_BOUND], cpu_pct=97.0)] == ["device_bound"]
     assert [h["code"] for h in hints_of_get_block(None, cpu_pct=97.0)] == ["cpu_bound", "cached"]
+
+
+def test_the_runners_evidence_is_listed_with_its_own_figures_where_they_were_measured():
+    """Two tests limited by a CPU quota at 19 % and 20 % CPU, and two throttled tests with their own MiB: each text
+    is listed where it holds, never one test's figures for both nor the ≥ 90 % CPU rule; a line rule whose figures
+    differ is still said once by its general rule."""
+    from app.compare.engine import hint_list
+    from app.compare.hints import GENERAL_TEXT, cpu_bound, hint
+
+    quota = "the CPU quota of 0.2 CPUs held the runner: CPU time was {} % of the wall time"
+    read = "throttled to 16 MiB/s read: the {} MiB read there take 2.00 s at its read limit"
+    chart = {
+        "hints": [],
+        "configurations": [
+            {
+                "configuration": 1,
+                "tests": [
+                    {"test": "putc", "hints": [hint("cpu_bound", quota.format(19))]},
+                    {"test": "getc", "hints": [hint("cpu_bound", quota.format(20))]},
+                    {"test": "put_block", "hints": [hint("device_bound", read.format("0.0"))]},
+                    {"test": "get_block", "hints": [hint("device_bound", read.format("32.0"))]},
+                    {"test": "seq_create", "hints": [cpu_bound(95)]},
+                    {"test": "ran_create", "hints": [cpu_bound(97)]},
+                ],
+            }
+        ],
+    }
+    listed = [(item["text"], item["where"]) for item in hint_list(chart, {1: "ext4"})]
+    assert listed == [
+        (quota.format(19), ["ext4: putc"]),
+        (quota.format(20), ["ext4: getc"]),
+        (read.format("0.0"), ["ext4: put_block"]),
+        (read.format("32.0"), ["ext4: get_block"]),
+        (GENERAL_TEXT["cpu_bound"], ["ext4: seq_create", "ext4: ran_create"]),
+    ]

@@ -2,6 +2,7 @@
 (a test-only dependency), and as properties (Hypothesis): a verdict never claims a difference between
 a group and itself, a large shift always gives one, and fewer than two values never give one."""
 
+import itertools
 import math
 
 import pytest
@@ -177,3 +178,45 @@ def test_holm_by_hand():
 )
 def test_decide_needs_both_the_page_wide_p_and_the_minimum_effect(geo_ratio, p, higher_is_better, expected):
     assert stats.decide(geo_ratio, p, higher_is_better, 1.05) == expected
+
+
+# ==== +++++ inside the page's error control: the rank test ====
+
+
+def test_separated_plus_runs_are_as_likely_as_chance_makes_them():
+    # every +++++ run above every measured one: 2 of C(2n, n) orderings are that separated, either way
+    # (1/3 at N = 2, 1/10 at N = 3, 1/35 at N = 4, 2/924 at N = 6)
+    for n, expected in ((2, 1 / 3), (3, 1 / 10), (4, 1 / 35), (6, 2 / 924)):
+        assert stats.censored_rank_p([float(v) for v in range(1, n + 1)], 0, [], n) == pytest.approx(expected)
+    # every run +++++, or a side of one run: nothing to rank
+    assert stats.censored_rank_p([], 3, [], 3) is None and stats.censored_rank_p([5.0], 0, [], 3) is None
+
+
+def test_the_rank_test_is_scipys_mann_whitney_with_plus_runs_tied_above_everything():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    big = 1e12  # a stand-in above every measured rate, tied among the +++++ runs
+    cases = [
+        ([120.0, 130.0, 125.0], 0, [100.0, 110.0, 140.0], 0),  # no +++++, no ties: scipy's exact
+        ([120.0, 130.0], 2, [100.0, 110.0, 140.0], 1),
+        ([50.0, 50.0, 60.0], 3, [55.0, 70.0, 70.0, 80.0], 0),  # ties among the measured too
+    ]
+    for side, side_plus, base, base_plus in cases:
+        got = stats.censored_rank_p(side, side_plus, base, base_plus)
+        x, y = side + [big] * side_plus, base + [big] * base_plus
+        if side_plus or base_plus or len(set(x + y)) < len(x + y):
+            # ties: every way of dealing the pooled runs' mid-ranks, a rank sum as far from its mean as the one seen
+            ranks = scipy_stats.rankdata(x + y)
+            centre = len(x) * (len(x + y) + 1) / 2
+            seen = abs(ranks[: len(x)].sum() - centre)
+            deals = list(itertools.combinations(ranks, len(x)))
+            expected = sum(abs(sum(deal) - centre) >= seen - 1e-9 for deal in deals) / len(deals)
+        else:
+            expected = scipy_stats.mannwhitneyu(x, y, method="exact").pvalue
+        assert got == pytest.approx(expected, rel=1e-9), (side, side_plus, base, base_plus)
+    # beyond EXACT_RANK_RUNS: the normal approximation with the ties' correction, as scipy's asymptotic one
+    side = [float(v) for v in range(100, 116)]
+    base = [float(v) + 0.5 for v in range(104, 116)]
+    got = stats.censored_rank_p(side, 2, base, 4)
+    x, y = side + [big] * 2, base + [big] * 4
+    expected = scipy_stats.mannwhitneyu(x, y, method="asymptotic", use_continuity=False).pvalue
+    assert len(x + y) > stats.EXACT_RANK_RUNS and got == pytest.approx(expected, rel=1e-6)

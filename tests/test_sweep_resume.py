@@ -100,6 +100,14 @@ def _runner_processes(plan: Path) -> list[str]:
     return found
 
 
+def _assert_no_runner_outlives(plan: Path) -> None:
+    """The sweep was killed: within seconds no runner of its study is left (the kernel's parent-death signal)."""
+    deadline = time.monotonic() + 10
+    while _runner_processes(plan) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _runner_processes(plan) == [], "the runner outlived the sweep"
+
+
 def test_a_killed_sweep_resumes_without_storing_a_round_twice(runner_binary, loop_device, tmp_path):
     plan = _plan(tmp_path, loop_device, rounds="1")
     with live_server(f"sqlite:///{tmp_path / 'board.db'}") as server, answer_holding_proxy(server.url) as held:
@@ -121,10 +129,7 @@ def test_a_killed_sweep_resumes_without_storing_a_round_twice(runner_binary, loo
             if sweep.poll() is None:
                 sweep.kill()
                 sweep.wait()
-        deadline = time.monotonic() + 10
-        while _runner_processes(plan) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert _runner_processes(plan) == [], "the runner outlived the sweep"
+        _assert_no_runner_outlives(plan)
         release.set()
         stored = _get_json(f"{server.url}/api/runs?tag=study=pytest-sweep")["items"]
         assert len(stored) == 1
@@ -180,10 +185,7 @@ def test_resume_leaves_a_mount_that_is_not_the_studys_own(runner_binary, loop_de
     progress = (tmp_path / "study.plan.sweep" / "progress").read_text()
     assert f"device {loop_device}\n" in progress and f"mountpoint {mountpoint}\n" in progress
     assert _mounted(mountpoint)
-    deadline = time.monotonic() + 10
-    while _runner_processes(plan) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _runner_processes(plan) == [], "the runner outlived the sweep"
+    _assert_no_runner_outlives(plan)
     assert subprocess.run(["umount", mountpoint]).returncode == 0
     assert subprocess.run(["mount", "-t", "tmpfs", "someone-elses", mountpoint]).returncode == 0
     try:

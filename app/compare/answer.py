@@ -3,11 +3,14 @@
 
 Pure: takes what app/compare/engine.compare() returned and gives back rows; the templates only print them.
 Each row says, against the baseline configuration, which configuration is faster beyond the noise (the
-page's own verdicts: Holm-adjusted, at least the minimum effect, or a +++++ bound), by what factor with
-its 95 % interval, or "no difference beyond noise", or that it cannot tell — and, in the same row, the
-caveat when what limited the result was not the disk: the page cache (the file is under twice the RAM,
-or the runner's counters say so), the CPU, other load, or +++++ (bonnie.TOO_FAST_MEANING). A result the
-cache or the CPU limited is never a storage win: its row is `not_disk`, whatever its verdict.
+page's own verdicts: Holm-adjusted, at least the minimum effect; a +++++ bound once its rank test holds on the
+page), by what factor with its 95 % interval, or "no difference beyond noise" where the page could have seen the
+change a reader cares about, "cannot tell with N runs a side" where it could not, or that it cannot tell — and,
+in the same row, the caveat when what limited the result was not the disk: the page cache (the file is under
+twice the RAM, or the runner's counters say so; or the RAM is unknown and the file small enough for a common
+machine's), the CPU, other load, or +++++ (bonnie.TOO_FAST_MEANING). A result the cache or the CPU limited is
+never a storage win: its row is `not_disk`, whatever its verdict. A caveat every row has is said once, above
+them (`caveat_shared`).
 
 Per-char tests have no row: they measure the C library and the CPU (app/compare/hints.py).
 """
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app import bonnie
+from app.compare.stats import cared_effect_pct
 from app.units import format_size_mib, gib_at_least
 
 BETTER, WORSE, NOISE, UNKNOWN = "better", "worse", "within_noise", "unknown"
@@ -28,7 +32,12 @@ NOT_DISK = "not_disk"  # a better or worse verdict whose limiter was not the dis
 # The limiter codes (line hints and the runner's evidence) that make a result not the disk's.
 NOT_DISK_CODES = ("cached", "cpu_bound")
 # Caveats in the order a row names them: the first found is the row's.
-CAVEAT_ORDER = ("cached", "cpu_bound", "noisy", "too_fast", "too_short")
+CAVEAT_ORDER = ("cached", "cpu_bound", "ram_unknown", "noisy", "too_fast", "too_short")
+RAM_UNKNOWN = "ram_unknown"
+# The block tests' working set is the file: where no run's RAM is known, a file under twice this much may have been
+# the page cache's on a common machine (a 24 GiB server, a 32 GiB workstation).
+COMMON_RAM_MIB = 32 * 1024
+BLOCK_TESTS = tuple(t.name for t in bonnie.CATALOG if t.family == bonnie.BLOCK_IO and not t.per_char)
 TOO_FAST_CODES = ("too_fast", "too_short")
 MARK = {BETTER: "▲", WORSE: "▼", NOISE: "~", UNKNOWN: "?", NOT_DISK: "⚠"}
 
@@ -76,6 +85,26 @@ def _factor(cell: dict[str, Any]) -> float | None:
     return None
 
 
+# Past this factor a detectable change is said as a floor: its exact size says nothing more to a reader.
+LARGEST_SAID_FACTOR = 100
+
+
+def change_text(pct: float) -> str:
+    """A detectable change to two significant figures: "±18 %" below a doubling, "×2.4" or "×18" beyond (−90 % is
+    ÷10, not −900 %)."""
+    if pct < 100:
+        return f"±{float(f'{pct:.2g}'):g} %"
+    return f"×{float(f'{1 + pct / 100:.2g}'):,g}"
+
+
+def could_have_seen(pct: float, n: int) -> str:
+    """What a cell could have seen: "could have seen ×2.4 either way", or past ×100 "N = 2 cannot tell changes
+    smaller than ×100 here"."""
+    if 1 + pct / 100 > LARGEST_SAID_FACTOR:
+        return f"N = {n} cannot tell changes smaller than ×{LARGEST_SAID_FACTOR} here"
+    return f"could have seen {change_text(pct)} either way"
+
+
 def times(x: float, *, floor: bool = False) -> str:
     """A factor ≥ 1 as ×N: two decimals under 10, whole above (×1.23, ×14); `floor` rounds down, as a lower
     bound must (×14.68 is "at least ×14")."""
@@ -119,6 +148,10 @@ def _range_text(cells: list[dict[str, Any]], faster: bool) -> str:
 
 def caveat_text(code: str, tests: Sequence[str], setup: dict[str, int | None], where: str = "") -> str:
     """What a row says of a limiter: what it was, that it is not a disk result, and what to rerun with."""
+    if code == RAM_UNKNOWN:
+        size = setup.get("file_size_mib")
+        file = f" (file {format_size_mib(size)})" if size else ""
+        return f"RAM unknown: may be the page cache{file} — tag the runs ram_mib=<the machine's RAM in MiB>"
     if code == "cached":
         if all(bonnie.BY_NAME[t].option == bonnie.FILE_COUNT_OPTION for t in tests):
             # The file tests' working set is their files, not -s: more files, not a bigger file, reach the disk.
@@ -148,6 +181,10 @@ def _caveat(
 ) -> tuple[str | None, str | None]:
     """The row's caveat (code, text) from the cells it rests on, each flagged whether it is the baseline's."""
     for code in CAVEAT_ORDER:
+        if code == RAM_UNKNOWN:
+            if _ram_unknown(tests, setup):
+                return code, caveat_text(code, tests, setup)
+            continue
         holders = [is_base for cell, is_base in involved if code in _codes(cell)]
         if holders:
             where = " in the baseline" if code in TOO_FAST_CODES and all(holders) else ""
@@ -155,11 +192,30 @@ def _caveat(
     return None, None
 
 
+def _ram_unknown(tests: Sequence[str], setup: dict[str, int | None]) -> bool:
+    """A block test's result may be the page cache's and nothing says so: a run's RAM is unknown (no runner
+    document, no ram_mib tag) and the file fits twice a common machine's RAM."""
+    size = setup.get("file_size_mib")
+    return (
+        bool(setup.get(RAM_UNKNOWN))
+        and any(t in BLOCK_TESTS for t in tests)
+        and size is not None
+        and size < 2 * COMMON_RAM_MIB
+    )
+
+
 def _setup_of(data: dict[str, Any]) -> dict[str, int | None]:
-    """The smallest file size and RAM of the compared runs: the most cached case decides the caveat."""
-    sizes = [row["file_size_mib"] for row in data.get("setup", ()) if row.get("file_size_mib")]
-    rams = [row["ram_mib"] for row in data.get("setup", ()) if row.get("ram_mib")]
-    return {"file_size_mib": min(sizes) if sizes else None, "ram_mib": min(rams) if rams else None}
+    """The smallest file size and RAM of the compared runs: the most cached case decides the caveat; and whether a
+    run with a file has no known RAM."""
+    rows = data.get("setup", ())
+    sizes = [row["file_size_mib"] for row in rows if row.get("file_size_mib")]
+    rams = [row["ram_mib"] for row in rows if row.get("ram_mib")]
+    unknown = any(row.get("file_size_mib") and not row.get("ram_mib") for row in rows)
+    return {
+        "file_size_mib": min(sizes) if sizes else None,
+        "ram_mib": min(rams) if rams else None,
+        RAM_UNKNOWN: 1 if unknown else None,
+    }
 
 
 def _names(configs: list[str]) -> str:
@@ -172,6 +228,7 @@ def answer_row(
     names: dict[int, str],
     base_id: int,
     setup: dict[str, int | None],
+    min_effect: float = 1.05,
 ) -> dict[str, Any] | None:
     """One family's row, or None when none of its tests ran in any configuration."""
     base = cells[base_id]
@@ -209,23 +266,47 @@ def answer_row(
     elif by_verdict[NOISE]:
         outcome = NOISE
         claims = []
-        who = "no difference beyond noise"
         cid, test = max(by_verdict[NOISE], key=lambda ct: abs(math.log(_factor(cells[ct[0]][ct[1]]) or 1)))
         named = [cid]
         ratio = _factor(cells[cid][test]) or 1.0
         size = times(max(ratio, 1 / ratio))
         direction = "faster" if ratio >= 1 else "slower"
-        factor = (
-            "×1.00: no change seen"
-            if size == "×1.00"
-            else f"largest seen {size} {direction} ({names[cid]}), within noise"
-        )
+        # "no difference" only where the page could have seen the change a reader cares about
+        blind = [
+            (cells[c][t], base[t])
+            for c, t in by_verdict[NOISE]
+            if (cells[c][t].get("detectable_pct") or 0) > cared_effect_pct(min_effect)
+        ]
+        if blind:
+            runs = min(min(cell["n"], base_cell["n"]) for cell, base_cell in blind)
+            widest = max(cell["detectable_pct"] for cell, _ in blind)
+            who = f"cannot tell with {runs} runs a side"
+            seen = "no change" if size == "×1.00" else f"{size} {direction} ({names[cid]})"
+            factor = f"{seen} in these runs; {could_have_seen(widest, runs)}"
+        else:
+            who = "no difference beyond noise"
+            factor = (
+                "×1.00: no change seen"
+                if size == "×1.00"
+                else f"largest seen {size} {direction} ({names[cid]}), within noise"
+            )
     else:
         outcome = UNKNOWN
         claims = []
         too_fast = any(_codes(cells[cid][t]) & set(TOO_FAST_CODES) for cid in cells for t in tests)
         who = "cannot tell"
         factor = "" if too_fast or not others else "too few runs: repeat them, e.g. bonnie++ -x 5"
+    # every run of one side beyond the other's with +++++ runs, as chance does with few runs: said, not claimed
+    bounded = [(cid, t) for cid, t in by_verdict[UNKNOWN] if cells[cid][t].get("bound_ratio") is not None]
+    if bounded and outcome in (NOISE, UNKNOWN):
+        cid, test = max(bounded, key=lambda ct: abs(math.log(cells[ct[0]][ct[1]]["bound_ratio"])))
+        cell, base_cell = cells[cid][test], base[test]
+        runs = f"{cell['n'] + cell['n_too_fast']} v {base_cell['n'] + base_cell['n_too_fast']} runs"
+        if outcome == UNKNOWN:
+            named = [cid]
+            factor = f"{runs}; {factor_text(cell)} in these runs ({names[cid]})"
+        else:
+            factor += f"; {bonnie.TITLES[test]} cannot tell ({runs}; {factor_text(cell)} in these runs, {names[cid]})"
     # The caveat is of the cells the row's words are about: its claims, the results within noise it sums up, or,
     # when it cannot tell, every cell (the caveat may be why).
     said = claims or (by_verdict[NOISE] if outcome == NOISE else [])
@@ -249,6 +330,7 @@ def answer_row(
         "factor": factor,
         "caveat_code": code,
         "caveat": caveat,
+        "caveat_shared": False,
     }
 
 
@@ -259,8 +341,29 @@ def rows(data: dict[str, Any], rate_charts: Sequence[str]) -> list[dict[str, Any
     names = {c["id"]: c["name"] for c in data["configurations"]}
     cells = _cells_by_test(data, rate_charts)
     setup = _setup_of(data)
-    found = (answer_row(f, cells, names, data["baseline_configuration"], setup) for f in FAMILIES)
-    return [row for row in found if row is not None]
+    min_effect = data.get("min_effect", 1.05)
+    found = (answer_row(f, cells, names, data["baseline_configuration"], setup, min_effect) for f in FAMILIES)
+    answer = [row for row in found if row is not None]
+    # a caveat every row has is said once, above the rows (the rows keep it for the charts' PNG)
+    if len(answer) > 1 and answer[0]["caveat"] and all(row["caveat"] == answer[0]["caveat"] for row in answer):
+        for row in answer:
+            row["caveat_shared"] = True
+    return answer
+
+
+def shared_caveat(answer: list[dict[str, Any]]) -> str | None:
+    """The caveat every row has, said once above them; None when the rows' caveats differ."""
+    return answer[0]["caveat"] if answer and answer[0]["caveat_shared"] else None
+
+
+def legend(data: dict[str, Any]) -> str:
+    """What the marks claim, next to them: the minimum effect is of the estimate, and the page's verdicts are
+    controlled together, so that a larger page needs a larger change (or more runs) for the same mark."""
+    min_effect = data.get("min_effect", 1.05)
+    return (
+        f"▲/▼ hold with all this page's verdicts counted together (more configurations, larger changes needed) and "
+        f"an estimate at least ×{min_effect:g} either way: the minimum effect is of the estimate, not its interval."
+    )
 
 
 def lead_chart(answer: list[dict[str, Any]]) -> str | None:

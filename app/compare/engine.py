@@ -21,7 +21,14 @@ from app.bonnie import UNITS
 from app.compare import comparability, stats, summary
 from app.compare.figures import RunFigures
 from app.compare.grouping import DEFAULT, Configuration, Grouping, group_runs
-from app.compare.hints import CPU_BOUND_PCT, GENERAL_TEXT, PER_CHAR_TESTS, SPREAD_CV_PCT, WORST_LATENCY, result_hints
+from app.compare.hints import (
+    CPU_BOUND_PCT,
+    PER_CHAR_TESTS,
+    SPREAD_CV_PCT,
+    WORST_LATENCY,
+    general_text,
+    result_hints,
+)
 from app.compare.request import ABSOLUTE, MODES, RELATIVE, parse_mode
 from app.compare.summary import percent
 from app.errors import BadRequest
@@ -304,15 +311,18 @@ VERDICT_KINDS = {
 }
 
 
-POWER_KEY = "_power"  # a cell's (SE of the log difference, df, pooled variance of the logs) until adjust_verdicts()
+POWER_KEY = "_power"  # a cell's stats.Spreads (what its power depends on) until adjust_verdicts()
+RANK_KEY = "_rank"  # a cell whose p is the +++++ rank test's (stats.censored_rank_p), until adjust_verdicts()
 
 
 def adjust_verdicts(charts: list[dict[str, Any]], base_id: int, min_effect: float) -> None:
     """Give every compared cell of `charts` its page-wide verdict: Holm's adjustment of the raw p-values of
-    all the page's verdicts of one kind (VERDICT_KINDS), then stats.decide() with `min_effect`. Each
+    all the page's verdicts of one kind (VERDICT_KINDS), then stats.decide() with `min_effect`. A rate test with
+    +++++ runs takes part with its rank test's p (stats.censored_rank_p) and is decided by its bound: better or
+    worse only when its adjusted p is under 0.05 and the bound is at least `min_effect` from 1, else unknown. Each
     within-noise cell then gets the smallest change the page could have seen there (detectable_pct) and the runs
-    a side a 10 % change needs at its spread (runs_needed), both at the page's level: Holm's first step over
-    the verdicts of its kind."""
+    a side the change a reader cares about needs at its spreads (runs_needed), both at the page's level: Holm's
+    first step over the verdicts of its kind."""
     by_key = {chart["key"]: chart for chart in charts}
     sizes = {}
     for kind, (keys, (p_key, ratio_key, adjusted_key, verdict_key)) in VERDICT_KINDS.items():
@@ -328,24 +338,29 @@ def adjust_verdicts(charts: list[dict[str, Any]], base_id: int, min_effect: floa
         sizes[kind] = len(cells)
         for (higher_is_better, cell), p_adjusted in zip(cells, adjusted, strict=True):
             cell[adjusted_key] = _significant(p_adjusted)
-            cell[verdict_key] = stats.decide(cell[ratio_key], p_adjusted, higher_is_better, min_effect)
+            if cell.pop(RANK_KEY, False):
+                bound = cell["bound_ratio"]
+                decided = bound is not None and p_adjusted < stats.ALPHA
+                cell[verdict_key] = (
+                    stats.decide_bounded(bound, higher_is_better, min_effect) if decided else stats.UNKNOWN
+                )
+            else:
+                cell[verdict_key] = stats.decide(cell[ratio_key], p_adjusted, higher_is_better, min_effect)
+    cared = stats.cared_effect_pct(min_effect)
     for chart in charts:
         m = sizes[LATENCY if chart["key"] == "latency" else VALUE]
         for entry in chart["configurations"]:
             for cell in entry["tests"]:
                 power = cell.pop(POWER_KEY, None)
                 if power is not None and cell["verdict"] == stats.WITHIN_NOISE:
-                    log_se, df, log_var = power
-                    detectable = stats.detectable_pct(log_se, df, m, min_effect)
-                    cell["detectable_pct"] = None if detectable is None else round(detectable, 1) + 0.0
-                    cell["runs_needed"] = stats.runs_needed(log_var, m)
-    # +++++ on one side: a verdict only when its bound decides it (no p-value: the runs are separated outright)
-    for key in RATE_CHART_KEYS:
-        chart = by_key[key]
-        for entry in chart["configurations"]:
-            for cell in entry["tests"]:
-                if cell["bound_ratio"] is not None:
-                    cell["verdict"] = stats.decide_bounded(cell["bound_ratio"], chart["higher_is_better"], min_effect)
+                    detectable = stats.detectable_pct(power, m, min_effect)
+                    cell["detectable_pct"] = None if detectable is None else _significant_2(detectable)
+                    cell["runs_needed"] = stats.runs_needed(power, m, cared, min_effect)
+
+
+def _significant_2(pct: float) -> float:
+    """A detectable change in % to two significant figures (a figure of power: 23 %, 140 %, 9,400 %)."""
+    return float(f"{pct:.2g}") + 0.0
 
 
 def _significant(p: float) -> float:
@@ -364,6 +379,7 @@ class Sample:
     n_not_run: int
     too_fast_above: float | None = None  # the rate every +++++ run of the test is above (None without +++++)
     value_range: tuple[float, float] | None = None  # the lowest and highest measured rate
+    rates: tuple[float, ...] = ()  # the measured rates (the +++++ rank test ranks them)
 
 
 def _samples(config: Configuration) -> list[Sample]:
@@ -409,6 +425,7 @@ def _samples(config: Configuration) -> list[Sample]:
                 not_run,
                 _too_fast_above(config.runs, index) if too_fast else None,
                 (min(values), max(values)) if values else None,
+                tuple(values),
             )
         )
     return samples
@@ -463,6 +480,7 @@ def _single_sample(result: Result, run: RunFigures, index: int) -> Sample:
             0,
             None,
             None if value is None else (value, value),
+            () if value is None else (value,),
         )
     too_fast = status == TOO_FAST
     return Sample(
@@ -524,7 +542,8 @@ def _cell(
     p_value: float | None = None
     bound_ratio: float | None = None
     verdict: str | None = None
-    power: tuple[float | None, float | None, float | None] | None = None
+    power: stats.Spreads | None = None
+    rank = False
     if base is not None:
         base_side = base.stats[measure][1]
         compared = stats.ratio_between(side, base_side)
@@ -538,19 +557,24 @@ def _cell(
                 geo_ratio = round(compared.geo_ratio, 4) + 0.0
             if measure != LATENCY and (sample.n_too_fast or base.n_too_fast):
                 # +++++ is a value above the measurable, not a missing one: the mean of the measured runs alone
-                # is biased low, so such a side gets no verdict from it
+                # is biased low, so such a side gets no verdict from it (a rate gets the rank test's, below)
                 verdict = stats.UNKNOWN
             elif compared.p_value is not None:
                 p_value = _significant(compared.p_value)
                 # what a within-noise verdict could have seen: adjust_verdicts() works it out, the page's size known
-                power = (compared.log_se, compared.df, stats.pooled_log_var(side, base_side))
+                power = stats.spreads(side, base_side)
             elif verdict != stats.UNKNOWN:  # an exact ratio (no rounding variance): nothing to test
                 verdict = stats.WITHIN_NOISE
         else:
             verdict = stats.UNKNOWN
         if measure == VALUE and (sample.n_too_fast or base.n_too_fast):
-            # adjust_verdicts() decides from this bound, whatever values the +++++ runs had
+            # adjust_verdicts() decides from this bound, whatever values the +++++ runs had, once the rank test's p
+            # (+++++ tied above every measured rate) holds with the page's other verdicts counted
             bound_ratio = _bound_ratio(sample, base)
+            rank_p = stats.censored_rank_p(sample.rates, sample.n_too_fast, base.rates, base.n_too_fast)
+            if rank_p is not None:
+                p_value, rank = _significant(rank_p), True
+                verdict = stats.UNKNOWN
     if measure == CPU:
         # %CPU is shown as it is: a higher %CPU for more work done is no loss; CPU per unit of work is judged
         verdict = p_value = power = None
@@ -613,6 +637,7 @@ def _cell(
         **(_per_work(index, sample, base) if measure == CPU else NO_PER_WORK),
         "hints": hints,
         **({} if power is None else {POWER_KEY: power}),
+        **({RANK_KEY: True} if rank else {}),
     }
 
 
@@ -882,9 +907,10 @@ def _above_baseline(cell: dict[str, Any], base: dict[str, Any]) -> bool:
 
 
 def _decided_by_bound(cell: dict[str, Any]) -> bool:
-    """The verdict is the +++++ bound's (stats.decide_bounded): every run of one side at least min_effect times
-    every run of the other."""
-    return cell.get("bound_ratio") is not None and cell["verdict"] in (stats.BETTER, stats.WORSE)
+    """The cell's bar is its +++++ bound: every run of one side beyond every run of the other (bound_ratio). Its
+    verdict is the bound's (stats.decide_bounded) once the rank test holds on the page; where it does not, the bar
+    still shows what these runs hold, as a bound, with the cell's "?"."""
+    return cell.get("bound_ratio") is not None and cell["verdict"] in (stats.BETTER, stats.WORSE, stats.UNKNOWN)
 
 
 def _bar(cell: dict[str, Any], base: dict[str, Any], kind: str | None) -> tuple[float, list[float] | None]:
@@ -1036,15 +1062,19 @@ RELATIVE_KIND = {VALUE: PERCENT, LATENCY: RATIO, CPU: POINTS}
 
 
 VERDICT_TEXT = {
-    "better": "better (▲): the difference holds with every verdict of the page counted (Holm, 5 % for the page) "
-    "and is at least the minimum effect (×1.05 by default)",
-    "worse": "worse (▼): the difference holds with every verdict of the page counted (Holm, 5 % for the page) "
-    "and is at least the minimum effect (×1.05 by default)",
+    "better": "better (▲): the difference holds with every verdict of the page counted together (Holm, 5 % for the "
+    "page: the more configurations and tests a page compares, the larger a change must be) and its estimate is at "
+    "least the minimum effect (×1.05 by default; of the estimate, not of its interval)",
+    "worse": "worse (▼): the difference holds with every verdict of the page counted together (Holm, 5 % for the "
+    "page: the more configurations and tests a page compares, the larger a change must be) and its estimate is at "
+    "least the minimum effect (×1.05 by default; of the estimate, not of its interval)",
     "within_noise": "within noise (~): no difference beyond the minimum effect holds once the page's other "
-    "verdicts are counted (a smaller one may be there: the summary says how large a change each could have seen); "
-    "the 95 % CI shown is of this comparison alone",
+    "verdicts are counted (a smaller one may be there: the summary says how large a change each could have seen, "
+    'and "cannot tell with N runs a side" where that is more than a 10 % change); the 95 % CI shown is of this '
+    "comparison alone",
     "unknown": "unknown: fewer than two measured runs on a side, a run that measured 0, or +++++ runs (faster "
-    "than measurable) on one that could decide it",
+    "than measurable) on one that could decide it, or whose separation from the other side's runs chance gives as "
+    "often with this few runs (their rank test did not hold on the page)",
 }
 
 
@@ -1088,21 +1118,24 @@ def chart_notes(chart: dict[str, Any], names: dict[int, str], base_id: int | Non
 
 
 def hint_list(chart: dict[str, Any], names: dict[int, str]) -> list[dict[str, Any]]:
-    """The chart's hints, each code once, with where it applies: [{code, text, where}]; the text is
-    the hint's own when it is the same everywhere, else the code's general rule (hints.GENERAL_TEXT)."""
+    """The chart's hints with where each applies: [{code, text, where}]. A line rule's hint is listed once per
+    code, in its own words when they are the same everywhere, else in the code's general rule (hints.general_text);
+    the runner's evidence is listed once per text, as its figures are one test's own."""
     items: list[dict[str, Any]] = [{**h, "where": []} for h in chart["hints"]]
-    by_code: dict[str, dict[str, Any]] = {}
+    by_key: dict[str | tuple[str, str], dict[str, Any]] = {}
     for entry in chart["configurations"]:
         for cell in entry["tests"]:
             for h in cell["hints"]:
                 if h["code"] == "too_fast":  # the chart's notes already say where and why
                     continue
-                item = by_code.get(h["code"])
+                general = general_text(h["code"], h["text"])
+                key = h["code"] if general is not None else (h["code"], h["text"])
+                item = by_key.get(key)
                 if item is None:
-                    item = by_code[h["code"]] = {**h, "where": []}
+                    item = by_key[key] = {**h, "where": []}
                     items.append(item)
-                elif item["text"] != h["text"]:
-                    item["text"] = GENERAL_TEXT.get(h["code"], item["text"])
+                elif item["text"] != h["text"] and general is not None:
+                    item["text"] = general
                 item["where"].append(f"{names[entry['configuration']]}: {cell['test']}")
     return items
 
@@ -1194,10 +1227,15 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
                 elif cell["ratio"] is not None and config_id != base_id:
                     relative = f"{_difference(measure, cell, cells[base_id])} {VERDICT_MARK[verdict]}"
                 too_fast = cell["status"] == TOO_FAST and measure != LATENCY
+                ci95 = cell["ci95"]
                 by_config[config_id].append(
                     {
                         "measure": measure,
                         "text": TOO_FAST_TEXT if too_fast else format_in(cell["mean"], unit, divisor),
+                        # the whole interval, which a chart may clip at its axis
+                        "ci": f"{format_in(ci95[0], unit, divisor)} to {format_in(ci95[1], unit, divisor)}"
+                        if ci95
+                        else "",
                         "relative": relative,
                         "verdict": verdict,
                         "status": cell["status"],

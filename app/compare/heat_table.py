@@ -38,10 +38,11 @@ def section_cells(table: dict[str, Any], section: dict[str, Any]) -> list[Markup
             verdict = cell["verdict"] or ""
             text = TOO_FAST_CELL if cell["text"] == TOO_FAST_TEXT else _text(cell["text"])
             n = f'<small class="n">N={cell["n"]}</small>' if cell["n"] > 1 else ""
+            ci = f'<small class="ci">CI {_text(cell["ci"])}</small>' if cell["ci"] else ""
             relative = f'<small class="rel">{_text(cell["relative"])}</small>' if cell["relative"] else ""
             parts.append(
                 f'<td class="num{start} {_text(cell["status"])}{VERDICT_CLASSES.get(verdict, "")}"'
-                f' data-verdict="{_text(verdict)}">{text}{n}{relative}</td>'
+                f' data-verdict="{_text(verdict)}">{text}{n}{ci}{relative}</td>'
             )
         html.append(Markup("".join(parts)))
     return html

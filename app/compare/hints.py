@@ -87,6 +87,24 @@ GENERAL_TEXT = {
     "per_char": "per-char tests measure the C library or system-call path and the CPU, not the disk",
 }
 
+# How each line rule's own text starts: a hint of one of these codes whose text starts otherwise is the runner's
+# evidence (its limiter's words, with that test's figures: a quota's "CPU time was 19 % of the wall time"), which
+# no general rule may stand for.
+_LINE_RULE_STARTS = {
+    "cpu_bound": "CPU-bound",
+    "cached": "probably cached",
+    "high_spread": "runs disagree",
+    "per_char": "per-char tests",
+}
+
+
+def general_text(code: str, text: str) -> str | None:
+    """The code's general rule for a line rule's hint, to say once where the hint's figures differ by place; None
+    for the runner's evidence, whose words hold only where they were measured."""
+    start = _LINE_RULE_STARTS.get(code)
+    return GENERAL_TEXT[code] if start is not None and text.startswith(start) else None
+
+
 WORST_LATENCY = hint(
     "worst_latency",
     "bonnie++'s latency is the single slowest operation of each test, not a typical one: one stall sets it",

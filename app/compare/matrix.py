@@ -14,7 +14,9 @@ and a verdict, Holm's adjustment taken over every family verdict of the view. Th
 of app/compare/engine.compare(): the matrix only re-arranges them, so a cell equals the configuration's mean
 in /api/compare?group=ROWS,COLS.
 
-Without `runs=`, the matrix takes the newest runs (at most MAX_RUNS) that have both tags.
+Without `runs=`, the matrix takes the newest runs (at most MAX_RUNS) that have both tags and every `tag=KEY=VALUE`
+asked; the sample data (source=sample_data) only when no other runs have them or a tag= asks for it, so a board's
+own sweep never gets the sample runs (and their RAM) mixed in.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from app.compare.request import permalink as permalink_of
 from app.compare.summary import percent
 from app.errors import BadRequest
 from app.ingest.parsing import OK, TESTS, TOO_FAST
+from app.ingest.validation import parse_tag_filters, split_tag_terms
 from app.units import display_unit, format_in
 
 
@@ -74,6 +77,7 @@ class MatrixRequest:
     run_ids: tuple[int, ...] = ()
     baseline: int | None = None
     min_effect: float | None = None  # None: the setting's (app/compare/request.py)
+    tags: tuple[tuple[str, str], ...] = ()  # without run_ids: only runs with each of these KEY=VALUE
 
 
 def _key(value: str | None, name: str) -> str:
@@ -91,6 +95,7 @@ def read_request(
     runs: Sequence[str],
     baseline: str | None,
     min_effect: str | None = None,
+    tags: Sequence[str] = (),
 ) -> MatrixRequest:
     """The query of /matrix and /api/matrix, checked (400 naming the parameter)."""
     row_key, col_key = _key(rows, "rows"), _key(cols, "cols")
@@ -99,32 +104,66 @@ def read_request(
     test = test or DEFAULT_TEST
     if test not in TESTS:
         raise BadRequest(f"test must be one of {', '.join(TESTS)}, not {test[:30]!r}")
+    filters = parse_tag_filters([term for value in tags for term in split_tag_terms(value)])
     return MatrixRequest(
-        row_key, col_key, test, tuple(parse_run_ids(runs)), parse_baseline(baseline), parse_min_effect(min_effect)
+        row_key,
+        col_key,
+        test,
+        tuple(parse_run_ids(runs)),
+        parse_baseline(baseline),
+        parse_min_effect(min_effect),
+        tuple(sorted(filters.items())),
     )
 
 
 def permalink(request: MatrixRequest, path: str = "/matrix") -> str:
-    params = {"rows": request.rows, "cols": request.cols, "test": request.test}
+    params = [("rows", request.rows), ("cols", request.cols), ("test", request.test)]
     if request.run_ids:
-        params["runs"] = ",".join(map(str, request.run_ids))
+        params.append(("runs", ",".join(map(str, request.run_ids))))
+    params += [("tag", f"{key}={value}") for key, value in request.tags]
     if request.baseline is not None:
-        params["baseline"] = str(request.baseline)
+        params.append(("baseline", str(request.baseline)))
     if request.min_effect is not None:
-        params["min_effect"] = f"{request.min_effect:g}"
-    return f"{path}?{urlencode(params, safe=',')}"
+        params.append(("min_effect", f"{request.min_effect:g}"))
+    return f"{path}?{urlencode(params, safe=',=')}"
+
+
+def matrix_keys(request: ComparisonRequest, figures: Sequence[RunFigures]) -> list[str]:
+    """The two tag keys a comparison's matrix pivots by: its grouping's tag keys, then the keys that vary among its
+    runs, those with the fewest values first (a sweep's factors before a per-run round or seed); of two keys one of
+    which decides the other (config=ext4 beside fs=ext4, fs=tmpfs giving dev=ram) only the finer is kept: their
+    matrix would be a diagonal, not a grid. Fewer than two: none."""
+    unset = [None] * len(figures)
+    values = {k: [f.tags.get(k) for f in figures] for f in figures for k in f.tags}
+    varying = [k for k, seen in values.items() if len(set(seen)) > 1]
+    # a key with a value per run (a round, a seed) only when nothing else varies
+    varying.sort(key=lambda k: (len(set(values[k])) == len(figures), len(set(values[k])), k))
+    keys: list[str] = []
+    for key in dict.fromkeys([*request.grouping.keys, *varying]):
+        seen = values.get(key, unset)
+        if len(set(seen)) < 2 or any(_decides(values[k], seen) for k in keys):
+            continue
+        # a finer key takes the place of the one it decides (fs=tmpfs says dev=ram; a grouping's keys stay)
+        coarser = next((i for i, k in enumerate(keys) if _decides(seen, values[k])), None)
+        if coarser is None:
+            keys.append(key)
+        elif keys[coarser] not in request.grouping.keys and len(set(seen)) < len(figures):
+            keys[coarser] = key
+    return keys[:2] if len(keys) >= 2 else []
+
+
+def _decides(first: Sequence[str | None], second: Sequence[str | None]) -> bool:
+    """Whether runs with the same `first` value always have the same `second` value."""
+    seen: dict[str | None, str | None] = {}
+    return all(seen.setdefault(a, b) == b for a, b in zip(first, second, strict=True))
 
 
 def link_for(request: ComparisonRequest, figures: Sequence[RunFigures]) -> str | None:
-    """The matrix of a comparison's runs: by its two grouping tags, else the first two tag keys that vary; None
-    without two."""
-    keys = list(request.grouping.keys)
-    if len(keys) < 2:
-        varying = sorted({k for f in figures for k in f.tags if len({g.tags.get(k) for g in figures}) > 1})
-        keys = list(dict.fromkeys(keys + varying))
-    if len(keys) < 2:
+    """The matrix of a comparison's runs, by matrix_keys(); None without two."""
+    keys = matrix_keys(request, figures)
+    if not keys:
         return None
-    ids = tuple(f.id for f in figures)
+    ids = tuple(f.id for f in figures)  # these runs only: never others that carry the two tags
     return permalink(
         MatrixRequest(keys[0], keys[1], run_ids=ids, baseline=request.baseline, min_effect=request.min_effect)
     )
@@ -348,6 +387,33 @@ def _natural(value: str) -> tuple[Any, ...]:
 
 
 EMPTY_CELL_BAR = {"baseline": False, "status": "not_run", "n": 0}
+# Columns of the matrix's table beyond which it is drawn transposed (when it has fewer rows than columns): each cell
+# wraps to about 11 rem, so 6 of them and the rows' heading fit 1366 px without a sideways scroll.
+MAX_TABLE_COLUMNS = 6
+
+
+def _table(built: dict[str, Any]) -> dict[str, Any]:
+    """The table's layout: the rows key down and the columns key across, or transposed when there are more than
+    MAX_TABLE_COLUMNS columns and fewer rows. Each row: its heading and its cells, each with the heading of its
+    column (a phone shows every cell as a card, labelled with it)."""
+    rows_key, cols_key = built["rows_key"], built["cols_key"]
+    grid = [row["cells"] for row in built["rows"]]
+    down = [f"{rows_key}={row['value']}" for row in built["rows"]]
+    across = [f"{cols_key}={col}" for col in built["columns"]]
+    transposed = len(across) > MAX_TABLE_COLUMNS and len(down) < len(across)
+    if transposed:
+        grid = [list(column) for column in zip(*grid, strict=True)]
+        down, across = across, down
+        rows_key, cols_key = cols_key, rows_key
+    return {
+        "corner": f"{rows_key} \\ {cols_key}",
+        "transposed": transposed,
+        "columns": across,
+        "rows": [
+            {"heading": heading, "cells": list(zip(across, cells, strict=True))}
+            for heading, cells in zip(down, grid, strict=True)
+        ],
+    }
 
 
 def _multiple_bar(built: dict[str, Any], column: str, position: int, cell: dict[str, Any] | None) -> dict[str, Any]:
@@ -386,7 +452,7 @@ def display(built: dict[str, Any]) -> dict[str, Any]:
     small charts draw (static/charts.js only draws): per row, per column, the bar."""
     means = [cell["mean"] for row in built["rows"] for cell in row["cells"] if cell]
     unit, divisor = display_unit(built["unit"], means)
-    texts: dict[int, dict[str, str]] = {}
+    texts: dict[int, dict[str, str | list[str]]] = {}
     for row in built["rows"]:
         for cell in row["cells"]:
             if not cell:
@@ -398,12 +464,13 @@ def display(built: dict[str, Any]) -> dict[str, Any]:
                 else format_in(cell["mean"], unit, divisor),
                 "ci": f"{format_in(ci[0], unit, divisor)} to {format_in(ci[1], unit, divisor)}" if ci else "",
                 "relative": _relative_text(cell),
-                "families": " · ".join(
+                # one short item per family, each kept whole when the cell wraps
+                "families": [
                     f"{f['title'].split(' (')[0]} ×{f['ratio_geomean']:.2f} {charts.VERDICT_MARK[f['verdict']]}"
-                    f" (over {len(f['tests'])} of {f['of']} tests)"
+                    f" ({len(f['tests'])}/{f['of']} tests)"
                     for f in cell["families"]
                     if f["ratio_geomean"] is not None
-                ),
+                ],
             }
     bars = [
         [
@@ -416,6 +483,7 @@ def display(built: dict[str, Any]) -> dict[str, Any]:
         "unit": unit,
         "divisor": divisor,
         "texts": texts,
+        "table": _table(built),
         "test_title": charts.TEST_TITLES[built["test"]],
         "bars": bars,
         "status_text": charts.STATUS_TEXT,

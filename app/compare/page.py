@@ -23,7 +23,7 @@ from app.compare.matrix import MatrixRequest
 from app.compare.request import MAX_RUNS, ComparisonRequest, effective_min_effect
 from app.config import get_settings
 from app.errors import BadRequest
-from app.store import generation
+from app.store import generation, samples
 from app.store import runs as run_store
 from app.store.db import get_engine, read_session
 from app.units import BYTES_PER_MIB
@@ -63,14 +63,25 @@ def compare_figures(figures: Sequence[RunFigures], request: ComparisonRequest) -
 
 
 def matrix_runs(session: Session, request: MatrixRequest, *, missing_ok: bool = False) -> list[RunFigures]:
-    """The runs of a matrix view: those it names, or the newest MAX_RUNS with both tag keys (a 400 when none)."""
+    """The runs of a matrix view: those it names, or the newest MAX_RUNS with both tag keys and its tag filters (a
+    400 when none). The sample data only when no other runs have them, or a filter names it: a board's own sweep
+    is never mixed with the sample runs."""
     run_ids = list(request.run_ids)
     if not run_ids:
         reads_beyond_named_runs()  # the next upload may bring a newer run with both tags
-        run_ids = run_store.runs_with_tags(session=session, keys=(request.rows, request.cols), limit=MAX_RUNS)
+        keys = (request.rows, request.cols)
+        asks_for_samples = any(key == samples.SOURCE_KEY for key, _ in request.tags)
+        sample_tag = (samples.SOURCE_KEY, samples.SOURCE_VALUE)
+        if not asks_for_samples:
+            run_ids = run_store.runs_with_tags(
+                session=session, keys=keys, limit=MAX_RUNS, tags=request.tags, without=sample_tag
+            )
+        if not run_ids:
+            run_ids = run_store.runs_with_tags(session=session, keys=keys, limit=MAX_RUNS, tags=request.tags)
     figures = find_runs(session, run_ids, missing_ok=missing_ok).figures if run_ids else []
     if not figures:
-        raise BadRequest(f"no runs have both tags {request.rows} and {request.cols}")
+        filtered = "".join(f" and {key}={value}" for key, value in request.tags)
+        raise BadRequest(f"no runs have both tags {request.rows} and {request.cols}{filtered}")
     return figures
 
 

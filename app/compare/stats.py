@@ -27,10 +27,16 @@ request computes a few hundred of them, faster in plain Python than through arra
   (×1.05 by default): a tiny difference is never better or worse, however tight its CI. within_noise
   otherwise; unknown when either side has fewer than two measured values or a value ≤ 0 (a log ratio
   needs positive numbers). `unchanged()` holds only when the ratio's CI lies inside the minimum effect.
-- What a within-noise verdict could have seen: `detectable_pct()`, the smallest change the page finds 80 %
-  of the time at this N and spread were it the only one (at Holm's first step, `page_t`), and
-  `runs_needed()`, the runs a side a 10 % change needs at the spread seen
-  (docs/decisions.md, "What a verdict may claim").
+- +++++ (censored at bonnie++'s bound) inside the same error control: `censored_rank_p()`, an exact rank test
+  (Mann–Whitney, Gehan's for one bound) with every +++++ run tied above every measured value, whose p joins the
+  page's Holm family; the bound's ratio stays the effect condition (`decide_bounded`). Runs separated by chance
+  (1 page in 3 at N = 2, 1 in 10 at N = 3) are no verdict then
+  (docs/decisions.md, "+++++ inside the page's error control").
+- What a within-noise verdict could have seen: `detectable_pct()`, the smallest change the page finds 80 % of
+  the time at these runs and spreads were it the only one, and `runs_needed()`, the fewest runs a side at which a
+  10 % change is found 80 % of the time; both from `welch_power()`, the power of the page's own test: Welch's t at
+  the degrees of freedom the runs happen to show, Holm's first step (`page_t`), the minimum effect on the estimate
+  (docs/decisions.md, "Power as the page's own test").
 
 t quantiles come from `t_quantile`, an exact inverse of Student's t distribution function (the
 regularized incomplete beta function by its continued fraction, inverted by Newton's method),
@@ -265,11 +271,100 @@ def unchanged(ci95: Sequence[float] | None, min_effect: float) -> bool:
     return ci95 is not None and ci95[0] >= 1 / min_effect and ci95[1] <= min_effect
 
 
+# ==== +++++ inside the page's error control ====
+
+
+def censored_rank_p(
+    side: Sequence[float], side_censored: int, base: Sequence[float], base_censored: int
+) -> float | None:
+    """Two-sided p of an exact rank test (Mann–Whitney, or Gehan's for a common censoring bound) between two sides
+    whose +++++ runs are tied above every measured value of either side: what bonnie++ says of them is only that
+    they were faster than it could time. Exact (every way of dealing the pooled scores to the sides, tie-aware) up
+    to EXACT_RANK_RUNS runs in all; beyond, the normal approximation with the ties' correction. None when a side has
+    fewer than two runs or nothing tells the runs apart (every run +++++)."""
+    n1, n2 = len(side) + side_censored, len(base) + base_censored
+    if n1 < 2 or n2 < 2:
+        return None
+    pooled = sorted([(v, 0) for v in side] + [(v, 1) for v in base])
+    groups: list[tuple[int, int]] = []  # (runs of the side, runs in all) per tied value, from the lowest
+    i = 0
+    while i < len(pooled):
+        j = i
+        while j < len(pooled) and pooled[j][0] == pooled[i][0]:
+            j += 1
+        groups.append((sum(1 for _, b in pooled[i:j] if b == 0), j - i))
+        i = j
+    if side_censored or base_censored:
+        groups.append((side_censored, side_censored + base_censored))
+    if len(groups) < 2:
+        return None
+    sizes = tuple(size for _, size in groups)
+    # twice the mid-ranks: whole numbers
+    doubled, start = [], 0
+    for size in sizes:
+        doubled.append(2 * start + size + 1)
+        start += size
+    observed = sum(k * r for (k, _), r in zip(groups, doubled, strict=True))
+    total = n1 + n2
+    centre = n1 * (total + 1)  # twice the expected rank sum
+    distance = abs(observed - centre)
+    if total <= EXACT_RANK_RUNS:
+        counts = _rank_sum_counts(sizes, n1)
+        ways = math.comb(total, n1)
+        extreme = sum(c for s, c in counts.items() if abs(s - centre) >= distance - 1e-9)
+        return min(1.0, extreme / ways)
+    ties = sum(size**3 - size for size in sizes)
+    variance = n1 * n2 / 12 * ((total + 1) - ties / (total * (total - 1)))
+    if variance <= 0:
+        return None
+    z = (distance / 2) / math.sqrt(variance)
+    return min(1.0, 2 * NormalDist().cdf(-z))
+
+
+EXACT_RANK_RUNS = 30  # beyond, a first shape would cost tens of ms to count out; the normal tail is close by then
+_RANK_COUNTS: dict[tuple[tuple[int, ...], int], dict[int, int]] = {}
+
+
+def _rank_sum_counts(sizes: tuple[int, ...], n1: int) -> dict[int, int]:
+    """How many ways of picking n1 of the pooled runs give each (doubled) rank sum, the runs in tied groups of
+    `sizes` from the lowest: a group of size g gives k of its runs in comb(g, k) ways, each at the group's mid-rank.
+    Remembered: a page's +++++ cells share few shapes."""
+    key = (sizes, n1)
+    known = _RANK_COUNTS.get(key)
+    if known is not None:
+        return known
+    counts: list[dict[int, int]] = [{} for _ in range(n1 + 1)]  # picked -> rank sum -> ways
+    counts[0][0] = 1
+    start = 0
+    for size in sizes:
+        rank = 2 * start + size + 1
+        start += size
+        for picked in range(n1, -1, -1):
+            here = counts[picked]
+            for k in range(1, min(size, n1 - picked) + 1):
+                ways_k = math.comb(size, k)
+                target = counts[picked + k]
+                for total_rank, ways in here.items():
+                    key_sum = total_rank + k * rank
+                    target[key_sum] = target.get(key_sum, 0) + ways * ways_k
+    if len(_RANK_COUNTS) > 1_000:
+        _RANK_COUNTS.clear()
+    _RANK_COUNTS[key] = counts[n1]
+    return counts[n1]
+
+
 # ==== What a within-noise verdict could have seen ====
 
+POWER = 0.8
 Z_POWER = 0.8416212335729143  # the standard normal's 80 % quantile: power 80 %
 CARED_EFFECT_PCT = 10.0  # the change the advice sizes N for, when nobody says otherwise
 _PAGE_T: dict[tuple[int, float], float] = {}
+
+
+def cared_effect_pct(min_effect: float) -> float:
+    """The change the advice sizes N for: 10 %, or twice the minimum effect where that is larger (a change the size
+    of the minimum effect is called only half the time, however many runs)."""
+    return max(CARED_EFFECT_PCT, round(200 * (min_effect - 1), 1))
 
 
 def page_t(df: float, m: int) -> float:
@@ -309,36 +404,250 @@ def _page_z(m: int) -> float:
     return known
 
 
-def detectable_pct(log_se: float | None, df: float | None, m: int, min_effect: float) -> float | None:
-    """The smallest change (in %, either way) the page finds 80 % of the time when it is the only one:
-    exp((t(1 − ALPHA/2m, df) + z₀.₈)·SE of the log difference) − 1, never below the minimum effect (a smaller
-    change is never called). None without a spread."""
-    if log_se is None or df is None or log_se <= 0:
+def _power_df(df: float) -> float:
+    """The degrees of freedom a power figure is worked out at: to 0.1 below 30, whole below 1,000, 1,000 beyond
+    (remembered figures; the power moves by less than a point between neighbours)."""
+    df = max(1.0, df)
+    return round(df, 1) if df < 30 else float(min(round(df), 1_000))
+
+
+_GRID = 128
+_GRIDS: dict[float, tuple[tuple[float, float], ...]] = {}
+
+
+def _grid(df: float) -> tuple[tuple[float, float], ...]:
+    """The quadrature of SE-hat / SE = sqrt(χ²_df / df) for power(): (weight, value) pairs, the weights summing to
+    1, over y = ln(χ²_df / df) (trapezoids on a grid of ±12 SD: its density is smooth and falls off fast either
+    way). Remembered per df."""
+    known = _GRIDS.get(df)
+    if known is not None:
+        return known
+    half = df / 2
+    spread = math.sqrt(1 / half + 1 / (2 * half * half))  # ≈ the SD of ln(χ²_df / df) (its trigamma)
+    low, high = -12 * spread - 0.5, 6 * spread + 0.5
+    step = (high - low) / _GRID
+    front = half * math.log(half) - math.lgamma(half)
+    points = []
+    for i in range(_GRID + 1):
+        y = low + i * step
+        weight = math.exp(front + half * y - half * math.exp(y))
+        points.append((weight / 2 if i in (0, _GRID) else weight, math.exp(y / 2)))
+    total = math.fsum(w for w, _ in points)
+    grid = tuple((w / total, v) for w, v in points if w / total > 1e-9)
+    if len(_GRIDS) > 10_000:
+        _GRIDS.clear()
+    _GRIDS[df] = grid
+    return grid
+
+
+def power(delta: float, df: float, m: int, floor: float = 0.0) -> float:
+    """The chance a lone true change is called when the test's degrees of freedom are known: |T| > page_t(df, m)
+    and the estimate beyond `floor`, the change and the floor in units of the true SE of the log difference.
+    T = d / SE-hat with d ~ N(delta, 1) and SE-hat² ~ χ²_df / df: the noncentral t's tails with the minimum effect's
+    cut, integrated over SE-hat (_grid)."""
+    df = _power_df(df)
+    return _tails(delta, page_t(df, m), _grid(df), floor)
+
+
+def _tails(delta: float, crit: float, grid: tuple[tuple[float, float], ...], floor: float) -> float:
+    erfc, root2 = math.erfc, math.sqrt(2)
+    found = 0.0
+    for weight, scale in grid:
+        cut = crit * scale
+        if cut < floor:
+            cut = floor
+        found += weight * (erfc((cut - delta) / root2) + erfc((cut + delta) / root2))
+    return found / 2
+
+
+_SHARES = 8  # nodes of the split of SE-hat² between the two sides (welch_power)
+_WELCH_NODES: dict[tuple[int, int, float], tuple[tuple[float, float], ...]] = {}
+
+
+def _welch_nodes(k1: int, k2: int, share: float) -> tuple[tuple[float, float], ...]:
+    """(weight, Welch's df) over the split of SE-hat² between the sides: Z = χ²_k1 / (χ²_k1 + χ²_k2) is Beta(k1/2,
+    k2/2), taken at the midpoints of θ with Z = sin²θ, where its density is sin^(k1−1)θ·cos^(k2−1)θ (smooth, also
+    at k = 1). `share` is the first side's share of the true SE². Remembered."""
+    key = (k1, k2, share)
+    known = _WELCH_NODES.get(key)
+    if known is not None:
+        return known
+    a, b = share / k1, (1 - share) / k2
+    nodes = []
+    for g in range(_SHARES):
+        theta = (g + 0.5) * math.pi / (2 * _SHARES)
+        sin, cos = math.sin(theta), math.cos(theta)
+        log_weight = (k1 - 1) * math.log(sin) + (k2 - 1) * math.log(cos)
+        z = sin * sin
+        w1, w2 = a * z, b * (1 - z)  # the two sides' parts of SE-hat², up to a common factor
+        df = (w1 + w2) ** 2 / (w1 * w1 / k1 + w2 * w2 / k2)
+        nodes.append((log_weight, df))
+    top = max(w for w, _ in nodes)
+    weights = [math.exp(w - top) for w, _ in nodes]
+    total = math.fsum(weights)
+    found = tuple((w / total, df) for w, (_, df) in zip(weights, nodes, strict=True))
+    if len(_WELCH_NODES) > 10_000:
+        _WELCH_NODES.clear()
+    _WELCH_NODES[key] = found
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Spreads:
+    """What the power of a comparison depends on: each side's variance of one run's log (rounding included) and
+    its runs."""
+
+    side_var: float
+    side_n: int
+    base_var: float
+    base_n: int
+
+
+def spreads(side: Moments | None, base: Moments | None) -> Spreads | None:
+    """None without a spread on both sides."""
+    if side is None or base is None or side.log_se2 is None or base.log_se2 is None or side.n < 2 or base.n < 2:
         return None
-    shift = (page_t(df, m) + Z_POWER) * log_se
-    return 100 * max(math.expm1(min(shift, 700.0)), min_effect - 1)
+    return Spreads(side.log_se2 * side.n, side.n, base.log_se2 * base.n, base.n)
 
 
-def pooled_log_var(side: Moments | None, base: Moments | None) -> float | None:
-    """The mean variance of the two sides' logs (rounding included); None without a spread on both."""
-    if side is None or base is None or side.log_se2 is None or base.log_se2 is None:
+def _welch_shape(spread: Spreads) -> tuple[float, int, int, float]:
+    """The true SE of the log difference, each side's degrees of freedom, and the first side's share of SE² (_share)."""
+    a, b = spread.side_var / spread.side_n, spread.base_var / spread.base_n
+    return math.sqrt(a + b), spread.side_n - 1, spread.base_n - 1, _share(a / (a + b))
+
+
+def _share(x: float) -> float:
+    """A side's share of SE², to 0.05 and inside 0.05–0.95: a remembered shape (power moves by less than a point
+    between neighbours)."""
+    return min(0.95, max(0.05, round(x * 20) / 20))
+
+
+def welch_power(delta: float, k1: int, k2: int, share: float, m: int, floor: float = 0.0) -> float:
+    """The chance a lone true change is called on a page of `m` verdicts of its kind, as the page calls it: Welch's
+    t on the logs passes Holm's first step at its own degrees of freedom, which vary with the spreads the runs
+    happen to show (at N = 2 anywhere from 1 to 2), and the estimate is beyond the minimum effect. `delta` and
+    `floor` in units of the true SE of the log difference; k1, k2 the sides' runs − 1; `share` the first side's
+    share of the true SE². SE-hat² is taken as χ² at Welch's df of the true spreads, apart from its split between
+    the sides (_welch_nodes), which sets the test's df: exact for equal spreads and runs, an approximation else."""
+    overall = 1 / (share * share / k1 + (1 - share) ** 2 / k2)
+    grid = _grid(_power_df(overall))
+    found = 0.0
+    for weight, df in _welch_nodes(k1, k2, share):
+        found += weight * _tails(delta, page_t(df, m), grid, floor)
+    return found
+
+
+def _floor_binds(k1: int, k2: int, share: float, m: int, floor: float) -> bool:
+    """Whether the minimum effect's cut on the estimate can move welch_power by a ten-thousandth: only where the
+    test's own cut (t·SE-hat) can fall below it, on SE-hat's grid at the smallest t of the nodes."""
+    overall = 1 / (share * share / k1 + (1 - share) ** 2 / k2)
+    crit = min(page_t(df, m) for _, df in _welch_nodes(k1, k2, share))
+    return sum(weight for weight, scale in _grid(_power_df(overall)) if crit * scale < floor) > 1e-4
+
+
+_DETECTABLE: dict[tuple[int, int, int, float, float], float] = {}
+
+
+def detectable_shift(k1: int, k2: int, share: float, m: int, floor: float = 0.0) -> float:
+    """The true change (in units of the SE of the log difference) called with probability POWER (welch_power)
+    inverted by bisection, to 0.1 %. Remembered per shape and floor to 0.1 SE: a page's cells share few of them."""
+    key = (max(m, 1), k1, k2, share, round(max(floor, 0.0), 1))
+    known = _DETECTABLE.get(key)
+    if known is not None:
+        return known
+    m, floor = key[0], key[4]
+    low = floor
+    high = max(floor, page_t(k1 + k2, m)) + Z_POWER + 1
+    while welch_power(high, k1, k2, share, m, floor) < POWER:
+        low, high = high, 2 * high
+        if high > 1e12:
+            return math.inf
+    while high - low > 1e-3 * high:
+        middle = (low + high) / 2
+        if welch_power(middle, k1, k2, share, m, floor) < POWER:
+            low = middle
+        else:
+            high = middle
+    if len(_DETECTABLE) > 10_000:
+        _DETECTABLE.clear()
+    _DETECTABLE[key] = high
+    return high
+
+
+def detectable_pct(spread: Spreads | None, m: int, min_effect: float) -> float | None:
+    """The smallest change (in %, either way) the page finds 80 % of the time when it is the only one, at the
+    spreads and runs seen (welch_power: Holm's first step, Welch's df as the runs would show it, the minimum effect
+    on the estimate); never below the minimum effect (a smaller change is never called). None without a spread."""
+    if spread is None:
         return None
-    return (side.log_se2 * side.n + base.log_se2 * base.n) / 2
-
-
-def runs_needed(log_var: float | None, m: int, effect_pct: float = CARED_EFFECT_PCT) -> int | None:
-    """Runs a side for a change of `effect_pct` % to be found 80 % of the time at this spread:
-    n ≈ 2(t + z₀.₈)²·s²/ln²(1 + d), s² the logs' variance (pooled_log_var), t the page's critical value
-    (page_t) with the 2n − 2 degrees of freedom of n runs a side (a few fixed-point steps). At most 1,000,000."""
-    if log_var is None or log_var <= 0:
+    se, k1, k2, share = _welch_shape(spread)
+    if se <= 0:
         return None
-    scale = 2 * log_var / math.log1p(effect_pct / 100) ** 2
-    n = max(2.0, scale * (page_t(1_000, m) + Z_POWER) ** 2)
-    for _ in range(4):
-        if n > 1e6:
-            break
-        n = max(2.0, scale * (page_t(2 * math.ceil(n) - 2, m) + Z_POWER) ** 2)
-    return min(math.ceil(n), 1_000_000)
+    effect = math.log(min_effect)
+    shift = detectable_shift(k1, k2, share, m)
+    if shift * se < 4 * effect:  # near the minimum effect its cut on the estimate costs power: count it
+        shift = detectable_shift(k1, k2, share, m, effect / se)
+    return 100 * max(math.expm1(min(shift * se, 700.0)), min_effect - 1)
+
+
+MAX_RUNS_NEEDED = 1_000_000
+
+
+def runs_needed(
+    spread: Spreads | None,
+    m: int,
+    effect_pct: float = CARED_EFFECT_PCT,
+    min_effect: float = DEFAULT_MIN_EFFECT,
+) -> int | None:
+    """The smallest n (runs a side, at least 2) at which a change of `effect_pct` % is called 80 % of the time on a
+    page of `m` verdicts of its kind (welch_power: Holm's first step, Welch's df as n runs a side would show it, the
+    minimum effect on the estimate), at the two sides' spreads seen. At most MAX_RUNS_NEEDED."""
+    if spread is None:
+        return None
+    v1, v2 = spread.side_var, spread.base_var
+    total = v1 + v2
+    if total <= 0:
+        return None
+    effect = math.log1p(effect_pct / 100)
+    floor = math.log(min_effect)
+    if effect <= floor:
+        return None
+    share = _share(v1 / total)
+
+    def enough(n: int, with_floor: bool) -> bool:
+        se = math.sqrt(total / n)
+        if with_floor:
+            # (the search below found n enough without the cut; the cut costs at most P(d < floor), and nothing
+            # where the test's own cut is always above it)
+            if effect - floor > 5 * se or not _floor_binds(n - 1, n - 1, share, m, floor / se):
+                return True
+            return welch_power(effect / se, n - 1, n - 1, share, m, floor / se) >= POWER
+        return effect / se >= detectable_shift(n - 1, n - 1, share, m)  # remembered: a page's cells share them
+
+    # the smallest n without the minimum effect's cut (a monotone condition), from the normal approximation's n,
+    # which never asks more than the t does: steps doubling from there, then halving the gap; then the cut
+    # counted, which can only ask for more
+    low = max(1, math.ceil((_page_z(max(m, 1)) + Z_POWER) ** 2 * total / (effect * effect)) - 1)
+    if low >= MAX_RUNS_NEEDED:
+        return MAX_RUNS_NEEDED
+    step = 1
+    high = low + step
+    while not enough(high, False):
+        low, step = high, step * 2
+        high = low + step
+        if high >= MAX_RUNS_NEEDED:
+            return MAX_RUNS_NEEDED
+    while high - low > 1:
+        middle = (low + high) // 2
+        if enough(middle, False):
+            high = middle
+        else:
+            low = middle
+    while not enough(high, True):
+        high += 1 if high < 100 else high // 50
+        if high >= MAX_RUNS_NEEDED:
+            return MAX_RUNS_NEEDED
+    return high
 
 
 def verdict(ci95: tuple[float, float] | None, higher_is_better: bool) -> Verdict:

@@ -15,15 +15,17 @@ from collections.abc import Collection
 from typing import Any
 
 from app.bonnie import TOO_FAST_MARK, UNITS, raise_option
-from app.compare.answer import factor_text
+from app.compare.answer import change_text as _change
+from app.compare.answer import could_have_seen, factor_text
+from app.compare.stats import cared_effect_pct
 
 MAX_CONFIGURATIONS = 6  # more would be a wall of text: the charts and table have the rest
 TOO_FAST, OK = "too_fast", "ok"
 SINGLE_RUN = (
-    "Single runs cannot tell a difference from noise: repeat each configuration (bonnie++ -x 3 or more); "
+    "Single runs cannot tell a difference from noise: repeat each configuration (bonnie++ -x 5 or more, more on a "
+    "page of many configurations); "
     "the page then says, from the spread the runs show, how many runs a 10 % change needs."
 )
-CARED_PCT = 10  # the change the advice sizes N for (stats.CARED_EFFECT_PCT)
 
 
 def percent(ratio: float) -> str:
@@ -102,6 +104,9 @@ def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collect
                     cpu_bound.append((title, True))
                     continue
                 other.append(f"{title} {percent(_geo(cell))} ({_noise_words(cell, min_effect)})")
+            elif cell["bound_ratio"] is not None:
+                # separated, but no more than chance separates runs this few: the rank test did not hold on the page
+                other.append(f"{title} cannot tell ({_runs_a_side(cell, base)}; {factor_text(cell)} in these runs)")
             elif cell["n_too_fast"] or base["n_too_fast"]:
                 measured = "" if cell["ratio"] is None else f" {percent(cell['ratio'])} of the measured runs"
                 other.append(
@@ -158,20 +163,17 @@ def _noise_words(cell: dict[str, Any], min_effect: float) -> str:
     low, high = cell["ratio_ci95"]
     if unchanged(cell, min_effect):
         return f"unchanged: 95 % CI {percent(low)} to {percent(high)}, inside ×{min_effect:g} either way"
+    cared = cared_effect_pct(min_effect)
+    detectable = cell["detectable_pct"]
     words = "within noise"
-    if cell["detectable_pct"] is not None:
-        words += f": could have seen {_change(cell['detectable_pct'])} either way"
+    if detectable is not None:
+        if detectable > cared:
+            words = f"cannot tell with {cell['n']} runs a side: {could_have_seen(detectable, cell['n'])}"
+        else:
+            words += f": could have seen {_change(detectable)} either way"
     if cell["runs_needed"] is not None:
-        words += f", a {CARED_PCT} % change needs {cell['runs_needed']:,} runs a side"
+        words += f", a {cared:g} % change needs {cell['runs_needed']:,} runs a side"
     return words
-
-
-def _change(pct: float) -> str:
-    """A detectable change: "±18 %" below a doubling, "×9.3" or "×680" beyond (−90 % is ÷10, not −900 %)."""
-    if pct < 100:
-        return f"±{pct:.0f} %"
-    factor = 1 + pct / 100
-    return f"×{factor:.1f}" if factor < 10 else f"×{float(f'{factor:.2g}'):,.0f}"
 
 
 def _why_unknown(cell: dict[str, Any], base: dict[str, Any]) -> str:
@@ -183,6 +185,11 @@ def _why_unknown(cell: dict[str, Any], base: dict[str, Any]) -> str:
     zero_here, zero_there = cell["geo_mean"] is None, base["geo_mean"] is None
     side = "on both sides" if zero_here and zero_there else "here" if zero_here else "in the baseline"
     return f"a run measured 0 {side}, and a ratio of rates needs them above 0"
+
+
+def _runs_a_side(cell: dict[str, Any], base: dict[str, Any]) -> str:
+    """ "3 v 3 runs": the runs of each side that measured or printed +++++."""
+    return f"{cell['n'] + cell['n_too_fast']} v {base['n'] + base['n_too_fast']} runs"
 
 
 def _too_fast_count(cell: dict[str, Any], base: dict[str, Any]) -> str:

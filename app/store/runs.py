@@ -556,8 +556,20 @@ def recent_runs(*, session: Session, limit: int, exclude: list[int]) -> list[Any
     return list(session.execute(statement))
 
 
-def runs_with_tags(*, session: Session, keys: tuple[str, str], limit: int) -> list[int]:
-    """The newest runs that have both tag keys, oldest of them first (the order of a sweep)."""
+def runs_with_tags(
+    *,
+    session: Session,
+    keys: tuple[str, str],
+    limit: int,
+    tags: tuple[tuple[str, str], ...] = (),
+    without: tuple[str, str] | None = None,
+) -> list[int]:
+    """The newest runs that have both tag keys (and every KEY=VALUE of `tags`, but not the tag `without`), oldest of
+    them first (the order of a sweep)."""
     first = select(Tag.run_id).where(Tag.key == keys[0])
-    both = select(Tag.run_id).where(Tag.key == keys[1], Tag.run_id.in_(first)).order_by(Tag.run_id.desc()).limit(limit)
-    return sorted(session.scalars(both))
+    both = select(Tag.run_id).where(Tag.key == keys[1], Tag.run_id.in_(first))
+    for key, value in tags:
+        both = both.where(Tag.run_id.in_(select(Tag.run_id).where(Tag.key == key, Tag.value == value)))
+    if without is not None:
+        both = both.where(Tag.run_id.not_in(select(Tag.run_id).where(Tag.key == without[0], Tag.value == without[1])))
+    return sorted(session.scalars(both.order_by(Tag.run_id.desc()).limit(limit)))

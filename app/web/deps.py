@@ -25,7 +25,7 @@ from app.store import runs as run_store
 from app.store.db import get_sessionmaker, limit_read
 from app.web import auth
 from app.web.request_body import FormLimits, close_form, read_form
-from app.web.schemas import TAG_FILTER_PARAM_SCHEMA
+from app.web.schemas import FILTER_TEXT_PARAM_SCHEMA, MACHINE_FILTER_PARAM_SCHEMA, TAG_FILTER_PARAM_SCHEMA
 from app.web.urls import app_path
 
 # ==== The database session ====
@@ -233,9 +233,9 @@ def check_machine_text(value: str | None, name: str) -> str | None:
 
 
 def run_filter(
-    machine: str | None = None,
+    machine: Annotated[str | None, MACHINE_FILTER_PARAM_SCHEMA] = None,
     tag: Annotated[list[Annotated[str, TAG_FILTER_PARAM_SCHEMA]], TAG_FILTERS_QUERY] = [],  # noqa: B006 - FastAPI copies a default per request; Query needs the list
-    format: str | None = None,
+    format: Annotated[str | None, FILTER_TEXT_PARAM_SCHEMA] = None,
     upload: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
     runs: Annotated[
         str | None,

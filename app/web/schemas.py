@@ -44,6 +44,9 @@ _TAGS = {
     "additionalProperties": {"type": "string", "maxLength": MAX_TAG_CHARS, "pattern": f"^[^{TAG_SPACES}\\x00]*$"},
 }
 LABEL_PARAM_SCHEMA = WithJsonSchema(_LABEL)
+# The free-text filters: what app.ingest.validation.check_filter_text takes (a machine may be as long as a line).
+FILTER_TEXT_PARAM_SCHEMA = WithJsonSchema(_LABEL)
+MACHINE_FILTER_PARAM_SCHEMA = WithJsonSchema({"type": "string", "pattern": _NO_NUL})
 
 
 class ResultOut(BaseModel):
@@ -276,7 +279,9 @@ class CellFiguresOut(BaseModel):
         description="geometric mean / the baseline's geometric mean: the ratio the CI and the verdict are built on"
     )
     p_value: float | None = Field(
-        description="raw two-sided p of Welch's t on the logs (equal geometric means); null without a CI"
+        description="raw two-sided p of Welch's t on the logs (equal geometric means); for a rate test with +++++ "
+        "runs, of an exact rank test (Mann–Whitney, every +++++ run tied above every measured rate); null without "
+        "either"
     )
     p_adjusted: float | None = Field(
         description="p_value after Holm's adjustment over every verdict of its kind on the page (rates together, "
@@ -297,18 +302,20 @@ class CellFiguresOut(BaseModel):
     verdict: Literal["better", "worse", "within_noise", "unknown"] | None = Field(
         description="better/worse when p_adjusted < 0.05 and geo_ratio is at least min_effect away from 1, "
         "within_noise otherwise, unknown below two measured values on a side or with a value ≤ 0; with +++++ "
-        "runs on a side, better/worse only when bound_ratio is at least min_effect away from 1, else unknown; "
+        "runs on a side, better/worse only when p_adjusted (the rank test's) < 0.05 and bound_ratio is at least "
+        "min_effect away from 1, else unknown; "
         "null for the baseline itself and for every %CPU cell (%CPU is shown as it is: cpu_per_work_verdict "
         "judges CPU)"
     )
     detectable_pct: float | None = Field(
-        description="within_noise cells only: the smallest change (%, either way) this page finds 80 % of the "
-        "time when it is the only one, at this N and spread: exp((t + z₀.₈)·SE of the log difference) − 1, t at "
-        "Holm's first step (1 − 0.05/2m, m the page's verdicts of the kind), never below min_effect − 1"
+        description="within_noise cells only: the smallest change (%, either way, two significant figures) this "
+        "page finds 80 % of the time when it is the only one, at these runs and spreads: the power of its own test "
+        "(Welch's t at the df the runs show, Holm's first step over the m verdicts of the kind, min_effect on the "
+        "estimate), never below min_effect − 1"
     )
     runs_needed: int | None = Field(
-        description="within_noise cells only: runs a side for a 10 % change to be found 80 % of the time at the "
-        "spread seen, n ≈ 2(t + z₀.₈)²·s²/ln²(1.1), s² the mean variance of both sides' logs, t as for "
+        description="within_noise cells only: the fewest runs a side at which a 10 % change (twice min_effect − 1 "
+        "when that is more) is found 80 % of the time at the two sides' spreads seen, the power as for "
         "detectable_pct"
     )
     work_unit: str | None = Field(
@@ -337,9 +344,20 @@ class CellFiguresOut(BaseModel):
     )
 
 
+def _only_counts_required(schema: dict[str, Any]) -> None:
+    schema["required"] = [name for name in schema.get("required", []) if name in COMPARE_CELL_REQUIRED]
+
+
+# What every /api/compare cell holds; it leaves out the figures that are null (one run has no sd, ci95 or p_value;
+# only %CPU cells have the cpu_per_work figures): a missing figure reads as null.
+COMPARE_CELL_REQUIRED = ("test", "status", "n", "n_too_fast", "n_not_run", "hints")
+
+
 class CellStatsOut(CellFiguresOut):
     """One configuration's figures for one test, and (unless it is the baseline configuration) its
-    comparison with the baseline configuration's."""
+    comparison with the baseline configuration's. A null figure is left out."""
+
+    model_config = ConfigDict(json_schema_extra=_only_counts_required)
 
     test: str
     hints: list[HintOut]

@@ -341,13 +341,12 @@ static int same_file_overlapping(const struct bound_loop *a, const struct bound_
     return a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes;
 }
 
-static int add_part(const char *root, struct part *parts, int n, const char *name, unsigned ma, unsigned mi,
-                    const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+/* Adds a name of the device's blocks (unless known), why it is one in fmt. Returns the new count. */
+static int add_part(struct part *parts, int n, const char *name, unsigned ma, unsigned mi, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 
-static int add_part(const char *root, struct part *parts, int n, const char *name, unsigned ma, unsigned mi,
-                    const char *fmt, ...)
+static int add_part(struct part *parts, int n, const char *name, unsigned ma, unsigned mi, const char *fmt, ...)
 {
-    (void)root;
     if (n >= MAX_PARTS || in_parts(parts, n, ma, mi) >= 0)
         return n;
     snprintf(parts[n].name, sizeof(parts[n].name), "%.63s", name);
@@ -393,7 +392,7 @@ static int device_and_aliases(const char *root, const struct sweep_device *dev, 
     char name[64];
     unsigned ma, mi;
     if (whole_disk(root, dev, name, sizeof(name), &ma, &mi) == 0)
-        n = add_part(root, parts, n, name, ma, mi, "the whole disk of %s", dev->name);
+        n = add_part(parts, n, name, ma, mi, "the whole disk of %s", dev->name);
     int nloops = bound_loops(root, loops, 256);
     for (int grew = 1; grew;) {
         grew = 0;
@@ -403,7 +402,7 @@ static int device_and_aliases(const char *root, const struct sweep_device *dev, 
                 continue;
             int on = S_ISBLK(lo->st.st_mode) ? in_parts(parts, n, major(lo->st.st_rdev), minor(lo->st.st_rdev)) : -1;
             if (on >= 0) {
-                n = add_part(root, parts, n, lo->name, lo->major, lo->minor, "a loop device on %s", parts[on].name);
+                n = add_part(parts, n, lo->name, lo->major, lo->minor, "a loop device on %s", parts[on].name);
                 grew = 1;
                 continue;
             }
@@ -417,7 +416,7 @@ static int device_and_aliases(const char *root, const struct sweep_device *dev, 
             for (int p = 0; p < n; p++) {
                 const struct bound_loop *alias = loop_of(loops, nloops, &parts[p]);
                 if (alias && same_file_overlapping(lo, alias)) {
-                    n = add_part(root, parts, n, lo->name, lo->major, lo->minor, "attached to the same file %s",
+                    n = add_part(parts, n, lo->name, lo->major, lo->minor, "attached to the same file %s",
                                  alias->backing);
                     grew = 1;
                     break;

@@ -107,7 +107,16 @@ MIN_EFFECT_QUERY = Query(
 )
 
 
-@router.post("/runs", status_code=201, response_model=UploadOut, responses=ERRORS, openapi_extra=UPLOAD_BODY)
+@router.post(
+    "/runs",
+    status_code=201,
+    response_model=UploadOut,
+    responses={
+        **ERRORS,
+        200: {"model": UploadOut, "description": "the Idempotency-Key's upload, stored before: nothing stored now"},
+    },
+    openapi_extra=UPLOAD_BODY,
+)
 async def post_runs(
     request: Request,
     session: SessionDep,
@@ -268,12 +277,30 @@ async def comparison_query(
 ComparisonQueryDep = Annotated[ComparisonRequest, Depends(comparison_query)]
 
 
+def without_null_figures(data: dict[str, Any]) -> dict[str, Any]:
+    """/api/compare's answer with each cell's null figures left out: a cell holds the figures it has. Of a 50-run
+    comparison's 31 figures per cell most are null (one run: no spread, no CI, no p; CPU per unit of work outside
+    the %CPU chart), and their names alone made the answer 1.1 MB; without them it is 0.4 MB
+    (docs/decisions.md, "A compare answer without its nulls"). The page, /api/matrix and compare.csv keep them."""
+    charts = [
+        chart
+        | {
+            "configurations": [
+                entry | {"tests": [{k: v for k, v in cell.items() if v is not None} for cell in entry["tests"]]}
+                for entry in chart["configurations"]
+            ]
+        }
+        for chart in data["charts"]
+    ]
+    return data | {"charts": charts}
+
+
 def _compare_json(query: ComparisonRequest, gzipped: bool) -> bytes:
     # orjson directly: FastAPI's generic encoder, and even json.dumps, cost as much as the statistics
     # of a 100-run comparison (a few hundred KB of numbers).
     body = comparisons.cached(
         ("/api/compare", query),
-        lambda session: response_cache.Body(orjson.dumps(comparisons.comparison(session, query))),
+        lambda session: response_cache.Body(orjson.dumps(without_null_figures(comparisons.comparison(session, query)))),
         response_cache.Body.size_bytes,
     )
     return body.gzipped() if gzipped else body.data
@@ -328,11 +355,18 @@ async def get_matrix(
     ] = None,
     baseline: Annotated[str | None, BASELINE_SCHEMA, Query(description="a run; its cell is the baseline")] = None,
     min_effect: Annotated[str | None, MIN_EFFECT_SCHEMA, MIN_EFFECT_QUERY] = None,
+    tag: Annotated[
+        list[str],
+        Query(
+            description="without runs: only runs with this KEY=VALUE tag (repeatable). Without it the sample data "
+            "(source=sample_data) is left out whenever other runs have both tags"
+        ),
+    ] = [],  # noqa: B006 - FastAPI copies the default per request
 ):
     """Configurations pivoted by two tag keys: per cell the mean of `test` with N, 95 % CI and the
     verdict against the baseline cell, and per family the geometric mean of the ratios to it."""
     request = matrix.read_request(
-        rows=rows, cols=cols, test=test, runs=[runs or ""], baseline=baseline, min_effect=min_effect
+        rows=rows, cols=cols, test=test, runs=[runs or ""], baseline=baseline, min_effect=min_effect, tags=tag
     )
     gzipped = response_cache.accepts_gzip(http_request.headers.get("accept-encoding"))
     body = await run_in_threadpool(_matrix_json, request, gzipped)

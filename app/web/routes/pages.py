@@ -289,6 +289,8 @@ def _render_compare(session: Session, asked: ComparisonRequest, notice: str | No
             data=data,
             answer=rows,
             answer_lead=answer.lead(data, rows),
+            answer_legend=answer.legend(data),
+            answer_caveat=answer.shared_caveat(rows),
             # the chart of the family the answer leads with comes first: on a desktop's first screen
             chart_order=sorted(range(len(keys)), key=lambda i: keys[i] != lead),
             view=(view := engine.compare_view(figures, data)),
@@ -298,6 +300,7 @@ def _render_compare(session: Session, asked: ComparisonRequest, notice: str | No
             baseline=data["baseline"],
             csv_url=permalink(settled, "/api/compare.csv"),
             matrix_url=matrix.link_for(settled, figures),
+            matrix_keys=matrix.matrix_keys(settled, figures),
         )
     html = templates.get_template("_compare.html").render(context)
     return CompareFragment(url, notice, len(figures), cache.Body(html.encode()))
@@ -391,15 +394,16 @@ async def matrix_page(
     runs: str = "",
     baseline: str = "",
     min_effect: str = "",
+    tag: Annotated[list[str], Query()] = [],  # noqa: B006 - FastAPI copies the default per request
 ):
-    """/matrix?rows=raid&cols=fs&test=put_block[&runs=...&baseline=RUN&min_effect=1.1]: the sweep as a table of
-    configurations (app/compare/matrix.py builds it, as for /api/matrix), with one small chart per row."""
-    context: dict = {"tests": TESTS, "rows": rows, "cols": cols, "test": test, "error": None, "m": None}
+    """/matrix?rows=raid&cols=fs&test=put_block[&runs=...|&tag=study=x&baseline=RUN&min_effect=1.1]: the sweep as a
+    table of configurations (app/compare/matrix.py builds it, as for /api/matrix), with one small chart per row."""
+    context: dict = {"tests": TESTS, "rows": rows, "cols": cols, "test": test, "error": None, "m": None, "tags": tag}
     if not (rows or cols):
         return render(request, "matrix.html", context)
     try:
         asked = matrix.read_request(
-            rows=rows, cols=cols, test=test, runs=[runs], baseline=baseline, min_effect=min_effect
+            rows=rows, cols=cols, test=test, runs=[runs], baseline=baseline, min_effect=min_effect, tags=tag
         )
         # One thread hop for the stamp, the cache and, on a miss, the database and the rendering.
         body = await run_in_threadpool(_matrix_page_body, request, asked, context)
@@ -427,6 +431,8 @@ def _matrix_page_body(request: Request, asked: matrix.MatrixRequest, context: di
             "m": built,
             "answer": rows_shown,
             "answer_lead": answer.lead(built, rows_shown) if rows_shown else "",
+            "answer_legend": answer.legend(data),
+            "answer_caveat": answer.shared_caveat(rows_shown),
             "url": matrix.permalink(asked),
             "api_url": matrix.permalink(asked, "/api/matrix"),
             "shown": matrix.display(built),
