@@ -11,7 +11,7 @@ PORT ?= 8000
 RUN_DEBS := gcc make libcurl4-openssl-dev python3-dev
 TEST_DEBS := $(RUN_DEBS) bonnie++ strace chromium postgresql sqlite3 e2fsprogs btrfs-progs xfsprogs man-db systemd docker-compose
 
-.PHONY: run test lint serve migrate runner samples debs-run debs-test lock clean
+.PHONY: run test test-quick lint serve migrate runner samples debs-run debs-test lock clean
 
 run: debs-run $(VENV)/.installed runner migrate samples
 	$(BIN)/bonnieboard serve --host $(HOST) --port $(PORT)
@@ -20,7 +20,18 @@ run: debs-run $(VENV)/.installed runner migrate samples
 test: RUNNER_FLAGS = WERROR=1
 test: debs-test $(VENV)/.installed-test runner lint
 	$(MAKE) -C runner test $(RUNNER_FLAGS)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
+
+# The tests spread over one pytest-xdist worker per core; the tests of loop devices, mounts and cgroups share one
+# worker (xdist_group "kernel"). PYTEST_WORKERS=0 runs them all in this process.
+PYTEST_WORKERS ?= auto
+XDIST := -n $(PYTEST_WORKERS) --dist loadgroup
+
+# The inner loop: the tests of neither a browser, root, real bonnie++ nor a slow load (markers slow and root),
+# on SQLite only. `make test` (and CI) still runs every test on both databases.
+QUICK_MARKERS := not slow and not root
+test-quick: $(VENV)/.installed-test runner
+	$(BIN)/python -m pytest $(XDIST) --db sqlite -m '$(QUICK_MARKERS)' $(PYTEST_ARGS)
 
 # Format, lint and types (configured in pyproject.toml); `make test` runs it first.
 LINT_PATHS := app tests bench migrations

@@ -3,13 +3,15 @@
 Every test that uses `database_url` (directly, or through `session` or `client`) runs once per database
 named by `--db` (default: BONNIEBOARD_TEST_DB, else "sqlite,postgresql"); tests that touch no database
 run once. PostgreSQL is the server BONNIEBOARD_TEST_POSTGRES_URL names (a role that may CREATE DATABASE),
-or else a throwaway cluster started for the run (tests/postgres.py). The PostgreSQL tests share one database,
+or else a throwaway cluster started for the run (tests/postgres.py). Each SQLite test gets a copy of a file
+migrated once per run (copying takes 0.4 ms, migrating 200-500 ms). The PostgreSQL tests share one database,
 migrated once per run and emptied before each test (every table truncated, ids restarted): 40 ms, where
 copying a template database takes 200-400 ms. A test that changes the schema makes a database of its own
 with `postgres.create_database`.
 """
 
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -103,6 +105,16 @@ def empty_postgres_database(postgres: PostgresServer, url: str) -> None:
     engine.dispose()
 
 
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory) -> Path:
+    """A SQLite file migrated to head once per run; each SQLite test gets a copy (0.4 ms, where migrating takes
+    200-500 ms). Migrating closes the last connection, which checkpoints the WAL into the file."""
+    path = tmp_path_factory.mktemp("sqlite-template") / "bonnieboard.db"
+    upgrade(f"sqlite:///{path}")
+    assert not path.with_name(path.name + "-wal").exists()
+    return path
+
+
 @pytest.fixture
 def database_url(request, tmp_path, monkeypatch) -> Iterator[str]:
     """A fresh, migrated database that the app's settings point at (its kind is the test's parameter)."""
@@ -111,8 +123,9 @@ def database_url(request, tmp_path, monkeypatch) -> Iterator[str]:
         url = request.getfixturevalue("postgres_test_database")
         empty_postgres_database(request.getfixturevalue("postgres"), url)
     else:
-        url = f"sqlite:///{tmp_path / 'bonnieboard.db'}"
-        upgrade(url)
+        path = tmp_path / "bonnieboard.db"
+        shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
+        url = f"sqlite:///{path}"
     monkeypatch.setenv("BONNIEBOARD_DATABASE_URL", url)
     for setting in SETTINGS_RESET:
         monkeypatch.delenv(f"BONNIEBOARD_{setting}", raising=False)

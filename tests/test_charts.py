@@ -447,21 +447,17 @@ def test_heat_table_shades_only_cells_whose_verdict_is_better_or_worse():
 def test_the_single_run_shortcut_gives_the_same_answer_as_the_general_path(monkeypatch):
     """Every corpus line alone (group=none), absolute and relative, with each baseline: the answer
     with the shortcut for one-run configurations equals the one computed the general way."""
+    from tests.corpus_expected import EXPECTED
     from tests.helpers import CORPUS_DIR
 
+    # Every non-blank corpus line is a valid run (tests/test_parsing.py): one that fails to parse fails this test.
     lines = [
-        line
-        for path in sorted(CORPUS_DIR.glob("*.csv"))
-        for line in path.read_text().splitlines()
-        if line and not line.startswith("#")
+        line for path in sorted(CORPUS_DIR.glob("*.csv")) for line in path.read_text().splitlines() if line.strip()
     ]
     runs = []
     for line in lines:
-        try:
-            runs.append(figures(line, len(runs) + 1, tags={"ram_mib": "256"} if len(runs) % 3 == 0 else {}))
-        except Exception:  # header lines and the corpus's deliberately broken ones
-            continue
-    assert len(runs) > 20
+        runs.append(figures(line, len(runs) + 1, tags={"ram_mib": "256"} if len(runs) % 3 == 0 else {}))
+    assert len(runs) == len(EXPECTED) > 20
     none = parse_group("none")
     asked = [(mode, baseline) for mode in ("absolute", "relative") for baseline in (None, runs[0].id, runs[5].id)]
     fast = [engine.compare(runs, mode=mode, baseline=baseline, grouping=none) for mode, baseline in asked]

@@ -211,6 +211,7 @@ def test_a_database_without_its_generation_row_is_read_uncached(client, session)
     assert api_view(client) == api_view(client) and CACHE.hits == hits + 1
 
 
+@pytest.mark.slow
 def test_two_workers_each_with_its_cache_show_a_write_at_once(database_url):
     with live_server(database_url, workers=2) as server, httpx.Client(base_url=server.url) as http:
         body = f"{LINE_198}\n{LINE_197}\n"

@@ -190,7 +190,9 @@ BURST_UPLOADS = 100
 # Long enough for dozens of checks while the uploads wait: at 300 lines SQLite got through the burst within a
 # second of the bodies arriving, and CI saw 18 checks.
 BURST_LINES = {"sqlite": 1000, "postgresql": 300}
-HEALTH_P99_LIMIT_S = 0.2
+# /api/health's p99 during the burst, in uploads' turns: a fifth of the queue. On a 2-core machine at load 9, SQLite's
+# p99 was 9 turns (300 ms of 35 ms turns), PostgreSQL's 1; a worker with its threads held, the whole queue.
+HEALTH_P99_TURNS = 20
 
 
 def health_latencies_s(http: httpx.Client, *, until, count: int | None = None) -> list[float]:
@@ -212,8 +214,9 @@ def p99(latencies_s: list[float]) -> float:
 
 def test_a_burst_of_uploads_leaves_the_worker_answering(database_url, database_kind):
     """Uploads wait for their turn on the event loop (docs/decisions.md, "Uploads wait on the event loop"): with 100 at
-    once, /api/health's p99 stays under 200 ms, plus what the same server's idle p99 shows of the machine's own load
-    (a few ms when it is quiet)."""
+    once, /api/health's p99 stays below the time 20 of those uploads take, measured in the same burst (its duration
+    over 100: one upload's turn). A worker whose threads the queued uploads held answered only once most of the queue
+    had gone through; a busy machine lengthens the turns as much as the checks."""
     bodies = ["\n".join(distinct_lines(f"burst-{n}", BURST_LINES[database_kind])) for n in range(BURST_UPLOADS)]
     with live_server(database_url, workers=1) as server:
         start = threading.Barrier(BURST_UPLOADS + 1)
@@ -230,14 +233,19 @@ def test_a_burst_of_uploads_leaves_the_worker_answering(database_url, database_k
             idle_s = health_latencies_s(http, until=lambda: False, count=100)
             futures = [pool.submit(upload, body) for body in bodies]
             start.wait()
+            began = time.perf_counter()
             time.sleep(0.5)  # the bodies are in; the uploads queue for their turn
             burst_s = health_latencies_s(http, until=lambda: all(future.done() for future in futures))
+            turn_s = (time.perf_counter() - began) / BURST_UPLOADS
             statuses = [future.result() for future in futures]
     assert statuses == [201] * BURST_UPLOADS
     assert len(burst_s) >= 20, f"only {len(burst_s)} health checks ran during the burst"
-    summary = f"/api/health p99 {p99(burst_s) * 1000:.0f} ms over {len(burst_s)} requests during the burst, {p99(idle_s) * 1000:.0f} ms idle"
+    summary = (
+        f"/api/health p99 {p99(burst_s) * 1000:.0f} ms over {len(burst_s)} requests during the burst,"
+        f" {p99(idle_s) * 1000:.0f} ms idle; an upload's turn {turn_s * 1000:.0f} ms"
+    )
     print(summary)
-    assert p99(burst_s) < HEALTH_P99_LIMIT_S + p99(idle_s), summary
+    assert p99(burst_s) < HEALTH_P99_TURNS * turn_s, summary
 
 
 def test_the_run_page_s_tag_form_waits_for_a_write_lock_off_the_event_loop(database_url, database_kind):

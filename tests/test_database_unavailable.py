@@ -202,6 +202,7 @@ def run_count(client) -> int:
     return client.get("/api/runs").json()["total"]
 
 
+@pytest.mark.root  # a small tmpfs
 def test_a_full_disk_is_503_stores_nothing_and_passes_once_there_is_room(database_on_small_disk, client_on):
     # 6,000 lines: several insert batches (app.ingest.writers.BATCH_ROWS), so the disk fills in the middle of one;
     # that reached the client as a bare 500 through the parsed-line writer on SQLite.

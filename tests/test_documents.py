@@ -101,6 +101,7 @@ def test_identical_documents_are_one_row_and_go_when_their_last_run_goes(client,
     assert documents() == 1
 
 
+@pytest.mark.slow
 def test_deleting_a_run_while_an_upload_shares_its_document_leaves_no_run_without_one(database_url):
     """A deletion that removes a document as no run's, racing an upload of the same document that names the run's
     line as a duplicate: each answers as usual (201, 204), no deadlock, and every run's document is there."""
@@ -173,6 +174,7 @@ def _shapes(lines: list[str]) -> list[dict[str, Any]]:
     ]
 
 
+@pytest.mark.slow
 def test_a_comparison_reads_no_document_and_finds_what_it_said(client, session, database_url):
     """Runs with large documents of many shapes compare without any statement reading a document's body, to the
     same limiters and RAM the documents say; and within a small factor of as many runs without documents (a

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 import httpx
+import pytest
 
 from tests.helpers import distinct_lines
 from tests.live_server import live_server
@@ -40,6 +41,7 @@ def _read_slowly_then_leave(url: str) -> None:
             time.sleep(0.01)
 
 
+@pytest.mark.slow
 def test_aborted_exports_leave_the_pool_free(database_url):
     lines = distinct_lines("aborted-export", EXPORT_LINES)
     with live_server(database_url) as server, httpx.Client(base_url=server.url, timeout=60) as http:

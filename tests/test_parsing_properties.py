@@ -1,5 +1,6 @@
 """Property-based: whatever text or bytes come in, the parser answers with runs or per-line errors."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -57,6 +58,7 @@ def test_any_bytes(data):
     check(parse_bytes(data), data.count(b"\n") + 1)
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None, derandomize=True)
 @given(st.sampled_from(REAL_LINES), st.lists(st.tuples(st.integers(0, 60), CELLS), max_size=6))
 def test_real_lines_with_mutated_fields(line, mutations):

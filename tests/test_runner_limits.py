@@ -21,8 +21,11 @@ import pytest
 
 from tests.test_runner import RUNNER, RUNNER_DIR, require_tool, run
 
+# Loop devices, mounts and cgroups are the kernel's, shared by every xdist worker: these tests run on one worker.
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.xdist_group("kernel"),
+    pytest.mark.root,
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root: cgroups, a loop device and a mount"),
 ]
 

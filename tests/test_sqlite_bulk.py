@@ -332,6 +332,7 @@ def plain_103_lines(draw):
 PLAIN_LINES = st.one_of(plain_198_lines(), plain_19x_lines(), plain_103_lines())
 
 
+@pytest.mark.slow
 @HYPOTHESIS
 @given(PLAIN_LINES)
 def test_any_plain_line_stores_the_same_either_way(two_databases, line):
@@ -388,6 +389,7 @@ def plain_lines_with_changes(draw):
     return "".join(chars)
 
 
+@pytest.mark.slow
 @HYPOTHESIS
 @given(plain_lines_with_changes())
 def test_a_changed_plain_line_has_the_same_outcome_either_way(two_databases, line):
@@ -399,6 +401,7 @@ def test_a_changed_plain_line_has_the_same_outcome_either_way(two_databases, lin
     assert compiled == parsed, line
 
 
+@pytest.mark.slow
 @HYPOTHESIS
 @given(st.binary(max_size=40), st.sampled_from([b"", b"1.98,", LINE_198.encode()]))
 def test_bytes_that_are_not_utf8_have_the_same_outcome_either_way(two_databases, junk, prefix):

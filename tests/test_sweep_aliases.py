@@ -19,7 +19,12 @@ import pytest
 from tests.test_runner import require_tool, run
 from tests.test_sweep import _device_mounted, _head_hash, _plan, _sweep
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: loop devices, mkfs and mounts")
+# Loop devices, mounts and cgroups are the kernel's, shared by every xdist worker: these tests run on one worker.
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root: loop devices, mkfs and mounts"),
+    pytest.mark.xdist_group("kernel"),
+    pytest.mark.root,
+]
 
 
 @contextmanager

@@ -29,7 +29,12 @@ from tests.test_sweep import (
     _sweep,
 )
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: loop devices, mkfs and mounts")
+# Loop devices, mounts and cgroups are the kernel's, shared by every xdist worker: these tests run on one worker.
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root: loop devices, mkfs and mounts"),
+    pytest.mark.xdist_group("kernel"),
+    pytest.mark.root,
+]
 
 
 @contextmanager

@@ -200,6 +200,7 @@ def test_upload_page_takes_a_pattern_and_a_report_and_offers_to_compare(client):
     assert bad.status_code == 400 and "needs text between the two placeholders" in bad.text
 
 
+@pytest.mark.slow
 def test_cli_name_tags_report_and_space_refusal(tmp_path):
     sweep = tmp_path / "sweep.csv"
     sweep.write_text(named("raid5_chunk64_ext3"))
@@ -216,6 +217,7 @@ def test_cli_name_tags_report_and_space_refusal(tmp_path):
     assert f"{report}:4: text report -> run " in read.stdout and ": 1.98,2.00a,chunk-seeks-procs," in read.stdout
 
 
+@pytest.mark.slow
 def test_the_sample_manifest_loads_an_empty_database_once_with_its_tags(tmp_path):
     """What `make samples` runs: six sweep configurations of three runs each, tagged from their names."""
     args = ("ingest", "--if-empty", "--tag", "source=sample_data", "--manifest", SAMPLE_DATA / "manifest")

@@ -25,6 +25,8 @@ from tests.aa_splits import (
     two_way_splits,
 )
 
+pytestmark = pytest.mark.slow  # hundreds of simulated pages per case: make test-quick leaves them out
+
 PAGE_GROUPING = Grouping(keys=(CONFIG_TAG,))
 FLAGGED = ("better", "worse")
 # The bound: a page of unchanged runs shows a rate ▲/▼ on at most 5 % of such pages.
