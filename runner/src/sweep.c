@@ -343,15 +343,8 @@ static int run_step(char *const *argv)
 /* Whether something is mounted on path (/proc/self/mountinfo). */
 static int mounted_on(const char *path)
 {
-    FILE *fp = fopen("/proc/self/mountinfo", "r");
-    if (!fp)
-        return 0;
-    char line[8192], target[4096];
-    int found = 0;
-    while (!found && fgets(line, sizeof(line), fp))
-        found = sscanf(line, "%*d %*d %*s %*s %4095s", target) == 1 && strcmp(target, path) == 0;
-    fclose(fp);
-    return found;
+    unsigned ma, mi;
+    return sweep_mounted_device("", path, &ma, &mi);
 }
 
 /* Unmounts the mountpoint: a few tries while something still holds it (a writeback, a udev probe).
@@ -946,25 +939,6 @@ static int check_token_file(struct study *s)
     return 0;
 }
 
-/* The MAJ:MIN of the filesystem mounted on path (the topmost mount there): 1, or 0 when nothing is. */
-static int mounted_device(const char *path, unsigned *ma, unsigned *mi)
-{
-    FILE *fp = fopen("/proc/self/mountinfo", "r");
-    if (!fp)
-        return 0;
-    char line[8192], target[4096];
-    unsigned a, b;
-    int found = 0;
-    while (fgets(line, sizeof(line), fp))
-        if (sscanf(line, "%*d %*d %u:%u %*s %4095s", &a, &b, target) == 3 && strcmp(target, path) == 0) {
-            *ma = a;
-            *mi = b;
-            found = 1;
-        }
-    fclose(fp);
-    return found;
-}
-
 /* --resume: the study's own mount, left by a sweep that was killed (the device its progress file names, on the
  * mountpoint it names), is unmounted; anything else mounted there stays, for check_device to refuse. Returns 0
  * or an exit code (message printed). */
@@ -974,7 +948,7 @@ static int unmount_own_leftover(struct study *s)
     unsigned ma, mi;
     if (!s->progress_device || !s->progress_mountpoint || strcmp(s->progress_device, s->plan.device) != 0 ||
         strcmp(s->progress_mountpoint, s->plan.mountpoint) != 0 || stat(s->plan.device, &st) ||
-        !S_ISBLK(st.st_mode) || !mounted_device(s->plan.mountpoint, &ma, &mi) || ma != major(st.st_rdev) ||
+        !S_ISBLK(st.st_mode) || !sweep_mounted_device("", s->plan.mountpoint, &ma, &mi) || ma != major(st.st_rdev) ||
         mi != minor(st.st_rdev))
         return 0;
     fprintf(stderr, "sweep: %s is still mounted on %s by the interrupted study: unmounting it\n", s->plan.device,

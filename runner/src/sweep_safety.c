@@ -678,3 +678,27 @@ int sweep_probe_signature(int fd, char *out, size_t len)
     free(buf);
     return found;
 }
+
+int sweep_mounted_device(const char *root, const char *path, unsigned *major_out, unsigned *minor_out)
+{
+    char file[PATH_MAX];
+    snprintf(file, sizeof(file), "%s/proc/self/mountinfo", root);
+    FILE *fp = fopen(file, "r");
+    if (!fp)
+        return 0;
+    char line[8192], target[4096];
+    unsigned ma, mi;
+    int found = 0;
+    while (fgets(line, sizeof(line), fp)) {
+        if (sscanf(line, "%*d %*d %u:%u %*s %4095s", &ma, &mi, target) != 3)
+            continue;
+        unescape(target);
+        if (strcmp(target, path) == 0) {
+            *major_out = ma;
+            *minor_out = mi;
+            found = 1;
+        }
+    }
+    fclose(fp);
+    return found;
+}

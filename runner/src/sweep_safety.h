@@ -41,6 +41,10 @@ int sweep_check_naming(const char *plan_device, const char *yes_destroy, int sam
 int sweep_check_in_use(const char *root, const struct sweep_device *dev, const char *device_path,
                        const char *mountpoint, int probes, char *err, size_t errlen);
 
+/* The MAJ:MIN of the filesystem mounted on path (the topmost mount there; mountinfo's octal escapes
+ * decoded, so a path with a space matches), under root. Returns 1, or 0 when nothing is mounted there. */
+int sweep_mounted_device(const char *root, const char *path, unsigned *major, unsigned *minor);
+
 /* Opens every loop alias of the device (not the device, its partitions or its whole disk) with
  * O_EXCL, so that nothing can mount or claim them while the study runs: the fds go to fds (closed
  * by the caller, or at exit). Returns the count, or -1 with the message in err. */

@@ -85,6 +85,17 @@ static void test_loop_aliases(void)
               contains(err, "loop1 (attached to the same file /img/disk.img) is in use by md0 (an md array)"));
 }
 
+static void test_mounted_device(void)
+{
+    unsigned ma = 0, mi = 0;
+    fresh_root("mounted");
+    put("proc/self/mountinfo", "22 1 254:0 / / rw - ext4 /dev/vda rw\n"
+                               "40 22 7:1 / /mnt/my\\040study rw - ext4 /dev/loop1 rw\n");
+    test_cond("a mountpoint with a space is found by its decoded path",
+              sweep_mounted_device(root, "/mnt/my study", &ma, &mi) == 1 && ma == 7 && mi == 1);
+    test_cond("nothing is mounted on another path", sweep_mounted_device(root, "/mnt/other", &ma, &mi) == 0);
+}
+
 static void test_in_use(void)
 {
     char err[1024] = "";
@@ -204,6 +215,7 @@ static void test_probe(void)
 int main(void)
 {
     test_loop_aliases();
+    test_mounted_device();
     test_in_use();
     test_naming();
     test_probe();
