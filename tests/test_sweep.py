@@ -219,22 +219,29 @@ def test_a_device_with_an_ext4_signature_must_be_named_exactly(runner_binary, lo
     assert _head_hash(loop_device) == before
 
 
-@needs_root
-def test_sigint_mid_run_unmounts_keeps_the_runs_and_resume_finishes(runner_binary, loop_device, tmp_path):
-    plan = _plan(tmp_path, loop_device, rounds="1")
+def _start_sweep_until(runner: Path, plan: Path, device: str, pattern: str) -> tuple[subprocess.Popen, str]:
+    """The sweep of `plan` started, once its stderr has shown a line matching `pattern` (or two minutes passed):
+    the process (stdout and stderr piped, as text) and what it printed to stderr so far."""
     proc = subprocess.Popen(
-        [str(runner_binary), "sweep", str(plan), "--yes-destroy", loop_device],
-        cwd=tmp_path,
+        [str(runner), "sweep", str(plan), "--yes-destroy", device],
+        cwd=plan.parent,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+    seen = ""
+    deadline = time.monotonic() + 120
+    while not re.search(pattern, seen) and time.monotonic() < deadline and proc.stderr is not None:
+        seen += proc.stderr.readline()
+    return proc, seen
+
+
+@needs_root
+def test_sigint_mid_run_unmounts_keeps_the_runs_and_resume_finishes(runner_binary, loop_device, tmp_path):
+    plan = _plan(tmp_path, loop_device, rounds="1")
+    # the second configuration's tests are under way: one run is kept, one interrupted
+    proc, seen = _start_sweep_until(runner_binary, plan, loop_device, r"\(2/2\).*: Writing")
     try:
-        seen = ""
-        deadline = time.monotonic() + 120
-        # the second configuration's tests are under way: one run is kept, one interrupted
-        while not re.search(r"\(2/2\).*: Writing", seen) and time.monotonic() < deadline:
-            seen += proc.stderr.readline()
         assert _mounted(tmp_path / "mnt"), seen
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)

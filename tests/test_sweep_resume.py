@@ -26,6 +26,7 @@ from tests.test_sweep import (
     _get_json,
     _mounted,
     _plan,
+    _start_sweep_until,
     _sweep,
 )
 
@@ -163,18 +164,8 @@ def test_resume_leaves_a_mount_that_is_not_the_studys_own(runner_binary, loop_de
     """Killed mid-run, the study leaves its mount; replaced by someone else's filesystem on the same mountpoint,
     that one is refused by --resume, not unmounted."""
     plan = _plan(tmp_path, loop_device, rounds="1")
-    sweep = subprocess.Popen(
-        [str(runner_binary), "sweep", str(plan), "--yes-destroy", loop_device],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    sweep, _ = _start_sweep_until(runner_binary, plan, loop_device, "Writing")
     try:
-        seen = ""
-        deadline = time.monotonic() + 120
-        while "Writing" not in seen and time.monotonic() < deadline:
-            seen += sweep.stderr.readline()  # type: ignore[union-attr]
         sweep.send_signal(signal.SIGKILL)
         sweep.wait(timeout=30)
     finally:
