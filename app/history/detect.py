@@ -32,13 +32,15 @@ from app.history._edivisive import Comparison, first_pass_p, merge, split
 
 MIN_RUNS = 3  # on each side of a change: one or two odd runs are a spike, not a step
 WINDOW = 50  # Otava's default: split() costs O(n·WINDOW)
-# Below this p of the F-test of the two stretches' variances, Welch's t rather than the pooled Student's t.
-VARIANCE_PRETEST_P = 0.01
-# The false changes the family may give per run of a configuration, all its series together, at most:
-# one per 100 runs, with room for what the simulations do not show (drift, heavier tails).
-FAMILY_FALSE_PER_RUN = 0.01
-# series_max_p(n) = FAMILY_P / n: Bonferroni over a machine's series; FAMILY_P is calibrated (bench/history_replay.py)
-FAMILY_P = 0.012
+# Below this p of the F-test of the two stretches' variances, Welch's t rather than the pooled Student's t: a spike
+# among the last three runs gives p < 1e-6; three ordinary runs after a step fall below 0.001 one time in 1,000.
+VARIANCE_PRETEST_P = 0.001
+# series_max_p(n) = FAMILY_P / n, Bonferroni over a machine's n series: the goal is a count (at most one false change
+# per 100 runs of a configuration, its 24 series together), and expected counts add whatever the series' dependence,
+# so nothing sharper than Bonferroni holds it. At 0.008 the worst simulated noise (CV 10-30 %, log-normal) gives 0.6
+# per 100 runs (bench/RESULTS.md): room for what the simulations lack (drift, load). 0.012 gives 0.8 and finds a 10 %
+# step at CV 3 % no sooner.
+FAMILY_P = 0.008
 # Log differences below this are float rounding of equal values, not a difference.
 LOG_EPSILON = 1e-12
 T_TEST = "t-test"
@@ -90,10 +92,33 @@ def analyse(
     series = _Series(measured, cens, min_effect)
     n = len(cens)
     tested = merge(split(series.z, WINDOW, first_pass_p(max_p), MIN_RUNS, series.compare), n, max_p, series.compare)
+    moved = relocated([index for index, _ in tested], series.z)
+    if moved != [index for index, _ in tested]:
+        tested = merge(moved, n, max_p, series.compare)
     bounds = [0, *(index for index, _ in tested), n]
     changes = tuple(series.change(bounds[i], bounds[i + 1], bounds[i + 2], test) for i, (_, test) in enumerate(tested))
     stretches = tuple(series.stretch(start, stop) for start, stop in zip(bounds, bounds[1:], strict=False))
     return Analysis(changes, stretches)
+
+
+def relocated(points: list[int], z: NDArray[np.float64]) -> list[int]:
+    """Each change point moved to where a single step between its neighbours fits best (the split of largest
+    between-stretch sum of squares, n1·n2/(n1+n2)·(mean difference)², at least MIN_RUNS a side). E-divisive's Q
+    grows with the smaller side, so with three runs after a step it can prefer a split a run or two early."""
+    moved = list(points)
+    cumulative = np.r_[0.0, np.cumsum(z)]
+    for i in range(len(moved)):
+        start = moved[i - 1] if i else 0
+        stop = moved[i + 1] if i + 1 < len(moved) else len(z)
+        taus = np.arange(start + MIN_RUNS, stop - MIN_RUNS + 1)
+        if len(taus) == 0:
+            continue
+        left = taus - start
+        right = stop - taus
+        difference = (cumulative[stop] - cumulative[taus]) / right - (cumulative[taus] - cumulative[start]) / left
+        between = left * right / (left + right) * difference * difference
+        moved[i] = int(taus[int(np.argmax(between))])
+    return moved
 
 
 def _checked(values: Sequence[float | None], censored: Sequence[bool]) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:

@@ -1,0 +1,150 @@
+"""History: change points replayed. How many false changes does app/history/detect.py report on series of one
+unchanged setup, how soon does it find a real step, and how long does it take? The figures of bench/RESULTS.md,
+"History: change points by E-divisive with a t-test".
+
+Usage: .venv/bin/python bench/history_replay.py [--configurations 40] [--trials 400] [--family-p P]
+
+1. False changes per 100 runs of a machine·configuration (its 24 series: 12 rates, 12 latencies, all analysed at
+   series_max_p(24)): simulated (tests/history/simulated.py: bonnie++'s printing, CV 1-30 %, log-normal and log-t3
+   tails, the file tests' rates +++++ in 0 or 30 % of runs), N = 12, 50 and 200 runs a series, --configurations
+   configurations per row.
+2. Found: a 10 % and a 5 % step at CV 1-3 % after 20 or 100 runs, with exactly 3 runs after it (found within one
+   run; of those, at the step's own run), and replayed run by run up to 20 after it, the median delay.
+3. The real series of one unchanged setup each: tests/data/aa/, tests/data/aa_censored/ and tests/data/history/
+   (when present): changes per 100 runs of the file's configuration, all its series together.
+4. Time: analyse() on 1,000 runs, median of repeats, beside numpy sorting the same 1,000 values (the reference
+   measured in the same run), and a machine of 24 such series.
+
+Every row draws from its own seed (its name's CRC), so the figures are deterministic. Prints Markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.history import detect
+from tests.history import simulated as sim
+
+SERIES = sim.SERIES_PER_CONFIGURATION
+
+
+def rng_for(name: str) -> np.random.Generator:
+    return np.random.default_rng(zlib.crc32(name.encode()))
+
+
+def false_changes(configurations: int, max_p: float) -> None:
+    print(f"### False changes per 100 runs of a configuration (24 series, max_p = {max_p:.3g} each)\n")
+    print("| CV | tails | +++++ | N = 12 | N = 50 | N = 200 |")
+    print("|---:|---|---:|---:|---:|---:|")
+    for cv in (0.01, 0.03, 0.10, 0.30):
+        for heavy in (False, True):
+            for share in (0.0, 0.3):
+                noise = sim.Noise(cv, heavy=heavy, censored_share=share)
+                cells = []
+                for n in (12, 50, 200):
+                    # the same number of runs per row: 200 configurations of 12 runs weigh as 12 of 200
+                    count = max(configurations, configurations * 200 // n // 4)
+                    rate = sim.false_changes_per_100_runs(rng_for(f"aa {noise} {n}"), noise, n, count, max_p)
+                    cells.append(f"{rate:.2f}")
+                tails = "log-t3" if heavy else "log-normal"
+                print(f"| {cv:.0%} | {tails} | {share:.0%} | " + " | ".join(cells) + " |")
+    print()
+
+
+def found(trials: int, max_p: float) -> None:
+    print(f"### Steps found (max_p = {max_p:.3g}; {trials} series a row)\n")
+    print(
+        "| step | CV | runs before | found with 3 after | at its own run | found with 20 after | median delay (runs) |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for ratio in (1.10, 1.05):
+        for cv in (0.01, 0.02, 0.03):
+            for before in (20, 100):
+                noise = sim.Noise(cv)
+                three = sim.found(rng_for(f"3 {ratio} {cv} {before}"), noise, ratio, before, 3, trials, max_p)
+                late = sim.found(
+                    rng_for(f"20 {ratio} {cv} {before}"), noise, ratio, before, 20, trials // 4, max_p, delays=True
+                )
+                delay = "-" if late.median_delay is None else f"{late.median_delay:.0f}"
+                print(
+                    f"| {ratio - 1:+.0%} | {cv:.0%} | {before} | {three.share:.1%} | {three.located_exactly:.0%} | "
+                    f"{late.share:.1%} | {delay} |"
+                )
+    print()
+
+
+def real(max_p: float) -> None:
+    print(f"### Real series of one unchanged setup (max_p = {max_p:.3g})\n")
+    print("| file | runs | series (+++++ in some runs) | changes | per 100 runs of the configuration |")
+    print("|---|---:|---:|---:|---:|")
+    for name, series in sim.real_sets().items():
+        runs = len(series[0].values)
+        changes = sum(len(detect.analyse(s.values, s.censored, max_p=max_p).changes) for s in series)
+        censored = sum(any(s.censored) for s in series)
+        print(f"| {name} | {runs} | {len(series)} ({censored}) | {changes} | {100 * changes / runs:.2f} |")
+    print()
+
+
+def median_ms(work, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - started)
+    return 1000 * statistics.median(times)
+
+
+def timing(max_p: float, repeats: int = 21) -> None:
+    rng = rng_for("timing")
+    plain = sim.series(rng, sim.Noise(0.05), 50_000, 1_000, step=(600, 1.1))
+    censored = sim.series(rng, sim.Noise(0.05, censored_share=0.3), 50_000, 1_000, censorable=True)
+    machine = sim.configuration(rng, sim.Noise(0.05, censored_share=0.3), 1_000)
+    values = np.array([v for v in plain.values if v is not None])
+    reference = median_ms(lambda: np.sort(values), repeats * 10)
+    print("### Time (median of repeats)\n")
+    print("| what | ms | × numpy's sort of the same 1,000 values |")
+    print("|---|---:|---:|")
+    rows = {
+        "analyse(), 1,000 runs, a 10 % step, no +++++": lambda: detect.analyse(
+            plain.values, plain.censored, max_p=max_p
+        ),
+        "analyse(), 1,000 runs, 30 % +++++ (rank test)": lambda: detect.analyse(
+            censored.values, censored.censored, max_p=max_p
+        ),
+        "a machine: 24 series of 1,000 runs (6 with +++++)": lambda: [
+            detect.analyse(s.values, s.censored, max_p=max_p) for s in machine
+        ],
+    }
+    print(f"| np.sort, 1,000 float64 (reference) | {reference:.4f} | 1 |")
+    for what, work in rows.items():
+        ms = median_ms(work, repeats if "machine" not in what else max(3, repeats // 4))
+        print(f"| {what} | {ms:.2f} | {ms / reference:,.0f} |")
+    print()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--configurations", type=int, default=40, help="simulated configurations per row (N=200)")
+    parser.add_argument("--trials", type=int, default=400, help="series per row of the found table")
+    parser.add_argument("--family-p", type=float, default=detect.FAMILY_P, help="series_max_p's numerator")
+    args = parser.parse_args()
+    max_p = args.family_p / SERIES
+    started = time.perf_counter()
+    timing(max_p)
+    real(max_p)
+    false_changes(args.configurations, max_p)
+    found(args.trials, max_p)
+    print(f"Took {time.perf_counter() - started:.0f} s.")
+
+
+if __name__ == "__main__":
+    main()

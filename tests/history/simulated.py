@@ -1,0 +1,174 @@
+"""Series of one machine and configuration as bonnie++ prints them, for calibrating app/history/detect.py.
+
+A configuration has 24 series: the 12 tests' rates and their 12 latencies, each drawn around a fixed level with a
+given CV (log-normal, or a log-t with 3 degrees of freedom for heavier tails), printed as bonnie++ prints them
+(whole rates; latencies truncated to us below 0.1 s, to ms above) and, with `censored_share`, the file tests'
+rates +++++ in about that share of runs (a bound that share of the runs exceed). An optional step multiplies one
+series from a given run on. Also: the real series of tests/data/aa/ and tests/data/aa_censored/ (and of
+tests/data/history/ when present). Pure: numbers from the numpy Generator passed in.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import NormalDist
+
+import numpy as np
+
+from app.bonnie import FILE_TESTS, TESTS
+from app.history.detect import analyse
+from app.ingest.parsing import OK, TOO_FAST, ParsedRun, parse_line
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+# A rate level per test (K/s for the block tests, /s for seeks and files) and a latency level (us).
+RATE_LEVELS = dict(
+    zip(TESTS, [900, 450_000, 180_000, 1_400, 900_000, 4_000, 30_000, 800, 60_000, 35_000, 900, 50_000], strict=True)
+)
+LATENCY_LEVELS_US = dict(
+    zip(TESTS, [9_000, 250, 300_000, 12_000, 80, 1_500, 600, 40, 150_000, 700, 35, 2_000], strict=True)
+)
+SERIES_PER_CONFIGURATION = 2 * len(TESTS)
+
+
+@dataclass(frozen=True, slots=True)
+class Noise:
+    cv: float
+    heavy: bool = False  # log-t with 3 degrees of freedom rather than log-normal
+    rounded: bool = True
+    censored_share: float = 0.0  # of the file tests' runs, +++++
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    name: str
+    values: list[float | None]
+    censored: list[bool]
+
+
+def log_noise(rng: np.random.Generator, noise: Noise, n: int) -> np.ndarray:
+    sigma = math.sqrt(math.log1p(noise.cv * noise.cv))
+    if noise.heavy:
+        return sigma * rng.standard_t(3, n) / math.sqrt(3)  # t_3 has variance 3
+    return sigma * rng.standard_normal(n)
+
+
+def printed_latency_us(value_us: np.ndarray) -> np.ndarray:
+    """bonnie++ truncates: us below 0.1 s, ms below 100 s."""
+    return np.where(value_us < 100_000, np.floor(value_us), np.floor(value_us / 1_000) * 1_000)
+
+
+def series(
+    rng: np.random.Generator,
+    noise: Noise,
+    level: float,
+    n: int,
+    *,
+    latency: bool = False,
+    censorable: bool = False,
+    step: tuple[int, float] | None = None,
+) -> Series:
+    """One series of n runs; `step` = (first run, ratio) multiplies the runs from that one on."""
+    values = level * np.exp(log_noise(rng, noise, n))
+    if step is not None:
+        values[step[0] :] *= step[1]
+    if noise.rounded:
+        values = np.maximum(printed_latency_us(values) if latency else np.round(values), 1.0)
+    censored = np.zeros(n, dtype=bool)
+    if censorable and noise.censored_share > 0:
+        sigma = math.sqrt(math.log1p(noise.cv * noise.cv))
+        bound = level * math.exp(sigma * NormalDist().inv_cdf(1 - noise.censored_share))
+        censored = values > bound
+    shown: list[float | None] = [None if c else float(v) for v, c in zip(values, censored, strict=True)]
+    return Series("latency" if latency else "rate", shown, censored.tolist())
+
+
+def configuration(rng: np.random.Generator, noise: Noise, n: int) -> list[Series]:
+    """The 24 series of one unchanged configuration of n runs."""
+    rates = [series(rng, noise, RATE_LEVELS[t], n, censorable=t in FILE_TESTS) for t in TESTS]
+    latencies = [series(rng, noise, LATENCY_LEVELS_US[t], n, latency=True) for t in TESTS]
+    return rates + latencies
+
+
+def real_series(lines: list[str]) -> list[Series]:
+    """Each test's rate (+++++ censored) and latency over the runs of `lines` (one bonnie++ CSV line a run, in
+    order); a series of a test that did not run in every run, or all of whose runs are +++++, is left out."""
+    runs = [run for i, line in enumerate(lines) if isinstance(run := parse_line(line, i + 1), ParsedRun)]
+    found = []
+    for index, test in enumerate(TESTS):
+        results = [run.results[index] for run in runs]
+        if all(r.status in (OK, TOO_FAST) for r in results) and any(r.status == OK for r in results):
+            found.append(
+                Series(
+                    f"{test} rate",
+                    [float(r.value) if r.status == OK and r.value is not None else None for r in results],
+                    [r.status == TOO_FAST for r in results],
+                )
+            )
+        latencies = [r.latency_us for r in results]
+        if all(latency is not None and latency > 0 for latency in latencies):
+            found.append(Series(f"{test} latency", [float(v) for v in latencies if v is not None], [False] * len(runs)))
+    return found
+
+
+def real_sets() -> dict[str, list[Series]]:
+    """The committed real series of one unchanged setup each, by file."""
+    files = sorted((DATA / "aa").glob("*.csv")) + sorted((DATA / "aa_censored").glob("*.csv"))
+    return {f"{path.parent.name}/{path.name}": real_series(path.read_text().splitlines()) for path in files}
+
+
+# ==== Replays: what the checks and bench/history_replay.py count ====
+
+
+def false_changes_per_100_runs(
+    rng: np.random.Generator, noise: Noise, n: int, configurations: int, max_p: float
+) -> float:
+    """Changes found in `configurations` unchanged configurations of n runs (24 series each), per 100 runs of a
+    configuration: every one is false."""
+    found = sum(
+        len(analyse(s.values, s.censored, max_p=max_p).changes)
+        for _ in range(configurations)
+        for s in configuration(rng, noise, n)
+    )
+    return 100 * found / (configurations * n)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    share: float  # of the series where the step is found within one run, by the last run given
+    located_exactly: float  # of those found: at the step's own run
+    median_delay: float | None  # runs after the step when first found (given up to `after`), of those found
+    wrong_way: int  # changes of the other direction reported anywhere
+
+
+def found(
+    rng: np.random.Generator,
+    noise: Noise,
+    ratio: float,
+    before: int,
+    after: int,
+    trials: int,
+    max_p: float,
+    *,
+    delays: bool = False,
+) -> Found:
+    """A step of `ratio` after `before` runs: found within one run once `after` runs follow it? With `delays`,
+    each series is also replayed run by run from the 3rd run after the step, for the first run at which it is."""
+    hits = exact = wrong = 0
+    first: list[int] = []
+    for _ in range(trials):
+        s = series(rng, noise, 50_000, before + after, step=(before, ratio))
+        changes = analyse(s.values, s.censored, max_p=max_p).changes
+        near = [c for c in changes if abs(c.index - before) <= 1]
+        wrong += sum((c.ratio > 1) != (ratio > 1) for c in changes)
+        if near:
+            hits += 1
+            exact += near[0].index == before
+        if delays:
+            for k in range(3, after + 1):
+                shown = analyse(s.values[: before + k], s.censored[: before + k], max_p=max_p).changes
+                if any(abs(c.index - before) <= 1 for c in shown):
+                    first.append(k)
+                    break
+    return Found(hits / trials, exact / hits if hits else 0.0, float(np.median(first)) if first else None, wrong)

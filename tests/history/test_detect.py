@@ -1,0 +1,218 @@
+"""app/history/detect.py on series made by hand: what a change is, what is never one, and what an answer says."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from app.compare.stats import DEFAULT_MIN_EFFECT
+from app.history import detect
+from app.history.detect import Analysis, analyse, series_max_p
+
+MAX_P = series_max_p(24)
+
+
+def noisy(level: float, n: int, cv: float = 0.02, seed: int = 0) -> list[float]:
+    rng = np.random.default_rng(seed)
+    return (level * np.exp(cv * rng.standard_normal(n))).round().tolist()
+
+
+def plain(values: list[float], **kwargs: float) -> Analysis:
+    return analyse(values, [False] * len(values), max_p=kwargs.pop("max_p", MAX_P), **kwargs)
+
+
+def test_a_step_is_a_change_with_its_ratio_p_value_and_stretches():
+    values = noisy(1_000, 30, seed=1) + noisy(1_200, 30, seed=2)
+    result = plain(values)
+    assert [c.index for c in result.changes] == [30]
+    change = result.changes[0]
+    assert change.method == detect.T_TEST and change.bound is None
+    assert change.ratio == pytest.approx(1.2, rel=0.02)
+    assert change.ratio_ci95 is not None and change.ratio_ci95[0] < change.ratio < change.ratio_ci95[1]
+    assert change.p_value < MAX_P
+    assert [(s.start, s.stop, s.censored) for s in result.stretches] == [(0, 30, 0), (30, 60, 0)]
+    before, after = result.stretches
+    assert before.level == pytest.approx(math.exp(np.mean(np.log(values[:30]))))
+    assert after.level is not None and change.ratio == pytest.approx(after.level / before.level)
+    assert before.band95 is not None and before.band95[0] < 1_000 < before.band95[1]
+
+
+def test_the_p_value_and_interval_are_students_t_on_the_logs():
+    values = noisy(1_000, 20, cv=0.03, seed=3) + noisy(1_100, 10, cv=0.03, seed=4)
+    change = plain(values).changes[0]
+    logs = np.log(values)
+    expected = scipy_stats.ttest_ind(logs[20:], logs[:20])  # pooled variances, as Otava's t-test
+    assert change.p_value == pytest.approx(expected.pvalue, rel=1e-6)
+    low, high = expected.confidence_interval(0.95)
+    assert change.ratio_ci95 == pytest.approx((math.exp(low), math.exp(high)), rel=1e-9)
+
+
+def test_three_runs_after_a_step_are_enough():
+    values = noisy(1_000, 40, cv=0.01, seed=5) + noisy(1_100, 3, cv=0.01, seed=6)
+    assert [c.index for c in plain(values).changes] == [40]
+    assert plain(values[:-1]).changes == ()  # two runs after it are not
+
+
+@pytest.mark.parametrize("n", range(0, 6))
+def test_fewer_than_six_runs_never_change(n):
+    values = [100.0, 100.0, 100.0, 1_000.0, 1_000.0][:n]
+    result = plain(values)
+    assert result.changes == ()
+    assert [(s.start, s.stop) for s in result.stretches] == ([(0, n)] if n else [(0, 0)])
+
+
+def test_six_runs_can_change():
+    assert [c.index for c in plain([100.0, 101.0, 99.0, 200.0, 202.0, 198.0]).changes] == [3]
+
+
+@pytest.mark.parametrize("width", [1, 2])
+@pytest.mark.parametrize("where", ["middle", "start"])
+def test_a_spike_of_one_or_two_runs_is_not_a_change(width, where):
+    values = noisy(1_000, 40, seed=7)
+    at = 20 if where == "middle" else 0
+    for i in range(at, at + width):
+        values[i] *= 3
+    assert plain(values).changes == ()
+
+
+@pytest.mark.parametrize("width", [1, 2])
+def test_a_spike_in_the_last_runs_is_not_a_change(width):
+    # the last three runs hold the spike and one or two ordinary runs: their variance, far above the others',
+    # gives Welch's t the decision (detect.VARIANCE_PRETEST_P), which a pooled variance would hide
+    values = noisy(1_000, 40, seed=8)
+    for i in range(40 - width, 40):
+        values[i] *= 2
+    assert plain(values).changes == ()
+
+
+def test_a_constant_series_has_no_change_and_one_exact_stretch():
+    result = plain([4_000.0] * 30)
+    assert result.changes == ()
+    assert result.stretches == (detect.Stretch(0, 30, pytest.approx(4_000.0), pytest.approx((4_000.0, 4_000.0)), 0),)
+
+
+def test_zero_variance_stretches_that_differ_are_a_change_with_no_interval():
+    result = plain([200.0] * 10 + [230.0] * 10)
+    assert [c.index for c in result.changes] == [10]
+    change = result.changes[0]
+    assert change.ratio == pytest.approx(1.15)
+    assert change.p_value == 0.0 and change.ratio_ci95 is None
+
+
+def test_equal_values_with_float_rounding_are_no_change():
+    # 0.1 three times does not average to 0.1 in floats: still no change at min_effect 1
+    assert plain([0.1] * 7 + [0.1 * 3 / 3] * 7, min_effect=1.0).changes == ()
+
+
+def test_a_step_under_the_minimum_effect_is_never_a_change():
+    values = [1_000.0 + (i % 2) for i in range(30)] + [1_040.0 + (i % 2) for i in range(30)]
+    assert plain(values).changes == ()
+    assert [c.index for c in plain(values, min_effect=1.03).changes] == [30]
+
+
+def test_the_default_minimum_effect_is_the_boards():
+    assert analyse.__kwdefaults__["min_effect"] == DEFAULT_MIN_EFFECT
+
+
+def test_a_step_down_has_a_ratio_below_one():
+    values = noisy(1_000, 20, seed=9) + noisy(700, 20, seed=10)
+    change = plain(values).changes[0]
+    assert change.index == 20 and change.ratio == pytest.approx(0.7, rel=0.02)
+
+
+def test_two_steps_are_two_changes():
+    values = noisy(1_000, 30, seed=11) + noisy(1_300, 30, seed=12) + noisy(900, 30, seed=13)
+    assert [c.index for c in plain(values).changes] == [30, 60]
+
+
+def test_a_long_series_finds_its_steps_where_they_are():
+    values = noisy(1_000, 400, seed=14) + noisy(1_150, 400, seed=15) + noisy(1_000, 200, seed=16)
+    assert [c.index for c in plain(values).changes] == [400, 800]
+
+
+# ==== +++++ ====
+
+
+def censored_series(measured: list[float], plus: list[int], n: int) -> tuple[list[float | None], list[bool]]:
+    values: list[float | None] = list(measured)
+    flags = [False] * n
+    for i in plus:
+        values[i], flags[i] = None, True
+    return values, flags
+
+
+def test_every_run_censored_is_no_change_and_no_level():
+    result = analyse([None] * 20, [True] * 20, max_p=MAX_P)
+    assert result.changes == ()
+    assert result.stretches == (detect.Stretch(0, 20, None, None, 20),)
+
+
+def test_a_censored_series_is_ranked_and_its_level_is_a_median():
+    measured = noisy(50_000, 40, cv=0.05, seed=17)
+    values, flags = censored_series(measured, [3, 11, 25], 40)
+    result = analyse(values, flags, max_p=MAX_P)
+    assert result.changes == ()
+    (stretch,) = result.stretches
+    assert stretch.censored == 3 and stretch.band95 is None
+    # the median with the three +++++ runs above every measured one
+    ordered = sorted(v for v in values if v is not None)
+    assert stretch.level == pytest.approx(math.exp((math.log(ordered[19]) + math.log(ordered[20])) / 2))
+
+
+def test_a_step_in_a_censored_series_is_found_by_the_rank_test():
+    measured = noisy(50_000, 30, cv=0.03, seed=18) + noisy(30_000, 30, cv=0.03, seed=19)
+    values, flags = censored_series(measured, [2, 7, 13], 60)
+    result = analyse(values, flags, max_p=MAX_P)
+    assert [c.index for c in result.changes] == [30]
+    change = result.changes[0]
+    assert change.method == detect.RANK and change.ratio_ci95 is None
+    # the median before is measured (3 of 30 +++++), so the ratio of medians is exact, no bound
+    assert change.bound is None and change.ratio == pytest.approx(0.6, rel=0.05)
+    assert change.p_value < MAX_P
+
+
+def test_a_median_of_censored_runs_makes_the_ratio_a_bound():
+    # after the step most runs are +++++: their median is above every measured run, so the ratio is "above"
+    measured = noisy(20_000, 30, cv=0.03, seed=20) + noisy(60_000, 30, cv=0.03, seed=21)
+    values, flags = censored_series(measured, list(range(31, 60, 2)) + list(range(32, 60, 4)), 60)
+    result = analyse(values, flags, max_p=MAX_P)
+    assert [c.index for c in result.changes] == [30]
+    change = result.changes[0]
+    assert change.bound == "above"
+    top = max(v for v in values if v is not None)
+    assert change.ratio == pytest.approx(top / math.exp(np.median(np.log(measured[:30]))), rel=1e-9)
+
+
+def test_a_censored_series_never_takes_a_mean_of_its_measured_runs():
+    # +++++ in the later runs only, the measured ones unchanged: a mean of the measured runs would see nothing;
+    # the rank test sees the +++++ runs above, as they are
+    measured = noisy(50_000, 60, cv=0.03, seed=22)
+    values, flags = censored_series(measured, list(range(30, 60, 2)), 60)
+    result = analyse(values, flags, max_p=MAX_P)
+    assert all(c.method == detect.RANK for c in result.changes)
+    assert all(s.band95 is None for s in result.stretches if s.censored)
+
+
+# ==== Input and the family threshold ====
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, math.nan, math.inf, None])
+def test_a_measured_value_must_be_a_positive_number(bad):
+    with pytest.raises(ValueError):
+        analyse([100.0, bad, 100.0], [False, False, False], max_p=MAX_P)
+
+
+def test_values_and_flags_must_match():
+    with pytest.raises(ValueError):
+        analyse([100.0, 100.0], [False], max_p=MAX_P)
+
+
+def test_series_max_p_shares_the_family_among_the_series():
+    assert series_max_p(1) == detect.FAMILY_P
+    assert series_max_p(24) == pytest.approx(detect.FAMILY_P / 24)
+    assert series_max_p(48) < series_max_p(24)
+    with pytest.raises(ValueError):
+        series_max_p(0)
