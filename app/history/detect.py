@@ -32,9 +32,10 @@ from app.history._edivisive import Comparison, first_pass_p, merge, split
 
 MIN_RUNS = 3  # on each side of a change: one or two odd runs are a spike, not a step
 WINDOW = 50  # Otava's default: split() costs O(n·WINDOW)
-# Below this p of the F-test of the two stretches' variances, Welch's t rather than the pooled Student's t: a spike
-# among the last three runs gives p < 1e-6; three ordinary runs after a step fall below 0.001 one time in 1,000.
-VARIANCE_PRETEST_P = 0.001
+# Below this p of the F-test of the two stretches' variances, Welch's t rather than the pooled Student's t: one run
+# 30 % off among the last three at CV 2 % gives p ~ 1e-6; three ordinary runs after a step go below 1e-4 one time in
+# 10,000 (at 1e-3, one 10 % step in 200 at CV 1 % went unseen by its third run).
+VARIANCE_PRETEST_P = 1e-4
 # series_max_p(n) = FAMILY_P / n, Bonferroni over a machine's n series: the goal is a count (at most one false change
 # per 100 runs of a configuration, its 24 series together), and expected counts add whatever the series' dependence,
 # so nothing sharper than Bonferroni holds it. At 0.008 the worst simulated noise (CV 10-30 %, log-normal) gives 0.6
