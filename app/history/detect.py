@@ -92,34 +92,13 @@ def analyse(
     measured, cens = _checked(values, censored)
     series = _Series(measured, cens, min_effect)
     n = len(cens)
+    if n == 0:
+        return Analysis((), ())
     tested = merge(split(series.z, WINDOW, first_pass_p(max_p), MIN_RUNS, series.compare), n, max_p, series.compare)
-    moved = relocated([index for index, _ in tested], series.z)
-    if moved != [index for index, _ in tested]:
-        tested = merge(moved, n, max_p, series.compare)
     bounds = [0, *(index for index, _ in tested), n]
     changes = tuple(series.change(bounds[i], bounds[i + 1], bounds[i + 2], test) for i, (_, test) in enumerate(tested))
     stretches = tuple(series.stretch(start, stop) for start, stop in zip(bounds, bounds[1:], strict=False))
     return Analysis(changes, stretches)
-
-
-def relocated(points: list[int], z: NDArray[np.float64]) -> list[int]:
-    """Each change point moved to where a single step between its neighbours fits best (the split of largest
-    between-stretch sum of squares, n1·n2/(n1+n2)·(mean difference)², at least MIN_RUNS a side). E-divisive's Q
-    grows with the smaller side, so with three runs after a step it can prefer a split a run or two early."""
-    moved = list(points)
-    cumulative = np.r_[0.0, np.cumsum(z)]
-    for i in range(len(moved)):
-        start = moved[i - 1] if i else 0
-        stop = moved[i + 1] if i + 1 < len(moved) else len(z)
-        taus = np.arange(start + MIN_RUNS, stop - MIN_RUNS + 1)
-        if len(taus) == 0:
-            continue
-        left = taus - start
-        right = stop - taus
-        difference = (cumulative[stop] - cumulative[taus]) / right - (cumulative[taus] - cumulative[start]) / left
-        between = left * right / (left + right) * difference * difference
-        moved[i] = int(taus[int(np.argmax(between))])
-    return moved
 
 
 def _checked(values: Sequence[float | None], censored: Sequence[bool]) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:

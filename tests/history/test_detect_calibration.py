@@ -93,6 +93,7 @@ def test_the_energy_statistic_picks_otavas_split(seed):
 ORACLE_SERIES = 300
 
 
+@pytest.mark.slow  # 300 series each through both implementations: 1-3 s
 @pytest.mark.parametrize(("window", "max_p"), [(50, 0.001), (30, 0.01), (20, 1e-4)])
 def test_otavas_change_points_on_uncensored_series(window, max_p):
     differ = with_changes = 0
