@@ -112,10 +112,21 @@ def real_series(lines: list[str]) -> list[Series]:
     return found
 
 
+# tests/data/history/: folders of one setup run again and again, but this one, whose throttle stepped at run 21
+STEPPED = "throttle-step"
+
+
 def real_sets() -> dict[str, list[Series]]:
     """The committed real series of one unchanged setup each, by file."""
     files = sorted((DATA / "aa").glob("*.csv")) + sorted((DATA / "aa_censored").glob("*.csv"))
-    return {f"{path.parent.name}/{path.name}": real_series(path.read_text().splitlines()) for path in files}
+    files += [path for path in sorted((DATA / "history").glob("*/lines.csv")) if path.parent.name != STEPPED]
+    return {str(path.relative_to(DATA)): real_series(path.read_text().splitlines()) for path in files}
+
+
+def real_step() -> list[Series] | None:
+    """The series of tests/data/history/throttle-step/ (the throttle halved from run 21), when committed."""
+    path = DATA / "history" / STEPPED / "lines.csv"
+    return real_series(path.read_text().splitlines()) if path.exists() else None
 
 
 # ==== Replays: what the checks and bench/history_replay.py count ====

@@ -4,8 +4,8 @@
   and min_runs=1 finds the same weak change points as Otava 0.8.0's split() (tests/history/otava_oracle/) and the
   same change points as its split() then merge() (with both neighbours re-tested, README.md there).
 - False changes: series of one unchanged setup, simulated (bonnie++'s rounding, +++++, CV 1-30 %, log-normal and
-  heavier tails) and real (tests/data/aa/, tests/data/aa_censored/), stay under one per 100 runs of a
-  configuration, its 24 series together, at series_max_p(24).
+  heavier tails) stay under one per 100 runs of a configuration, its 24 series together, at series_max_p(24); the
+  real ones (tests/data/aa/, tests/data/aa_censored/, tests/data/history/) change only where the data stepped.
 - Found: a 10 % step at CV 3 % is found in >= 95 % of series with only 3 runs after it, within one run.
 
 bench/history_replay.py measures the same at a larger scale (bench/RESULTS.md, "History: change points").
@@ -146,13 +146,22 @@ def test_short_unchanged_series_never_change():
     assert sim.false_changes_per_100_runs(rng, sim.Noise(0.3), 12, 20, MAX_P) == 0
 
 
+# Where a real series of one setup did step: ext4-throttled's rewrite latency went from 182-190 ms to 211-219 ms at
+# run 19 and stayed (get_block's latency moved with it), and its get_block rate, a mix of 16.3 and 18-20 MB/s
+# until run 15, sits at the throttle's 16.3 after: the system's behaviour changed under an unchanged setup (the
+# 1-minute load rose from 2.9 to 3.6 there, tests/data/history/ext4-throttled/runs.tsv).
+REAL_STEPS = {"history/ext4-throttled/lines.csv": {("rewrite latency", 18), ("get_block rate", 14)}}
+
+
 @pytest.mark.parametrize("name", sorted(sim.real_sets()))
-def test_real_series_of_one_setup_have_no_change(name):
-    # 12 real runs each (tests/data/aa/, tests/data/aa_censored/): one change would be 8 per 100 runs
+def test_real_series_of_one_setup_change_only_where_they_stepped(name):
+    # tests/data/aa/ and aa_censored/: 12 runs each, one change would be 8 per 100 runs; tests/data/history/: 40
     series = sim.real_sets()[name]
     assert len(series) >= 10
-    found = {s.name: detect.analyse(s.values, s.censored, max_p=MAX_P).changes for s in series}
-    assert not any(found.values()), found
+    found = {
+        (s.name, change.index) for s in series for change in detect.analyse(s.values, s.censored, max_p=MAX_P).changes
+    }
+    assert found == REAL_STEPS.get(name, set())
 
 
 # ==== Found: a 10 % step, 3 runs after it ====
