@@ -79,6 +79,24 @@ def found(trials: int, max_p: float) -> None:
                     f"| {ratio - 1:+.0%} | {cv:.0%} | {before} | {three.share:.1%} | {three.located_exactly:.0%} | "
                     f"{late.share:.1%} | {delay} |"
                 )
+    print("\nWith +++++ (30 % of the runs before the step above the bound; the rank test):\n")
+    print(
+        "| step | CV | runs before | found with 3 after | at its own run | found with 20 after | median delay (runs) |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for ratio in (1.25, 0.8):
+        for cv in (0.03, 0.10):
+            noise = sim.Noise(cv, censored_share=0.3)
+            name = f"{ratio} {cv} +++++"
+            three = sim.found(rng_for(f"3 {name}"), noise, ratio, 100, 3, trials // 4, max_p, censorable=True)
+            late = sim.found(
+                rng_for(f"20 {name}"), noise, ratio, 100, 20, trials // 4, max_p, delays=True, censorable=True
+            )
+            delay = "-" if late.median_delay is None else f"{late.median_delay:.0f}"
+            print(
+                f"| {ratio - 1:+.0%} | {cv:.0%} | 100 | {three.share:.1%} | {three.located_exactly:.0%} | "
+                f"{late.share:.1%} | {delay} |"
+            )
     print()
 
 

@@ -163,13 +163,15 @@ def found(
     max_p: float,
     *,
     delays: bool = False,
+    censorable: bool = False,
 ) -> Found:
     """A step of `ratio` after `before` runs: found within one run once `after` runs follow it? With `delays`,
-    each series is also replayed run by run from the 3rd run after the step, for the first run at which it is."""
+    each series is also replayed run by run from the 3rd run after the step, for the first run at which it is.
+    With `censorable`, runs above the level's bound (noise.censored_share of them before the step) are +++++."""
     hits = exact = wrong = 0
     first: list[int] = []
     for _ in range(trials):
-        s = series(rng, noise, 50_000, before + after, step=(before, ratio))
+        s = series(rng, noise, 50_000, before + after, censorable=censorable, step=(before, ratio))
         changes = analyse(s.values, s.censored, max_p=max_p).changes
         near = [c for c in changes if abs(c.index - before) <= 1]
         wrong += sum((c.ratio > 1) != (ratio > 1) for c in changes)
