@@ -2,7 +2,7 @@
 unchanged setup, how soon does it find a real step, and how long does it take? The figures of bench/RESULTS.md,
 "History: change points by E-divisive with a t-test".
 
-Usage: .venv/bin/python bench/history_replay.py [--configurations 40] [--trials 400] [--family-p P]
+Usage: .venv/bin/python bench/history_replay.py [--configurations 40] [--trials 400] [--family-p P] [--timing-only]
 
 1. False changes per 100 runs of a machine·configuration (its 24 series: 12 rates, 12 latencies, all analysed at
    series_max_p(24)): simulated (tests/history/simulated.py: bonnie++'s printing, CV 1-30 %, log-normal and log-t3
@@ -154,10 +154,13 @@ def main() -> None:
     parser.add_argument("--configurations", type=int, default=40, help="simulated configurations per row (N=200)")
     parser.add_argument("--trials", type=int, default=400, help="series per row of the found table")
     parser.add_argument("--family-p", type=float, default=detect.FAMILY_P, help="series_max_p's numerator")
+    parser.add_argument("--timing-only", action="store_true", help="table 4 alone")
     args = parser.parse_args()
     max_p = args.family_p / SERIES
     started = time.perf_counter()
     timing(max_p)
+    if args.timing_only:
+        return
     real(max_p)
     false_changes(args.configurations, max_p)
     found(args.trials, max_p)

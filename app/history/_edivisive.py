@@ -52,26 +52,28 @@ def best_split(prefix: NDArray[np.float64], start: int, stop: int, min_runs: int
     Q = 2/(m+n) S_xy - 2m/((m+n)(n-1)) S_xx - 2n/((m+n)(m-1)) S_yy for X = [start, tau), Y = [tau, kappa),
     n = |X|, m = |Y| (a within-sum term is 0 for a part of one run). Ties go to the smallest tau, then kappa,
     as numpy's argmax over Otava's matrix does. None when no split leaves min_runs a side."""
-    taus = np.arange(start + min_runs, stop - min_runs + 1)
-    if len(taus) == 0:
+    first_tau, last_tau = start + min_runs, stop - min_runs
+    if last_tau < first_tau:
         return None
-    kappas = np.arange(start + 2 * min_runs, stop + 1)
+    first_kappa = start + 2 * min_runs
+    # the taus and the kappas are runs of consecutive indices: blocks of the prefix sums, not fancy indexing
     diagonal = prefix.diagonal()
-    p_tau_tau = diagonal[taus][:, None]
-    p_tau_kappa = prefix[taus[:, None], kappas[None, :]]
-    s_xy = p_tau_kappa - p_tau_tau - prefix[start, kappas][None, :] + prefix[start, taus][:, None]
-    s_xx = (p_tau_tau - 2 * prefix[start, taus][:, None] + prefix[start, start]) / 2
-    s_yy = (diagonal[kappas][None, :] - 2 * p_tau_kappa + p_tau_tau) / 2
-    n = (taus - start)[:, None].astype(np.float64)
-    m = (kappas[None, :] - taus[:, None]).astype(np.float64)
+    p_tau_tau = diagonal[first_tau : last_tau + 1, None]
+    p_tau_kappa = prefix[first_tau : last_tau + 1, first_kappa : stop + 1]
+    p_start_tau = prefix[start, first_tau : last_tau + 1, None]
+    s_xy = p_tau_kappa - p_tau_tau - prefix[start, first_kappa : stop + 1] + p_start_tau
+    s_xx = (p_tau_tau - 2 * p_start_tau + prefix[start, start]) / 2
+    s_yy = (diagonal[first_kappa : stop + 1] - 2 * p_tau_kappa + p_tau_tau) / 2
+    n = np.arange(first_tau - start, last_tau - start + 1, dtype=np.float64)[:, None]
+    m = np.arange(first_kappa, stop + 1, dtype=np.float64) - np.arange(first_tau, last_tau + 1)[:, None]
     total = m + n
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x_weight = np.where(n > 1, 2 * m / (total * (n - 1)), 0.0)
-        y_weight = np.where(m > 1, 2 * n / (total * (m - 1)), 0.0)
+    # a part of one run has no within-part sum: its weight is 0 (n - 1 or m - 1 is then 0)
+    x_weight = (n > 1) * 2 * m / (total * np.maximum(n - 1, 1))
+    y_weight = (m > 1) * 2 * n / (total * np.maximum(m - 1, 1))
     q = 2 / total * s_xy - x_weight * s_xx - y_weight * s_yy
     q[m < min_runs] = -np.inf
     row, column = divmod(int(np.argmax(q)), q.shape[1])
-    return int(taus[row]), float(q[row, column])
+    return first_tau + row, float(q[row, column])
 
 
 def divisive(z: NDArray[np.float64], offset: int, max_p: float, min_runs: int, compare: Compare) -> list[int]:

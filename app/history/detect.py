@@ -87,13 +87,14 @@ def analyse(
     max_p: float,
     min_effect: float = DEFAULT_MIN_EFFECT,
 ) -> Analysis:
-    """The changes of one series and the stretches between them. values[i] > 0 unless censored[i] (+++++),
-    where it is ignored."""
+    """The changes of one series (in run order) and the stretches between them: a change where p < max_p (the
+    family's share, series_max_p) with at least MIN_RUNS runs a side and a ratio at least `min_effect` from 1.
+    values[i] > 0 (a rate, or a latency) unless censored[i] (+++++), where it is ignored and may be None."""
     measured, cens = _checked(values, censored)
-    series = _Series(measured, cens, min_effect)
     n = len(cens)
     if n == 0:
         return Analysis((), ())
+    series = _Series(measured, cens, min_effect)
     tested = merge(split(series.z, WINDOW, first_pass_p(max_p), MIN_RUNS, series.compare), n, max_p, series.compare)
     bounds = [0, *(index for index, _ in tested), n]
     changes = tuple(series.change(bounds[i], bounds[i + 1], bounds[i + 2], test) for i, (_, test) in enumerate(tested))
@@ -135,6 +136,12 @@ class _Series:
         self.z = _mid_ranks(measured, censored) if self.ranked else self.logs
         uncensored = measured[~censored]
         self.top_log = float(np.log(uncensored.max())) if len(uncensored) else math.nan
+        # O(1) moments of any stretch: sums of the logs (less their mean, for precision) and of their squares, and
+        # how many times the value changed, so that a stretch of equal runs has a variance of exactly 0
+        centered = self.logs - self.logs.mean()
+        self.sums = np.r_[0.0, np.cumsum(centered)]
+        self.squares = np.r_[0.0, np.cumsum(centered * centered)]
+        self.steps = np.r_[0, np.cumsum(self.logs[1:] != self.logs[:-1])]
 
     def compare(self, start: int, split: int, stop: int) -> Comparison:
         if split - start < MIN_RUNS or stop - split < MIN_RUNS:
@@ -146,12 +153,21 @@ class _Series:
     def _large(self, log_ratio: float) -> bool:
         return abs(log_ratio) >= self.min_log_effect - LOG_EPSILON
 
+    def _moments(self, start: int, stop: int) -> tuple[float, float]:
+        """The mean of a stretch's logs (less the series' mean) and their sample variance."""
+        n = stop - start
+        total = float(self.sums[stop] - self.sums[start])
+        if self.steps[stop - 1] == self.steps[start]:
+            return total / n, 0.0
+        return total / n, max(0.0, float(self.squares[stop] - self.squares[start]) - total * total / n) / (n - 1)
+
     def _t_test(self, start: int, split: int, stop: int) -> tuple[Comparison, tuple[float, float] | None]:
-        left, right = self.logs[start:split], self.logs[split:stop]
-        difference = float(right.mean() - left.mean())
-        se, df = log_standard_error(left, right)
+        mean1, var1 = self._moments(start, split)
+        mean2, var2 = self._moments(split, stop)
+        difference = mean2 - mean1
         if abs(difference) <= LOG_EPSILON:
             return Comparison(1.0, 0.0, False), None
+        se, df = log_standard_error(var1, split - start, var2, stop - split)
         large = self._large(difference)
         if se == 0:
             return Comparison(0.0, abs(difference), large), None
@@ -196,7 +212,7 @@ class _Series:
             _, log_ratio, bound = self._rank(start, split, stop)
             return Change(split, math.exp(log_ratio), None, test.p_value, RANK, bound)
         _, ci95 = self._t_test(start, split, stop)
-        ratio = math.exp(float(self.logs[split:stop].mean() - self.logs[start:split].mean()))
+        ratio = math.exp(self._moments(split, stop)[0] - self._moments(start, split)[0])
         return Change(split, ratio, ci95, test.p_value, T_TEST)
 
     def stretch(self, start: int, stop: int) -> Stretch:
@@ -212,12 +228,10 @@ class _Series:
         return Stretch(start, stop, math.exp(mean), (math.exp(mean - half), math.exp(mean + half)), 0)
 
 
-def log_standard_error(left: NDArray[np.float64], right: NDArray[np.float64]) -> tuple[float, float]:
-    """The standard error of mean(right) - mean(left) and its degrees of freedom: Student's pooled variance, or
-    Welch's when the F-test says the two variances differ (p < VARIANCE_PRETEST_P)."""
-    n1, n2 = len(left), len(right)
-    var1 = _variance(left)
-    var2 = _variance(right)
+def log_standard_error(var1: float, n1: int, var2: float, n2: int) -> tuple[float, float]:
+    """The standard error of the difference of two means of logs (variances var1, var2 of n1, n2 runs) and its
+    degrees of freedom: Student's pooled variance, or Welch's when the F-test says the two variances differ
+    (p < VARIANCE_PRETEST_P)."""
     if _variances_differ(var1, n1, var2, n2):
         share1, share2 = var1 / n1, var2 / n2
         se2 = share1 + share2
@@ -225,13 +239,6 @@ def log_standard_error(left: NDArray[np.float64], right: NDArray[np.float64]) ->
         return math.sqrt(se2), df
     pooled = ((n1 - 1) * var1 + (n2 - 1) * var2) / (n1 + n2 - 2)
     return math.sqrt(pooled * (1 / n1 + 1 / n2)), float(n1 + n2 - 2)
-
-
-def _variance(logs: NDArray[np.float64]) -> float:
-    """The sample variance; 0 for runs equal to float rounding (their mean need not be exactly any of them)."""
-    if float(logs.max() - logs.min()) <= LOG_EPSILON:
-        return 0.0
-    return float(logs.var(ddof=1))
 
 
 def _variances_differ(var1: float, n1: int, var2: float, n2: int) -> bool:
