@@ -186,6 +186,26 @@ def test_a_median_of_censored_runs_makes_the_ratio_a_bound():
     assert change.ratio == pytest.approx(top / math.exp(np.median(np.log(measured[:30]))), rel=1e-9)
 
 
+def test_no_change_when_both_medians_are_censored():
+    # 60 % +++++, then every run +++++: the runs did get faster, but by how much nothing says, so no ratio can
+    # reach the minimum effect
+    measured = noisy(50_000, 60, cv=0.03, seed=23)
+    values, flags = censored_series(measured, [i for i in range(30) if i % 5 in (0, 2, 4)] + list(range(30, 60)), 60)
+    result = analyse(values, flags, max_p=MAX_P)
+    assert result.changes == ()
+    assert result.stretches[0].level is None and result.stretches[0].censored == 48
+
+
+def test_a_censored_median_before_makes_the_ratio_a_bound_below():
+    # most runs +++++, then the test slows to a measured rate every run: the ratio is at most top / median after
+    measured = noisy(60_000, 30, cv=0.03, seed=24) + noisy(20_000, 30, cv=0.03, seed=25)
+    values, flags = censored_series(measured, [i for i in range(30) if i % 3], 60)
+    change = analyse(values, flags, max_p=MAX_P).changes[0]
+    assert change.index == 30 and change.bound == "below" and change.method == detect.RANK
+    top = max(v for v in values if v is not None)
+    assert change.ratio == pytest.approx(math.exp(np.median(np.log(measured[30:]))) / top, rel=1e-9)
+
+
 def test_a_censored_series_never_takes_a_mean_of_its_measured_runs():
     # +++++ in the later runs only, the measured ones unchanged: a mean of the measured runs would see nothing;
     # the rank test sees the +++++ runs above, as they are
