@@ -112,26 +112,39 @@ def real(max_p: float) -> None:
     print()
 
 
-def median_ms(work, repeats: int) -> float:
-    times = []
+def medians_ms(work, reference, repeats: int) -> tuple[float, float, float]:
+    """Median wall and CPU (this process's) ms of `work`, and the median ratio of its wall time to the reference's,
+    each repeat timing the reference just before the work: on a shared machine both then meet the same load."""
+    walls, cpus, ratios = [], [], []
     for _ in range(repeats):
         started = time.perf_counter()
+        reference()
+        reference_s = time.perf_counter() - started
+        started, started_cpu = time.perf_counter(), time.process_time()
         work()
-        times.append(time.perf_counter() - started)
-    return 1000 * statistics.median(times)
+        cpus.append(time.process_time() - started_cpu)
+        walls.append(time.perf_counter() - started)
+        ratios.append(walls[-1] / reference_s)
+    return 1000 * statistics.median(walls), 1000 * statistics.median(cpus), statistics.median(ratios)
 
 
-def timing(max_p: float, repeats: int = 21) -> None:
+def timing(max_p: float, repeats: int = 31) -> None:
     rng = rng_for("timing")
     plain = sim.series(rng, sim.Noise(0.05), 50_000, 1_000, step=(600, 1.1))
     censored = sim.series(rng, sim.Noise(0.05, censored_share=0.3), 50_000, 1_000, censorable=True)
     machine = sim.configuration(rng, sim.Noise(0.05, censored_share=0.3), 1_000)
     values = np.array([v for v in plain.values if v is not None])
-    reference = median_ms(lambda: np.sort(values), repeats * 10)
+    reference = [values.copy() for _ in range(100)]
+
+    def sort_100() -> None:
+        for copy in reference:
+            np.sort(copy)
+
     print("### Time (median of repeats)\n")
-    print("| what | ms | × numpy's sort of the same 1,000 values |")
-    print("|---|---:|---:|")
+    print("| what | wall ms | CPU ms | × numpy sorting the same 1,000 values 100 times |")
+    print("|---|---:|---:|---:|")
     rows = {
+        "numpy: np.sort of the series' 1,000 values, 100 times (reference)": sort_100,
         "analyse(), 1,000 runs, a 10 % step, no +++++": lambda: detect.analyse(
             plain.values, plain.censored, max_p=max_p
         ),
@@ -142,10 +155,9 @@ def timing(max_p: float, repeats: int = 21) -> None:
             detect.analyse(s.values, s.censored, max_p=max_p) for s in machine
         ],
     }
-    print(f"| np.sort, 1,000 float64 (reference) | {reference:.4f} | 1 |")
     for what, work in rows.items():
-        ms = median_ms(work, repeats if "machine" not in what else max(3, repeats // 4))
-        print(f"| {what} | {ms:.2f} | {ms / reference:,.0f} |")
+        wall, cpu, ratio = medians_ms(work, sort_100, repeats if "machine" not in what else max(3, repeats // 4))
+        print(f"| {what} | {wall:.2f} | {cpu:.2f} | {ratio:.1f} |")
     print()
 
 
