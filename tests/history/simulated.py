@@ -150,7 +150,7 @@ class Found:
     share: float  # of the series where the step is found within one run, by the last run given
     located_exactly: float  # of those found: at the step's own run
     median_delay: float | None  # runs after the step when first found (given up to `after`), of those found
-    wrong_way: int  # changes of the other direction reported anywhere
+    wrong_way: int  # changes within one run of the step that go the other way
 
 
 def found(
@@ -174,7 +174,7 @@ def found(
         s = series(rng, noise, 50_000, before + after, censorable=censorable, step=(before, ratio))
         changes = analyse(s.values, s.censored, max_p=max_p).changes
         near = [c for c in changes if abs(c.index - before) <= 1]
-        wrong += sum((c.ratio > 1) != (ratio > 1) for c in changes)
+        wrong += sum((c.ratio > 1) != (ratio > 1) for c in near)
         if near:
             hits += 1
             exact += near[0].index == before

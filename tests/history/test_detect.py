@@ -88,6 +88,12 @@ def test_a_spike_in_the_last_runs_is_not_a_change(width):
     assert plain(values).changes == ()
 
 
+def test_one_run_thirty_percent_off_among_the_last_three_is_not_a_change():
+    values = noisy(1_000, 40, seed=26)
+    values[-1] *= 1.3
+    assert plain(values).changes == ()
+
+
 def test_a_constant_series_has_no_change_and_one_exact_stretch():
     result = plain([4_000.0] * 30)
     assert result.changes == ()
