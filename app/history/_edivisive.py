@@ -7,9 +7,11 @@ doi 10.1145/3578244.3583719, as Apache Otava 0.8.0 runs it), in numpy, the test 
 - `merge()`: the weak points are dropped one at a time, the weakest p first while one is at or above `max_p`,
   then the smallest effect while one is too small; each drop re-tests the two neighbours, whose stretches grew.
 
-Differences from Otava, all off at `min_runs=1`: a split leaves at least `min_runs` runs on its left, and Q
-is maximised only over right parts of at least `min_runs` runs, so a spike of fewer runs is never a part of
-its own. The test sees global indices (start, split, stop) so it can look at anything it keeps about the series.
+Differences from Otava: a split leaves at least `min_runs` runs on its left, and Q is maximised only over right
+parts of at least `min_runs` runs, so a spike of fewer runs is never a part of its own (Otava is `min_runs=1`);
+after a drop the merge re-tests the point before and the point after it, where Otava re-tests the point after and
+the one after that, leaving the point before with the p of a stretch that has since grown. The test sees global
+indices (start, split, stop), so it can use anything it keeps about the whole series.
 """
 
 from __future__ import annotations
