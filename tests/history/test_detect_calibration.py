@@ -4,8 +4,9 @@
   and min_runs=1 finds the same weak change points as Otava 0.8.0's split() (tests/history/otava_oracle/) and the
   same change points as its split() then merge() (with both neighbours re-tested, README.md there).
 - False changes: series of one unchanged setup, simulated (bonnie++'s rounding, +++++, CV 1-30 %, log-normal and
-  heavier tails) stay under one per 100 runs of a configuration, its 24 series together, at series_max_p(24); the
-  real ones (tests/data/aa/, tests/data/aa_censored/, tests/data/history/) change only where the data stepped.
+  heavier tails) and real (tests/data/aa/, tests/data/aa_censored/) stay under one per 100 runs of a configuration,
+  its 24 series together, at series_max_p(24). The 40-run real series of tests/data/history/ do not (NOT_MET): the
+  machine's behaviour changed under them, and the checks say where.
 - Found: a 10 % step at CV 3 % is found in >= 95 % of series with only 3 runs after it, within one run.
 
 bench/history_replay.py measures the same at a larger scale (bench/RESULTS.md, "History: change points").
@@ -150,18 +151,43 @@ def test_short_unchanged_series_never_change():
 # run 19 and stayed (get_block's latency moved with it), and its get_block rate, a mix of 16.3 and 18-20 MB/s
 # until run 15, sits at the throttle's 16.3 after: the system's behaviour changed under an unchanged setup (the
 # 1-minute load rose from 2.9 to 3.6 there, tests/data/history/ext4-throttled/runs.tsv).
-REAL_STEPS = {"history/ext4-throttled/lines.csv": {("rewrite latency", 18), ("get_block rate", 14)}}
+EXT4_THROTTLED = "history/ext4-throttled/lines.csv"
+EXT4_THROTTLED_STEPS = {("rewrite latency", 18), ("get_block rate", 14)}
+# The issue's bound is not met on these: the system changed under the unchanged setup. ext4-throttled, above: 2
+# changes in 40 runs. tmpfs: every test is CPU-bound and its rates follow the CPU share the runs got while the
+# 1-minute load fell from 6.4 (run 13) to 2.2 (run 40): put_block from ~0.8 to ~2.2 GB/s, most tests stepping at
+# runs 15-23 and 29-32 together; 17 changes in 40 runs. Telling such a shift of the machine from one of the setup
+# needs more than one series (the configuration's tests stepping together, or the load the runner records).
+NOT_MET = {
+    EXT4_THROTTLED: "the throttled device's behaviour stepped at runs 15-19 (EXT4_THROTTLED_STEPS)",
+    "history/tmpfs/lines.csv": "CPU-bound rates follow the machine's load, which fell from 6.4 to 2.2",
+}
 
 
-@pytest.mark.parametrize("name", sorted(sim.real_sets()))
-def test_real_series_of_one_setup_change_only_where_they_stepped(name):
-    # tests/data/aa/ and aa_censored/: 12 runs each, one change would be 8 per 100 runs; tests/data/history/: 40
-    series = sim.real_sets()[name]
-    assert len(series) >= 10
-    found = {
+def changes_in(series: list[sim.Series]) -> set[tuple[str, int]]:
+    return {
         (s.name, change.index) for s in series for change in detect.analyse(s.values, s.censored, max_p=MAX_P).changes
     }
-    assert found == REAL_STEPS.get(name, set())
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(reason=NOT_MET[name], strict=True)) if name in NOT_MET else name
+        for name in sorted(sim.real_sets())
+    ],
+)
+def test_real_series_of_one_setup_rarely_change(name):
+    # at most one change per 100 runs of the configuration, all its series together (12 or 40 runs here)
+    series = sim.real_sets()[name]
+    assert len(series) >= 10
+    runs = len(series[0].values)
+    found = changes_in(series)
+    assert 100 * len(found) / runs <= FALSE_PER_100_RUNS, sorted(found)
+
+
+def test_the_throttled_device_changes_where_its_runs_stepped():
+    assert changes_in(sim.real_sets()[EXT4_THROTTLED]) == EXT4_THROTTLED_STEPS
 
 
 # ==== Found: a 10 % step, 3 runs after it ====
