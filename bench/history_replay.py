@@ -11,7 +11,9 @@ Usage: .venv/bin/python bench/history_replay.py [--configurations 40] [--trials 
 2. Found: a 10 % and a 5 % step at CV 1-3 % after 20 or 100 runs, with exactly 3 runs after it (found within one
    run; of those, at the step's own run), and replayed run by run up to 20 after it, the median delay.
 3. The real series of one unchanged setup each: tests/data/aa/, tests/data/aa_censored/ and tests/data/history/
-   (when present): changes per 100 runs of the file's configuration, all its series together.
+   (when present): changes per 100 runs of the file's configuration, all its series together; and
+   tests/data/history/throttle-step/ (when present), whose throttle halved: the changes with 3 runs after the step
+   and with all 40.
 4. Time: analyse() on 1,000 runs, median of repeats, beside numpy sorting the same 1,000 values (the reference
    measured in the same run), and a machine of 24 such series.
 
@@ -109,6 +111,19 @@ def real(max_p: float) -> None:
         changes = sum(len(detect.analyse(s.values, s.censored, max_p=max_p).changes) for s in series)
         censored = sum(any(s.censored) for s in series)
         print(f"| {name} | {runs} | {len(series)} ({censored}) | {changes} | {100 * changes / runs:.2f} |")
+    print()
+    stepped = sim.real_step()
+    if stepped is None:
+        return
+    print(f"tests/data/history/{sim.STEPPED}/ (the throttle halved from run {sim.STEP_INDEX + 1}):\n")
+    print("| series | runs given | changes (run, ratio) |")
+    print("|---|---:|---|")
+    for s in stepped:
+        for runs in (sim.STEP_INDEX + 3, len(s.values)):
+            found = detect.analyse(s.values[:runs], s.censored[:runs], max_p=max_p).changes
+            if found:
+                shown = ", ".join(f"{c.index + 1} ×{c.ratio:.2f}" for c in found)
+                print(f"| {s.name} | {runs} | {shown} |")
     print()
 
 

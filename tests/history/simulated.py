@@ -114,6 +114,7 @@ def real_series(lines: list[str]) -> list[Series]:
 
 # tests/data/history/: folders of one setup run again and again, but this one, whose throttle stepped at run 21
 STEPPED = "throttle-step"
+STEP_INDEX = 20  # its run 21, the first at 8 MiB/s
 
 
 def real_sets() -> dict[str, list[Series]]:
