@@ -10,6 +10,7 @@ import shlex
 import socket
 import sys
 from dataclasses import dataclass
+from datetime import datetime
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,13 @@ from app.ingest.name_tags import NamePattern
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.service import ingest_bytes
 from app.ingest.sqlite_bulk import describe_ingest_path
-from app.ingest.validation import check_label, check_name_pattern, load_document, parse_tag_params
+from app.ingest.validation import (
+    check_label,
+    check_name_pattern,
+    check_run_time,
+    load_document,
+    parse_tag_params,
+)
 from app.store import generation
 from app.store.db import DatabaseNotUtf8, get_sessionmaker
 from app.store.migrate import upgrade
@@ -264,6 +271,9 @@ def _add_ingest_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label")
     parser.add_argument("--partial", action="store_true", help="store the valid lines even if some are invalid")
     parser.add_argument("--document", type=Path, metavar="FILE.json", help="the runner's JSON document of the runs")
+    parser.add_argument(
+        "--time", metavar="ISO8601", help="when the runs were measured (history's time when no document says)"
+    )
 
 
 def _document(path: Path | None) -> Any:
@@ -303,6 +313,7 @@ class _Batch:
     name_pattern: NamePattern | None
     partial: bool
     document: Any = None  # a runner's document, stored with each file's runs
+    run_time: datetime | None = None
 
 
 def _batches(args: argparse.Namespace) -> list[_Batch]:
@@ -316,6 +327,7 @@ def _batches(args: argparse.Namespace) -> list[_Batch]:
             check_name_pattern(args.name_tags),
             args.partial,
             _document(args.document),
+            check_run_time(args.time, "--time"),
         )
     ]
     if args.manifest is None:
@@ -346,6 +358,7 @@ def _batches(args: argparse.Namespace) -> list[_Batch]:
                 check_name_pattern(options.name_tags) or batches[0].name_pattern,
                 options.partial or args.partial,
                 _document(base / options.document if options.document else None),
+                check_run_time(options.time, "--time") or batches[0].run_time,
             )
         )
     return batches
@@ -390,6 +403,7 @@ def _ingest_file(session, path: Path, batch: _Batch, max_line_bytes: int) -> int
             tags=batch.tags,
             name_pattern=batch.name_pattern,
             document=batch.document,
+            run_time=batch.run_time,
         )
         # A server's cached comparisons of the runs they name stay current unless this tagged stored runs.
         generation.bump(session, stored_runs_changed=bool(outcome.tagged))

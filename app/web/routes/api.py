@@ -22,6 +22,7 @@ from app.ingest.validation import (
     check_idempotency_key,
     check_label,
     check_name_pattern,
+    check_run_time,
     check_tag,
     parse_tag_params,
 )
@@ -127,6 +128,13 @@ async def post_runs(
     name_tags: Annotated[
         str | None, Query(description="a name pattern: each line's machine name gives tags, e.g. raid{raid}_{fs}")
     ] = None,
+    time: Annotated[
+        str | None,
+        Query(
+            description="when the runs were measured, ISO 8601 (e.g. 2026-11-28T02:00:00Z): their time on history "
+            "when no runner document gives its start time; default: now"
+        ),
+    ] = None,
     idempotency_key: Annotated[
         str | None,
         Header(
@@ -158,6 +166,7 @@ async def post_runs(
         name_pattern=name_pattern,
         document=document,
         idempotency_key=check_idempotency_key(idempotency_key),
+        run_time=upload.run_time or check_run_time(time),
     )
     # The answer is encoded off the event loop too: FastAPI would check and encode 100,000 run ids on it, 10-25 ms
     # in which every other request of this worker waits.
