@@ -187,6 +187,7 @@ class Tag(Base):
 
 
 tag_table = Tag.__table__
+upload_table = Upload.__table__
 
 
 class ApiToken(Base):

@@ -1,0 +1,345 @@
+"""The changes found in a machine's series, kept with their triage.
+
+Detection runs on a machine's series as they are grouped by default (app.history.series.default_group) and is
+kept in the `change` table under the digest of the series it ran on (`history_state`): a machine whose series are
+unchanged is never analysed twice, whichever process asks, and a triage stays with its change. A change found again
+keeps its row (its id, state and note); one no longer found is dropped unless someone triaged it, then it is kept
+inactive. Error control is over all of a machine's series together (detect.series_max_p).
+
+Each change is labelled where its cause is plain: a *setup change* when the runner's setup differs between the
+run before it and the run where it is (kernel 6.1 → 6.6), a *machine event* when every configuration of the
+machine that ran across that moment changed there too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session
+
+from app.errors import BadRequest, NotFound
+from app.history import detect
+from app.history.series import (
+    Configuration,
+    Point,
+    RunPoint,
+    Series,
+    configurations,
+    default_group,
+    read_runs,
+    series_of,
+)
+from app.history.setup import differences
+from app.store.db import begin_write
+from app.store.models import change_table, history_state_table
+
+OPEN, EXPECTED, FALSE_ALARM, ACKNOWLEDGED = "open", "expected", "false_alarm", "acknowledged"
+STATES = (OPEN, EXPECTED, FALSE_ALARM, ACKNOWLEDGED)
+STATE_WORDS = {OPEN: "open", EXPECTED: "expected", FALSE_ALARM: "false alarm", ACKNOWLEDGED: "acknowledged"}
+SETUP_CHANGE, MACHINE_EVENT = "setup_change", "machine_event"
+# Bumped when detection changes: every machine's stored changes are then found again.
+DETECTION_VERSION = 1
+
+
+@dataclass(slots=True)
+class Found:
+    """A change as detection gives it, in a series, before it is stored."""
+
+    series: Series
+    change: detect.Change
+    run_id: int
+    time: datetime
+    window_start: datetime  # the time of the series' run before it
+    kind: str | None = None
+    setup: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str | None:
+        if self.kind == SETUP_CHANGE:
+            return "setup change: " + "; ".join(self.setup)
+        if self.kind == MACHINE_EVENT:
+            return "machine event: every configuration changed here"
+        return None
+
+    def facts(self) -> dict[str, Any]:
+        change = self.change
+        return {
+            "ratio": change.ratio,
+            "ratio_ci95": list(change.ratio_ci95) if change.ratio_ci95 is not None else None,
+            "p_value": change.p_value,
+            "method": change.method,
+            "bound": change.bound,
+            "kind": self.kind,
+            "label": self.label,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeView:
+    """A change as pages and the API show it: stored (id, triage) or found just now for another grouping."""
+
+    id: int | None
+    run_id: int
+    index: int  # of the first point of the new stretch, in the series' points
+    facts: dict[str, Any]
+    state: str = OPEN
+    note: str | None = None
+    triaged_by: str | None = None
+    triaged_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesView:
+    series: Series
+    points: list[Point]
+    stretches: tuple[detect.Stretch, ...]
+    changes: list[ChangeView]
+
+
+@dataclass(frozen=True, slots=True)
+class MachineHistory:
+    group: tuple[str, ...]
+    configurations: list[Configuration]
+    series: list[SeriesView]
+
+
+def analyse_series(series: Sequence[Series], min_effect: float) -> dict[tuple[str, str], detect.Analysis]:
+    max_p = detect.series_max_p(len(series))
+    found = {}
+    for one in series:
+        points = one.points()
+        found[(one.configuration.key, one.name)] = detect.analyse(
+            [point.value for point in points], [point.censored for point in points], max_p=max_p, min_effect=min_effect
+        )
+    return found
+
+
+def found_changes(
+    configs: Sequence[Configuration], series: Sequence[Series], analyses: dict[tuple[str, str], detect.Analysis]
+) -> list[Found]:
+    found = []
+    for one in series:
+        points = one.points()
+        for change in analyses[(one.configuration.key, one.name)].changes:
+            point, before = points[change.index], points[change.index - 1]
+            found.append(Found(one, change, point.run_id, point.time, before.time))
+    _label(configs, found)
+    return found
+
+
+def _label(configs: Sequence[Configuration], found: list[Found]) -> None:
+    """Setup changes first (the plainer cause), then machine events."""
+    runs_before: dict[int, RunPoint] = {}
+    for config in configs:
+        for before, run in zip(config.runs, config.runs[1:], strict=False):
+            runs_before[run.run_id] = before
+    run_by_id = {run.run_id: run for config in configs for run in config.runs}
+    for item in found:
+        run, previous = run_by_id[item.run_id], runs_before.get(item.run_id)
+        if previous is not None and (changed := differences(previous.facts, run.facts)):
+            item.kind, item.setup = SETUP_CHANGE, changed
+    if len(configs) < 2:
+        return
+    for item in found:
+        if item.kind is not None:
+            continue
+        spanning = [c for c in configs if c.runs[0].time <= item.window_start and c.runs[-1].time >= item.time]
+        if len(spanning) < 2:
+            continue
+        if all(
+            any(
+                other.series.configuration.key == config.key
+                and other.window_start < item.time
+                and other.time > item.window_start
+                for other in found
+            )
+            for config in spanning
+        ):
+            item.kind = MACHINE_EVENT
+
+
+def _digest(series: Sequence[Series], min_effect: float) -> bytes:
+    """What detection reads, hashed: equal digests, equal changes."""
+    hasher = hashlib.blake2b(digest_size=16)
+    hasher.update(struct.pack("<id", DETECTION_VERSION, min_effect))
+    for one in series:
+        hasher.update(f"\x00{one.configuration.key}\x00{one.name}\x00".encode())
+        for point in one.points():
+            hasher.update(
+                struct.pack("<qdd?", point.run_id, point.time.timestamp(), point.value or 0.0, point.censored)
+            )
+        for run in one.configuration.runs:
+            hasher.update(repr(sorted(run.facts.items())).encode())
+    return hasher.digest()
+
+
+def machine_history(
+    session: Session, machine: str, runs: list[RunPoint], min_effect: float, group: Sequence[str] | None = None
+) -> MachineHistory:
+    """The machine's series with their changes. By default grouping, detection is stored and run again only when
+    the series changed since it last ran (the session commits then, and is used for nothing else in between);
+    by another grouping it runs now and stores nothing."""
+    default = default_group(runs)
+    chosen = default if group is None else tuple(group)
+    configs = configurations(runs, chosen)
+    series = [one for config in configs for one in series_of(config)]
+    points = {(one.configuration.key, one.name): one.points() for one in series}
+    if chosen != default:
+        analyses = analyse_series(series, min_effect)
+        changes = {
+            key: [ChangeView(None, item.run_id, item.change.index, item.facts()) for item in items]
+            for key, items in _by_series(found_changes(configs, series, analyses)).items()
+        }
+        views = [_view(one, points, changes, analyses) for one in series]
+        return MachineHistory(chosen, configs, views)
+    digest = _digest(series, min_effect)
+    stored_digest = session.scalar(select(history_state_table.c.digest).where(history_state_table.c.machine == machine))
+    analyses = {}
+    if stored_digest != digest:
+        analyses = analyse_series(series, min_effect)
+        _store(session, machine, found_changes(configs, series, analyses), digest)
+    changes = _stored_by_series(session, machine, points)
+    return MachineHistory(chosen, configs, [_view(one, points, changes, analyses) for one in series])
+
+
+def _by_series(found: list[Found]) -> dict[tuple[str, str], list[Found]]:
+    grouped: dict[tuple[str, str], list[Found]] = {}
+    for item in found:
+        grouped.setdefault((item.series.configuration.key, item.series.name), []).append(item)
+    return grouped
+
+
+def _stored_by_series(
+    session: Session, machine: str, points: dict[tuple[str, str], list[Point]]
+) -> dict[tuple[str, str], list[ChangeView]]:
+    index_of = {key: {point.run_id: i for i, point in enumerate(found)} for key, found in points.items()}
+    grouped: dict[tuple[str, str], list[ChangeView]] = {}
+    for row in stored_changes(session, machine=machine):
+        key = (row["configuration"], row["test"])
+        index = index_of.get(key, {}).get(row["run_id"])
+        if index is None:
+            continue
+        grouped.setdefault(key, []).append(
+            ChangeView(
+                row["id"],
+                row["run_id"],
+                index,
+                row["facts"],
+                row["state"],
+                row["note"],
+                row["triaged_by"],
+                row["triaged_at"],
+            )
+        )
+    for views in grouped.values():
+        views.sort(key=lambda view: view.index)
+    return grouped
+
+
+def _view(
+    one: Series,
+    points: dict[tuple[str, str], list[Point]],
+    changes: dict[tuple[str, str], list[Any]],
+    analyses: dict[tuple[str, str], detect.Analysis],
+) -> SeriesView:
+    key = (one.configuration.key, one.name)
+    found = points[key]
+    views = changes.get(key, [])
+    analysis = analyses.get(key)
+    if analysis is not None and [c.index for c in analysis.changes] == [view.index for view in views]:
+        stretches = analysis.stretches
+    else:
+        stretches = detect.stretches(
+            [point.value for point in found], [point.censored for point in found], [view.index for view in views]
+        )
+    return SeriesView(one, found, stretches, views)
+
+
+def _store(session: Session, machine: str, found: list[Found], digest: bytes) -> None:
+    begin_write(session)
+    now = datetime.now(UTC)
+    rows = session.execute(
+        select(
+            change_table.c.id,
+            change_table.c.configuration,
+            change_table.c.test,
+            change_table.c.run_id,
+            change_table.c.state,
+        ).where(change_table.c.machine == machine)
+    ).all()
+    existing = {(row.configuration, row.test, row.run_id): row for row in rows}
+    kept: set[int] = set()
+    for item in found:
+        key = (item.series.configuration.key, item.series.name, item.run_id)
+        row = existing.get(key)
+        if row is None:
+            session.execute(
+                change_table.insert().values(
+                    machine=machine,
+                    configuration=key[0],
+                    test=key[1],
+                    run_id=key[2],
+                    active=True,
+                    found_at=now,
+                    facts=item.facts(),
+                    state=OPEN,
+                )
+            )
+        else:
+            kept.add(row.id)
+            session.execute(
+                update(change_table).where(change_table.c.id == row.id).values(active=True, facts=item.facts())
+            )
+    gone = [row for row in rows if row.id not in kept]
+    untriaged = [row.id for row in gone if row.state == OPEN]
+    if untriaged:
+        session.execute(delete(change_table).where(change_table.c.id.in_(untriaged)))
+    triaged = [row.id for row in gone if row.state != OPEN]
+    if triaged:
+        session.execute(update(change_table).where(change_table.c.id.in_(triaged)).values(active=False))
+    session.execute(delete(history_state_table).where(history_state_table.c.machine == machine))
+    session.execute(history_state_table.insert().values(machine=machine, digest=digest, detected_at=now))
+    session.commit()
+
+
+def refresh_machines(session: Session, machines: Sequence[str], min_effect: float) -> None:
+    """Detection for each machine whose series changed: after an upload has committed, so that the first page
+    or feed that asks finds it done."""
+    for machine in machines:
+        machine_history(session, machine, read_runs(session, machine), min_effect)
+        session.commit()
+
+
+def stored_changes(
+    session: Session, *, machine: str | None = None, states: Sequence[str] = (), limit: int | None = None
+) -> list[dict[str, Any]]:
+    """Active change rows, newest first (by id: found later, or at a later run of its series)."""
+    statement = select(change_table).where(change_table.c.active.is_(True)).order_by(change_table.c.id.desc())
+    if machine is not None:
+        statement = statement.where(change_table.c.machine == machine)
+    if states:
+        statement = statement.where(change_table.c.state.in_(states))
+    if limit is not None:
+        statement = statement.limit(limit)
+    return [dict(row._mapping) for row in session.execute(statement)]
+
+
+def triage(session: Session, change_id: int, *, state: str, note: str | None, by: str | None) -> dict[str, Any]:
+    """Mark a change expected, a false alarm, acknowledged, or open again; the caller commits."""
+    if state not in STATES:
+        raise BadRequest(f"state: one of {', '.join(STATES)}; {state[:40]!r} was given")
+    begin_write(session)
+    if session.scalar(select(change_table.c.id).where(change_table.c.id == change_id)) is None:
+        raise NotFound(f"change {change_id} not found")
+    session.execute(
+        update(change_table)
+        .where(change_table.c.id == change_id)
+        .values(state=state, note=note, triaged_by=by, triaged_at=datetime.now(UTC))
+    )
+    return dict(session.execute(select(change_table).where(change_table.c.id == change_id)).one()._mapping)

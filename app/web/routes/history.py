@@ -1,0 +1,291 @@
+"""History: /history and /api/history (a machine's runs over time, with the changes found), /changes, its Atom
+feed and the triage of a change (PATCH /api/changes/{id}, or the page's form). Thin: read the request, call
+app.history, shape the answer."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+from xml.etree import ElementTree
+
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi.responses import HTMLResponse
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+from starlette.datastructures import FormData
+
+from app.config import get_settings
+from app.errors import BadRequest, NotFound
+from app.history import changes as history_changes
+from app.history import view
+from app.history.series import LATENCY, MAX_GROUP_KEYS, MEASURES, RATE, read_runs
+from app.ingest.validation import check_label, parse_tag_filters
+from app.limits import MAX_ID
+from app.store.models import change_table, run_table
+from app.web import auth
+from app.web.deps import PageAuthDep, SessionDep, check_machine_text, csrf_form, own_session
+from app.web.request_body import FormLimits
+from app.web.templating import render
+from app.web.urls import redirect, site_url
+
+api_router = APIRouter(prefix="/api", tags=["history"])
+page_router = APIRouter()
+
+MAX_NOTE_CHARS = 2000
+CHANGES_PAGE_SIZE = 200
+
+
+def history_asked(
+    machine: Annotated[str, Query(description="the machine name (the CSV's), e.g. raid5_chunk64_ext3")],
+    tag: Annotated[list[str], Query(description="KEY=VALUE: only configurations with a run that has it")] = [],  # noqa: B006 - FastAPI copies the default per request
+    group: Annotated[
+        str | None,
+        Query(
+            description="tag keys that tell configurations apart (fs,mount), or none; default: every tag but a run's own (round=)"
+        ),
+    ] = None,
+    measure: Annotated[str, Query(description="rate (default) or latency")] = RATE,
+) -> view.HistoryAsked:
+    name = check_machine_text(machine, "machine")
+    if not name:
+        raise BadRequest("machine: give the machine name whose history to show")
+    if measure not in MEASURES:
+        raise BadRequest(f"measure: rate or latency; {measure[:20]!r} was given")
+    keys: tuple[str, ...] | None = None
+    if group is not None:
+        keys = tuple(key for key in (part.strip() for part in group.split(",")) if key and key != "none")
+        if len(keys) > MAX_GROUP_KEYS:
+            raise BadRequest(f"group: at most {MAX_GROUP_KEYS} tag keys; {len(keys)} were given")
+    return view.HistoryAsked(name, parse_tag_filters(tag), keys, measure)
+
+
+HistoryAskedDep = Annotated[view.HistoryAsked, Depends(history_asked)]
+
+
+def _history(session: Session, asked: view.HistoryAsked) -> history_changes.MachineHistory:
+    runs = read_runs(session, asked.machine)
+    if not runs:
+        raise NotFound(f"no runs of machine {asked.machine[:100]!r}")
+    return history_changes.machine_history(session, asked.machine, runs, get_settings().min_effect, asked.group)
+
+
+@api_router.get("/history")
+def get_history(session: SessionDep, asked: HistoryAskedDep) -> dict[str, Any]:
+    """A machine's runs over time: per configuration and test, the points, the stable stretches and the changes
+    found (docs/api-contract.md, "History")."""
+    return view.api_answer(_history(session, asked), asked)
+
+
+@page_router.get("/history", response_class=HTMLResponse)
+def history_page(request: Request, session: SessionDep, page_auth: PageAuthDep, machine: str | None = None):
+    if machine is None:
+        return render(request, "history_machines.html", {"machines": _machines(session)})
+    asked = history_asked(
+        machine,
+        request.query_params.getlist("tag"),
+        request.query_params.get("group"),
+        request.query_params.get("measure", RATE),
+    )
+    history = _history(session, asked)
+    data = view.page_data(history, asked)
+    context = {
+        "asked": asked,
+        "history": history,
+        "data": data,
+        "families": view.families_of(list(data["charts"])),
+        "changes": view.change_rows(history, asked),
+        "auth": page_auth,
+        "states": history_changes.STATE_WORDS,
+        "other_measure": LATENCY if asked.measure == RATE else RATE,
+        "default_group": asked.group is None,
+        "min_effect": get_settings().min_effect,
+    }
+    return render(request, "history.html", context)
+
+
+def _machines(session: Session) -> list[dict[str, Any]]:
+    """Every machine with its run count and open changes, most runs first."""
+    counts = session.execute(
+        select(run_table.c.machine, func.count()).group_by(run_table.c.machine).order_by(func.count().desc())
+    ).all()
+    open_changes: dict[str, int] = dict(
+        session.execute(
+            select(change_table.c.machine, func.count())
+            .where(change_table.c.state == history_changes.OPEN, change_table.c.active.is_(True))
+            .group_by(change_table.c.machine)
+        ).all()
+    )
+    return [{"name": name, "runs": runs, "open": open_changes.get(name, 0)} for name, runs in counts]
+
+
+# ==== Changes across the board, and their triage ====
+
+
+def _listed(session: Session, machine: str | None, tags: dict[str, str], states: list[str]) -> list[dict[str, Any]]:
+    rows = history_changes.stored_changes(session, machine=machine, states=states, limit=CHANGES_PAGE_SIZE * 5)
+    if tags:
+        wanted = {f"{key}={value}" for key, value in tags.items()}
+        rows = [row for row in rows if wanted <= set(row["configuration"].split(" "))]
+    return rows[:CHANGES_PAGE_SIZE]
+
+
+def changes_filter(
+    machine: str | None = None,
+    tag: Annotated[list[str], Query(description="KEY=VALUE: only changes of configurations with the tag")] = [],  # noqa: B006 - FastAPI copies the default per request
+    state: Annotated[list[str], Query(description="open (default), expected, false_alarm, acknowledged or all")] = [],  # noqa: B006 - FastAPI copies the default per request
+) -> tuple[str | None, dict[str, str], list[str]]:
+    states = state or [history_changes.OPEN]
+    if "all" in states:
+        states = list(history_changes.STATES)
+    for one in states:
+        if one not in history_changes.STATES:
+            raise BadRequest(f"state: one of {', '.join(history_changes.STATES)} or all; {one[:40]!r} was given")
+    return check_machine_text(machine, "machine") or None, parse_tag_filters(tag), states
+
+
+ChangesFilterDep = Annotated[tuple[str | None, dict[str, str], list[str]], Depends(changes_filter)]
+
+
+def change_out(row: dict[str, Any]) -> dict[str, Any]:
+    facts = row["facts"]
+    return {
+        "id": row["id"],
+        "machine": row["machine"],
+        "configuration": row["configuration"],
+        "test": row["test"].split(".")[0],
+        "measure": LATENCY if row["test"].endswith("." + LATENCY) else RATE,
+        "run": row["run_id"],
+        "ratio": facts["ratio"],
+        "ratio_ci95": facts["ratio_ci95"],
+        "p_value": facts["p_value"],
+        "method": facts["method"],
+        "bound": facts["bound"],
+        "kind": facts["kind"],
+        "label": facts["label"],
+        "state": row["state"],
+        "note": row["note"],
+        "triaged_by": row["triaged_by"],
+        "triaged_at": None if row["triaged_at"] is None else view.iso(_aware(row["triaged_at"])),
+        "found_at": view.iso(_aware(row["found_at"])),
+        "history": site_url("/history?" + view.HistoryAsked(row["machine"], {}, None).query()),
+    }
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+@api_router.get("/changes")
+def get_changes(session: SessionDep, listed: ChangesFilterDep) -> dict[str, Any]:
+    """Changes found across the board, newest first: open ones by default."""
+    return {"changes": [change_out(row) for row in _listed(session, *listed)]}
+
+
+@page_router.get("/changes", response_class=HTMLResponse)
+def changes_page(request: Request, session: SessionDep, page_auth: PageAuthDep, listed: ChangesFilterDep):
+    machine, tags, states = listed
+    rows = [change_out(row) for row in _listed(session, machine, tags, states)]
+    feed = [("machine", machine)] if machine else []
+    feed += [("tag", f"{k}={v}") for k, v in tags.items()] + [("state", s) for s in states]
+    context = {
+        "changes": rows,
+        "machine": machine or "",
+        "tags": " ".join(f"{k}={v}" for k, v in tags.items()),
+        "states": states,
+        "state_words": history_changes.STATE_WORDS,
+        "auth": page_auth,
+        "feed_query": "&".join(f"{k}={v}" for k, v in feed),
+    }
+    return render(request, "changes.html", context)
+
+
+ATOM = "http://www.w3.org/2005/Atom"
+
+
+@page_router.get("/changes.atom")
+def changes_feed(request: Request, session: SessionDep, listed: ChangesFilterDep) -> Response:
+    """The same list as an Atom feed, for alerting."""
+    rows = [change_out(row) for row in _listed(session, *listed)]
+    base = str(request.base_url).rstrip("/")
+    feed = ElementTree.Element("feed", xmlns=ATOM)
+    ElementTree.SubElement(feed, "title").text = "bonnieboard: changes found"
+    ElementTree.SubElement(feed, "id").text = f"{base}{site_url('/changes')}"
+    ElementTree.SubElement(feed, "link", href=f"{base}{site_url('/changes')}")
+    ElementTree.SubElement(feed, "updated").text = max(
+        (row["found_at"] for row in rows), default=view.iso(datetime.now(UTC))
+    )
+    for row in rows:
+        entry = ElementTree.SubElement(feed, "entry")
+        ElementTree.SubElement(entry, "title").text = _headline(row)
+        ElementTree.SubElement(entry, "id").text = f"{base}{site_url('/api/changes')}/{row['id']}"
+        ElementTree.SubElement(entry, "link", href=f"{base}{row['history']}#change-{row['id']}")
+        ElementTree.SubElement(entry, "updated").text = row["triaged_at"] or row["found_at"]
+        ElementTree.SubElement(entry, "summary").text = row["label"] or f"state: {row['state']}"
+    body = ElementTree.tostring(feed, encoding="unicode", xml_declaration=True)
+    return Response(body, media_type="application/atom+xml")
+
+
+def _headline(row: dict[str, Any]) -> str:
+    what = f"{row['test']} latency" if row["measure"] == LATENCY else row["test"]
+    bound = {"above": "≥ ", "below": "≤ "}.get(row["bound"] or "", "")
+    return (
+        f"{row['machine']} {row['configuration'] or ''}: {what} ×{bound}{row['ratio']:.2f} at run {row['run']}".replace(
+            "  ", " "
+        )
+    )
+
+
+class ChangePatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    state: str = Field(description="open, expected (its stretch is the new baseline), false_alarm or acknowledged")
+    note: str | None = Field(None, max_length=MAX_NOTE_CHARS)
+    by: str | None = Field(None, max_length=200, description="who triaged it, when no token names them")
+
+
+def _check_note(note: str | None) -> str | None:
+    if note is not None and (len(note) > MAX_NOTE_CHARS or "\x00" in note):
+        raise BadRequest(f"note: at most {MAX_NOTE_CHARS} characters, with no NUL")
+    return note or None
+
+
+def _token_name(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, secret = header.partition(" ")
+    if scheme.lower() != "bearer" or not secret:
+        return None
+    with own_session() as session:
+        return auth.token_name(session=session, settings=get_settings(), digest=auth.secret_sha256(secret.strip()))
+
+
+@api_router.patch("/changes/{change_id}")
+def patch_change(
+    change_id: Annotated[int, Path(ge=1, le=MAX_ID)], patch: ChangePatch, request: Request, session: SessionDep
+) -> dict[str, Any]:
+    """Triage a change; writes need the board's write auth. Who did it: the token's name, else `by`."""
+    who = _token_name(request) or check_label(patch.by)
+    row = history_changes.triage(session, change_id, state=patch.state, note=_check_note(patch.note), by=who)
+    session.commit()
+    return change_out(row)
+
+
+TRIAGE_FORM = FormLimits(max_bytes=MAX_NOTE_CHARS * 4 + 4096, max_fields=6)
+TriageFormDep = Annotated[FormData, Depends(csrf_form(TRIAGE_FORM))]
+
+
+@page_router.post("/changes/{change_id}")
+def triage_submit(
+    change_id: Annotated[int, Path(ge=1, le=MAX_ID)],
+    session: SessionDep,
+    page_auth: PageAuthDep,
+    form: TriageFormDep,
+):
+    """The triage form of /history and /changes: like PATCH /api/changes/{id}, then back where it was sent from."""
+    note = str(form.get("note") or "").strip() or None
+    history_changes.triage(
+        session, change_id, state=str(form.get("state") or ""), note=_check_note(note), by=page_auth.signed_in_as
+    )
+    session.commit()
+    back = str(form.get("back") or "/changes")
+    return redirect(auth.safe_next(back) + f"#change-{change_id}")
