@@ -1,0 +1,238 @@
+"""Where a series steps: change points by E-divisive means with a t-test (Otava's method, app/history/_edivisive.py),
+on the logarithms of the values, or on their ranks when some runs are +++++.
+
+A series is one figure of one test on one machine and configuration, in run order (a rate, or a latency, each its
+own series). `analyse()` gives its changes and the stretches between them:
+
+- **t-test** (no +++++ in the series): E-divisive on the logs, each split tested by Student's t on the logs with
+  the two stretches' variances pooled, so that three runs after a step suffice when the runs before it show the
+  noise. Where the two variances clearly differ (F-test, VARIANCE_PRETEST_P) Welch's t decides instead: a pooled
+  variance would let one wild run among the last three pass for a step.
+- **rank** (some runs +++++): bonnie++ says of a +++++ run only that it was faster than it could time, so no mean
+  includes it. E-divisive on the mid-ranks (+++++ tied above every measured run), each split tested by the exact
+  rank test of the compare page (app/compare/stats.censored_rank_p). A rank test needs more runs: with N runs
+  before, about 10 after a step.
+- A change has at least MIN_RUNS runs on each side (a spike of one or two runs is not a change) and a ratio at
+  least `min_effect` away from 1 either way (for a rank change, its ratio of medians, or the bound on it).
+- `max_p` is the per-series threshold: `series_max_p(n)` for a machine of n series keeps the machine's false
+  changes within one per 100 runs of a configuration (docs/decisions.md, "Change points: E-divisive with a t-test").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from app.compare.stats import DEFAULT_MIN_EFFECT, censored_rank_p, incomplete_beta, t_975, t_sf
+from app.history._edivisive import Comparison, first_pass_p, merge, split
+
+MIN_RUNS = 3  # on each side of a change: one or two odd runs are a spike, not a step
+WINDOW = 50  # Otava's default: split() costs O(n·WINDOW)
+# Below this p of the F-test of the two stretches' variances, Welch's t rather than the pooled Student's t.
+VARIANCE_PRETEST_P = 0.01
+# The false changes the family may give per run of a configuration, all its series together, at most:
+# one per 100 runs, with room for what the simulations do not show (drift, heavier tails).
+FAMILY_FALSE_PER_RUN = 0.01
+# series_max_p(n) = FAMILY_P / n: Bonferroni over a machine's series; FAMILY_P is calibrated (bench/history_replay.py)
+FAMILY_P = 0.012
+# Log differences below this are float rounding of equal values, not a difference.
+LOG_EPSILON = 1e-12
+T_TEST = "t-test"
+RANK = "rank"
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    index: int  # first run of the new stretch
+    ratio: float  # after over before: geometric means (t-test), medians (rank)
+    ratio_ci95: tuple[float, float] | None  # None where it cannot be estimated honestly
+    p_value: float  # of the test that decided it
+    method: str  # T_TEST or RANK
+    bound: str | None = None  # "above"/"below": the true ratio is above/below `ratio`, a +++++ median's bound
+
+
+@dataclass(frozen=True, slots=True)
+class Stretch:
+    start: int
+    stop: int  # runs [start, stop)
+    level: float | None  # geometric mean; with +++++ runs the median, None when that median is +++++
+    band95: tuple[float, float] | None  # exp(mean ± t·sd) of the logs; None with +++++ runs or fewer than 2 runs
+    censored: int  # how many of its runs were +++++
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    changes: tuple[Change, ...]
+    stretches: tuple[Stretch, ...]
+
+
+def series_max_p(n_series: int) -> float:
+    """The per-series p threshold for a machine of `n_series` series (tests x configurations x rate/latency)."""
+    if n_series < 1:
+        raise ValueError("n_series must be at least 1")
+    return FAMILY_P / n_series
+
+
+def analyse(
+    values: Sequence[float | None],
+    censored: Sequence[bool],
+    *,
+    max_p: float,
+    min_effect: float = DEFAULT_MIN_EFFECT,
+) -> Analysis:
+    """The changes of one series and the stretches between them. values[i] > 0 unless censored[i] (+++++),
+    where it is ignored."""
+    measured, cens = _checked(values, censored)
+    series = _Series(measured, cens, min_effect)
+    n = len(cens)
+    tested = merge(split(series.z, WINDOW, first_pass_p(max_p), MIN_RUNS, series.compare), n, max_p, series.compare)
+    bounds = [0, *(index for index, _ in tested), n]
+    changes = tuple(series.change(bounds[i], bounds[i + 1], bounds[i + 2], test) for i, (_, test) in enumerate(tested))
+    stretches = tuple(series.stretch(start, stop) for start, stop in zip(bounds, bounds[1:], strict=False))
+    return Analysis(changes, stretches)
+
+
+def _checked(values: Sequence[float | None], censored: Sequence[bool]) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    if len(values) != len(censored):
+        raise ValueError("values and censored differ in length")
+    cens = np.asarray(censored, dtype=bool)
+    measured = np.array([1.0 if c else v for v, c in zip(values, cens, strict=True)], dtype=np.float64)
+    if not np.all(np.isfinite(measured) & (measured > 0)):
+        raise ValueError("a measured value is not a positive number")
+    return measured, cens
+
+
+def _mid_ranks(measured: NDArray[np.float64], censored: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """Mid-ranks of the runs, every +++++ run tied above every measured one."""
+    keyed = np.where(censored, np.inf, measured)
+    order = np.argsort(keyed, kind="stable")
+    ordered = keyed[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    sizes = np.diff(np.r_[starts, len(ordered)])
+    ranks = np.empty(len(keyed))
+    ranks[order] = np.repeat(starts + (sizes + 1) / 2, sizes)
+    return ranks
+
+
+class _Series:
+    """One series' tests: what `merge` and `split` ask of [start, split) against [split, stop)."""
+
+    def __init__(self, measured: NDArray[np.float64], censored: NDArray[np.bool_], min_effect: float) -> None:
+        self.censored = censored
+        self.measured = measured
+        self.logs = np.log(measured)
+        self.min_log_effect = math.log(min_effect)
+        self.ranked = bool(censored.any())
+        self.z = _mid_ranks(measured, censored) if self.ranked else self.logs
+        uncensored = measured[~censored]
+        self.top_log = float(np.log(uncensored.max())) if len(uncensored) else math.nan
+
+    def compare(self, start: int, split: int, stop: int) -> Comparison:
+        if split - start < MIN_RUNS or stop - split < MIN_RUNS:
+            return Comparison(1.0, 0.0, False)
+        if self.ranked:
+            return self._rank(start, split, stop)[0]
+        return self._t_test(start, split, stop)[0]
+
+    def _large(self, log_ratio: float) -> bool:
+        return abs(log_ratio) >= self.min_log_effect - LOG_EPSILON
+
+    def _t_test(self, start: int, split: int, stop: int) -> tuple[Comparison, tuple[float, float] | None]:
+        left, right = self.logs[start:split], self.logs[split:stop]
+        difference = float(right.mean() - left.mean())
+        se, df = log_standard_error(left, right)
+        if abs(difference) <= LOG_EPSILON:
+            return Comparison(1.0, 0.0, False), None
+        large = self._large(difference)
+        if se == 0:
+            return Comparison(0.0, abs(difference), large), None
+        p_value = min(1.0, 2 * t_sf(abs(difference) / se, df))
+        half = t_975(df) * se
+        return Comparison(p_value, abs(difference), large), (math.exp(difference - half), math.exp(difference + half))
+
+    def _rank(self, start: int, split: int, stop: int) -> tuple[Comparison, float, str | None]:
+        left, right = slice(start, split), slice(split, stop)
+        p_value = censored_rank_p(
+            self.measured[right][~self.censored[right]].tolist(),
+            int(self.censored[right].sum()),
+            self.measured[left][~self.censored[left]].tolist(),
+            int(self.censored[left].sum()),
+        )
+        log_ratio, bound = self._median_log_ratio(left, right)
+        if p_value is None or math.isnan(log_ratio):
+            return Comparison(1.0, 0.0, False), math.nan, None
+        large = self._large(log_ratio) and (bound is None or (bound == "above") == (log_ratio > 0))
+        return Comparison(p_value, abs(log_ratio), large), log_ratio, bound
+
+    def _median_log(self, part: slice) -> float:
+        """The log median of a stretch, +++++ runs above every measured one: inf when the median is +++++."""
+        logs = np.sort(np.where(self.censored[part], np.inf, self.logs[part]))
+        middle = len(logs) // 2
+        return float(logs[middle] if len(logs) % 2 else (logs[middle - 1] + logs[middle]) / 2)
+
+    def _median_log_ratio(self, left: slice, right: slice) -> tuple[float, str | None]:
+        """log(median after / median before); a +++++ median is above the series' top measured run, so the ratio
+        is then a bound: "above" (the true ratio is higher) or "below". NaN when both medians are +++++."""
+        before, after = self._median_log(left), self._median_log(right)
+        if math.isinf(before) and math.isinf(after):
+            return math.nan, None
+        if math.isinf(after):
+            return self.top_log - before, "above"
+        if math.isinf(before):
+            return after - self.top_log, "below"
+        return after - before, None
+
+    def change(self, start: int, split: int, stop: int, test: Comparison) -> Change:
+        if self.ranked:
+            _, log_ratio, bound = self._rank(start, split, stop)
+            return Change(split, math.exp(log_ratio), None, test.p_value, RANK, bound)
+        _, ci95 = self._t_test(start, split, stop)
+        ratio = math.exp(float(self.logs[split:stop].mean() - self.logs[start:split].mean()))
+        return Change(split, ratio, ci95, test.p_value, T_TEST)
+
+    def stretch(self, start: int, stop: int) -> Stretch:
+        censored = int(self.censored[start:stop].sum())
+        if censored:
+            level = self._median_log(slice(start, stop))
+            return Stretch(start, stop, None if math.isinf(level) else math.exp(level), None, censored)
+        logs = self.logs[start:stop]
+        mean = float(logs.mean())
+        if len(logs) < 2:
+            return Stretch(start, stop, math.exp(mean), None, 0)
+        half = t_975(len(logs) - 1) * float(logs.std(ddof=1))
+        return Stretch(start, stop, math.exp(mean), (math.exp(mean - half), math.exp(mean + half)), 0)
+
+
+def log_standard_error(left: NDArray[np.float64], right: NDArray[np.float64]) -> tuple[float, float]:
+    """The standard error of mean(right) - mean(left) and its degrees of freedom: Student's pooled variance, or
+    Welch's when the F-test says the two variances differ (p < VARIANCE_PRETEST_P)."""
+    n1, n2 = len(left), len(right)
+    var1 = _variance(left)
+    var2 = _variance(right)
+    if _variances_differ(var1, n1, var2, n2):
+        share1, share2 = var1 / n1, var2 / n2
+        se2 = share1 + share2
+        df = se2 * se2 / (share1 * share1 / (n1 - 1) + share2 * share2 / (n2 - 1))
+        return math.sqrt(se2), df
+    pooled = ((n1 - 1) * var1 + (n2 - 1) * var2) / (n1 + n2 - 2)
+    return math.sqrt(pooled * (1 / n1 + 1 / n2)), float(n1 + n2 - 2)
+
+
+def _variance(logs: NDArray[np.float64]) -> float:
+    """The sample variance; 0 for runs equal to float rounding (their mean need not be exactly any of them)."""
+    if float(logs.max() - logs.min()) <= LOG_EPSILON:
+        return 0.0
+    return float(logs.var(ddof=1))
+
+
+def _variances_differ(var1: float, n1: int, var2: float, n2: int) -> bool:
+    """Two-sided F-test of equal variances at VARIANCE_PRETEST_P; one variance zero and not the other differs."""
+    if var1 == 0 or var2 == 0:
+        return var1 != var2
+    ratio = var2 / var1
+    below = incomplete_beta((n2 - 1) / 2, (n1 - 1) / 2, (n2 - 1) * ratio / ((n2 - 1) * ratio + (n1 - 1)))
+    return 2 * min(below, 1 - below) < VARIANCE_PRETEST_P
