@@ -21,6 +21,7 @@ from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
 
 from app.config import default_allowed_hosts, describe_invalid_settings, get_settings
 from app.errors import AppError, InvalidUpload
+from app.history import changes as history_changes
 from app.ingest.name_tags import NamePattern
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.service import ingest_bytes
@@ -379,13 +380,28 @@ def _ingest(args: argparse.Namespace, max_line_bytes: int) -> int:
         if args.if_empty and session.scalar(select(func.count()).select_from(run_table)):
             print("database already has runs; nothing loaded")
             return 0
+        uploads: list[int] = []
         for batch in batches:
             for path in batch.files:
-                status = max(status, _ingest_file(session, path, batch, max_line_bytes))
+                status = max(status, _ingest_file(session, path, batch, max_line_bytes, uploads))
+        _detect_changes(session, uploads)
     return status
 
 
-def _ingest_file(session, path: Path, batch: _Batch, max_line_bytes: int) -> int:
+def _detect_changes(session, uploads: list[int]) -> None:
+    """Change detection for the machines the uploads added runs to, once they are all stored."""
+    machines = sorted(
+        {machine for upload in uploads for machine in history_changes.machines_of_upload(session, upload)}
+    )
+    session.commit()
+    history_changes.refresh_machines(session, machines, get_settings().min_effect)
+    found = history_changes.stored_changes(session, states=[history_changes.OPEN])
+    touched = [row for row in found if row["machine"] in set(machines)]
+    if touched:
+        print(f"history: {len(touched)} open changes in these machines' runs over time (/changes lists them)")
+
+
+def _ingest_file(session, path: Path, batch: _Batch, max_line_bytes: int, uploads: list[int]) -> int:
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -417,6 +433,8 @@ def _ingest_file(session, path: Path, batch: _Batch, max_line_bytes: int) -> int
         session.rollback()
         print(f"{path}: {exc.detail}", file=sys.stderr)
         return 1
+    if outcome.created:
+        uploads.append(outcome.upload_id)
     tagged = f", {len(outcome.tagged)} already stored given new tags" if outcome.tagged else ""
     print(
         f"{path}: upload {outcome.upload_id}: {len(outcome.created)} created, {len(outcome.duplicates)} duplicates"

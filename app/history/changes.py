@@ -37,7 +37,7 @@ from app.history.series import (
 )
 from app.history.setup import differences
 from app.store.db import begin_write
-from app.store.models import change_table, history_state_table
+from app.store.models import change_table, history_state_table, run_table
 
 OPEN, EXPECTED, FALSE_ALARM, ACKNOWLEDGED = "open", "expected", "false_alarm", "acknowledged"
 STATES = (OPEN, EXPECTED, FALSE_ALARM, ACKNOWLEDGED)
@@ -188,8 +188,9 @@ def machine_history(
     default = default_group(runs)
     chosen = default if group is None else tuple(group)
     configs = configurations(runs, chosen)
-    series = [one for config in configs for one in series_of(config)]
-    points = {(one.configuration.key, one.name): one.points() for one in series}
+    points = {(one.configuration.key, one.name): one.points() for config in configs for one in series_of(config)}
+    # A series with no point (latency columns a 1.03 line lacks) has nothing to draw or detect.
+    series = [one for config in configs for one in series_of(config) if points[(one.configuration.key, one.name)]]
     if chosen != default:
         analyses = analyse_series(series, min_effect)
         changes = {
@@ -314,6 +315,10 @@ def refresh_machines(session: Session, machines: Sequence[str], min_effect: floa
     for machine in machines:
         machine_history(session, machine, read_runs(session, machine), min_effect)
         session.commit()
+
+
+def machines_of_upload(session: Session, upload_id: int) -> list[str]:
+    return list(session.scalars(select(run_table.c.machine).where(run_table.c.upload_id == upload_id).distinct()))
 
 
 def stored_changes(

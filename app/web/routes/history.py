@@ -5,7 +5,7 @@ app.history, shape the answer."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from xml.etree import ElementTree
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
@@ -24,36 +24,128 @@ from app.ingest.validation import check_label, parse_tag_filters
 from app.limits import MAX_ID
 from app.store.models import change_table, run_table
 from app.web import auth
-from app.web.deps import PageAuthDep, SessionDep, check_machine_text, csrf_form, own_session
+from app.web.deps import TAG_FILTERS_QUERY, PageAuthDep, SessionDep, check_machine_text, csrf_form, own_session
 from app.web.request_body import FormLimits
+from app.web.routes.api import ERRORS
+from app.web.schemas import MACHINE_FILTER_PARAM_SCHEMA, TAG_FILTER_PARAM_SCHEMA
 from app.web.templating import render
 from app.web.urls import redirect, site_url
 
-api_router = APIRouter(prefix="/api", tags=["history"])
-page_router = APIRouter()
+api_router = APIRouter(prefix="/api", tags=["history"], responses=ERRORS)
+page_router = APIRouter(include_in_schema=False)
 
 MAX_NOTE_CHARS = 2000
+
+
+class ChangeFacts(BaseModel):
+    id: int | None = Field(description="null for a change found under a grouping other than the default (not stored)")
+    run: int = Field(description="the first run of the new stretch")
+    time: str
+    ratio: float = Field(description="the stretch after over the stretch before: geometric means (rank: medians)")
+    ratio_ci95: list[float] | None = Field(description="its 95 % interval; null where it cannot be said honestly")
+    p_value: float
+    method: str = Field(description="t-test (on the logs), or rank where some runs are +++++")
+    bound: str | None = Field(description="above/below: the ratio is only a bound, a +++++ median's")
+    kind: str | None = Field(description="setup_change, machine_event or null")
+    label: str | None = Field(description="setup change: kernel 6.1 → 6.6, or machine event: ...")
+    state: str = Field(description="open, expected, false_alarm or acknowledged")
+    note: str | None
+    triaged_by: str | None
+    triaged_at: str | None
+
+
+class PointOut(BaseModel):
+    run: int
+    time: str
+    value: float | None = Field(description="null when +++++ (status too_fast)")
+    status: str = Field(description="ok or too_fast")
+    above: float | None = Field(None, description="too_fast only: the rate the run was above, when known")
+
+
+class StretchOut(BaseModel):
+    first_run: int
+    last_run: int
+    level: float | None
+    band95: list[float] | None = Field(description="where 95 % of the stretch's runs fall")
+    censored: int
+
+
+class SeriesTestOut(BaseModel):
+    test: str
+    measure: str = Field(description="rate or latency")
+    unit: str
+    points: list[PointOut]
+    stretches: list[StretchOut]
+    changes: list[ChangeFacts]
+
+
+class SetupChangeOut(BaseModel):
+    run: int
+    time: str
+    changes: list[str] = Field(description="kernel 6.1 → 6.6, ...")
+
+
+class ConfigurationSeriesOut(BaseModel):
+    configuration: str = Field(description="its grouping tags, KEY=VALUE separated by spaces; empty for one")
+    tags: dict[str, str]
+    runs: int
+    setup_changes: list[SetupChangeOut]
+    tests: list[SeriesTestOut]
+
+
+class HistoryOut(BaseModel):
+    machine: str
+    group: list[str] = Field(description="the tag keys that tell configurations apart")
+    series: list[ConfigurationSeriesOut]
+
+
+class ChangeOut(BaseModel):
+    id: int
+    machine: str
+    configuration: str
+    test: str
+    measure: str
+    run: int
+    ratio: float
+    ratio_ci95: list[float] | None
+    p_value: float
+    method: str
+    bound: str | None
+    kind: str | None
+    label: str | None
+    state: str
+    note: str | None
+    triaged_by: str | None
+    triaged_at: str | None
+    found_at: str
+    history: str = Field(description="the machine's /history page")
+
+
+class ChangesOut(BaseModel):
+    changes: list[ChangeOut]
+
+
 CHANGES_PAGE_SIZE = 200
 
 
 def history_asked(
-    machine: Annotated[str, Query(description="the machine name (the CSV's), e.g. raid5_chunk64_ext3")],
-    tag: Annotated[list[str], Query(description="KEY=VALUE: only configurations with a run that has it")] = [],  # noqa: B006 - FastAPI copies the default per request
+    machine: Annotated[
+        str, MACHINE_FILTER_PARAM_SCHEMA, Query(description="the machine name (the CSV's), e.g. raid5_chunk64_ext3")
+    ],
+    tag: Annotated[list[Annotated[str, TAG_FILTER_PARAM_SCHEMA]], TAG_FILTERS_QUERY] = [],  # noqa: B006 - FastAPI copies the default per request
     group: Annotated[
         str | None,
         Query(
             description="tag keys that tell configurations apart (fs,mount), or none; default: every tag but a run's own (round=)"
         ),
     ] = None,
-    measure: Annotated[str, Query(description="rate (default) or latency")] = RATE,
+    measure: Annotated[Literal["rate", "latency"], Query(description="rate (default) or latency")] = "rate",
 ) -> view.HistoryAsked:
-    name = check_machine_text(machine, "machine")
-    if not name:
-        raise BadRequest("machine: give the machine name whose history to show")
+    name = check_machine_text(machine, "machine") or ""
     if measure not in MEASURES:
         raise BadRequest(f"measure: rate or latency; {measure[:20]!r} was given")
     keys: tuple[str, ...] | None = None
-    if group is not None:
+    if group:
         keys = tuple(key for key in (part.strip() for part in group.split(",")) if key and key != "none")
         if len(keys) > MAX_GROUP_KEYS:
             raise BadRequest(f"group: at most {MAX_GROUP_KEYS} tag keys; {len(keys)} were given")
@@ -70,7 +162,7 @@ def _history(session: Session, asked: view.HistoryAsked) -> history_changes.Mach
     return history_changes.machine_history(session, asked.machine, runs, get_settings().min_effect, asked.group)
 
 
-@api_router.get("/history")
+@api_router.get("/history", response_model=HistoryOut)
 def get_history(session: SessionDep, asked: HistoryAskedDep) -> dict[str, Any]:
     """A machine's runs over time: per configuration and test, the points, the stable stretches and the changes
     found (docs/api-contract.md, "History")."""
@@ -81,12 +173,11 @@ def get_history(session: SessionDep, asked: HistoryAskedDep) -> dict[str, Any]:
 def history_page(request: Request, session: SessionDep, page_auth: PageAuthDep, machine: str | None = None):
     if machine is None:
         return render(request, "history_machines.html", {"machines": _machines(session)})
-    asked = history_asked(
-        machine,
-        request.query_params.getlist("tag"),
-        request.query_params.get("group"),
-        request.query_params.get("measure", RATE),
-    )
+    measure = request.query_params.get("measure") or RATE
+    if measure not in MEASURES:
+        raise BadRequest(f"measure: rate or latency; {measure[:20]!r} was given")
+    tags = request.query_params.getlist("tag")
+    asked = history_asked(machine, tags, request.query_params.get("group"), measure)  # type: ignore[arg-type]
     history = _history(session, asked)
     data = view.page_data(history, asked)
     context = {
@@ -132,10 +223,13 @@ def _listed(session: Session, machine: str | None, tags: dict[str, str], states:
 
 def changes_filter(
     machine: str | None = None,
-    tag: Annotated[list[str], Query(description="KEY=VALUE: only changes of configurations with the tag")] = [],  # noqa: B006 - FastAPI copies the default per request
-    state: Annotated[list[str], Query(description="open (default), expected, false_alarm, acknowledged or all")] = [],  # noqa: B006 - FastAPI copies the default per request
+    tag: Annotated[list[Annotated[str, TAG_FILTER_PARAM_SCHEMA]], TAG_FILTERS_QUERY] = [],  # noqa: B006 - FastAPI copies the default per request
+    state: Annotated[
+        list[Literal["open", "expected", "false_alarm", "acknowledged", "all", ""]],
+        Query(description="open (default), expected, false_alarm, acknowledged or all"),
+    ] = [],  # noqa: B006 - FastAPI copies the default per request
 ) -> tuple[str | None, dict[str, str], list[str]]:
-    states = state or [history_changes.OPEN]
+    states: list[str] = [one for one in state if one] or [history_changes.OPEN]
     if "all" in states:
         states = list(history_changes.STATES)
     for one in states:
@@ -176,7 +270,7 @@ def _aware(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
-@api_router.get("/changes")
+@api_router.get("/changes", response_model=ChangesOut)
 def get_changes(session: SessionDep, listed: ChangesFilterDep) -> dict[str, Any]:
     """Changes found across the board, newest first: open ones by default."""
     return {"changes": [change_out(row) for row in _listed(session, *listed)]}
@@ -239,7 +333,9 @@ def _headline(row: dict[str, Any]) -> str:
 class ChangePatch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    state: str = Field(description="open, expected (its stretch is the new baseline), false_alarm or acknowledged")
+    state: Literal["open", "expected", "false_alarm", "acknowledged"] = Field(
+        description="open, expected (its stretch is the new baseline), false_alarm or acknowledged"
+    )
     note: str | None = Field(None, max_length=MAX_NOTE_CHARS)
     by: str | None = Field(None, max_length=200, description="who triaged it, when no token names them")
 
@@ -259,7 +355,7 @@ def _token_name(request: Request) -> str | None:
         return auth.token_name(session=session, settings=get_settings(), digest=auth.secret_sha256(secret.strip()))
 
 
-@api_router.patch("/changes/{change_id}")
+@api_router.patch("/changes/{change_id}", response_model=ChangeOut)
 def patch_change(
     change_id: Annotated[int, Path(ge=1, le=MAX_ID)], patch: ChangePatch, request: Request, session: SessionDep
 ) -> dict[str, Any]:
