@@ -22,6 +22,7 @@ MAX_DOCUMENT_VALUES = 20_000
 MAX_TAG_FILTERS = 20
 # An ISO 8601 time with a zone and nanoseconds is 35 characters.
 MAX_TIME_CHARS = 40
+_ZONE_SPACE = re.compile(r" (\d\d(?::?\d\d)?)$")
 TAG_SPACE = re.compile(f"[{TAG_SPACES}]")
 
 
@@ -131,6 +132,8 @@ def check_run_time(value: str | None, field: str = "time") -> datetime | None:
     """`time=`: when an upload's runs were measured, ISO 8601 (a time without a zone is UTC), as an aware UTC time."""
     if value is None or value == "":
         return None
+    # An unescaped "+" of a zone (curl '...?time=2026-11-28T02:00:00+01:00') arrives as a space.
+    value = _ZONE_SPACE.sub(r"+\1", value)
     try:
         moment = datetime.fromisoformat(value) if len(value) <= MAX_TIME_CHARS else None
     except ValueError:
