@@ -22,6 +22,7 @@ from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
 from app.config import default_allowed_hosts, describe_invalid_settings, get_settings
 from app.errors import AppError, InvalidUpload
 from app.history import changes as history_changes
+from app.history import snapshot as history_snapshot
 from app.ingest.name_tags import NamePattern
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.service import ingest_bytes
@@ -94,6 +95,14 @@ def main(argv: list[str] | None = None) -> int:
 
     commands.add_parser("migrate", help="bring the database to the newest schema")
 
+    detect = commands.add_parser(
+        "detect",
+        help="find the changes in machines' runs over time now (an upload does it after it is stored)",
+        description="Run change detection on each machine's series whose runs changed since it last ran, and print "
+        "the open changes found: after an upgrade, or a load by SQL. Uploads and `ingest` do this themselves.",
+    )
+    detect.add_argument("--machine", action="append", default=[], help="only this machine (repeatable)")
+
     token = commands.add_parser(
         "token",
         help="manage API tokens: once one exists, every API write needs 'Authorization: Bearer <token>'",
@@ -121,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
             return _ingest(args, settings.max_line_bytes)
         if args.command == "token":
             return _token(args)
+        if args.command == "detect":
+            return _detect(args.machine, settings.min_effect)
     except DatabaseError as exc:
         if not isinstance(exc, OperationalError) and type(exc) is not DatabaseError:
             raise  # a constraint or a query: a bug to show whole, not a database to name
@@ -388,13 +399,35 @@ def _ingest(args: argparse.Namespace, max_line_bytes: int) -> int:
     return status
 
 
+def _detect(machines: list[str], min_effect: float) -> int:
+    with get_sessionmaker()() as session:
+        if not machines:
+            machines = list(session.scalars(select(run_table.c.machine).distinct().order_by(run_table.c.machine)))
+        session.commit()
+        history_snapshot.refresh(session, machines, min_effect)
+        wanted = set(machines)
+        found = [
+            row
+            for row in history_changes.stored_changes(session, states=[history_changes.OPEN])
+            if row["machine"] in wanted
+        ]
+    for row in found:
+        facts = row["facts"]
+        label = f" ({facts['label']})" if facts.get("label") else ""
+        print(
+            f"{row['machine']} {row['configuration']}: {row['test']} ×{facts['ratio']:.2f} from run {row['run_id']}{label}"
+        )
+    print(f"{len(found)} open changes in {len(machines)} machines")
+    return 0
+
+
 def _detect_changes(session, uploads: list[int]) -> None:
     """Change detection for the machines the uploads added runs to, once they are all stored."""
     machines = sorted(
         {machine for upload in uploads for machine in history_changes.machines_of_upload(session, upload)}
     )
     session.commit()
-    history_changes.refresh_machines(session, machines, get_settings().min_effect)
+    history_snapshot.refresh(session, machines, get_settings().min_effect)
     found = history_changes.stored_changes(session, states=[history_changes.OPEN])
     touched = [row for row in found if row["machine"] in set(machines)]
     if touched:

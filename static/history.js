@@ -1,7 +1,8 @@
 /* bonnieboard history charts.
  *
  * Reads the JSON /history embeds (<script type="application/json" id="history-data">, app/history/view.py's
- * page_data: per configuration its runs' ids and times, per test and configuration the values by run, the
+ * page_data: per configuration its runs' ids and times, per test and configuration the values by run position
+ * (`at`, null when every run has one), the
  * stable stretches [first, last, level, band low, band high], the changes [point, ratio, id] and the +++++ points)
  * and draws one Chart.js chart per <canvas data-test="TEST">: time across, the figure on a log axis. Each run is a
  * point (a click opens it); a +++++ run is a ▲ at the rate it is above, never zero; each stretch is a step at its
@@ -35,7 +36,8 @@
 
   function seriesDatasets(series, config) {
     const times = config.t;
-    const time = function (pointIndex) { return times[series.at[pointIndex]]; };
+    const position = function (pointIndex) { return series.at === null ? pointIndex : series.at[pointIndex]; };
+    const time = function (pointIndex) { return times[position(pointIndex)]; };
     const band = [];
     const level = [];
     for (const step of series.steps) {
@@ -51,7 +53,7 @@
     const above = new Set(series.above);
     const changed = new Map(series.changes.map(function (c) { return [c[0], c]; }));
     const points = series.v.map(function (value, i) {
-      return { x: time(i), y: value, run: config.runs[series.at[i]], above: above.has(i), change: changed.get(i) };
+      return { x: time(i), y: value, run: config.runs[position(i)], above: above.has(i), change: changed.get(i) };
     });
     const c = series.config;
     return [

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,10 +33,10 @@ from app.history.series import (
     Series,
     configurations,
     default_group,
-    read_runs,
     series_of,
 )
 from app.history.setup import differences
+from app.store import generation
 from app.store.db import begin_write
 from app.store.models import change_table, history_state_table, run_table
 
@@ -109,25 +110,36 @@ class MachineHistory:
     series: list[SeriesView]
 
 
-def analyse_series(series: Sequence[Series], min_effect: float) -> dict[tuple[str, str], detect.Analysis]:
+Points = dict[tuple[str, str], list[Point]]  # each series' points, by (configuration key, series name)
+
+
+def analyse_series(
+    series: Sequence[Series], points: Points, min_effect: float
+) -> dict[tuple[str, str], detect.Analysis]:
     max_p = detect.series_max_p(len(series))
     found = {}
     for one in series:
-        points = one.points()
-        found[(one.configuration.key, one.name)] = detect.analyse(
-            [point.value for point in points], [point.censored for point in points], max_p=max_p, min_effect=min_effect
+        key = (one.configuration.key, one.name)
+        found[key] = detect.analyse(
+            [point.value for point in points[key]],
+            [point.censored for point in points[key]],
+            max_p=max_p,
+            min_effect=min_effect,
         )
     return found
 
 
 def found_changes(
-    configs: Sequence[Configuration], series: Sequence[Series], analyses: dict[tuple[str, str], detect.Analysis]
+    configs: Sequence[Configuration],
+    series: Sequence[Series],
+    points: Points,
+    analyses: dict[tuple[str, str], detect.Analysis],
 ) -> list[Found]:
     found = []
     for one in series:
-        points = one.points()
-        for change in analyses[(one.configuration.key, one.name)].changes:
-            point, before = points[change.index], points[change.index - 1]
+        key = (one.configuration.key, one.name)
+        for change in analyses[key].changes:
+            point, before = points[key][change.index], points[key][change.index - 1]
             found.append(Found(one, change, point.run_id, point.time, before.time))
     _label(configs, found)
     return found
@@ -164,18 +176,19 @@ def _label(configs: Sequence[Configuration], found: list[Found]) -> None:
             item.kind = MACHINE_EVENT
 
 
-def _digest(series: Sequence[Series], min_effect: float) -> bytes:
-    """What detection reads, hashed: equal digests, equal changes."""
+def _digest(configs: Sequence[Configuration], points: Points, min_effect: float) -> bytes:
+    """What detection reads and labels by, hashed: equal digests, equal changes."""
     hasher = hashlib.blake2b(digest_size=16)
     hasher.update(struct.pack("<id", DETECTION_VERSION, min_effect))
-    for one in series:
-        hasher.update(f"\x00{one.configuration.key}\x00{one.name}\x00".encode())
-        for point in one.points():
-            hasher.update(
-                struct.pack("<qdd?", point.run_id, point.time.timestamp(), point.value or 0.0, point.censored)
-            )
-        for run in one.configuration.runs:
-            hasher.update(repr(sorted(run.facts.items())).encode())
+    for config in configs:
+        hasher.update(f"\x00{config.key}\x00".encode())
+        hasher.update(array("q", (run.run_id for run in config.runs)).tobytes())
+        hasher.update(array("d", (run.time.timestamp() for run in config.runs)).tobytes())
+        hasher.update(repr([sorted(run.facts.items()) for run in config.runs]).encode())
+    for (config_key, name), found in points.items():
+        hasher.update(f"\x00{config_key}\x00{name}\x00".encode())
+        hasher.update(array("q", (point.run_id for point in found)).tobytes())
+        hasher.update(array("d", (-1.0 if point.value is None else point.value for point in found)).tobytes())
     return hasher.digest()
 
 
@@ -192,19 +205,19 @@ def machine_history(
     # A series with no point (latency columns a 1.03 line lacks) has nothing to draw or detect.
     series = [one for config in configs for one in series_of(config) if points[(one.configuration.key, one.name)]]
     if chosen != default:
-        analyses = analyse_series(series, min_effect)
+        analyses = analyse_series(series, points, min_effect)
         changes = {
             key: [ChangeView(None, item.run_id, item.change.index, item.facts()) for item in items]
-            for key, items in _by_series(found_changes(configs, series, analyses)).items()
+            for key, items in _by_series(found_changes(configs, series, points, analyses)).items()
         }
         views = [_view(one, points, changes, analyses) for one in series]
         return MachineHistory(chosen, configs, views)
-    digest = _digest(series, min_effect)
+    digest = _digest(configs, points, min_effect)
     stored_digest = session.scalar(select(history_state_table.c.digest).where(history_state_table.c.machine == machine))
     analyses = {}
     if stored_digest != digest:
-        analyses = analyse_series(series, min_effect)
-        _store(session, machine, found_changes(configs, series, analyses), digest)
+        analyses = analyse_series(series, points, min_effect)
+        _store(session, machine, found_changes(configs, series, points, analyses), digest)
     changes = _stored_by_series(session, machine, points)
     return MachineHistory(chosen, configs, [_view(one, points, changes, analyses) for one in series])
 
@@ -309,14 +322,6 @@ def _store(session: Session, machine: str, found: list[Found], digest: bytes) ->
     session.commit()
 
 
-def refresh_machines(session: Session, machines: Sequence[str], min_effect: float) -> None:
-    """Detection for each machine whose series changed: after an upload has committed, so that the first page
-    or feed that asks finds it done."""
-    for machine in machines:
-        machine_history(session, machine, read_runs(session, machine), min_effect)
-        session.commit()
-
-
 def machines_of_upload(session: Session, upload_id: int) -> list[str]:
     return list(session.scalars(select(run_table.c.machine).where(run_table.c.upload_id == upload_id).distinct()))
 
@@ -347,4 +352,10 @@ def triage(session: Session, change_id: int, *, state: str, note: str | None, by
         .where(change_table.c.id == change_id)
         .values(state=state, note=note, triaged_by=by, triaged_at=datetime.now(UTC))
     )
+    machine = session.scalar(select(change_table.c.machine).where(change_table.c.id == change_id))
+    # The machine's kept page shows the triage it had: it is made again.
+    session.execute(
+        update(history_state_table).where(history_state_table.c.machine == machine).values(view_key=None, view=None)
+    )
+    generation.bump(session, stored_runs_changed=False)
     return dict(session.execute(select(change_table).where(change_table.c.id == change_id)).one()._mapping)

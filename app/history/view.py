@@ -143,8 +143,30 @@ def api_answer(history: MachineHistory, asked: HistoryAsked) -> dict[str, Any]:
     return {"machine": asked.machine, "group": list(history.group), "series": series}
 
 
+def page_view(history: MachineHistory, asked: HistoryAsked) -> dict[str, Any]:
+    """All the page shows of the history, as JSON-able data (app/history/snapshot.py keeps it)."""
+    data = page_data(history, asked)
+    return {
+        "data": data,
+        "changes": change_rows(history, asked),
+        "group": list(history.group),
+        "run_count": sum(len(config["runs"]) for config in data["configs"]),
+        "families": families_of(list(data["charts"])),
+    }
+
+
+def _compact(value: float | None) -> float | int | None:
+    """A figure as the page needs it: whole numbers without ".0", others to 4 significant digits."""
+    if value is None:
+        return None
+    if value == int(value) and abs(value) < 2**53:
+        return int(value)
+    return float(f"{value:.4g}")
+
+
 def page_data(history: MachineHistory, asked: HistoryAsked) -> dict[str, Any]:
-    """The charts' data: per configuration its runs (id, time), per series the values by run position."""
+    """The charts' data: per configuration its runs (id, time), per series the values by run position (`at`:
+    the positions, null when the series has a point for every run)."""
     configs = shown(history, asked.tags)
     charts: dict[str, list[dict[str, Any]]] = {}
     for position, config in enumerate(configs):
@@ -154,15 +176,19 @@ def page_data(history: MachineHistory, asked: HistoryAsked) -> dict[str, Any]:
                 continue
             test = view.series.test
             above = [too_fast_above(test, run.file_size_mib, run.num_files) for run in config.runs]
+            at = [index_of[p.run_id] for p in view.points]
             charts.setdefault(test, []).append(
                 {
                     "config": position,
-                    "at": [index_of[p.run_id] for p in view.points],
+                    "at": None if len(at) == len(config.runs) else at,
                     # +++++ is drawn at its bound, marked "above": never as zero
-                    "v": [p.value if not p.censored else above[index_of[p.run_id]] for p in view.points],
+                    "v": [_compact(p.value if not p.censored else above[index_of[p.run_id]]) for p in view.points],
                     "above": [i for i, p in enumerate(view.points) if p.censored],
-                    "steps": [[s.start, s.stop - 1, s.level, *(s.band95 or (None, None))] for s in view.stretches],
-                    "changes": [[c.index, c.facts["ratio"], c.id] for c in view.changes],
+                    "steps": [
+                        [s.start, s.stop - 1, *map(_compact, (s.level, *(s.band95 or (None, None))))]
+                        for s in view.stretches
+                    ],
+                    "changes": [[c.index, _compact(c.facts["ratio"]), c.id] for c in view.changes],
                 }
             )
     return {
@@ -170,7 +196,7 @@ def page_data(history: MachineHistory, asked: HistoryAsked) -> dict[str, Any]:
             {
                 "name": config.key or "all runs",
                 "runs": [run.run_id for run in config.runs],
-                "t": [int(run.time.timestamp()) for run in config.runs],
+                "t": [round(run.time.timestamp()) for run in config.runs],
                 "setup": setup_changes(config),
             }
             for config in configs

@@ -240,13 +240,16 @@ change_table = Table(
     sqlite_autoincrement=True,
 )
 
-# Per machine, the digest of the series its stored changes were found in: equal digests, nothing to detect again.
+# Per machine, the digest of the series its stored changes were found in (equal digests, nothing to detect again),
+# and its /history page's data, gzipped JSON, with the key of the runs it was made from (app/history/snapshot.py).
 history_state_table = Table(
     "history_state",
     Base.metadata,
     Column("machine", Text, primary_key=True),
     Column("digest", LargeBinary(16), nullable=False),
     Column("detected_at", DateTime(timezone=True), nullable=False),
+    Column("view_key", Text),
+    Column("view", LargeBinary),
 )
 
 # Two rows: id 1 a stamp every write replaces, id 2 one replaced when stored runs change (app/store/generation.py).

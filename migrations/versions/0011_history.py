@@ -5,7 +5,8 @@
   to run (kernel, filesystem, mount options, RAID layout, RAM, I/O throttle), taken out of the body at ingest as
   `ram_bytes` is, so that a machine's history never parses a document;
 - `change`: the change points found in a machine's series, with their triage (state, note, who, when);
-- `history_state`: per machine, the digest of the series the stored changes were found in.
+- `history_state`: per machine, the digest of the series the stored changes were found in, and its page's data
+  kept with the key of the runs it was made from (app/history/snapshot.py).
 
 The rules that take started_at and setup out of a body are copied here rather than imported from
 app/history/setup.py: a migration must do tomorrow what it does today.
@@ -67,6 +68,8 @@ def upgrade() -> None:
         sa.Column("machine", sa.Text(), nullable=False),
         sa.Column("digest", sa.LargeBinary(length=16), nullable=False),
         sa.Column("detected_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("view_key", sa.Text(), nullable=True),
+        sa.Column("view", sa.LargeBinary(), nullable=True),
         sa.PrimaryKeyConstraint("machine", name=op.f("pk_history_state")),
     )
     _take_out_facts()

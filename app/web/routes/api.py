@@ -16,6 +16,7 @@ from app.compare import page as comparisons
 from app.compare.request import ComparisonRequest, read_request
 from app.config import get_settings
 from app.history import changes as history_changes
+from app.history import snapshot as history_snapshot
 from app.ingest.parsing import HEADER_198, TESTS
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.sqlite_bulk import ingest_path
@@ -187,7 +188,7 @@ def detect_after_upload(upload_id: int) -> None:
     try:
         with own_session() as session:
             machines = history_changes.machines_of_upload(session, upload_id)
-            history_changes.refresh_machines(session, machines, get_settings().min_effect)
+            history_snapshot.refresh(session, machines, get_settings().min_effect)
     except Exception:
         log.exception("change detection after upload %d failed", upload_id)
 

@@ -4,10 +4,13 @@ app.history, shape the answer."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 from xml.etree import ElementTree
 
+import orjson
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,15 +21,17 @@ from starlette.datastructures import FormData
 from app.config import get_settings
 from app.errors import BadRequest, NotFound
 from app.history import changes as history_changes
-from app.history import view
+from app.history import snapshot, view
 from app.history.series import LATENCY, MAX_GROUP_KEYS, MEASURES, RATE, read_runs
 from app.ingest.validation import check_label, parse_tag_filters
 from app.limits import MAX_ID
+from app.store.db import begin_write
 from app.store.models import change_table, run_table
 from app.web import auth
 from app.web.deps import TAG_FILTERS_QUERY, PageAuthDep, SessionDep, check_machine_text, csrf_form, own_session
 from app.web.request_body import FormLimits
 from app.web.routes.api import ERRORS
+from app.web.routes.pages import script_json
 from app.web.schemas import MACHINE_FILTER_PARAM_SCHEMA, TAG_FILTER_PARAM_SCHEMA
 from app.web.templating import render
 from app.web.urls import redirect, site_url
@@ -162,11 +167,49 @@ def _history(session: Session, asked: view.HistoryAsked) -> history_changes.Mach
     return history_changes.machine_history(session, asked.machine, runs, get_settings().min_effect, asked.group)
 
 
+# Answers made in this process, by (what was asked, the keys of the runs): a few machines' pages are read often.
+_ANSWERS: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
+MAX_CACHED_ANSWERS = 32
+
+
+def _cached(kind: str, asked: view.HistoryAsked, keys: snapshot.Keys | None, make: Callable[[], Any]) -> Any:
+    if keys is None:
+        return make()
+    key = (kind, asked.query(), keys.process)
+    if key in _ANSWERS:
+        _ANSWERS.move_to_end(key)
+        return _ANSWERS[key]
+    value = _ANSWERS[key] = make()
+    while len(_ANSWERS) > MAX_CACHED_ANSWERS:
+        _ANSWERS.popitem(last=False)
+    return value
+
+
+def _page_view(session: Session, asked: view.HistoryAsked) -> dict[str, Any]:
+    """What the page shows: cached in the process, else the machine's kept page (the default view), else made."""
+    keys = snapshot.keys_of(session, asked.machine, get_settings().min_effect)
+    kept = keys is not None and not asked.tags and asked.group is None and asked.measure == RATE
+
+    def make() -> dict[str, Any]:
+        if kept and keys is not None and (stored := snapshot.load(session, asked.machine, keys.kept)) is not None:
+            return stored
+        page = view.page_view(_history(session, asked), asked)
+        if kept and keys is not None:
+            begin_write(session)
+            snapshot.save(session, asked.machine, keys.kept, page)
+            session.commit()
+        return page
+
+    return _cached("page", asked, keys, make)
+
+
 @api_router.get("/history", response_model=HistoryOut)
-def get_history(session: SessionDep, asked: HistoryAskedDep) -> dict[str, Any]:
+def get_history(session: SessionDep, asked: HistoryAskedDep) -> Response:
     """A machine's runs over time: per configuration and test, the points, the stable stretches and the changes
     found (docs/api-contract.md, "History")."""
-    return view.api_answer(_history(session, asked), asked)
+    keys = snapshot.keys_of(session, asked.machine, get_settings().min_effect)
+    body = _cached("api", asked, keys, lambda: orjson.dumps(view.api_answer(_history(session, asked), asked)))
+    return Response(body, media_type="application/json")
 
 
 @page_router.get("/history", response_class=HTMLResponse)
@@ -178,18 +221,14 @@ def history_page(request: Request, session: SessionDep, page_auth: PageAuthDep, 
         raise BadRequest(f"measure: rate or latency; {measure[:20]!r} was given")
     tags = request.query_params.getlist("tag")
     asked = history_asked(machine, tags, request.query_params.get("group"), measure)  # type: ignore[arg-type]
-    history = _history(session, asked)
-    data = view.page_data(history, asked)
+    page = _page_view(session, asked)
     context = {
         "asked": asked,
-        "history": history,
-        "data": data,
-        "families": view.families_of(list(data["charts"])),
-        "changes": view.change_rows(history, asked),
+        "page": page,
+        "data_json": script_json(page["data"]),
         "auth": page_auth,
         "states": history_changes.STATE_WORDS,
         "other_measure": LATENCY if asked.measure == RATE else RATE,
-        "default_group": asked.group is None,
         "min_effect": get_settings().min_effect,
     }
     return render(request, "history.html", context)
