@@ -124,7 +124,10 @@
     for (const config of data.configs) {
       for (const s of config.setup) marks.push({ t: Date.parse(s.time) / 1000, text: s.changes.join("; ") });
     }
-    const span = Math.max.apply(null, data.configs.map(function (c) { return c.t[c.t.length - 1] - c.t[0]; }));
+    const first = Math.min.apply(null, data.configs.map(function (c) { return c.t[0]; }));
+    const last = Math.max.apply(null, data.configs.map(function (c) { return c.t[c.t.length - 1]; }));
+    const span = last - first;
+    const pad = Math.max(span * 0.02, 60);
     return new Chart(canvas, {
       type: "line",
       data: { datasets: datasets },
@@ -146,6 +149,8 @@
         scales: {
           x: {
             type: "linear",
+            min: first - pad,
+            max: last + pad,
             ticks: {
               maxTicksLimit: PHONE.matches ? 4 : 8,
               callback: function (value) { return dateText(value, span < 2 * DAY_S); },
