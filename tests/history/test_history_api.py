@@ -203,3 +203,25 @@ def test_the_history_page_lists_the_change_and_offers_its_triage(client):
     assert client.get("/history", params={"machine": "nobody"}).status_code == 404
     machines = client.get("/history").text
     assert 'href="/history?machine=paged"' in machines
+
+
+def test_a_step_in_every_configuration_at_once_is_a_machine_event(client):
+    rng = random.Random(8)
+    ids: dict[str, list[int]] = {"ext4": [], "xfs": []}
+    for night in range(14):
+        for fs in ids:
+            level = (400_000 if fs == "ext4" else 300_000) * (0.7 if night >= 7 else 1)
+            line = _line("shared-box", 5000 + night * 2 + (fs == "xfs"), level * rng.lognormvariate(0, 0.01))
+            ids[fs].append(_post(client, line, START + timedelta(days=night, hours=fs == "xfs"), f"fs={fs}"))
+    body = client.get("/api/history", params={"machine": "shared-box"}).json()
+    for fs, runs in ids.items():
+        (change,) = _test(body, f"fs={fs}", "put_block")["changes"]
+        assert (change["run"], change["kind"]) == (runs[7], "machine_event"), change
+        assert change["label"] == "machine event: every configuration changed here"
+    # One configuration alone stepping is no machine event.
+    _series(client, "one-box", _noisy([400_000] * 7 + [280_000] * 7, 0.01, 9), tags="fs=ext4", seed=7000)
+    _series(client, "one-box", _noisy([300_000] * 14, 0.01, 10), tags="fs=xfs", seed=8000)
+    (alone,) = _test(client.get("/api/history", params={"machine": "one-box"}).json(), "fs=ext4", "put_block")[
+        "changes"
+    ]
+    assert alone["kind"] is None and alone["label"] is None
