@@ -14,6 +14,7 @@ machine that ran across that moment changed there too.
 from __future__ import annotations
 
 import hashlib
+import statistics
 import struct
 from array import array
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ from sqlalchemy.orm import Session
 from app.errors import BadRequest, NotFound
 from app.history import detect
 from app.history.series import (
+    RATE,
     Configuration,
     Point,
     RunPoint,
@@ -41,9 +43,22 @@ from app.store.db import begin_write
 from app.store.models import change_table, history_state_table, run_table
 
 OPEN, EXPECTED, FALSE_ALARM, ACKNOWLEDGED = "open", "expected", "false_alarm", "acknowledged"
-STATES = (OPEN, EXPECTED, FALSE_ALARM, ACKNOWLEDGED)
-STATE_WORDS = {OPEN: "open", EXPECTED: "expected", FALSE_ALARM: "false alarm", ACKNOWLEDGED: "acknowledged"}
-SETUP_CHANGE, MACHINE_EVENT = "setup_change", "machine_event"
+# Found where the runner saw the test wait for a CPU much more, or less, than before: the machine's load, not its
+# storage. Not an alert; a person may still triage it.
+EXPLAINED = "explained"
+STATES = (OPEN, EXPECTED, FALSE_ALARM, ACKNOWLEDGED, EXPLAINED)
+STATE_WORDS = {
+    OPEN: "open",
+    EXPECTED: "expected",
+    FALSE_ALARM: "false alarm",
+    ACKNOWLEDGED: "acknowledged",
+    EXPLAINED: "explained by the machine's load",
+}
+SETUP_CHANGE, MACHINE_EVENT, MACHINE_LOAD = "setup_change", "machine_event", "machine_load"
+# The runner's run-queue delay of a test (the share of its time it waited for a CPU) must move this many points
+# across a change, in the change's direction, for the machine's load to explain it. Under 2 points on an idle
+# machine; 30-50 with another job on every core (tests/data/history/tmpfs).
+LOAD_WAIT_POINTS = 10.0
 # Bumped when detection changes: every machine's stored changes are then found again.
 DETECTION_VERSION = 1
 
@@ -60,10 +75,15 @@ class Found:
     kind: str | None = None
     setup: list[str] = field(default_factory=list)
 
+    load: tuple[float, float] | None = None  # the test's median CPU wait before and after, % of its time
+
     @property
     def label(self) -> str | None:
         if self.kind == SETUP_CHANGE:
             return "setup change: " + "; ".join(self.setup)
+        if self.kind == MACHINE_LOAD and self.load is not None:
+            before, after = self.load
+            return f"machine load: the test waited for a CPU {before:.0f} % of its time before, {after:.0f} % after"
         if self.kind == MACHINE_EVENT:
             return "machine event: every configuration changed here"
         return None
@@ -159,6 +179,11 @@ def _label(configs: Sequence[Configuration], found: list[Found]) -> None:
     if len(configs) < 2:
         return
     for item in found:
+        if item.kind is None:
+            item.load = _load_explains(item)
+            if item.load is not None:
+                item.kind = MACHINE_LOAD
+    for item in found:
         if item.kind is not None:
             continue
         spanning = [c for c in configs if c.runs[0].time <= item.window_start and c.runs[-1].time >= item.time]
@@ -176,6 +201,24 @@ def _label(configs: Sequence[Configuration], found: list[Found]) -> None:
             item.kind = MACHINE_EVENT
 
 
+def _load_explains(item: Found) -> tuple[float, float] | None:
+    """The test's median CPU wait in the stretches before and after the change, when it moved by LOAD_WAIT_POINTS
+    or more the way that explains the change (less waiting: a higher rate, a lower latency)."""
+    runs = item.series.configuration.runs
+    at = next(i for i, run in enumerate(runs) if run.run_id == item.run_id)
+    test = item.series.test
+    before = [run.cpu_wait_pct[test] for run in runs[:at] if test in run.cpu_wait_pct]
+    after = [run.cpu_wait_pct[test] for run in runs[at:] if test in run.cpu_wait_pct]
+    if len(before) < 3 or len(after) < 3:
+        return None
+    wait_before, wait_after = statistics.median(before), statistics.median(after)
+    faster = item.change.ratio > 1 if item.series.measure == RATE else item.change.ratio < 1
+    less_wait = wait_after < wait_before
+    if abs(wait_after - wait_before) >= LOAD_WAIT_POINTS and faster == less_wait:
+        return wait_before, wait_after
+    return None
+
+
 def _digest(configs: Sequence[Configuration], points: Points, min_effect: float) -> bytes:
     """What detection reads and labels by, hashed: equal digests, equal changes."""
     hasher = hashlib.blake2b(digest_size=16)
@@ -185,6 +228,7 @@ def _digest(configs: Sequence[Configuration], points: Points, min_effect: float)
         hasher.update(array("q", (run.run_id for run in config.runs)).tobytes())
         hasher.update(array("d", (run.time.timestamp() for run in config.runs)).tobytes())
         hasher.update(repr([sorted(run.facts.items()) for run in config.runs]).encode())
+        hasher.update(repr([sorted(run.cpu_wait_pct.items()) for run in config.runs]).encode())
     for (config_key, name), found in points.items():
         hasher.update(f"\x00{config_key}\x00{name}\x00".encode())
         hasher.update(array("q", (point.run_id for point in found)).tobytes())
@@ -302,7 +346,7 @@ def _store(session: Session, machine: str, found: list[Found], digest: bytes) ->
                     active=True,
                     found_at=now,
                     facts=item.facts(),
-                    state=OPEN,
+                    state=EXPLAINED if item.kind == MACHINE_LOAD else OPEN,
                 )
             )
         else:

@@ -49,6 +49,7 @@ class RunPoint:
     results: dict[str, Result]  # by test: only the tests that ran
     file_size_mib: int | None
     num_files: int | None
+    cpu_wait_pct: dict[str, float]  # by test, where the runner measured it: the share of its time it waited for a CPU
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +108,7 @@ def read_runs(session: Session, machine: str) -> list[RunPoint]:
             run_table.c.bonnie_version,
             run_table.c.file_size_mib,
             run_table.c.num_files,
+            run_table.c.limiters,
             document_table.c.setup,
             *_results_columns(),
         )
@@ -151,7 +153,13 @@ def _run_point(row, tags: dict[str, str]) -> RunPoint:
     facts = run_facts(
         row.setup if isinstance(row.setup, dict) else None, row.bonnie_version, row.file_size_mib, row.num_files
     )
-    return RunPoint(row.id, _aware(row.time), tags, facts, results, row.file_size_mib, row.num_files)
+    limiters = row.limiters if isinstance(row.limiters, dict) else {}
+    cpu_wait = {
+        test: float(limiter["cpu_wait_pct"])
+        for test, limiter in limiters.items()
+        if isinstance(limiter, dict) and isinstance(limiter.get("cpu_wait_pct"), int | float)
+    }
+    return RunPoint(row.id, _aware(row.time), tags, facts, results, row.file_size_mib, row.num_files, cpu_wait)
 
 
 def default_group(runs: Sequence[RunPoint]) -> tuple[str, ...]:

@@ -35,21 +35,27 @@ def line_facts(document_runs: Any, raw_line: str) -> dict[str, Any] | None:
     return next((run for run in document_runs if isinstance(run, dict) and run.get("csv") == raw_line), None)
 
 
-def limiters_of(document_tests: Any) -> dict[str, dict[str, str]]:
+def limiters_of(document_tests: Any) -> dict[str, dict[str, Any]]:
     """{test: {code, text}} from a line's per-test facts (line_facts(...)["tests"]), where a test has a
-    valid limiter (runner/README.md, "What limited each test")."""
+    valid limiter (runner/README.md, "What limited each test"); with `cpu_wait_pct`, the share of the test's time
+    it waited for a CPU (its evidence's run_delay_pct), where the runner measured it: history tells a machine's
+    load from its storage by it."""
     if not isinstance(document_tests, dict):
         return {}
-    found = {}
+    found: dict[str, dict[str, Any]] = {}
     for test in TESTS:
         facts = document_tests.get(test)
         limiter = facts.get("limiter") if isinstance(facts, dict) else None
         if isinstance(limiter, dict) and isinstance(limiter.get("code"), str) and isinstance(limiter.get("text"), str):
             found[test] = {"code": limiter["code"][:40], "text": limiter["text"][:500]}
+            evidence = limiter.get("evidence")
+            wait = evidence.get("run_delay_pct") if isinstance(evidence, dict) else None
+            if isinstance(wait, int | float) and not isinstance(wait, bool) and 0 <= wait <= 100:
+                found[test]["cpu_wait_pct"] = round(float(wait), 1)
     return found
 
 
-def limiters_by_line(document: Any) -> Iterator[tuple[str, dict[str, dict[str, str]]]]:
+def limiters_by_line(document: Any) -> Iterator[tuple[str, dict[str, dict[str, Any]]]]:
     """(CSV line, its limiters) for each line the document has an entry for with at least one limiter: the first
     entry of a line, as line_facts() picks it. At most one per entry of document["runs"], so bounded by the
     document, not by the upload's lines."""

@@ -51,9 +51,9 @@ class ChangeFacts(BaseModel):
     p_value: float
     method: str = Field(description="t-test (on the logs), or rank where some runs are +++++")
     bound: str | None = Field(description="above/below: the ratio is only a bound, a +++++ median's")
-    kind: str | None = Field(description="setup_change, machine_event or null")
+    kind: str | None = Field(description="setup_change, machine_load, machine_event or null")
     label: str | None = Field(description="setup change: kernel 6.1 → 6.6, or machine event: ...")
-    state: str = Field(description="open, expected, false_alarm or acknowledged")
+    state: str = Field(description="open, expected, false_alarm, acknowledged or explained (by the machine's load)")
     note: str | None
     triaged_by: str | None
     triaged_at: str | None
@@ -264,8 +264,8 @@ def changes_filter(
     machine: str | None = None,
     tag: Annotated[list[Annotated[str, TAG_FILTER_PARAM_SCHEMA]], TAG_FILTERS_QUERY] = [],  # noqa: B006 - FastAPI copies the default per request
     state: Annotated[
-        list[Literal["open", "expected", "false_alarm", "acknowledged", "all", ""]],
-        Query(description="open (default), expected, false_alarm, acknowledged or all"),
+        list[Literal["open", "expected", "false_alarm", "acknowledged", "explained", "all", ""]],
+        Query(description="open (default), expected, false_alarm, acknowledged, explained (by the load) or all"),
     ] = [],  # noqa: B006 - FastAPI copies the default per request
 ) -> tuple[str | None, dict[str, str], list[str]]:
     states: list[str] = [one for one in state if one] or [history_changes.OPEN]
@@ -372,8 +372,8 @@ def _headline(row: dict[str, Any]) -> str:
 class ChangePatch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    state: Literal["open", "expected", "false_alarm", "acknowledged"] = Field(
-        description="open, expected (its stretch is the new baseline), false_alarm or acknowledged"
+    state: Literal["open", "expected", "false_alarm", "acknowledged", "explained"] = Field(
+        description="open, expected (its stretch is the new baseline), false_alarm, acknowledged or explained"
     )
     note: str | None = Field(None, max_length=MAX_NOTE_CHARS)
     by: str | None = Field(None, max_length=200, description="who triaged it, when no token names them")
