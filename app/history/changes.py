@@ -166,7 +166,7 @@ def found_changes(
 
 
 def _label(configs: Sequence[Configuration], found: list[Found]) -> None:
-    """Setup changes first (the plainer cause), then machine events."""
+    """Setup changes first (the plainer cause), then the machine's load, then machine events."""
     runs_before: dict[int, RunPoint] = {}
     for config in configs:
         for before, run in zip(config.runs, config.runs[1:], strict=False):
@@ -176,13 +176,19 @@ def _label(configs: Sequence[Configuration], found: list[Found]) -> None:
         run, previous = run_by_id[item.run_id], runs_before.get(item.run_id)
         if previous is not None and (changed := differences(previous.facts, run.facts)):
             item.kind, item.setup = SETUP_CHANGE, changed
-    if len(configs) < 2:
-        return
+    starts: dict[tuple[str, str], list[int]] = {}  # each series' changes' first runs, by position in their runs
+    for item in found:
+        runs = item.series.configuration.runs
+        starts.setdefault((item.series.configuration.key, item.series.name), []).append(
+            next(i for i, run in enumerate(runs) if run.run_id == item.run_id)
+        )
     for item in found:
         if item.kind is None:
-            item.load = _load_explains(item)
+            item.load = _load_explains(item, sorted(starts[(item.series.configuration.key, item.series.name)]))
             if item.load is not None:
                 item.kind = MACHINE_LOAD
+    if len(configs) < 2:
+        return
     for item in found:
         if item.kind is not None:
             continue
@@ -201,14 +207,17 @@ def _label(configs: Sequence[Configuration], found: list[Found]) -> None:
             item.kind = MACHINE_EVENT
 
 
-def _load_explains(item: Found) -> tuple[float, float] | None:
-    """The test's median CPU wait in the stretches before and after the change, when it moved by LOAD_WAIT_POINTS
-    or more the way that explains the change (less waiting: a higher rate, a lower latency)."""
+def _load_explains(item: Found, starts: list[int]) -> tuple[float, float] | None:
+    """The test's median CPU wait in the stretches before and after the change (`starts`: where each of its
+    series' changes starts, by position in the configuration's runs), when it moved by LOAD_WAIT_POINTS or more
+    the way that explains the change (less waiting: a higher rate, a lower latency)."""
     runs = item.series.configuration.runs
     at = next(i for i, run in enumerate(runs) if run.run_id == item.run_id)
+    bounds = [0, *starts, len(runs)]
+    where = bounds.index(at)
     test = item.series.test
-    before = [run.cpu_wait_pct[test] for run in runs[:at] if test in run.cpu_wait_pct]
-    after = [run.cpu_wait_pct[test] for run in runs[at:] if test in run.cpu_wait_pct]
+    before = [run.cpu_wait_pct[test] for run in runs[bounds[where - 1] : at] if test in run.cpu_wait_pct]
+    after = [run.cpu_wait_pct[test] for run in runs[at : bounds[where + 1]] if test in run.cpu_wait_pct]
     if len(before) < 3 or len(after) < 3:
         return None
     wait_before, wait_after = statistics.median(before), statistics.median(after)
