@@ -10,6 +10,7 @@ import shlex
 import socket
 import sys
 from dataclasses import dataclass
+from datetime import datetime
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -20,11 +21,19 @@ from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
 
 from app.config import default_allowed_hosts, describe_invalid_settings, get_settings
 from app.errors import AppError, InvalidUpload
+from app.history import changes as history_changes
+from app.history import snapshot as history_snapshot
 from app.ingest.name_tags import NamePattern
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.service import ingest_bytes
 from app.ingest.sqlite_bulk import describe_ingest_path
-from app.ingest.validation import check_label, check_name_pattern, load_document, parse_tag_params
+from app.ingest.validation import (
+    check_label,
+    check_name_pattern,
+    check_run_time,
+    load_document,
+    parse_tag_params,
+)
 from app.store import generation
 from app.store.db import DatabaseNotUtf8, get_sessionmaker
 from app.store.migrate import upgrade
@@ -86,6 +95,14 @@ def main(argv: list[str] | None = None) -> int:
 
     commands.add_parser("migrate", help="bring the database to the newest schema")
 
+    detect = commands.add_parser(
+        "detect",
+        help="find the changes in machines' runs over time now (an upload does it after it is stored)",
+        description="Run change detection on each machine's series whose runs changed since it last ran, and print "
+        "the open changes found: after an upgrade, or a load by SQL. Uploads and `ingest` do this themselves.",
+    )
+    detect.add_argument("--machine", action="append", default=[], help="only this machine (repeatable)")
+
     token = commands.add_parser(
         "token",
         help="manage API tokens: once one exists, every API write needs 'Authorization: Bearer <token>'",
@@ -113,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
             return _ingest(args, settings.max_line_bytes)
         if args.command == "token":
             return _token(args)
+        if args.command == "detect":
+            return _detect(args.machine, settings.min_effect)
     except DatabaseError as exc:
         if not isinstance(exc, OperationalError) and type(exc) is not DatabaseError:
             raise  # a constraint or a query: a bug to show whole, not a database to name
@@ -264,6 +283,9 @@ def _add_ingest_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label")
     parser.add_argument("--partial", action="store_true", help="store the valid lines even if some are invalid")
     parser.add_argument("--document", type=Path, metavar="FILE.json", help="the runner's JSON document of the runs")
+    parser.add_argument(
+        "--time", metavar="ISO8601", help="when the runs were measured (history's time when no document says)"
+    )
 
 
 def _document(path: Path | None) -> Any:
@@ -303,6 +325,7 @@ class _Batch:
     name_pattern: NamePattern | None
     partial: bool
     document: Any = None  # a runner's document, stored with each file's runs
+    run_time: datetime | None = None
 
 
 def _batches(args: argparse.Namespace) -> list[_Batch]:
@@ -316,6 +339,7 @@ def _batches(args: argparse.Namespace) -> list[_Batch]:
             check_name_pattern(args.name_tags),
             args.partial,
             _document(args.document),
+            check_run_time(args.time, "--time"),
         )
     ]
     if args.manifest is None:
@@ -346,6 +370,7 @@ def _batches(args: argparse.Namespace) -> list[_Batch]:
                 check_name_pattern(options.name_tags) or batches[0].name_pattern,
                 options.partial or args.partial,
                 _document(base / options.document if options.document else None),
+                check_run_time(options.time, "--time") or batches[0].run_time,
             )
         )
     return batches
@@ -366,13 +391,50 @@ def _ingest(args: argparse.Namespace, max_line_bytes: int) -> int:
         if args.if_empty and session.scalar(select(func.count()).select_from(run_table)):
             print("database already has runs; nothing loaded")
             return 0
+        uploads: list[int] = []
         for batch in batches:
             for path in batch.files:
-                status = max(status, _ingest_file(session, path, batch, max_line_bytes))
+                status = max(status, _ingest_file(session, path, batch, max_line_bytes, uploads))
+        _detect_changes(session, uploads)
     return status
 
 
-def _ingest_file(session, path: Path, batch: _Batch, max_line_bytes: int) -> int:
+def _detect(machines: list[str], min_effect: float) -> int:
+    with get_sessionmaker()() as session:
+        if not machines:
+            machines = list(session.scalars(select(run_table.c.machine).distinct().order_by(run_table.c.machine)))
+        session.commit()
+        history_snapshot.refresh(session, machines, min_effect)
+        wanted = set(machines)
+        found = [
+            row
+            for row in history_changes.stored_changes(session, states=[history_changes.OPEN])
+            if row["machine"] in wanted
+        ]
+    for row in found:
+        facts = row["facts"]
+        label = f" ({facts['label']})" if facts.get("label") else ""
+        print(
+            f"{row['machine']} {row['configuration']}: {row['test']} ×{facts['ratio']:.2f} from run {row['run_id']}{label}"
+        )
+    print(f"{len(found)} open changes in {len(machines)} machines")
+    return 0
+
+
+def _detect_changes(session, uploads: list[int]) -> None:
+    """Change detection for the machines the uploads added runs to, once they are all stored."""
+    machines = sorted(
+        {machine for upload in uploads for machine in history_changes.machines_of_upload(session, upload)}
+    )
+    session.commit()
+    history_snapshot.refresh(session, machines, get_settings().min_effect)
+    found = history_changes.stored_changes(session, states=[history_changes.OPEN])
+    touched = [row for row in found if row["machine"] in set(machines)]
+    if touched:
+        print(f"history: {len(touched)} open changes in these machines' runs over time (/changes lists them)")
+
+
+def _ingest_file(session, path: Path, batch: _Batch, max_line_bytes: int, uploads: list[int]) -> int:
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -390,6 +452,7 @@ def _ingest_file(session, path: Path, batch: _Batch, max_line_bytes: int) -> int
             tags=batch.tags,
             name_pattern=batch.name_pattern,
             document=batch.document,
+            run_time=batch.run_time,
         )
         # A server's cached comparisons of the runs they name stay current unless this tagged stored runs.
         generation.bump(session, stored_runs_changed=bool(outcome.tagged))
@@ -403,6 +466,8 @@ def _ingest_file(session, path: Path, batch: _Batch, max_line_bytes: int) -> int
         session.rollback()
         print(f"{path}: {exc.detail}", file=sys.stderr)
         return 1
+    if outcome.created:
+        uploads.append(outcome.upload_id)
     tagged = f", {len(outcome.tagged)} already stored given new tags" if outcome.tagged else ""
     print(
         f"{path}: upload {outcome.upload_id}: {len(outcome.created)} created, {len(outcome.duplicates)} duplicates"

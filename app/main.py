@@ -24,7 +24,7 @@ from app.errors import AppError, InvalidUpload
 from app.paths import STATIC_DIR
 from app.store import db
 from app.web import auth, deps
-from app.web.routes import api, login, pages
+from app.web.routes import api, history, login, pages
 from app.web.static_assets import StaticAssets
 from app.web.templating import render
 from app.web.urls import RootPath, app_path, redirect, site_url
@@ -317,7 +317,9 @@ def create_app() -> FastAPI:
     app.mount("/static", app.state.static_assets, name="static")
     app.add_api_route("/docs", _swagger_ui, methods=["GET"], include_in_schema=False, response_class=HTMLResponse)
     app.include_router(api.router, dependencies=[Depends(deps.api_access)])
+    app.include_router(history.api_router, dependencies=[Depends(deps.api_access)])
     app.include_router(pages.router, dependencies=[Depends(deps.page_access)])
+    app.include_router(history.page_router, dependencies=[Depends(deps.page_access)])
     app.include_router(login.router)
     app.add_middleware(SessionCookies)
     # Unset outside `bonnieboard serve` (which sets it from its --host): only loopback names, the safe side.

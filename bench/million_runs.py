@@ -58,7 +58,6 @@ COPIED = [
     "file_num_dirs",
     "file_link",
     "label",
-    "document",
 ] + list(RESULT_COLUMNS)
 MACHINES = 1000
 UPLOADS = 100

@@ -790,7 +790,7 @@ def _evidence(config: Configuration, test: str) -> list[dict[str, str]] | None:
     for run in config.runs:
         limiter = run.limiters.get(test)
         if limiter is not None:
-            found.setdefault(limiter["code"], limiter)
+            found.setdefault(limiter["code"], {"code": limiter["code"], "text": limiter["text"]})
     return list(found.values()) or None
 
 

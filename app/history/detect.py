@@ -248,3 +248,12 @@ def _variances_differ(var1: float, n1: int, var2: float, n2: int) -> bool:
     ratio = var2 / var1
     below = incomplete_beta((n2 - 1) / 2, (n1 - 1) / 2, (n2 - 1) * ratio / ((n2 - 1) * ratio + (n1 - 1)))
     return 2 * min(below, 1 - below) < VARIANCE_PRETEST_P
+
+
+def stretches(values: Sequence[float | None], censored: Sequence[bool], indices: Sequence[int]) -> tuple[Stretch, ...]:
+    """The stretches between changes found before (their first runs' indices, ascending): what a page draws when
+    the changes come from the store rather than from analyse()."""
+    measured, cens = _checked(values, censored)
+    series = _Series(measured, cens, DEFAULT_MIN_EFFECT)
+    bounds = [0, *indices, len(cens)]
+    return tuple(series.stretch(start, stop) for start, stop in zip(bounds, bounds[1:], strict=False) if stop > start)

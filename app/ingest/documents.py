@@ -2,7 +2,8 @@
 
 A document is one `document` row (shared by uploads that post the very same one) that each run of its upload
 refers to, and the two facts a comparison reads of it are taken out here, once: the machine's RAM
-(`document.ram_bytes`) and, per line, what the runner said limited each test (`run.limiters`). So an upload's
+(`document.ram_bytes`) and, per line, what the runner said limited each test (`run.limiters`); and the two
+history reads: when the runner started (`document.started_at`) and the setup facts (`document.setup`). So an upload's
 bytes on disk do not grow with lines x document, and a comparison never parses a document
 (docs/decisions.md, "A document stored once").
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -33,21 +35,27 @@ def line_facts(document_runs: Any, raw_line: str) -> dict[str, Any] | None:
     return next((run for run in document_runs if isinstance(run, dict) and run.get("csv") == raw_line), None)
 
 
-def limiters_of(document_tests: Any) -> dict[str, dict[str, str]]:
+def limiters_of(document_tests: Any) -> dict[str, dict[str, Any]]:
     """{test: {code, text}} from a line's per-test facts (line_facts(...)["tests"]), where a test has a
-    valid limiter (runner/README.md, "What limited each test")."""
+    valid limiter (runner/README.md, "What limited each test"); with `cpu_wait_pct`, the share of the test's time
+    it waited for a CPU (its evidence's run_delay_pct), where the runner measured it: history tells a machine's
+    load from its storage by it."""
     if not isinstance(document_tests, dict):
         return {}
-    found = {}
+    found: dict[str, dict[str, Any]] = {}
     for test in TESTS:
         facts = document_tests.get(test)
         limiter = facts.get("limiter") if isinstance(facts, dict) else None
         if isinstance(limiter, dict) and isinstance(limiter.get("code"), str) and isinstance(limiter.get("text"), str):
             found[test] = {"code": limiter["code"][:40], "text": limiter["text"][:500]}
+            evidence = limiter.get("evidence")
+            wait = evidence.get("run_delay_pct") if isinstance(evidence, dict) else None
+            if isinstance(wait, int | float) and not isinstance(wait, bool) and 0 <= wait <= 100:
+                found[test]["cpu_wait_pct"] = round(float(wait), 1)
     return found
 
 
-def limiters_by_line(document: Any) -> Iterator[tuple[str, dict[str, dict[str, str]]]]:
+def limiters_by_line(document: Any) -> Iterator[tuple[str, dict[str, dict[str, Any]]]]:
     """(CSV line, its limiters) for each line the document has an entry for with at least one limiter: the first
     entry of a line, as line_facts() picks it. At most one per entry of document["runs"], so bounded by the
     document, not by the upload's lines."""
@@ -74,6 +82,92 @@ def ram_bytes_of(document: Any) -> int | None:
     return None
 
 
+# A setup fact is a short text: a kernel release, mount options.
+MAX_FACT_CHARS = 200
+
+
+def started_at_of(document: Any) -> datetime | None:
+    """document["started_at"] (ISO 8601) as an aware UTC time; None when absent or not a time."""
+    value = document.get("started_at") if isinstance(document, dict) else None
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def setup_of(document: Any) -> dict[str, str] | None:
+    """The document's setup facts as short texts; None when it names none."""
+    system = document.get("system") if isinstance(document, dict) else None
+    if not isinstance(system, dict):
+        return None
+    kernel, filesystem = _object(system, "kernel"), _object(system, "filesystem")
+    block, cgroup = _object(system, "block_device"), _object(system, "cgroup")
+    facts = {
+        "kernel": _text(kernel.get("release")),
+        "filesystem": _text(filesystem.get("type")),
+        "mount_options": _text(filesystem.get("mount_options")),
+        "raid": _raid(block.get("md")),
+        "ram": _ram(system.get("ram_bytes")),
+        "io_throttle": _throttle(cgroup.get("io_limits")),
+    }
+    kept = {key: value for key, value in facts.items() if value is not None}
+    return kept or None
+
+
+def _object(parent: dict[str, Any], key: str) -> dict[str, Any]:
+    value = parent.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str | None:
+    return value[:MAX_FACT_CHARS] if isinstance(value, str) and value else None
+
+
+def _raid(md: Any) -> str | None:
+    if not isinstance(md, dict):
+        return None
+    parts = [str(md.get("level") or "md")]
+    if isinstance(md.get("chunk_bytes"), int) and md["chunk_bytes"] > 0:
+        parts.append(f"{md['chunk_bytes'] // 1024} KiB chunk")
+    if isinstance(md.get("raid_disks"), int):
+        parts.append(f"{md['raid_disks']} disks")
+    return _text(", ".join(parts))
+
+
+def _ram(ram_bytes: Any) -> str | None:
+    return f"{ram_bytes // 2**20} MiB" if isinstance(ram_bytes, int) and 0 < ram_bytes < 2**63 else None
+
+
+def _rate(bps: Any) -> str | None:
+    return f"{bps / 2**20:g} MiB/s" if isinstance(bps, int) and bps > 0 else None
+
+
+def _throttle(limits: Any) -> str | None:
+    """`read 16 MiB/s, write 16 MiB/s on loop1`, one per limited device; None when nothing is limited."""
+    if not isinstance(limits, list):
+        return None
+    texts = []
+    for limit in limits:
+        if not isinstance(limit, dict):
+            continue
+        rates = [
+            f"{way} {rate}"
+            for way, key in (("read", "read_bps"), ("write", "write_bps"))
+            if (rate := _rate(limit.get(key))) is not None
+        ]
+        rates += [
+            f"{way} {limit[key]} IO/s"
+            for way, key in (("read", "read_iops"), ("write", "write_iops"))
+            if isinstance(limit.get(key), int)
+        ]
+        if rates:
+            texts.append(f"{', '.join(rates)} on {limit.get('name') or limit.get('device') or 'a device'}")
+    return _text("; ".join(sorted(texts))) if texts else None
+
+
 def body_hash(document: Any) -> bytes:
     """blake2b-128 of the document's JSON text as stored (json.dumps, as SQLAlchemy's JSON type writes it)."""
     return hashlib.blake2b(json.dumps(document).encode("utf-8", "surrogatepass"), digest_size=16).digest()
@@ -84,7 +178,13 @@ def store_document(session: Session, document: Any) -> int | None:
     already; None for no document. Within the upload's write (app.store.db.begin_write)."""
     if document is None:
         return None
-    values = {"body_hash": body_hash(document), "ram_bytes": ram_bytes_of(document), "body": document}
+    values = {
+        "body_hash": body_hash(document),
+        "ram_bytes": ram_bytes_of(document),
+        "started_at": started_at_of(document),
+        "setup": setup_of(document),
+        "body": document,
+    }
     if session.get_bind().dialect.name == "postgresql":
         # DO UPDATE rather than DO NOTHING: it locks the stored row until this upload commits, so a run deletion
         # that would remove the document as no run's waits, and then finds this upload's runs

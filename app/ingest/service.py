@@ -405,6 +405,7 @@ def ingest(
     run_ids_of: set[bytes] | None = None,
     plain: PlainLines | None = None,
     idempotency_key: str | None = None,
+    run_time: datetime | None = None,
 ) -> IngestOutcome:
     """Store every ParsedRun of `items`, and the lines of `plain` (the rest of the upload), under a new upload.
 
@@ -418,6 +419,9 @@ def ingest(
     a name that does not fit is an error of that line, field `name`. `run_ids_of`: line hashes whose run ids
     the outcome's `run_ids` gives.
 
+    `run_time`: when the upload's runs were measured, as the client says (`time=`); a run's document's start
+    time wins over it on history.
+
     With `idempotency_key`, an upload stored before with the same key is the answer: its runs are listed as
     duplicates, `replayed` is set, and nothing of this one is read or stored.
     """
@@ -425,7 +429,14 @@ def ingest(
         raise BadRequest(f"a run has at most {MAX_TAGS_PER_RUN} tags; {len(tags)} were given")
     begin_write(session, bulk=True)
     now = datetime.now(UTC)
-    upload = Upload(created_at=now, source=source, filename=filename, label=label, idempotency_key=idempotency_key)
+    upload = Upload(
+        created_at=now,
+        source=source,
+        filename=filename,
+        label=label,
+        idempotency_key=idempotency_key,
+        run_time=run_time,
+    )
     if idempotency_key is None:
         session.add(upload)
         session.flush()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 from app.errors import BadRequest, PayloadTooLarge
@@ -19,6 +20,9 @@ MAX_DOCUMENT_VALUES = 20_000
 # Each tag filter is a join; hundreds make PostgreSQL plan for 35 s and SQLite run out of
 # expression depth.
 MAX_TAG_FILTERS = 20
+# An ISO 8601 time with a zone and nanoseconds is 35 characters.
+MAX_TIME_CHARS = 40
+_ZONE_SPACE = re.compile(r" (\d\d(?::?\d\d)?)$")
 TAG_SPACE = re.compile(f"[{TAG_SPACES}]")
 
 
@@ -122,6 +126,21 @@ def check_label(label: str | None) -> str | None:
     if len(label) > MAX_LABEL_CHARS or "\x00" in label or not is_unicode(label):
         raise BadRequest(f"a label is at most {MAX_LABEL_CHARS} characters of Unicode text, with no NUL")
     return label or None
+
+
+def check_run_time(value: str | None, field: str = "time") -> datetime | None:
+    """`time=`: when an upload's runs were measured, ISO 8601 (a time without a zone is UTC), as an aware UTC time."""
+    if value is None or value == "":
+        return None
+    # An unescaped "+" of a zone (curl '...?time=2026-11-28T02:00:00+01:00') arrives as a space.
+    value = _ZONE_SPACE.sub(r"+\1", value)
+    try:
+        moment = datetime.fromisoformat(value) if len(value) <= MAX_TIME_CHARS else None
+    except ValueError:
+        moment = None
+    if moment is None:
+        raise BadRequest(f"{field}: {value[:MAX_TIME_CHARS]!r} is not an ISO 8601 time, e.g. 2026-11-28T02:00:00Z")
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def check_idempotency_key(key: str | None) -> str | None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Column,
     DateTime,
     Float,
@@ -19,6 +20,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -111,6 +113,10 @@ document_table = Table(
     # system.ram_bytes when it is a byte count (app.ingest.documents.ram_bytes_of): what a comparison reads of the
     # document. Before body, so that SQLite reads it without the body's overflow pages.
     Column("ram_bytes", BigInteger),
+    # What history reads of the document (app/history/setup.py): the runner's start time and the setup facts
+    # compared run to run. Before body, for the same reason as ram_bytes.
+    Column("started_at", DateTime(timezone=True)),
+    Column("setup", JSON(none_as_null=True)),
     Column("body", JSON, nullable=False),
 )
 
@@ -134,6 +140,8 @@ class Upload(Base):
     # The client's Idempotency-Key: an upload sent again with it is answered with this one's runs, not stored
     # again (docs/api-contract.md, "Sending an upload again").
     idempotency_key: Mapped[str | None] = mapped_column(String(IDEMPOTENCY_KEY_MAX_CHARS), index=True, unique=True)
+    # The time the client gave its runs (`time=`): a run's time on history when its document gives none.
+    run_time: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class Run(Base):
@@ -179,6 +187,7 @@ class Tag(Base):
 
 
 tag_table = Tag.__table__
+upload_table = Upload.__table__
 
 
 class ApiToken(Base):
@@ -205,6 +214,43 @@ class BrowserLogin(Base):
     token_sha256: Mapped[bytes] = mapped_column(LargeBinary(32))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
 
+
+# The change points found in a machine's series (app/history/changes.py), kept with their triage. A series is
+# (machine, configuration, test); `run_id` is the first run of the new stretch. `active` is false for a change
+# the series no longer shows (runs deleted, tags edited) that was triaged: its triage is kept, not shown.
+change_table = Table(
+    "change",
+    Base.metadata,
+    Column("id", Integer, primary_key=True),
+    Column("machine", Text, nullable=False),
+    Column("configuration", Text, nullable=False),
+    Column("test", String(40), nullable=False),
+    Column("run_id", ForeignKey("run.id", ondelete="CASCADE"), nullable=False),
+    Column("active", Boolean, nullable=False),
+    Column("found_at", DateTime(timezone=True), nullable=False),
+    # ratio, its interval, p, method, label: what detection said, as the API gives it
+    Column("facts", JSON, nullable=False),
+    Column("state", String(16), nullable=False),  # open | expected | false_alarm | acknowledged
+    Column("note", Text),
+    Column("triaged_by", Text),
+    Column("triaged_at", DateTime(timezone=True)),
+    UniqueConstraint("machine", "configuration", "test", "run_id", name="uq_change_series_run"),
+    Index("ix_change_state_id", "state", "id"),
+    Index("ix_change_run_id", "run_id"),
+    sqlite_autoincrement=True,
+)
+
+# Per machine, the digest of the series its stored changes were found in (equal digests, nothing to detect again),
+# and its /history page's data, gzipped JSON, with the key of the runs it was made from (app/history/snapshot.py).
+history_state_table = Table(
+    "history_state",
+    Base.metadata,
+    Column("machine", Text, primary_key=True),
+    Column("digest", LargeBinary(16), nullable=False),
+    Column("detected_at", DateTime(timezone=True), nullable=False),
+    Column("view_key", Text),
+    Column("view", LargeBinary),
+)
 
 # Two rows: id 1 a stamp every write replaces, id 2 one replaced when stored runs change (app/store/generation.py).
 data_generation_table = Table(

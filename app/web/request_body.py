@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -24,6 +25,7 @@ from app.ingest.validation import (
     check_filename,
     check_label,
     check_name_pattern,
+    check_run_time,
     check_tag,
 )
 from app.limits import MAX_TAGS_PER_RUN
@@ -59,6 +61,7 @@ class UploadInput:
     tags: dict[str, str] = field(default_factory=dict)
     label: str | None = None
     name_pattern: NamePattern | None = None
+    run_time: datetime | None = None
 
 
 def content_type(request: Request) -> str:
@@ -173,7 +176,7 @@ async def read_upload(request: Request, max_bytes: int) -> UploadInput:
     return UploadInput(csv=body)
 
 
-JSON_FORM = "{'csv': ..., 'document': ..., 'tags': ..., 'label': ..., 'name_tags': ...}"
+JSON_FORM = "{'csv': ..., 'document': ..., 'tags': ..., 'label': ..., 'name_tags': ..., 'time': ...}"
 # A JSON string, to leave out when counting a body's values; possessive, so an unclosed one costs one pass.
 _JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"')
 # What a JSON upload holds besides its document: its own keys, csv, label, name_tags and at most 50 tags.
@@ -206,6 +209,7 @@ def _json_upload(body: bytes) -> UploadInput:
         tags=payload.tags,
         label=check_label(payload.label),
         name_pattern=check_name_pattern(payload.name_tags),
+        run_time=check_run_time(payload.time),
     )
 
 

@@ -210,6 +210,11 @@ class JsonUpload(BaseModel):
     name_tags: str | None = Field(
         None, description="a name pattern, e.g. raid{raid}_{fs}: each machine name gives tags"
     )
+    time: str | None = Field(
+        None,
+        description="when the runs were measured (ISO 8601): their time on history when the document gives no "
+        "started_at",
+    )
 
 
 class RunPatch(BaseModel):

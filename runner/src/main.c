@@ -265,7 +265,7 @@ static int deliver(const struct options *opts, struct document *doc, const struc
             .board_url = opts->post_url, .token = opts->token, .token_file = opts->token_file, .csv = sbuf_str(csv),
             .document_json = sbuf_str(&text), .tags = opts->tags, .tag_count = opts->tag_count,
             .label = opts->label, .spool_path = opts->spool_path, .spool_fd = spool_out->fd,
-            .idempotency_key = opts->idempotency_key,
+            .idempotency_key = opts->idempotency_key, .machine = opts->machine,
         };
         spool_out->fd = -1; /* post_send owns it now */
         if (post_send(&req))

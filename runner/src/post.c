@@ -107,6 +107,11 @@ int post_send(const struct post_request *req)
     if (perform(req, sbuf_str(&url), &body, &answer, &status, why, sizeof(why)) == 0) {
         if (status >= 200 && status <= 299) {
             fprintf(stderr, "Posted to %s: HTTP %ld %s\n", sbuf_str(&url), status, sbuf_str(&answer));
+            /* where a periodic run's results show over time, for whoever reads the journal */
+            struct sbuf history = {0};
+            if (req->machine && post_history_url(req->board_url, req->machine, &history) == 0)
+                fprintf(stderr, "history: %s\n", sbuf_str(&history));
+            sbuf_free(&history);
             if (req->spool_fd >= 0) { /* made before the run, for a failure that did not happen */
                 close(req->spool_fd);
                 unlink(req->spool_path);

@@ -25,6 +25,7 @@ struct post_request {
     const char *spool_path;     /* --spool, or NULL for the default name */
     int spool_fd;               /* spool_path opened by post_spool_open before the run, or -1 */
     const char *idempotency_key; /* the Idempotency-Key header, or NULL */
+    const char *machine;        /* the CSV lines' machine name: a successful post prints its history URL */
 };
 
 /* Builds the request body: {"csv":..., "document":..., "tags":{...}, "label":...}.
@@ -33,6 +34,10 @@ int post_build_body(const struct post_request *req, struct sbuf *out);
 
 /* {board_url without trailing slashes}/api/runs into out. Returns 0 or -1. */
 int post_runs_url(const char *board_url, struct sbuf *out);
+
+/* {board_url without trailing slashes}/history?machine={machine, percent-encoded} into out: the board's page
+ * of this machine's runs over time. A path in board_url (a board behind a proxy) stays. Returns 0 or -1. */
+int post_history_url(const char *board_url, const char *machine, struct sbuf *out);
 
 /* Creates path exclusively with mode 0600 (the body is the user's results; a token never is in
  * it, but the file need not be world-readable either). Returns the fd, or -1 with errno set. */
@@ -50,8 +55,9 @@ int post_spool_write(const struct post_request *req, const struct sbuf *body, ch
 int post_resend_command(struct sbuf *out, const char *spool, const char *url, int with_token,
                         const char *token_file, const char *idempotency_key);
 
-/* POSTs to {board_url}/api/runs. On success prints the server's answer to
- * stderr, removes an unused spool file made by post_spool_create, and returns 0.
+/* POSTs to {board_url}/api/runs. On success prints the server's answer and the
+ * machine's history URL (post_history_url, when req->machine is set) to stderr,
+ * removes an unused spool file made by post_spool_create, and returns 0.
  * On failure writes the body to the spool file, prints why and the curl
  * command that resends it, and returns -1. */
 int post_send(const struct post_request *req);

@@ -39,6 +39,27 @@ int post_runs_url(const char *board_url, struct sbuf *out)
     return sbuf_append(out, board_url, base_len) | sbuf_append(out, "/api/runs", 9);
 }
 
+int post_history_url(const char *board_url, const char *machine, struct sbuf *out)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t base_len = strlen(board_url);
+    while (base_len && board_url[base_len - 1] == '/')
+        base_len--;
+    int failed = sbuf_append(out, board_url, base_len) | sbuf_append(out, "/history?machine=", 17);
+    /* RFC 3986's unreserved characters stay; every other byte (a space, '&', '#', '+', UTF-8) is %XX, so
+     * the name reaches the board as the CSV line carries it */
+    for (const unsigned char *c = (const unsigned char *)machine; *c; c++) {
+        if ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' ||
+            *c == '.' || *c == '_' || *c == '~') {
+            failed |= sbuf_append(out, (const char *)c, 1);
+        } else {
+            char escaped[3] = {'%', hex[*c >> 4], hex[*c & 15]};
+            failed |= sbuf_append(out, escaped, 3);
+        }
+    }
+    return failed ? -1 : 0;
+}
+
 int post_spool_create(const char *path)
 {
     return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);

@@ -1,10 +1,11 @@
 """/api: JSON endpoints. Thin: read the request, call one service, shape the answer."""
 
+import logging
 from collections.abc import Iterator
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response
+from fastapi import APIRouter, BackgroundTasks, Depends, Header, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import WithJsonSchema
@@ -14,6 +15,8 @@ from app.compare import export_csv, matrix
 from app.compare import page as comparisons
 from app.compare.request import ComparisonRequest, read_request
 from app.config import get_settings
+from app.history import changes as history_changes
+from app.history import snapshot as history_snapshot
 from app.ingest.parsing import HEADER_198, TESTS
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.sqlite_bulk import ingest_path
@@ -22,6 +25,7 @@ from app.ingest.validation import (
     check_idempotency_key,
     check_label,
     check_name_pattern,
+    check_run_time,
     check_tag,
     parse_tag_params,
 )
@@ -44,6 +48,7 @@ from app.web.schemas import (
 )
 from app.web.urls import site_url
 
+log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api", tags=["runs"])
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -119,6 +124,7 @@ MIN_EFFECT_QUERY = Query(
 )
 async def post_runs(
     request: Request,
+    background: BackgroundTasks,
     session: SessionDep,
     secrets: RequestSecretsDep,
     tag: Annotated[list[Annotated[str, TAG_PARAM_SCHEMA]], Query(description="KEY=VALUE; repeatable")] = [],  # noqa: B006 - FastAPI copies the default per request
@@ -126,6 +132,13 @@ async def post_runs(
     partial: bool = False,
     name_tags: Annotated[
         str | None, Query(description="a name pattern: each line's machine name gives tags, e.g. raid{raid}_{fs}")
+    ] = None,
+    time: Annotated[
+        str | None,
+        Query(
+            description="when the runs were measured, ISO 8601 (e.g. 2026-11-28T02:00:00Z): their time on history "
+            "when no runner document gives its start time; default: now"
+        ),
     ] = None,
     idempotency_key: Annotated[
         str | None,
@@ -158,11 +171,26 @@ async def post_runs(
         name_pattern=name_pattern,
         document=document,
         idempotency_key=check_idempotency_key(idempotency_key),
+        run_time=upload.run_time or check_run_time(time),
     )
     # The answer is encoded off the event loop too: FastAPI would check and encode 100,000 run ids on it, 10-25 ms
     # in which every other request of this worker waits.
     body = await run_in_threadpool(_upload_json, outcome)
+    if outcome.created:
+        # After the answer: the upload is committed, and the client does not wait for the analysis.
+        background.add_task(detect_after_upload, outcome.upload_id)
     return Response(body, status_code=200 if outcome.replayed else 201, media_type="application/json")
+
+
+def detect_after_upload(upload_id: int) -> None:
+    """Change detection for the machines an upload added runs to, so /changes and the first /history find it
+    done; a failure is logged, never the upload's."""
+    try:
+        with own_session() as session:
+            machines = history_changes.machines_of_upload(session, upload_id)
+            history_snapshot.refresh(session, machines, get_settings().min_effect)
+    except Exception:
+        log.exception("change detection after upload %d failed", upload_id)
 
 
 def _upload_json(outcome: Any) -> bytes:

@@ -1,0 +1,82 @@
+"""The committed real series (tests/data/history/, made by its make_history.sh with the runner), posted as the runner
+posts them and read back from /api/history: where the setup did not change, no open change; where the kernel's
+throttle moved from 16 to 8 MiB/s at run 21, the block tests' change is found at run 21 and named a setup change."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "history"
+THROTTLE_STEP_RUN = 21  # tests/data/history/README.md
+
+
+def _post_series(client, series: str, tags: dict[str, str]) -> list[int]:
+    folder = DATA / series
+    lines = (folder / "lines.csv").read_text().splitlines()
+    ids = []
+    for number, line in enumerate(lines, 1):
+        document = json.loads((folder / "docs" / f"{number:03d}.json").read_text())
+        answer = client.post(
+            "/api/runs",
+            content=json.dumps({"csv": line, "document": document, "tags": tags}),
+            headers={"Content-Type": "application/json"},
+        )
+        assert answer.status_code == 201, answer.text
+        ids += answer.json()["created"]
+    return ids
+
+
+def _changes(body: dict) -> list[dict]:
+    return [
+        change | {"test": t["test"], "measure": t["measure"]}
+        for s in body["series"]
+        for t in s["tests"]
+        for change in t["changes"]
+    ]
+
+
+@pytest.mark.slow
+def test_forty_tmpfs_runs_on_a_loaded_machine_show_no_open_change(client):
+    """The machine's load fell from 6.4 to 2.2 during these runs: every CPU-bound rate rose with the CPU it got.
+    Each change the detection finds is one where the runner saw the test wait for a CPU far less: explained."""
+    _post_series(client, "tmpfs", {"fs": "tmpfs"})
+    body = client.get("/api/history", params={"machine": "history-tmpfs"}).json()
+    changes = _changes(body)
+    assert changes, "the load's steps are there to explain"
+    assert [c for c in changes if c["state"] == "open"] == []
+    assert all(c["kind"] == "machine_load" and c["state"] == "explained" for c in changes), changes
+    assert all(c["label"].startswith("machine load: the test waited for a CPU") for c in changes)
+    assert client.get("/api/changes").json() == {"changes": []}
+
+
+@pytest.mark.slow
+def test_forty_throttled_ext4_runs_show_what_stepped_under_an_unchanged_setup(client):
+    """Two series of these runs stepped under an unchanged setup (tests/data/history/README.md; bench/RESULTS.md,
+    "History"): get_block's rate after run 15, when it no longer beat the throttle from the page cache, and
+    rewrite's latency from run 19. Those two, and nothing else, are found; neither is named a setup change."""
+    _post_series(client, "ext4-throttled", {"fs": "ext4"})
+    body = client.get("/api/history", params={"machine": "history-ext4"}).json()
+    found = sorted((c["test"], c["measure"], c["kind"]) for c in _changes(body))
+    assert found == [("get_block", "rate", None), ("rewrite", "latency", None)], found
+
+
+@pytest.mark.slow
+def test_the_throttle_halved_at_run_21_is_found_there_as_a_setup_change(client):
+    ids = _post_series(client, "throttle-step", {"fs": "ext4"})
+    body = client.get("/api/history", params={"machine": "history-step"}).json()
+    (series,) = body["series"]
+    assert [s["run"] for s in series["setup_changes"]] == [ids[THROTTLE_STEP_RUN - 1]]
+    assert "I/O throttle" in series["setup_changes"][0]["changes"][0]
+    block = {
+        t["test"]: t["changes"]
+        for t in series["tests"]
+        if t["measure"] == "rate" and t["test"] in ("put_block", "get_block")
+    }
+    for test, changes in block.items():
+        (change,) = changes
+        assert change["run"] == ids[THROTTLE_STEP_RUN - 1], (test, change)
+        assert 0.4 < change["ratio"] < 0.7, (test, change)
+        assert change["kind"] == "setup_change" and change["state"] == "open"
