@@ -138,7 +138,7 @@ class _Series:
         self.top_log = float(np.log(uncensored.max())) if len(uncensored) else math.nan
         # O(1) moments of any stretch: sums of the logs (less their mean, for precision) and of their squares, and
         # how many times the value changed, so that a stretch of equal runs has a variance of exactly 0
-        centered = self.logs - self.logs.mean()
+        centered = self.logs - (self.logs.mean() if len(self.logs) else 0.0)
         self.sums = np.r_[0.0, np.cumsum(centered)]
         self.squares = np.r_[0.0, np.cumsum(centered * centered)]
         self.steps = np.r_[0, np.cumsum(self.logs[1:] != self.logs[:-1])]

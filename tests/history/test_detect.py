@@ -64,6 +64,11 @@ def test_fewer_than_six_runs_never_change(n):
     assert [(s.start, s.stop) for s in result.stretches] == ([(0, n)] if n else [])
 
 
+def test_stretches_of_no_runs_are_none():
+    # detect.stretches() draws the stretches of changes read from the store; a series may have no runs left
+    assert detect.stretches([], [], []) == ()
+
+
 def test_six_runs_can_change():
     assert [c.index for c in plain([100.0, 101.0, 99.0, 200.0, 202.0, 198.0]).changes] == [3]
 
