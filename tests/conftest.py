@@ -115,6 +115,20 @@ def sqlite_template(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_database(request, tmp_path) -> Iterator[str]:
+    """The URL of a database with nothing in it, not even a schema: for tests of the migrations themselves."""
+    if request.param not in selected_databases(request.config):
+        pytest.skip("database not selected by --db")
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'empty.db'}"
+        return
+    postgres = request.getfixturevalue("postgres")
+    name = f"bb_empty_{request.node.module.__name__.rsplit('.', 1)[-1]}_{os.getpid()}"
+    yield postgres.create_database(name)
+    postgres.drop_database(name)
+
+
 @pytest.fixture
 def database_url(request, tmp_path, monkeypatch) -> Iterator[str]:
     """A fresh, migrated database that the app's settings point at (its kind is the test's parameter)."""

@@ -1,9 +1,6 @@
 """The same migrations on SQLite and PostgreSQL: an empty database upgrades to head with no drift from the
 models, and 0002 (api tokens) goes down and up again. Each test migrates a database of its own."""
 
-import os
-
-import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -14,20 +11,6 @@ from app.ingest.parsing import TESTS
 from app.store.db import make_engine
 from app.store.migrate import alembic_config, upgrade
 from app.store.models import Base, run_table
-from tests.helpers import selected_databases
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def empty_database(request, tmp_path):
-    if request.param not in selected_databases(request.config):
-        pytest.skip("database not selected by --db")
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'empty.db'}"
-        return
-    postgres = request.getfixturevalue("postgres")
-    name = f"bb_migrations_{os.getpid()}"
-    yield postgres.create_database(name)
-    postgres.drop_database(name)
 
 
 def schema_state(url: str) -> tuple[str | None, set[str], list]:

@@ -4,7 +4,6 @@ copies stored before (docs/decisions.md, "A document stored once")."""
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from app.store import db
 from app.store.db import make_engine
 from app.store.migrate import alembic_config, upgrade
 from app.store.models import Run, document_table, run_table
-from tests.helpers import distinct_lines, selected_databases
+from tests.helpers import distinct_lines
 from tests.hostile_documents import HOSTILE_DOCUMENTS, filler, json_bytes
 
 LIMITER = {"code": "page_cache", "text": "the file fits in RAM twice over"}
@@ -225,19 +224,6 @@ def test_a_comparison_reads_no_document_and_finds_what_it_said(client, session, 
 
 
 # ==== Migration 0009 ====
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def empty_database(request, tmp_path):
-    if request.param not in selected_databases(request.config):
-        pytest.skip("database not selected by --db")
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'empty.db'}"
-        return
-    postgres = request.getfixturevalue("postgres")
-    name = f"bb_documents_{os.getpid()}"
-    yield postgres.create_database(name)
-    postgres.drop_database(name)
 
 
 def _run_rows(lines_and_documents: list[tuple[int, str, Any]]) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -53,25 +53,40 @@ def _unit(view: SeriesView) -> str:
     return "us" if view.series.measure == LATENCY else BY_NAME[view.series.test].unit
 
 
+# What detection said of a change (its stored `facts`), as every answer gives it.
+FACT_FIELDS = ("ratio", "ratio_ci95", "p_value", "method", "bound", "kind", "label")
+
+
+def _triage_json(state: str, note: str | None, by: str | None, at: datetime | None) -> dict[str, Any]:
+    return {"state": state, "note": note, "triaged_by": by, "triaged_at": None if at is None else iso(_aware(at))}
+
+
+def _aware(moment: datetime) -> datetime:
+    """SQLite gives back naive times (stored as UTC)."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
 def change_json(view: SeriesView, change: ChangeView) -> dict[str, Any]:
-    point = view.points[change.index]
-    facts = change.facts
-    return {
-        "id": change.id,
-        "run": change.run_id,
-        "time": iso(point.time),
-        "ratio": facts["ratio"],
-        "ratio_ci95": facts["ratio_ci95"],
-        "p_value": facts["p_value"],
-        "method": facts["method"],
-        "bound": facts["bound"],
-        "kind": facts["kind"],
-        "label": facts["label"],
-        "state": change.state,
-        "note": change.note,
-        "triaged_by": change.triaged_by,
-        "triaged_at": None if change.triaged_at is None else iso(change.triaged_at),
+    """A change in its series, as /api/history gives it."""
+    head = {"id": change.id, "run": change.run_id, "time": iso(view.points[change.index].time)}
+    facts = {field: change.facts[field] for field in FACT_FIELDS}
+    return head | facts | _triage_json(change.state, change.note, change.triaged_by, change.triaged_at)
+
+
+def stored_change_json(row: dict[str, Any], history_url: str) -> dict[str, Any]:
+    """A stored change (a `change` row), as /api/changes and PATCH /api/changes/{id} give it."""
+    test, _, latency = row["test"].partition(".")
+    head = {
+        "id": row["id"],
+        "machine": row["machine"],
+        "configuration": row["configuration"],
+        "test": test,
+        "measure": LATENCY if latency else RATE,
+        "run": row["run_id"],
     }
+    facts = {field: row["facts"][field] for field in FACT_FIELDS}
+    triage = _triage_json(row["state"], row["note"], row["triaged_by"], row["triaged_at"])
+    return head | facts | triage | {"found_at": iso(_aware(row["found_at"])), "history": history_url}
 
 
 def _point_json(view: SeriesView, run: RunPoint | None, index: int) -> dict[str, Any]:

@@ -4,17 +4,14 @@ are taken out once, a document without them is left as it was, and the way down 
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime
 
-import pytest
 from alembic import command
 from sqlalchemy import inspect, select, text
 
 from app.store.db import make_engine
 from app.store.migrate import alembic_config, upgrade
 from app.store.models import document_table
-from tests.helpers import selected_databases
 
 RUNNER_DOCUMENT = {
     "started_at": "2026-11-26T16:58:15Z",
@@ -26,19 +23,6 @@ RUNNER_DOCUMENT = {
         "cgroup": {"io_limits": [{"name": "loop1", "read_bps": 16777216, "write_bps": 16777216}]},
     },
 }
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def empty_database(request, tmp_path):
-    if request.param not in selected_databases(request.config):
-        pytest.skip("database not selected by --db")
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'empty.db'}"
-        return
-    postgres = request.getfixturevalue("postgres")
-    name = f"bb_history_migration_{os.getpid()}"
-    yield postgres.create_database(name)
-    postgres.drop_database(name)
 
 
 def test_0011_takes_each_document_s_time_and_setup_out_and_back(empty_database):

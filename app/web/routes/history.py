@@ -281,32 +281,7 @@ ChangesFilterDep = Annotated[tuple[str | None, dict[str, str], list[str]], Depen
 
 
 def change_out(row: dict[str, Any]) -> dict[str, Any]:
-    facts = row["facts"]
-    return {
-        "id": row["id"],
-        "machine": row["machine"],
-        "configuration": row["configuration"],
-        "test": row["test"].split(".")[0],
-        "measure": LATENCY if row["test"].endswith("." + LATENCY) else RATE,
-        "run": row["run_id"],
-        "ratio": facts["ratio"],
-        "ratio_ci95": facts["ratio_ci95"],
-        "p_value": facts["p_value"],
-        "method": facts["method"],
-        "bound": facts["bound"],
-        "kind": facts["kind"],
-        "label": facts["label"],
-        "state": row["state"],
-        "note": row["note"],
-        "triaged_by": row["triaged_by"],
-        "triaged_at": None if row["triaged_at"] is None else view.iso(_aware(row["triaged_at"])),
-        "found_at": view.iso(_aware(row["found_at"])),
-        "history": site_url("/history?" + view.HistoryAsked(row["machine"], {}, None).query()),
-    }
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+    return view.stored_change_json(row, site_url("/history?" + view.HistoryAsked(row["machine"], {}, None).query()))
 
 
 @api_router.get("/changes", response_model=ChangesOut)
