@@ -24,11 +24,12 @@ from app.ingest.name_tags import NamePattern
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.service import ingest_bytes
 from app.ingest.sqlite_bulk import describe_ingest_path
-from app.ingest.validation import check_label, check_name_pattern, load_document, parse_tag_params
+from app.ingest.validation import check_label, check_name_pattern, load_document
 from app.store import generation
 from app.store.db import DatabaseNotUtf8, get_sessionmaker
 from app.store.migrate import upgrade
 from app.store.models import run_table
+from app.tags import parse_tag_params
 from app.web import auth
 
 

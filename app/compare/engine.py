@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app import bonnie
-from app.bonnie import UNITS
+from app.bonnie import STATUS_NOT_RUN, STATUS_OK, STATUS_TOO_FAST, TESTS, UNITS, Result
 from app.compare import comparability, stats, summary
 from app.compare.figures import RunFigures
 from app.compare.grouping import DEFAULT, Configuration, Grouping, group_runs
@@ -32,7 +32,6 @@ from app.compare.hints import (
 from app.compare.request import ABSOLUTE, MODES, RELATIVE, parse_mode
 from app.compare.summary import percent
 from app.errors import BadRequest
-from app.ingest.parsing import NOT_RUN, OK, TESTS, TOO_FAST, Result
 from app.units import UNIT_STEPS, display_unit, format_in
 
 __all__ = ["ABSOLUTE", "MODES", "RELATIVE", "RunFigures", "compare", "compare_view", "heat_table"]
@@ -135,11 +134,12 @@ TEST_TITLES = bonnie.TITLES
 
 # Why a cell has no value; the page says these in tooltips and under each chart.
 STATUS_TEXT = {
-    TOO_FAST: bonnie.TOO_FAST_STATUS,
-    NOT_RUN: "not run",
+    STATUS_TOO_FAST: bonnie.TOO_FAST_STATUS,
+    STATUS_NOT_RUN: "not run",
     NO_LATENCY: "no latency in this line",
-    BASELINE_PREFIX + TOO_FAST: f"no comparison: the baseline's result is {bonnie.TOO_FAST_MARK} ({bonnie.TOO_FAST})",
-    BASELINE_PREFIX + NOT_RUN: "no comparison: the baseline did not run this test",
+    BASELINE_PREFIX
+    + STATUS_TOO_FAST: f"no comparison: the baseline's result is {bonnie.TOO_FAST_MARK} ({bonnie.TOO_FAST})",
+    BASELINE_PREFIX + STATUS_NOT_RUN: "no comparison: the baseline did not run this test",
     BASELINE_PREFIX + NO_LATENCY: "no comparison: the baseline's line has no latency",
     BASELINE_ZERO: "no comparison: the baseline's value is 0",
     TOO_FAST_UNJUDGED: f"no comparison: {bonnie.TOO_FAST_MARK} here, not known to be faster than the baseline",
@@ -157,15 +157,16 @@ def chart_cells(results: tuple[Result, ...], indexes: list[int], measure: str) -
         # bonnie++ prints a latency even for a +++++ result; 1.03 lines have none.
         values = [r[3] for r in picked]
         return [
-            OK if v is not None else _no_latency(r[0] == NOT_RUN) for r, v in zip(picked, values, strict=True)
+            STATUS_OK if v is not None else _no_latency(r[0] == STATUS_NOT_RUN)
+            for r, v in zip(picked, values, strict=True)
         ], values
     field = 1 if measure == VALUE else 2  # Result: status, value, cpu_pct, latency_us
-    return [r[0] for r in picked], [r[field] if r[0] == OK else None for r in picked]
+    return [r[0] for r in picked], [r[field] if r[0] == STATUS_OK else None for r in picked]
 
 
 def _no_latency(test_not_run: bool) -> str:
     """Why a latency is missing: the test never ran (its latency with it), or the line has none (1.03)."""
-    return NOT_RUN if test_not_run else NO_LATENCY
+    return STATUS_NOT_RUN if test_not_run else NO_LATENCY
 
 
 TEST_INDEXES = {spec.key: [TESTS.index(test) for test in spec.tests] for spec in CHARTS}
@@ -191,10 +192,12 @@ def _series(runs: Sequence[RunFigures], base_run: RunFigures | None) -> dict[str
                 # (run / baseline - 1) * 100 rounded to one decimal (+ 0.0 turns a rounded -0.0 into 0.0),
                 # null with the reason when either side has no value or the baseline's is 0.
                 values = [
-                    round((v / b - 1) * 100, 1) + 0.0 if s == OK and v is not None and reason is None else None
+                    round((v / b - 1) * 100, 1) + 0.0 if s == STATUS_OK and v is not None and reason is None else None
                     for s, v, b, reason in zip(statuses, values, base_values, why, strict=True)
                 ]
-                statuses = [s if s != OK else reason or OK for s, reason in zip(statuses, why, strict=True)]
+                statuses = [
+                    s if s != STATUS_OK else reason or STATUS_OK for s, reason in zip(statuses, why, strict=True)
+                ]
             cells[measure] = (statuses, values)
         for spec in CHARTS:
             statuses, values = cells[spec.measure]
@@ -210,7 +213,7 @@ def _series(runs: Sequence[RunFigures], base_run: RunFigures | None) -> dict[str
 
 def baseline_reason(status: str, value: Any) -> str | None:
     """Why a run cannot be compared with this baseline cell, or None when it can."""
-    if status != OK or value is None:
+    if status != STATUS_OK or value is None:
         return BASELINE_PREFIX + status
     return BASELINE_ZERO if value == 0 else None
 
@@ -398,7 +401,7 @@ def _samples(config: Configuration) -> list[Sample]:
         scale = WORK_SCALES[index][0]
         too_fast = not_run = 0
         for status, value, cpu_pct, latency_us in results:
-            if status == OK:
+            if status == STATUS_OK:
                 if value is not None:
                     values.append(value)
                 if cpu_pct is not None:
@@ -406,7 +409,7 @@ def _samples(config: Configuration) -> list[Sample]:
                     if value:
                         work.append(cpu_pct * scale / value)
                         work_rounding += _ratio_rounding(cpu_pct, value)
-            elif status == TOO_FAST:
+            elif status == STATUS_TOO_FAST:
                 too_fast += 1
             else:
                 not_run += 1
@@ -471,7 +474,7 @@ def _single_sample(result: Result, run: RunFigures, index: int) -> Sample:
     """_samples() of one run's result: what an ungrouped comparison builds 36 times per run."""
     status, value, cpu_pct, latency_us = result
     latency = _one(latency_us)
-    if status == OK:
+    if status == STATUS_OK:
         work = None if cpu_pct is None or not value else cpu_pct * WORK_SCALES[index][0] / value
         return Sample(
             {VALUE: _one(value), CPU: _one(cpu_pct), LATENCY: latency, WORK: _one(work)},
@@ -482,7 +485,7 @@ def _single_sample(result: Result, run: RunFigures, index: int) -> Sample:
             None if value is None else (value, value),
             () if value is None else (value,),
         )
-    too_fast = status == TOO_FAST
+    too_fast = status == STATUS_TOO_FAST
     return Sample(
         {VALUE: _NOTHING, CPU: _NOTHING, LATENCY: latency, WORK: _NOTHING},
         1,
@@ -532,10 +535,10 @@ def _cell(
         return _single_cell(spec, index, facts, sample, base)
     if measure == LATENCY:
         n_too_fast, n_not_run = 0, sample.n_runs - n  # a +++++ test still has its latency
-        status = OK if n else _no_latency(sample.n_not_run == sample.n_runs)
+        status = STATUS_OK if n else _no_latency(sample.n_not_run == sample.n_runs)
     else:
         n_too_fast, n_not_run = sample.n_too_fast, sample.n_not_run
-        status = OK if n else TOO_FAST if n_too_fast else NOT_RUN
+        status = STATUS_OK if n else STATUS_TOO_FAST if n_too_fast else STATUS_NOT_RUN
     ratio: float | None = None
     ratio_ci95: list[float] | None = None
     geo_ratio: float | None = None
@@ -585,7 +588,7 @@ def _cell(
     # Most results have no hint: ask the rules only when one of them can apply. A test that never ran has none:
     # there is no result for a hint to explain.
     hints: list[dict[str, str]] = []
-    if status != NOT_RUN and (
+    if status != STATUS_NOT_RUN and (
         n_too_fast
         or (cv_pct is not None and cv_pct > SPREAD_CV_PCT)
         or (
@@ -722,10 +725,10 @@ def _single_cell(
     test = TESTS[index]
     if measure == LATENCY:
         n_too_fast, n_not_run = 0, 1 - described.n
-        status = OK if mean is not None else _no_latency(sample.n_not_run == 1)
+        status = STATUS_OK if mean is not None else _no_latency(sample.n_not_run == 1)
     else:
         n_too_fast, n_not_run = sample.n_too_fast, sample.n_not_run
-        status = OK if mean is not None else TOO_FAST if n_too_fast else NOT_RUN
+        status = STATUS_OK if mean is not None else STATUS_TOO_FAST if n_too_fast else STATUS_NOT_RUN
     ratio = verdict = None
     if base is not None:
         verdict = None if measure == CPU else stats.UNKNOWN  # %CPU is shown as it is, never judged
@@ -736,7 +739,7 @@ def _single_cell(
     measures_rate = measure == VALUE
     cpu_pct = sample.stats[CPU][0].mean if measures_rate else None
     hints: list[dict[str, str]] = []
-    if status != NOT_RUN and (
+    if status != STATUS_NOT_RUN and (
         n_too_fast
         or (
             measures_rate
@@ -850,14 +853,14 @@ def cell_status(cell: dict[str, Any], base: dict[str, Any] | None, rate: bool) -
     "baseline_" + status, or "baseline_zero"; "ok" when it has one. Relative, on a chart of rates, a verdict a
     +++++ bound decided has its bar (the bound: _bar), and a +++++ result it did not decide has none."""
     if base is not None and rate and _decided_by_bound(cell):
-        return OK
-    if base is not None and rate and cell["status"] == TOO_FAST and not _above_baseline(cell, base):
+        return STATUS_OK
+    if base is not None and rate and cell["status"] == STATUS_TOO_FAST and not _above_baseline(cell, base):
         return TOO_FAST_UNJUDGED
-    if cell["status"] != OK or base is None:
+    if cell["status"] != STATUS_OK or base is None:
         return cell["status"]
-    if base["status"] != OK:
+    if base["status"] != STATUS_OK:
         return BASELINE_PREFIX + base["status"]
-    return BASELINE_ZERO if cell["ratio"] is None else OK
+    return BASELINE_ZERO if cell["ratio"] is None else STATUS_OK
 
 
 def _base_cells(chart: dict[str, Any], base_id: int) -> list[dict[str, Any]]:
@@ -955,7 +958,7 @@ def chart_bars(chart: dict[str, Any], data: dict[str, Any], kind: str | None) ->
         statuses = []
         for cell, base in zip(entry["tests"], base_cells, strict=True):
             status = cell_status(cell, base if relative else None, rate)
-            value, error = _bar(cell, base, kind) if status == OK else (None, None)
+            value, error = _bar(cell, base, kind) if status == STATUS_OK else (None, None)
             statuses.append(status)
             values.append(value)
             errors.append(error)
@@ -1092,18 +1095,18 @@ def chart_notes(chart: dict[str, Any], names: dict[int, str], base_id: int | Non
         for index, cell in enumerate(entry["tests"]):
             test = cell["test"]
             status = cell_status(cell, base_cells[index] if base_cells else None, rate)
-            if status != OK:
+            if status != STATUS_OK:
                 grouped.setdefault(status, {}).setdefault(entry["configuration"], []).append((test, test))
             elif cell["n_too_fast"] and rate:
                 # a bar of the measured runs only: the rest were +++++
                 some = f"{test} ({cell['n_too_fast']} of {cell['n'] + cell['n_too_fast']} runs)"
-                grouped.setdefault(TOO_FAST, {}).setdefault(entry["configuration"], []).append((test, some))
+                grouped.setdefault(STATUS_TOO_FAST, {}).setdefault(entry["configuration"], []).append((test, some))
     order = list(STATUS_TEXT)
     notes = []
     for status in sorted(grouped, key=lambda s: order.index(s) if s in order else len(order)):
         by_config = grouped[status]
         explanation = None
-        if status == TOO_FAST:
+        if status == STATUS_TOO_FAST:
             hints = dict.fromkeys(TOO_FAST_HINT[test] for tests in by_config.values() for test, _ in tests)
             explanation = f"{TOO_FAST_EXPLANATION} {' or '.join(hints).capitalize()} would measure it."
         notes.append(
@@ -1226,7 +1229,7 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
                         relative = f"{relative} · {per_work} {mark}".lstrip(" ·")
                 elif cell["ratio"] is not None and config_id != base_id:
                     relative = f"{_difference(measure, cell, cells[base_id])} {VERDICT_MARK[verdict]}"
-                too_fast = cell["status"] == TOO_FAST and measure != LATENCY
+                too_fast = cell["status"] == STATUS_TOO_FAST and measure != LATENCY
                 ci95 = cell["ci95"]
                 by_config[config_id].append(
                     {

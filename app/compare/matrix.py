@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from app import bonnie
+from app.bonnie import STATUS_OK, STATUS_TOO_FAST, TESTS
 from app.compare import engine as charts
 from app.compare import stats
 from app.compare.answer import factor_text
@@ -43,8 +44,7 @@ from app.compare.request import (
 from app.compare.request import permalink as permalink_of
 from app.compare.summary import percent
 from app.errors import BadRequest
-from app.ingest.parsing import OK, TESTS, TOO_FAST
-from app.ingest.validation import parse_tag_filters, split_tag_terms
+from app.tags import parse_tag_filters, split_tag_terms
 from app.units import display_unit, format_in
 
 
@@ -176,9 +176,15 @@ def _why_left_out(test: str, runs: Sequence[RunFigures], names_of: dict[int, str
     where: dict[str, list[str]] = {}
     for run in runs:
         status, value = run.results[index][0], run.results[index][1]
-        if status == OK and value:
+        if status == STATUS_OK and value:
             continue
-        why = bonnie.TOO_FAST_MARK if status == TOO_FAST else "0" if status == OK and value is not None else "not run"
+        why = (
+            bonnie.TOO_FAST_MARK
+            if status == STATUS_TOO_FAST
+            else "0"
+            if status == STATUS_OK and value is not None
+            else "not run"
+        )
         cells = where.setdefault(why, [])
         if names_of[run.id] not in cells:
             cells.append(names_of[run.id])

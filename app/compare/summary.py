@@ -14,13 +14,12 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from app.bonnie import TOO_FAST_MARK, UNITS, raise_option
+from app.bonnie import STATUS_TOO_FAST, TOO_FAST_MARK, UNITS, raise_option
 from app.compare.answer import change_text as _change
 from app.compare.answer import could_have_seen, factor_text
 from app.compare.stats import cared_effect_pct
 
 MAX_CONFIGURATIONS = 6  # more would be a wall of text: the charts and table have the rest
-TOO_FAST, OK = "too_fast", "ok"
 SINGLE_RUN = (
     "Single runs cannot tell a difference from noise: repeat each configuration (bonnie++ -x 5 or more, more on a "
     "page of many configurations); "
@@ -82,7 +81,7 @@ def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collect
         judged, other, cpu_bound, too_fast, missing = [], [], [], [], []
         for cell, base in zip(_cells(data, config["id"], rate_charts), base_cells, strict=True):
             title = titles[cell["test"]]
-            if cell["status"] == TOO_FAST and base["status"] == TOO_FAST:
+            if cell["status"] == STATUS_TOO_FAST and base["status"] == STATUS_TOO_FAST:
                 too_fast.append((title, cell["test"]))
                 continue
             if cell["bound_ratio"] is not None and cell["verdict"] in ("better", "worse"):

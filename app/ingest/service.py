@@ -21,13 +21,12 @@ from sqlalchemy import bindparam, insert, literal, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.bonnie import IO_TESTS, TESTS
+from app.bonnie import IO_TESTS, STATUS_OK, TESTS
 from app.errors import BadRequest, InvalidUpload
 from app.ingest.documents import limiters_by_line, store_document
 from app.ingest.name_tags import NameMismatchError, NamePattern
 from app.ingest.parsing import (
     COLUMNS_103,
-    OK,
     LineError,
     ParsedRun,
     iter_parse_bytes,
@@ -38,11 +37,11 @@ from app.ingest.report_text import ConvertedRun, convert_report, looks_like_repo
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.sqlite_bulk import PlainLines
 from app.ingest.sqlite_bulk import scan as scan_plain_lines
-from app.ingest.validation import check_tag
 from app.ingest.writers import BATCH_ROWS, LOOKUP_CHUNK, writer_class
 from app.limits import MAX_TAGS_PER_RUN
 from app.store.db import begin_write
 from app.store.models import Tag, Upload, run_table
+from app.tags import check_tag
 
 # Errors reported per upload; the rest are only counted. 32 MiB of one-character lines are 16 million
 # errors: kept, they take gigabytes and make a 76 MB answer per MiB (docs/decisions.md, "Upload memory under 300 MB").
@@ -361,7 +360,7 @@ def _same_run(report: ConvertedRun, converted: ParsedRun, csv: ParsedRun) -> boo
             continue
         if ours.status != its.status or ours.cpu_pct != its.cpu_pct:
             return False
-        if ours.status != OK or its.value is None:
+        if ours.status != STATUS_OK or its.value is None:
             continue
         if test in report.bounds:
             low, high = report.bounds[test]

@@ -18,15 +18,9 @@ from starlette.requests import Request
 from app.config import get_settings
 from app.errors import AppError, BadRequest, PayloadTooLarge
 from app.ingest.name_tags import NamePattern
-from app.ingest.validation import (
-    MAX_DOCUMENT_VALUES,
-    check_document,
-    check_filename,
-    check_label,
-    check_name_pattern,
-    check_tag,
-)
+from app.ingest.validation import MAX_DOCUMENT_VALUES, check_document, check_filename, check_label, check_name_pattern
 from app.limits import MAX_TAGS_PER_RUN
+from app.tags import check_tag
 from app.web.schemas import JsonUpload
 
 FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")

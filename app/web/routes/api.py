@@ -18,15 +18,10 @@ from app.ingest.parsing import HEADER_198, TESTS
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.sqlite_bulk import ingest_path
 from app.ingest.upload import store_upload
-from app.ingest.validation import (
-    check_idempotency_key,
-    check_label,
-    check_name_pattern,
-    check_tag,
-    parse_tag_params,
-)
+from app.ingest.validation import check_idempotency_key, check_label, check_name_pattern
 from app.limits import MAX_ID
 from app.store import runs as run_store
+from app.tags import check_tag, parse_tag_params
 from app.web import cache as response_cache
 from app.web.deps import RUN_IDS_FILTER_PATTERN, FilterDep, RequestSecretsDep, SessionDep, own_session
 from app.web.request_body import read_upload
