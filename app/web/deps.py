@@ -150,7 +150,7 @@ def _page_auth(request: Request) -> auth.PageAuth:
     cookie = auth.read_session_cookie(request.cookies, settings)
     if cookie is None:
         cookie = auth.new_session_cookie()
-        # app.main's SessionCookies adds it to whatever response this request gets.
+        # app.web.middleware.SessionCookies adds it to whatever response this request gets.
         request.state.session_cookie = cookie
     with own_session() as session:
         in_use = auth.tokens_in_use(session=session, settings=settings)
