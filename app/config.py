@@ -11,6 +11,12 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 # that resolves to 127.0.0.1 (DNS rebinding) is same-origin with its own requests here: its Host is its own.
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 
+# The smallest ratio (either way) a verdict calls better or worse when neither BONNIEBOARD_MIN_EFFECT nor the URL
+# says (asv uses 1.1). ×1 asks for every difference the test holds; beyond ×10 no bonnie++ change is ever called
+# better or worse.
+DEFAULT_MIN_EFFECT = 1.05
+MIN_EFFECT_RANGE = (1.0, 10.0)
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="BONNIEBOARD_", extra="ignore")
@@ -71,9 +77,9 @@ class Settings(BaseSettings):
         "link, form, redirect and URL in an answer starts with it; `serve --root-path` sets it.",
     )
     min_effect: float = Field(
-        1.05,
-        ge=1.0,
-        le=10.0,
+        DEFAULT_MIN_EFFECT,
+        ge=MIN_EFFECT_RANGE[0],
+        le=MIN_EFFECT_RANGE[1],
         description="The smallest ratio (either way) a comparison's verdict calls better or worse, unless its URL "
         "says min_effect=; asv uses 1.1.",
     )

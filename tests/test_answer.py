@@ -10,6 +10,7 @@ from app import bonnie
 from app.compare import answer
 from app.compare.engine import RATE_CHART_KEYS, RunFigures, compare
 from app.compare.request import parse_group
+from app.config import DEFAULT_MIN_EFFECT
 from app.ingest.parsing import parse_line
 from tests.compare_data import SWEEP, embedded_data, sweep_csv, sweep_line
 from tests.helpers import post_csv
@@ -57,6 +58,7 @@ def comparison(cells: dict[int, dict[str, dict[str, Any]]], *, size_mib=3072, ra
             {"id": cid, "name": NAMES[cid], "runs": [cid * 10, cid * 10 + 1, cid * 10 + 2]} for cid in cells
         ],
         "baseline_configuration": BASE,
+        "min_effect": DEFAULT_MIN_EFFECT,
         "charts": charts,
         "setup": [
             {"run": cid * 10, "configuration": cid, "file_size_mib": size_mib, "ram_mib": ram_mib} for cid in cells

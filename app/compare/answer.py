@@ -228,7 +228,7 @@ def answer_row(
     names: dict[int, str],
     base_id: int,
     setup: dict[str, int | None],
-    min_effect: float = 1.05,
+    min_effect: float,
 ) -> dict[str, Any] | None:
     """One family's row, or None when none of its tests ran in any configuration."""
     base = cells[base_id]
@@ -341,7 +341,7 @@ def rows(data: dict[str, Any], rate_charts: Sequence[str]) -> list[dict[str, Any
     names = {c["id"]: c["name"] for c in data["configurations"]}
     cells = _cells_by_test(data, rate_charts)
     setup = _setup_of(data)
-    min_effect = data.get("min_effect", 1.05)
+    min_effect = data["min_effect"]
     found = (answer_row(f, cells, names, data["baseline_configuration"], setup, min_effect) for f in FAMILIES)
     answer = [row for row in found if row is not None]
     # a caveat every row has is said once, above the rows (the rows keep it for the charts' PNG)
@@ -359,7 +359,7 @@ def shared_caveat(answer: list[dict[str, Any]]) -> str | None:
 def legend(data: dict[str, Any]) -> str:
     """What the marks claim, next to them: the minimum effect is of the estimate, and the page's verdicts are
     controlled together, so that a larger page needs a larger change (or more runs) for the same mark."""
-    min_effect = data.get("min_effect", 1.05)
+    min_effect = data["min_effect"]
     return (
         f"▲/▼ hold with all this page's verdicts counted together (more configurations, larger changes needed) and "
         f"an estimate at least ×{min_effect:g} either way: the minimum effect is of the estimate, not its interval."

@@ -1049,7 +1049,7 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
         "baseline_name": config_names[base_id],
         "charts": charts,
         "status_text": STATUS_TEXT,
-        "verdict_text": VERDICT_TEXT,
+        "verdict_text": verdict_text(data["min_effect"]),
         "too_fast_explanation": TOO_FAST_EXPLANATION,
         "too_fast_marks": TOO_FAST_MARKS,
         "verdict_mark": VERDICT_MARK,
@@ -1064,21 +1064,25 @@ PERCENT, RATIO, POINTS = "percent", "ratio", "points"
 RELATIVE_KIND = {VALUE: PERCENT, LATENCY: RATIO, CPU: POINTS}
 
 
-VERDICT_TEXT = {
-    "better": "better (▲): the difference holds with every verdict of the page counted together (Holm, 5 % for the "
-    "page: the more configurations and tests a page compares, the larger a change must be) and its estimate is at "
-    "least the minimum effect (×1.05 by default; of the estimate, not of its interval)",
-    "worse": "worse (▼): the difference holds with every verdict of the page counted together (Holm, 5 % for the "
-    "page: the more configurations and tests a page compares, the larger a change must be) and its estimate is at "
-    "least the minimum effect (×1.05 by default; of the estimate, not of its interval)",
-    "within_noise": "within noise (~): no difference beyond the minimum effect holds once the page's other "
-    "verdicts are counted (a smaller one may be there: the summary says how large a change each could have seen, "
-    'and "cannot tell with N runs a side" where that is more than a 10 % change); the 95 % CI shown is of this '
-    "comparison alone",
-    "unknown": "unknown: fewer than two measured runs on a side, a run that measured 0, or +++++ runs (faster "
-    "than measurable) on one that could decide it, or whose separation from the other side's runs chance gives as "
-    "often with this few runs (their rank test did not hold on the page)",
-}
+def verdict_text(min_effect: float) -> dict[str, str]:
+    """What each verdict claims, for the charts' tooltips, with the page's own minimum effect (the setting's or
+    the URL's)."""
+    holds = (
+        "the difference holds with every verdict of the page counted together (Holm, 5 % for the page: the more "
+        "configurations and tests a page compares, the larger a change must be) and its estimate is at least the "
+        f"minimum effect (×{min_effect:g} on this page; of the estimate, not of its interval)"
+    )
+    return {
+        "better": f"better (▲): {holds}",
+        "worse": f"worse (▼): {holds}",
+        "within_noise": "within noise (~): no difference beyond the minimum effect holds once the page's other "
+        "verdicts are counted (a smaller one may be there: the summary says how large a change each could have "
+        'seen, and "cannot tell with N runs a side" where that is more than a 10 % change); the 95 % CI shown is '
+        "of this comparison alone",
+        "unknown": "unknown: fewer than two measured runs on a side, a run that measured 0, or +++++ runs (faster "
+        "than measurable) on one that could decide it, or whose separation from the other side's runs chance gives "
+        "as often with this few runs (their rank test did not hold on the page)",
+    }
 
 
 def chart_notes(chart: dict[str, Any], names: dict[int, str], base_id: int | None = None) -> list[dict[str, Any]]:

@@ -72,7 +72,7 @@ def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collect
         runs = len(configurations[0]["runs"])
         return f"One configuration ({runs} run{'s' if runs != 1 else ''}): nothing to compare it with."
     sentences = []
-    min_effect = data.get("min_effect", 1.05)
+    min_effect = data["min_effect"]
     others = [c for c in configurations if c["id"] != base_id]
     # only a configuration of single runs makes the whole page unable to judge: say so first
     single = any(len(c["runs"]) == 1 for c in configurations)

@@ -13,7 +13,7 @@ from starlette.convertors import Convertor, register_url_convertor
 from app.compare import export_csv, matrix
 from app.compare import page as comparisons
 from app.compare.request import ComparisonRequest, read_request
-from app.config import get_settings
+from app.config import DEFAULT_MIN_EFFECT, MIN_EFFECT_RANGE, get_settings
 from app.ingest.parsing import HEADER_198, TESTS
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.sqlite_bulk import ingest_path
@@ -95,10 +95,10 @@ MODE_SCHEMA = WithJsonSchema({"type": "string", "enum": ["absolute", "relative"]
 TAG_KEY_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[^ ,=\\x00]{1,200}$"})
 GROUP_SCHEMA = WithJsonSchema({"type": "string", "default": "params", "examples": ["params", "none", "fs,raid"]})
 # A string in the query (its 400 is the app's, naming the parameter); the default is BONNIEBOARD_MIN_EFFECT's.
-MIN_EFFECT_SCHEMA = WithJsonSchema({"type": "string", "examples": ["1.05", "1.1"]})
+MIN_EFFECT_SCHEMA = WithJsonSchema({"type": "string", "examples": [f"{DEFAULT_MIN_EFFECT:g}", "1.1"]})
 MIN_EFFECT_QUERY = Query(
-    description="the smallest ratio (either way, 1 to 10) a verdict calls better or worse; "
-    "default BONNIEBOARD_MIN_EFFECT (1.05); asv uses 1.1"
+    description=f"the smallest ratio (either way, {MIN_EFFECT_RANGE[0]:g} to {MIN_EFFECT_RANGE[1]:g}) a verdict "
+    f"calls better or worse; default BONNIEBOARD_MIN_EFFECT ({DEFAULT_MIN_EFFECT:g} unless set); asv uses 1.1"
 )
 
 
