@@ -23,8 +23,8 @@ from app.compare.figures import RunFigures
 from app.compare.grouping import DEFAULT, Configuration, Grouping, group_runs
 from app.compare.hints import (
     CPU_BOUND_PCT,
+    HIGH_SPREAD_CV_PCT,
     PER_CHAR_TESTS,
-    SPREAD_CV_PCT,
     WORST_LATENCY,
     general_text,
     result_hints,
@@ -590,7 +590,7 @@ def _cell(
     hints: list[dict[str, str]] = []
     if status != STATUS_NOT_RUN and (
         n_too_fast
-        or (cv_pct is not None and cv_pct > SPREAD_CV_PCT)
+        or (cv_pct is not None and cv_pct > HIGH_SPREAD_CV_PCT)
         or (
             rate
             and (
@@ -806,7 +806,7 @@ def _spread_warnings(charts: list[dict[str, Any]], configurations: list[Configur
             continue
         for entry in chart["configurations"]:
             for cell in entry["tests"]:
-                if cell["cv_pct"] is not None and cell["cv_pct"] > stats.SPREAD_WARNING_CV_PCT:
+                if cell["cv_pct"] is not None and cell["cv_pct"] > HIGH_SPREAD_CV_PCT:
                     where.setdefault(entry["configuration"], []).append(
                         f"{TEST_TITLES[cell['test']]} {cell['cv_pct']:.1f} %"
                     )
@@ -816,7 +816,7 @@ def _spread_warnings(charts: list[dict[str, Any]], configurations: list[Configur
     return [
         {
             "code": "high_spread",
-            "text": f"Runs of a configuration disagree (CV above {stats.SPREAD_WARNING_CV_PCT:g} %): {listed}. Run more, or find the noise.",
+            "text": f"Runs of a configuration disagree (CV above {HIGH_SPREAD_CV_PCT:g} %): {listed}. Run more, or find the noise.",
         }
     ]
 

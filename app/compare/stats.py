@@ -52,7 +52,7 @@ from statistics import NormalDist
 from typing import Literal
 
 # The smallest change a verdict names when the caller gives none: a smaller one is never better or worse (a
-# bonnie++ rerun on one machine typically stays within 5 %, SPREAD_WARNING_CV_PCT).
+# bonnie++ rerun on one machine typically stays within 5 %, app.compare.hints.HIGH_SPREAD_CV_PCT).
 from app.config import DEFAULT_MIN_EFFECT
 
 Verdict = Literal["better", "worse", "within_noise", "unknown"]
@@ -61,8 +61,6 @@ WORSE: Verdict = "worse"
 WITHIN_NOISE: Verdict = "within_noise"
 UNKNOWN: Verdict = "unknown"
 CONFIDENCE = 0.95
-# Phoronix flags 3.5 %; 5 % is where a bonnie++ rerun on the same machine typically stays.
-SPREAD_WARNING_CV_PCT = 5.0
 
 
 @dataclass(slots=True)  # read-only by convention: frozen=True makes building one 4x dearer
