@@ -40,13 +40,25 @@ class _ShowDefaults(argparse.ArgumentDefaultsHelpFormatter):
         return action.help if action.default is None else super()._get_help_string(action)
 
 
+class _Version(argparse.Action):
+    """--version, with the path uploads take: read when asked, from the settings, so a wrong setting is said in
+    one line as at any other start."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any):
+        super().__init__(option_strings, dest, nargs=0, help="show the version and the ingest path, then exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        try:
+            get_settings()
+        except ValidationError as exc:
+            parser.exit(2, f"bonnieboard: {describe_invalid_settings(exc)}\n")
+        print(f"bonnieboard {version('bonnieboard')} (ingest: {describe_ingest_path()})")  # on stdout, as argparse's
+        parser.exit()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bonnieboard", description="Store and compare bonnie++ results.")
-    parser.add_argument(
-        "--version",
-        action="version",
-        version=f"bonnieboard {version('bonnieboard')} (ingest: {describe_ingest_path()})",
-    )
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser(

@@ -1,10 +1,13 @@
 """Settings: the one place that reads the environment (prefix BONNIEBOARD_)."""
 
+import difflib
 import ipaddress
+import os
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 # The names a browser uses for a board on this machine (Host headers, any port). A page on another name
@@ -18,8 +21,15 @@ DEFAULT_MIN_EFFECT = 1.05
 MIN_EFFECT_RANGE = (1.0, 10.0)
 
 
+PREFIX = "BONNIEBOARD_"
+# BONNIEBOARD_ variables that are not the server's and pass: the runner's token (one shell may run both), and the
+# test suite's own.
+OTHERS_VARIABLES = frozenset({"BONNIEBOARD_TOKEN"})
+OTHERS_PREFIX = "BONNIEBOARD_TEST_"
+
+
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="BONNIEBOARD_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix=PREFIX, extra="ignore")
 
     database_url: str = Field(
         "sqlite:///./bonnieboard.db",
@@ -84,6 +94,22 @@ class Settings(BaseSettings):
         "says min_effect=; asv uses 1.1.",
     )
 
+    ingest_path: Literal["compiled", "python"] = Field(
+        "compiled",
+        description="'python' sends every uploaded line through the parser, where the compiled extension would store "
+        "the plain ones (to compare the two, or to rule the extension out); both store the same rows.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_unknown_variables(cls, values: Any) -> Any:
+        # A misspelt setting would leave its default in force without a word (BONNIEBOARD_MIN_EFECT=1.2 compares
+        # at 1.05): every other BONNIEBOARD_ variable is refused, by name, before anything starts.
+        unknown = unknown_variables(os.environ)
+        if unknown:
+            raise ValueError("; ".join(unknown))
+        return values
+
     @field_validator("api_token", "secret_key")
     @classmethod
     def _empty_is_unset(cls, value: str | None) -> str | None:
@@ -139,6 +165,30 @@ class Settings(BaseSettings):
         return url
 
 
+def setting_names() -> list[str]:
+    return [PREFIX + name.upper() for name in Settings.model_fields]
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """Each variable of `environ` that looks like a setting and is none, said with the settings closest to it
+    (names are matched in any case, as pydantic-settings reads them)."""
+    known = setting_names()
+    found = []
+    for variable in sorted(environ):
+        name = variable.upper()
+        if not name.startswith(PREFIX) or name in known or name in OTHERS_VARIABLES or name.startswith(OTHERS_PREFIX):
+            continue
+        # Matched without the prefix every name shares, which would make any two names look alike.
+        closest = difflib.get_close_matches(name.removeprefix(PREFIX), [k.removeprefix(PREFIX) for k in known], n=2)
+        hint = (
+            f"did you mean {' or '.join(PREFIX + c for c in closest)}?"
+            if closest
+            else f"the settings are {', '.join(known)}"
+        )
+        found.append(f"{variable} is not a setting: {hint}")
+    return found
+
+
 def default_allowed_hosts(bind_host: str) -> tuple[str, ...]:
     """BONNIEBOARD_ALLOWED_HOSTS when unset, for `serve --host bind_host`: on loopback only loopback names can
     reach the board, so any other is a rebinding page's; on another address the names that reach it (DNS
@@ -159,7 +209,10 @@ def describe_invalid_settings(error: ValidationError) -> str:
     this line, not a traceback. Secrets and the database URL are named, never shown."""
     parts = []
     for item in error.errors():
-        field = str(item["loc"][0]) if item["loc"] else ""
+        if not item["loc"]:  # the whole environment's: an unknown variable, already named in the message
+            parts.append(str(item["msg"]).removeprefix("Value error, "))
+            continue
+        field = str(item["loc"][0])
         name = f"BONNIEBOARD_{field.upper()}"
         message = str(item["msg"]).removeprefix("Value error, ").removeprefix(f"{name}: ").removeprefix(f"{name} ")
         value = item["input"]
