@@ -43,24 +43,26 @@ MARK = {BETTER: "▲", WORSE: "▼", NOISE: "~", UNKNOWN: "?", NOT_DISK: "⚠"}
 
 
 @dataclass(frozen=True, slots=True)
-class Family:
+class Question:
+    """What one answer row decides (block write, block read, ...): some tests of one of the catalog's families,
+    drawn on that family's rate chart. Its key is the row's `family` in the API."""
+
     key: str
     title: str
     tests: tuple[str, ...]
-    chart: str  # the chart (engine.CHARTS key) that draws its first test
+    family: bonnie.Family
+
+    @property
+    def chart(self) -> str:
+        return self.family.key  # the engine keys each family's rate chart by the family's key (engine.CHARTS)
 
 
-FAMILIES = (
-    Family("block_write", "Block write", ("put_block",), "block_io"),
-    Family("block_read", "Block read", ("get_block",), "block_io"),
-    Family("rewrite", "Rewrite", ("rewrite",), "block_io"),
-    Family("seeks", "Random seeks", ("seeks",), "seeks"),
-    Family(
-        "files",
-        "File create, stat, delete",
-        tuple(t.name for t in bonnie.CATALOG if t.option == bonnie.FILE_COUNT_OPTION),
-        "metadata",
-    ),
+QUESTIONS = (
+    Question("block_write", "Block write", ("put_block",), bonnie.BLOCK_IO),
+    Question("block_read", "Block read", ("get_block",), bonnie.BLOCK_IO),
+    Question("rewrite", "Rewrite", ("rewrite",), bonnie.BLOCK_IO),
+    Question("seeks", "Random seeks", ("seeks",), bonnie.SEEKS),
+    Question("files", "File create, stat, delete", bonnie.family_tests(bonnie.METADATA), bonnie.METADATA),
 )
 
 
@@ -223,17 +225,17 @@ def _names(configs: list[str]) -> str:
 
 
 def answer_row(
-    family: Family,
+    question: Question,
     cells: dict[int, dict[str, dict[str, Any]]],
     names: dict[int, str],
     base_id: int,
     setup: dict[str, int | None],
     min_effect: float,
 ) -> dict[str, Any] | None:
-    """One family's row, or None when none of its tests ran in any configuration."""
+    """One question's row, or None when none of its tests ran in any configuration."""
     base = cells[base_id]
     others = [cid for cid in cells if cid != base_id]
-    tests = [t for t in family.tests if any(cells[cid][t]["status"] != "not_run" for cid in cells)]
+    tests = [t for t in question.tests if any(cells[cid][t]["status"] != "not_run" for cid in cells)]
     if not tests:
         return None
     by_verdict: dict[str, list[tuple[int, str]]] = {BETTER: [], WORSE: [], NOISE: [], UNKNOWN: []}
@@ -318,10 +320,10 @@ def answer_row(
     if outcome in (BETTER, WORSE) and code in NOT_DISK_CODES:
         outcome = NOT_DISK
     return {
-        "family": family.key,
-        "title": family.title,
+        "family": question.key,
+        "title": question.title,
         "tests": tests,
-        "chart": family.chart,
+        "chart": question.chart,
         "outcome": outcome,
         "mark": MARK[outcome],
         "configuration": leader,
@@ -342,7 +344,7 @@ def rows(data: dict[str, Any], rate_charts: Sequence[str]) -> list[dict[str, Any
     cells = _cells_by_test(data, rate_charts)
     setup = _setup_of(data)
     min_effect = data["min_effect"]
-    found = (answer_row(f, cells, names, data["baseline_configuration"], setup, min_effect) for f in FAMILIES)
+    found = (answer_row(f, cells, names, data["baseline_configuration"], setup, min_effect) for f in QUESTIONS)
     answer = [row for row in found if row is not None]
     # a caveat every row has is said once, above the rows (the rows keep it for the charts' PNG)
     if len(answer) > 1 and answer[0]["caveat"] and all(row["caveat"] == answer[0]["caveat"] for row in answer):

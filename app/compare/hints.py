@@ -35,7 +35,7 @@ CACHE_FACTOR = 2  # bonnie++ wants -s at least twice the RAM
 HIGH_SPREAD_CV_PCT = 5.0
 FILE_SIZE_TESTS = frozenset(bonnie.IO_TESTS)
 PER_CHAR_TESTS = frozenset(bonnie.PER_CHAR_TESTS)
-OLD_FAMILY = "1.03"  # the CSV format of bonnie++ 1.0x
+OLD_FORMAT = "1.03"  # the CSV format of bonnie++ 1.0x
 SEEKS = "seeks"
 
 
@@ -71,9 +71,9 @@ def high_spread(cv_pct: float) -> dict[str, str]:
 
 
 def per_char(format_versions: set[str]) -> dict[str, str]:
-    if format_versions == {OLD_FAMILY}:
+    if format_versions == {OLD_FORMAT}:
         how = "go through stdio putc()/getc() (bonnie++ 1.0x)"
-    elif OLD_FAMILY in format_versions:
+    elif OLD_FORMAT in format_versions:
         how = "go through stdio in bonnie++ 1.0x and one-byte system calls in 1.9x"
     else:
         how = "make one system call per byte (bonnie++ 1.9x and later)"
