@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from app import bonnie
 from app.bonnie import STATUS_NOT_RUN, STATUS_OK, STATUS_TOO_FAST, TESTS, UNITS, Result
@@ -270,7 +270,6 @@ def compare(
                                 facts[config.id],
                                 samples[config.id][index],
                                 None if config is base_config else base_samples[index],
-                                min_effect,
                             )
                             for index in indexes
                         ],
@@ -517,19 +516,30 @@ def _facts(config: Configuration) -> ConfigFacts:
     )
 
 
+class _Against(NamedTuple):
+    """A cell's figures against the baseline's: the ratios, the raw p, the +++++ bound and the verdict before the
+    page's adjustment (adjust_verdicts()), with what that adjustment needs (`power`, `rank`)."""
+
+    ratio: float | None = None
+    ratio_ci95: list[float] | None = None
+    geo_ratio: float | None = None
+    p_value: float | None = None
+    bound_ratio: float | None = None
+    verdict: str | None = None
+    power: stats.Spreads | None = None
+    rank: bool = False
+
+
+NOT_AGAINST = _Against()  # the baseline's own cell
+
+
 def _cell(
-    spec: ChartSpec,
-    index: int,
-    config: Configuration,
-    facts: ConfigFacts,
-    sample: Sample,
-    base: Sample | None,
-    min_effect: float = stats.DEFAULT_MIN_EFFECT,
+    spec: ChartSpec, index: int, config: Configuration, facts: ConfigFacts, sample: Sample, base: Sample | None
 ) -> dict[str, Any]:
     """One configuration's statistics for one test of a chart, and its verdict against the
     baseline's (base is None for the baseline configuration itself)."""
     measure = spec.measure
-    described, side = sample.stats[measure]
+    described = sample.stats[measure][0]
     n = described.n
     if sample.n_runs == 1 and not facts.has_evidence and SINGLE_RUN_SHORTCUT:
         return _single_cell(spec, index, facts, sample, base)
@@ -539,82 +549,16 @@ def _cell(
     else:
         n_too_fast, n_not_run = sample.n_too_fast, sample.n_not_run
         status = STATUS_OK if n else STATUS_TOO_FAST if n_too_fast else STATUS_NOT_RUN
-    ratio: float | None = None
-    ratio_ci95: list[float] | None = None
-    geo_ratio: float | None = None
-    p_value: float | None = None
-    bound_ratio: float | None = None
-    verdict: str | None = None
-    power: stats.Spreads | None = None
-    rank = False
-    if base is not None:
-        base_side = base.stats[measure][1]
-        compared = stats.ratio_between(side, base_side)
-        if compared.ratio is not None:
-            ratio = round(compared.ratio, 4) + 0.0
-            # adjust_verdicts() replaces this with the page's verdict once every p-value is known
-            verdict = stats.verdict(compared.ci95, spec.higher_is_better)
-            if compared.ci95 is not None:
-                ratio_ci95 = [round(compared.ci95[0], 4) + 0.0, round(compared.ci95[1], 4) + 0.0]
-            if compared.geo_ratio is not None:
-                geo_ratio = round(compared.geo_ratio, 4) + 0.0
-            if measure != LATENCY and (sample.n_too_fast or base.n_too_fast):
-                # +++++ is a value above the measurable, not a missing one: the mean of the measured runs alone
-                # is biased low, so such a side gets no verdict from it (a rate gets the rank test's, below)
-                verdict = stats.UNKNOWN
-            elif compared.p_value is not None:
-                p_value = _significant(compared.p_value)
-                # what a within-noise verdict could have seen: adjust_verdicts() works it out, the page's size known
-                power = stats.spreads(side, base_side)
-            elif verdict != stats.UNKNOWN:  # an exact ratio (no rounding variance): nothing to test
-                verdict = stats.WITHIN_NOISE
-        else:
-            verdict = stats.UNKNOWN
-        if measure == VALUE and (sample.n_too_fast or base.n_too_fast):
-            # adjust_verdicts() decides from this bound, whatever values the +++++ runs had, once the rank test's p
-            # (+++++ tied above every measured rate) holds with the page's other verdicts counted
-            bound_ratio = _bound_ratio(sample, base)
-            rank_p = stats.censored_rank_p(sample.rates, sample.n_too_fast, base.rates, base.n_too_fast)
-            if rank_p is not None:
-                p_value, rank = _significant(rank_p), True
-                verdict = stats.UNKNOWN
+    against = NOT_AGAINST if base is None else _against(spec, sample, base)
     if measure == CPU:
         # %CPU is shown as it is: a higher %CPU for more work done is no loss; CPU per unit of work is judged
-        verdict = p_value = power = None
+        against = against._replace(verdict=None, p_value=None, power=None)
     test = TESTS[index]
-    rate = measure == VALUE
-    cpu_pct = sample.stats[CPU][0].mean if rate else None
     cv_pct = described.cv_pct
-    # Most results have no hint: ask the rules only when one of them can apply. A test that never ran has none:
-    # there is no result for a hint to explain.
-    hints: list[dict[str, str]] = []
-    if status != STATUS_NOT_RUN and (
-        n_too_fast
-        or (cv_pct is not None and cv_pct > HIGH_SPREAD_CV_PCT)
-        or (
-            rate
-            and (
-                (cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT)
-                or facts.ram_mib
-                or test in PER_CHAR_TESTS
-                or facts.has_evidence
-            )
-        )
-    ):
-        hints = result_hints(
-            test,
-            measures_rate=rate,
-            n_runs=sample.n_runs,
-            n_too_fast=n_too_fast,
-            cv_pct=cv_pct,
-            cpu_pct=cpu_pct,
-            file_size_mib=facts.file_size_mib,
-            ram_mib=facts.ram_mib,
-            format_versions=facts.format_versions,
-            seek_cpu_of_process=facts.seek_cpu_of_process,
-            evidence=_evidence(config, test) if rate and facts.has_evidence else None,
-        )
+    # A test that never ran has no hint: there is no result for a hint to explain.
+    hints = _cell_hints(spec, config, facts, sample, test, status, n_too_fast) if status != STATUS_NOT_RUN else []
     ci95 = described.ci95
+    bound_ratio = against.bound_ratio
     return {
         "test": test,
         "status": status,
@@ -627,21 +571,96 @@ def _cell(
         "cv_pct": None if cv_pct is None else round(cv_pct, 2) + 0.0,
         "geo_mean": None if described.geo_mean is None else round(described.geo_mean, 3) + 0.0,
         "ci95": None if ci95 is None else [round(ci95[0], 3) + 0.0, round(ci95[1], 3) + 0.0],
-        "ratio": ratio,
-        "ratio_ci95": ratio_ci95,
-        "geo_ratio": geo_ratio,
-        "p_value": p_value,
+        "ratio": against.ratio,
+        "ratio_ci95": against.ratio_ci95,
+        "geo_ratio": against.geo_ratio,
+        "p_value": against.p_value,
         "p_adjusted": None,
         "too_fast_above": _too_fast_figure(sample) if n_too_fast else None,
         "bound_ratio": None if bound_ratio is None else round(bound_ratio, 4) + 0.0,
-        "verdict": verdict,
+        "verdict": against.verdict,
         "detectable_pct": None,
         "runs_needed": None,
         **(_per_work(index, sample, base) if measure == CPU else NO_PER_WORK),
         "hints": hints,
-        **({} if power is None else {POWER_KEY: power}),
-        **({RANK_KEY: True} if rank else {}),
+        **({} if against.power is None else {POWER_KEY: against.power}),
+        **({RANK_KEY: True} if against.rank else {}),
     }
+
+
+def _against(spec: ChartSpec, sample: Sample, base: Sample) -> _Against:
+    """A cell's figures against the baseline's (_Against)."""
+    measure = spec.measure
+    side, base_side = sample.stats[measure][1], base.stats[measure][1]
+    ratio = ratio_ci95 = geo_ratio = p_value = bound_ratio = power = None
+    rank = False
+    compared = stats.ratio_between(side, base_side)
+    if compared.ratio is not None:
+        ratio = round(compared.ratio, 4) + 0.0
+        # adjust_verdicts() replaces this with the page's verdict once every p-value is known
+        verdict: str | None = stats.verdict(compared.ci95, spec.higher_is_better)
+        if compared.ci95 is not None:
+            ratio_ci95 = [round(compared.ci95[0], 4) + 0.0, round(compared.ci95[1], 4) + 0.0]
+        if compared.geo_ratio is not None:
+            geo_ratio = round(compared.geo_ratio, 4) + 0.0
+        if measure != LATENCY and (sample.n_too_fast or base.n_too_fast):
+            # +++++ is a value above the measurable, not a missing one: the mean of the measured runs alone
+            # is biased low, so such a side gets no verdict from it (a rate gets the rank test's, below)
+            verdict = stats.UNKNOWN
+        elif compared.p_value is not None:
+            p_value = _significant(compared.p_value)
+            # what a within-noise verdict could have seen: adjust_verdicts() works it out, the page's size known
+            power = stats.spreads(side, base_side)
+        elif verdict != stats.UNKNOWN:  # an exact ratio (no rounding variance): nothing to test
+            verdict = stats.WITHIN_NOISE
+    else:
+        verdict = stats.UNKNOWN
+    if measure == VALUE and (sample.n_too_fast or base.n_too_fast):
+        # adjust_verdicts() decides from this bound, whatever values the +++++ runs had, once the rank test's p
+        # (+++++ tied above every measured rate) holds with the page's other verdicts counted
+        bound_ratio = _bound_ratio(sample, base)
+        rank_p = stats.censored_rank_p(sample.rates, sample.n_too_fast, base.rates, base.n_too_fast)
+        if rank_p is not None:
+            p_value, rank = _significant(rank_p), True
+            verdict = stats.UNKNOWN
+    return _Against(ratio, ratio_ci95, geo_ratio, p_value, bound_ratio, verdict, power, rank)
+
+
+def _cell_hints(
+    spec: ChartSpec, config: Configuration, facts: ConfigFacts, sample: Sample, test: str, status: str, n_too_fast: int
+) -> list[dict[str, str]]:
+    """The limiter hints of a cell that has a result (hints.result_hints)."""
+    rate = spec.measure == VALUE
+    cpu_pct = sample.stats[CPU][0].mean if rate else None
+    cv_pct = sample.stats[spec.measure][0].cv_pct
+    # Most results have no hint: ask the rules only when one of them can apply.
+    if not (
+        n_too_fast
+        or (cv_pct is not None and cv_pct > HIGH_SPREAD_CV_PCT)
+        or (
+            rate
+            and (
+                (cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT)
+                or facts.ram_mib
+                or test in PER_CHAR_TESTS
+                or facts.has_evidence
+            )
+        )
+    ):
+        return []
+    return result_hints(
+        test,
+        measures_rate=rate,
+        n_runs=sample.n_runs,
+        n_too_fast=n_too_fast,
+        cv_pct=cv_pct,
+        cpu_pct=cpu_pct,
+        file_size_mib=facts.file_size_mib,
+        ram_mib=facts.ram_mib,
+        format_versions=facts.format_versions,
+        seek_cpu_of_process=facts.seek_cpu_of_process,
+        evidence=_evidence(config, test) if rate and facts.has_evidence else None,
+    )
 
 
 def _per_work(index: int, sample: Sample, base: Sample | None) -> dict[str, Any]:
