@@ -57,6 +57,37 @@ class _Version(argparse.Action):
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    # A wrong setting or a database that cannot be reached ends the start with one line saying which and
+    # why, not a traceback.
+    try:
+        settings = get_settings()
+    except ValidationError as exc:
+        print(f"bonnieboard: {describe_invalid_settings(exc)}", file=sys.stderr)
+        return 2
+    try:
+        if args.command == "serve":
+            return _serve(args, settings)
+        upgrade(settings.database_url)
+        if args.command == "ingest":
+            return _ingest(args, settings.max_line_bytes)
+        if args.command == "token":
+            return _token(args)
+    except DatabaseError as exc:
+        if not isinstance(exc, OperationalError) and type(exc) is not DatabaseError:
+            raise  # a constraint or a query: a bug to show whole, not a database to name
+        print(f"bonnieboard: {_database_unusable(settings.database_url, exc)}", file=sys.stderr)
+        return 1
+    except DatabaseNotUtf8 as exc:
+        print(f"bonnieboard: {exc}", file=sys.stderr)
+        return 1
+    except ArgumentError as exc:  # a URL SQLAlchemy cannot read
+        print(f"bonnieboard: BONNIEBOARD_DATABASE_URL: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bonnieboard", description="Store and compare bonnie++ results.")
     parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -109,35 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     token_commands.add_parser("list", help="the tokens' names, when they were made and revoked (never the secrets)")
     token_revoke = token_commands.add_parser("revoke", help="stop a token working, at once, in every server")
     token_revoke.add_argument("name")
-
-    args = parser.parse_args(argv)
-    # A wrong setting or a database that cannot be reached ends the start with one line saying which and
-    # why, not a traceback.
-    try:
-        settings = get_settings()
-    except ValidationError as exc:
-        print(f"bonnieboard: {describe_invalid_settings(exc)}", file=sys.stderr)
-        return 2
-    try:
-        if args.command == "serve":
-            return _serve(args, settings)
-        upgrade(settings.database_url)
-        if args.command == "ingest":
-            return _ingest(args, settings.max_line_bytes)
-        if args.command == "token":
-            return _token(args)
-    except DatabaseError as exc:
-        if not isinstance(exc, OperationalError) and type(exc) is not DatabaseError:
-            raise  # a constraint or a query: a bug to show whole, not a database to name
-        print(f"bonnieboard: {_database_unusable(settings.database_url, exc)}", file=sys.stderr)
-        return 1
-    except DatabaseNotUtf8 as exc:
-        print(f"bonnieboard: {exc}", file=sys.stderr)
-        return 1
-    except ArgumentError as exc:  # a URL SQLAlchemy cannot read
-        print(f"bonnieboard: BONNIEBOARD_DATABASE_URL: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return parser
 
 
 def _database_unusable(url: str, exc: DatabaseError) -> str:
