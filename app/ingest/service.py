@@ -449,12 +449,9 @@ def ingest(
             for digest in run_ids_of
             if (run_id := created_ids.get(digest) or existing_ids.get(digest)) is not None
         }
-    duplicates = _created_and_duplicates(outcome, read.line_hashes, created_ids, existing_ids)
+    duplicates = _created_and_duplicates(outcome, read.line_hashes, created_ids, existing_ids, plain)
     existing_runs = {existing_ids[d]: read.tags_of.get(d, tags) for d in existing_ids}
     if plain is not None and plain.stored is not None:
-        # Runs are numbered in line order, so the created ids in order are the created lines in order.
-        outcome.created = sorted(outcome.created + plain.stored.created) if outcome.created else plain.stored.created
-        duplicates = sorted(duplicates + plain.stored.duplicates) if duplicates else plain.stored.duplicates
         existing_runs |= dict.fromkeys(plain.stored.existing, tags)
     if tags or read.tags_of:
         duplicates = _tag_runs(session, outcome, read, tags, created_ids, existing_runs, duplicates, partial=partial)
@@ -533,17 +530,21 @@ def _read(
 
     if plain is not None:
         run_count += plain.count
-    read = _Read(errors, error_count, run_count, line_hashes, tags_of)
-    if run_count == 0:
-        if not errors:
+    return _storable(_Read(errors, error_count, run_count, line_hashes, tags_of), partial=partial)
+
+
+def _storable(read: _Read, *, partial: bool) -> _Read:
+    """`read`, when the upload stores something; else InvalidUpload saying why not."""
+    if read.run_count == 0:
+        if not read.errors:
             detail = "no bonnie++ result line in the upload"
         elif read.total == 1:
             detail = "the upload's only line is invalid; nothing was stored"
         else:
             detail = f"all {read.total} lines are invalid; nothing was stored"
-        raise InvalidUpload(detail, errors, error_count)
-    if errors and not partial:
-        raise _refused(errors, error_count, read.total)
+        raise InvalidUpload(detail, read.errors, read.error_count)
+    if read.errors and not partial:
+        raise _refused(read.errors, read.error_count, read.total)
     return read
 
 
@@ -552,9 +553,10 @@ def _created_and_duplicates(
     line_hashes: list[tuple[int, bytes]],
     created_ids: dict[bytes, int],
     existing_ids: dict[bytes, int],
+    plain: PlainLines | None,
 ) -> list[tuple[int, int]]:
     """Fill outcome.created with the first sighting of each new line, in line order; return every other valid
-    line as (line number, the run id it has)."""
+    line as (line number, the run id it has). The plain lines' count as the parsed ones do."""
     reported: set[bytes] = set()
     duplicates: list[tuple[int, int]] = []
     for line_no, digest in line_hashes:
@@ -563,6 +565,10 @@ def _created_and_duplicates(
         else:
             duplicates.append((line_no, created_ids.get(digest) or existing_ids[digest]))
         reported.add(digest)
+    if plain is not None and plain.stored is not None:
+        # Runs are numbered in line order, so the created ids in order are the created lines in order.
+        outcome.created = sorted(outcome.created + plain.stored.created) if outcome.created else plain.stored.created
+        duplicates = sorted(duplicates + plain.stored.duplicates) if duplicates else plain.stored.duplicates
     return duplicates
 
 
