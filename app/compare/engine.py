@@ -1207,6 +1207,49 @@ def _difference(measure: str, cell: dict[str, Any], base: dict[str, Any]) -> str
     return percent(ratio)
 
 
+def _heat_cell(
+    measure: str, cell: dict[str, Any], base: dict[str, Any] | None, unit: str, divisor: int
+) -> dict[str, Any]:
+    """One cell of a heat table (heat_table()), from its chart cell; `base` is the baseline's (None for its own)."""
+    relative = ""
+    verdict = cell["verdict"]
+    if measure == CPU:
+        # %CPU as it is, never shaded, then what is judged: CPU per unit of work, with its mark
+        if cell["ratio"] is not None and base is not None:
+            relative = _difference(measure, cell, base)
+        if cell["cpu_per_work_ratio"] is not None:
+            per_work = f"per {cell['work_unit'].split('/', 1)[1]} {percent(cell['cpu_per_work_ratio'])}"
+            mark = VERDICT_MARK[cell["cpu_per_work_verdict"]]
+            relative = f"{relative} · {per_work} {mark}".lstrip(" ·")
+    elif cell["ratio"] is not None and base is not None:
+        relative = f"{_difference(measure, cell, base)} {VERDICT_MARK[verdict]}"
+    too_fast = cell["status"] == STATUS_TOO_FAST and measure != LATENCY
+    ci95 = cell["ci95"]
+    return {
+        "measure": measure,
+        "text": TOO_FAST_TEXT if too_fast else format_in(cell["mean"], unit, divisor),
+        # the whole interval, which a chart may clip at its axis
+        "ci": f"{format_in(ci95[0], unit, divisor)} to {format_in(ci95[1], unit, divisor)}" if ci95 else "",
+        "relative": relative,
+        "verdict": verdict,
+        "status": cell["status"],
+        "n": cell["n"],
+    }
+
+
+def _places(by_key: dict[str, dict[str, Any]]) -> dict[str, dict[str, tuple[dict[str, Any], int]]]:
+    """measure -> test -> (the chart that shows it, the test's index in that chart)."""
+    return {
+        measure: {
+            test: (by_key[spec.key], spec.tests.index(test))
+            for spec in CHARTS
+            if spec.measure == measure
+            for test in spec.tests
+        }
+        for measure in (VALUE, CPU, LATENCY)
+    }
+
+
 def heat_table(data: dict[str, Any]) -> dict[str, Any]:
     """The tables under the charts, in the spirit of bon_csv2html but readable at 1366 px: one table
     per measure (rates, %CPU, latency when any run has one), one row per configuration, one column
@@ -1219,16 +1262,7 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
     list per measure the indexes of its cells and the groups' titles and widths."""
     by_key = {chart["key"]: chart for chart in data["charts"]}
     base_id = data["baseline_configuration"]
-    # test -> (chart, index in it) for each measure
-    where = {
-        measure: {
-            test: (by_key[spec.key], spec.tests.index(test))
-            for spec in CHARTS
-            if spec.measure == measure
-            for test in spec.tests
-        }
-        for measure in (VALUE, CPU, LATENCY)
-    }
+    where = _places(by_key)
     has_latency = any(cell["n"] for entry in by_key["latency"]["configurations"] for cell in entry["tests"])
     measures = (VALUE, CPU, LATENCY) if has_latency else (VALUE, CPU)
     columns = []
@@ -1240,34 +1274,8 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
             unit, divisor = _column_unit(test, measure, [cell["mean"] for cell in cells.values()])
             columns.append({"test": test, "measure": measure, "unit": unit, "group_start": test in HEAT_GROUP_STARTS})
             for config_id, cell in cells.items():
-                relative = ""
-                verdict = cell["verdict"]
-                if measure == CPU:
-                    # %CPU as it is, never shaded, then what is judged: CPU per unit of work, with its mark
-                    if cell["ratio"] is not None and config_id != base_id:
-                        relative = _difference(measure, cell, cells[base_id])
-                    if cell["cpu_per_work_ratio"] is not None:
-                        per_work = f"per {cell['work_unit'].split('/', 1)[1]} {percent(cell['cpu_per_work_ratio'])}"
-                        mark = VERDICT_MARK[cell["cpu_per_work_verdict"]]
-                        relative = f"{relative} · {per_work} {mark}".lstrip(" ·")
-                elif cell["ratio"] is not None and config_id != base_id:
-                    relative = f"{_difference(measure, cell, cells[base_id])} {VERDICT_MARK[verdict]}"
-                too_fast = cell["status"] == STATUS_TOO_FAST and measure != LATENCY
-                ci95 = cell["ci95"]
-                by_config[config_id].append(
-                    {
-                        "measure": measure,
-                        "text": TOO_FAST_TEXT if too_fast else format_in(cell["mean"], unit, divisor),
-                        # the whole interval, which a chart may clip at its axis
-                        "ci": f"{format_in(ci95[0], unit, divisor)} to {format_in(ci95[1], unit, divisor)}"
-                        if ci95
-                        else "",
-                        "relative": relative,
-                        "verdict": verdict,
-                        "status": cell["status"],
-                        "n": cell["n"],
-                    }
-                )
+                base = None if config_id == base_id else cells[base_id]
+                by_config[config_id].append(_heat_cell(measure, cell, base, unit, divisor))
     rows = [
         {
             "configuration": config["id"],
