@@ -244,10 +244,40 @@ def compare(
     relative = mode == RELATIVE
     configurations = group_runs(runs, grouping)
     base_config = next((c for c in configurations if base_run in c.runs), configurations[0])
+    charts = _charts(runs, configurations, base_config, base_run if relative else None, relative=relative)
+    data = {
+        "mode": mode,
+        "baseline": baseline,
+        "runs": [{"id": run.id, "label": run.label or run.machine} for run in runs],
+        "group": grouping.spelling,
+        "configurations": [
+            {"id": c.id, "name": c.name, "runs": [run.id for run in c.runs], "tags": c.tags} for c in configurations
+        ],
+        "baseline_configuration": base_config.id,
+        "min_effect": min_effect,
+        "error_control": stats.ERROR_CONTROL,
+        "charts": charts,
+        "warnings": comparability.warnings(runs) + _spread_warnings(charts, configurations),
+        "setup": comparability.setup_table(runs, source_of, {run.id: c.id for c in configurations for run in c.runs}),
+    }
+    adjust_verdicts(charts, base_config.id, min_effect)
+    data["summary"] = summary.summarise(data, TEST_TITLES, RATE_CHART_KEYS)
+    return data
+
+
+def _charts(
+    runs: Sequence[RunFigures],
+    configurations: Sequence[Configuration],
+    base_config: Configuration,
+    base_run: RunFigures | None,
+    *,
+    relative: bool,
+) -> list[dict[str, Any]]:
+    """Each chart of CHARTS: its runs' series and every configuration's cells, before the page's verdicts."""
     samples = {config.id: _samples(config) for config in configurations}
     facts = {config.id: _facts(config) for config in configurations}
     base_samples = samples[base_config.id]
-    all_series = _series(runs, base_run if relative else None)
+    all_series = _series(runs, base_run)
     charts = []
     for spec in CHARTS:
         indexes = TEST_INDEXES[spec.key]
@@ -279,24 +309,7 @@ def compare(
                 "hints": [WORST_LATENCY] if spec.measure == LATENCY else [],
             }
         )
-    data = {
-        "mode": mode,
-        "baseline": baseline,
-        "runs": [{"id": run.id, "label": run.label or run.machine} for run in runs],
-        "group": grouping.spelling,
-        "configurations": [
-            {"id": c.id, "name": c.name, "runs": [run.id for run in c.runs], "tags": c.tags} for c in configurations
-        ],
-        "baseline_configuration": base_config.id,
-        "min_effect": min_effect,
-        "error_control": stats.ERROR_CONTROL,
-        "charts": charts,
-        "warnings": comparability.warnings(runs) + _spread_warnings(charts, configurations),
-        "setup": comparability.setup_table(runs, source_of, {run.id: c.id for c in configurations for run in c.runs}),
-    }
-    adjust_verdicts(charts, base_config.id, min_effect)
-    data["summary"] = summary.summarise(data, TEST_TITLES, RATE_CHART_KEYS)
-    return data
+    return charts
 
 
 # The kinds of verdict whose errors are controlled together: every rate cell of the page (all rate charts,
@@ -1007,6 +1020,25 @@ def chart_bars(chart: dict[str, Any], data: dict[str, Any], kind: str | None) ->
     return bars
 
 
+def _axis(spec: ChartSpec, chart: dict[str, Any], kind: str | None, *, relative: bool) -> tuple[str, int, str]:
+    """A chart's display unit, the divisor into it, and its axis title: of its values (absolute), else of what a
+    relative chart shows (RELATIVE_KIND)."""
+    if kind == RATIO:
+        return "×", 1, "× baseline latency (log)"
+    if kind == POINTS:
+        return "points", 1, "%CPU points vs baseline"
+    if relative:
+        return "%", 1, "% vs baseline"
+    values = [
+        v for entry in chart["configurations"] for cell in entry["tests"] for v in (cell["mean"], *(cell["ci95"] or ()))
+    ]
+    unit, divisor = display_unit(spec.unit, values)
+    if spec.measure == CPU:
+        return unit, divisor, "%CPU"
+    log = spec.measure == LATENCY
+    return unit, divisor, f"{'latency' if log else spec.title}, {unit}" + (" (log scale)" if log else "")
+
+
 def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, Any]:
     """Names, titles, axis units, notes, hints and the bars for the charts of `data` (what compare() returned).
     The page draws one bar per configuration: its mean (absolute) or its difference from the baseline
@@ -1018,28 +1050,9 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
     base_id = data["baseline_configuration"]
     charts = []
     for spec, chart in zip(CHARTS, data["charts"], strict=True):
-        values = [
-            v
-            for entry in chart["configurations"]
-            for cell in entry["tests"]
-            for v in (cell["mean"], *(cell["ci95"] or ()))
-        ]
         kind = RELATIVE_KIND[spec.measure] if relative else None
         log = spec.measure == LATENCY  # absolute latency spans decades; relative, so do its ratios
-        if kind == RATIO:
-            unit, divisor = "×", 1
-            axis_title = "× baseline latency (log)"
-        elif kind == POINTS:
-            unit, divisor = "points", 1
-            axis_title = "%CPU points vs baseline"
-        elif relative:
-            unit, divisor = "%", 1
-            axis_title = "% vs baseline"
-        else:
-            unit, divisor = display_unit(spec.unit, values)
-            axis_title = f"{'latency' if log else spec.title}, {unit}" + (" (log scale)" if log else "")
-            if spec.measure == CPU:
-                axis_title = "%CPU"
+        unit, divisor, axis_title = _axis(spec, chart, kind, relative=relative)
         charts.append(
             {
                 "key": spec.key,
