@@ -66,7 +66,7 @@ QUESTIONS = (
 )
 
 
-def _cells_by_test(data: dict[str, Any], rate_charts: Sequence[str]) -> dict[int, dict[str, dict[str, Any]]]:
+def cells_by_test(data: dict[str, Any], rate_charts: Sequence[str]) -> dict[int, dict[str, dict[str, Any]]]:
     """configuration id -> test -> its rate cell."""
     found: dict[int, dict[str, dict[str, Any]]] = {c["id"]: {} for c in data["configurations"]}
     for chart in data["charts"]:
@@ -375,7 +375,7 @@ def rows(data: dict[str, Any], rate_charts: Sequence[str]) -> list[dict[str, Any
     if len(data["configurations"]) < 2:
         return []
     names = {c["id"]: c["name"] for c in data["configurations"]}
-    cells = _cells_by_test(data, rate_charts)
+    cells = cells_by_test(data, rate_charts)
     setup = _setup_of(data)
     min_effect = data["min_effect"]
     found = (answer_row(f, cells, names, data["baseline_configuration"], setup, min_effect) for f in QUESTIONS)

@@ -31,7 +31,7 @@ from app import bonnie
 from app.bonnie import STATUS_OK, STATUS_TOO_FAST, TESTS
 from app.compare import engine as charts
 from app.compare import stats
-from app.compare.answer import factor_text
+from app.compare.answer import cells_by_test, factor_text
 from app.compare.figures import RunFigures
 from app.compare.grouping import UNSET, Grouping
 from app.compare.request import (
@@ -319,13 +319,7 @@ def build_from(runs: Sequence[RunFigures], request: MatrixRequest, data: dict[st
     """The matrix of `runs` from their comparison(): build() with the comparison made once for the page."""
     grouping = Grouping(keys=(request.rows, request.cols), kind="tags")
     base_id = data["baseline_configuration"]
-    rate_charts = [chart for chart in data["charts"] if chart["key"] in charts.RATE_CHART_KEYS]
-    # configuration id -> test -> its rate cell (the statistics of compare())
-    cells: dict[int, dict[str, dict[str, Any]]] = {c["id"]: {} for c in data["configurations"]}
-    for chart in rate_charts:
-        for entry in chart["configurations"]:
-            for cell in entry["tests"]:
-                cells[entry["configuration"]][cell["test"]] = cell
+    cells = cells_by_test(data, charts.RATE_CHART_KEYS)  # the statistics of compare()
     run_tags = {run.id: run.tags for run in runs}
 
     def value_of(config: dict[str, Any], key: str) -> str:
