@@ -388,6 +388,6 @@ def _matrix_answer(session, request: matrix.MatrixRequest) -> dict:
 @router.get("/health")
 def health():
     """A trivial answer: the reference the benchmarks measure other endpoints against. `ingest_path` says whether
-    uploads store their plain lines through the compiled extension or the Python parser (an environment
-    variable and a module attribute read: nothing touched)."""
+    uploads store their plain lines through the compiled extension or the Python parser (a cached setting
+    and a module attribute read: nothing touched)."""
     return {"status": "ok", "ingest_path": ingest_path()}
