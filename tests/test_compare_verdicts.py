@@ -111,6 +111,18 @@ def test_plus_runs_against_measured_ones_give_a_bounded_verdict():
     assert "seq. create at least ×17 slower" in data["summary"]
 
 
+@pytest.mark.parametrize("zero", ["a measured run of the +++++ side", "every run of the measured side"])
+def test_a_run_that_measured_0_beside_plus_runs_bounds_nothing(zero):
+    # A bound over or under 0 says nothing (it divided by zero, and the page answered 500).
+    too_fast = Result(STATUS_TOO_FAST, None, None, 100)
+    if zero == "a measured run of the +++++ side":
+        sides = ([too_fast] * 4 + [ok(0), ok(1000)], [ok(v) for v in (950, 954, 958, 951, 955, 953)])
+    else:
+        sides = ([ok(0)] * 6, [too_fast] * 6)
+    data = engine.compare(sized(page({"seq_create": sides}), 8), grouping=CFG)
+    assert cell(data, "seq_create")["bound_ratio"] is None
+
+
 def test_plus_runs_separated_by_chance_are_no_verdict():
     # 3 v 3 with every run of one side beyond every run of the other happens by chance once in C(6, 3) / 2 = 10 pages
     # of unchanged runs: the rank test's p is 0.1 before the page's other verdicts are counted, so the bound alone

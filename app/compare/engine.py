@@ -733,6 +733,8 @@ def _bound_ratio(side: Sample, base: Sample) -> float | None:
     if fast.too_fast_above is None or measured.value_range is None:
         return None
     floor = fast.too_fast_above if fast.value_range is None else min(fast.too_fast_above, fast.value_range[0])
+    if floor <= 0 or measured.value_range[1] <= 0:
+        return None  # a run that measured 0 bounds nothing, as it gets no verdict of its own
     if sign > 0:
         ratio = floor / measured.value_range[1]
         return ratio if ratio > 1 else None
