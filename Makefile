@@ -33,12 +33,13 @@ QUICK_MARKERS := not slow and not root
 test-quick: $(VENV)/.installed-test runner
 	$(BIN)/python -m pytest $(XDIST) --db sqlite -m '$(QUICK_MARKERS)' $(PYTEST_ARGS)
 
-# Format, lint and types (configured in pyproject.toml); `make test` runs it first.
+# Format, lint, types and the layers' import contracts (all configured in pyproject.toml); `make test` runs it first.
 LINT_PATHS := app tests bench migrations
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff format --check $(LINT_PATHS)
 	$(BIN)/ruff check $(LINT_PATHS)
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 migrate: $(VENV)/.installed
 	$(BIN)/bonnieboard migrate

@@ -27,17 +27,12 @@ from app.ingest.name_tags import NamePattern
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.service import ingest_bytes
 from app.ingest.sqlite_bulk import describe_ingest_path
-from app.ingest.validation import (
-    check_label,
-    check_name_pattern,
-    check_run_time,
-    load_document,
-    parse_tag_params,
-)
+from app.ingest.validation import check_label, check_name_pattern, check_run_time, load_document
 from app.store import generation
 from app.store.db import DatabaseNotUtf8, get_sessionmaker
 from app.store.migrate import upgrade
 from app.store.models import run_table
+from app.tags import parse_tag_params
 from app.web import auth
 
 
@@ -48,13 +43,58 @@ class _ShowDefaults(argparse.ArgumentDefaultsHelpFormatter):
         return action.help if action.default is None else super()._get_help_string(action)
 
 
+class _Version(argparse.Action):
+    """--version, with the path uploads take: read when asked, from the settings, so a wrong setting is said in
+    one line as at any other start."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any):
+        super().__init__(option_strings, dest, nargs=0, help="show the version and the ingest path, then exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        try:
+            get_settings()
+        except ValidationError as exc:
+            parser.exit(2, f"bonnieboard: {describe_invalid_settings(exc)}\n")
+        print(f"bonnieboard {version('bonnieboard')} (ingest: {describe_ingest_path()})")  # on stdout, as argparse's
+        parser.exit()
+
+
 def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    # A wrong setting or a database that cannot be reached ends the start with one line saying which and
+    # why, not a traceback.
+    try:
+        settings = get_settings()
+    except ValidationError as exc:
+        print(f"bonnieboard: {describe_invalid_settings(exc)}", file=sys.stderr)
+        return 2
+    try:
+        if args.command == "serve":
+            return _serve(args, settings)
+        upgrade(settings.database_url)
+        if args.command == "ingest":
+            return _ingest(args, settings.max_line_bytes)
+        if args.command == "token":
+            return _token(args)
+        if args.command == "detect":
+            return _detect(args.machine, settings.min_effect)
+    except DatabaseError as exc:
+        if not isinstance(exc, OperationalError) and type(exc) is not DatabaseError:
+            raise  # a constraint or a query: a bug to show whole, not a database to name
+        print(f"bonnieboard: {_database_unusable(settings.database_url, exc)}", file=sys.stderr)
+        return 1
+    except DatabaseNotUtf8 as exc:
+        print(f"bonnieboard: {exc}", file=sys.stderr)
+        return 1
+    except ArgumentError as exc:  # a URL SQLAlchemy cannot read
+        print(f"bonnieboard: BONNIEBOARD_DATABASE_URL: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bonnieboard", description="Store and compare bonnie++ results.")
-    parser.add_argument(
-        "--version",
-        action="version",
-        version=f"bonnieboard {version('bonnieboard')} (ingest: {describe_ingest_path()})",
-    )
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser(
@@ -113,37 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     token_commands.add_parser("list", help="the tokens' names, when they were made and revoked (never the secrets)")
     token_revoke = token_commands.add_parser("revoke", help="stop a token working, at once, in every server")
     token_revoke.add_argument("name")
-
-    args = parser.parse_args(argv)
-    # A wrong setting or a database that cannot be reached ends the start with one line saying which and
-    # why, not a traceback.
-    try:
-        settings = get_settings()
-    except ValidationError as exc:
-        print(f"bonnieboard: {describe_invalid_settings(exc)}", file=sys.stderr)
-        return 2
-    try:
-        if args.command == "serve":
-            return _serve(args, settings)
-        upgrade(settings.database_url)
-        if args.command == "ingest":
-            return _ingest(args, settings.max_line_bytes)
-        if args.command == "token":
-            return _token(args)
-        if args.command == "detect":
-            return _detect(args.machine, settings.min_effect)
-    except DatabaseError as exc:
-        if not isinstance(exc, OperationalError) and type(exc) is not DatabaseError:
-            raise  # a constraint or a query: a bug to show whole, not a database to name
-        print(f"bonnieboard: {_database_unusable(settings.database_url, exc)}", file=sys.stderr)
-        return 1
-    except DatabaseNotUtf8 as exc:
-        print(f"bonnieboard: {exc}", file=sys.stderr)
-        return 1
-    except ArgumentError as exc:  # a URL SQLAlchemy cannot read
-        print(f"bonnieboard: BONNIEBOARD_DATABASE_URL: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return parser
 
 
 def _database_unusable(url: str, exc: DatabaseError) -> str:

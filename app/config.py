@@ -1,19 +1,35 @@
 """Settings: the one place that reads the environment (prefix BONNIEBOARD_)."""
 
+import difflib
 import ipaddress
+import os
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 # The names a browser uses for a board on this machine (Host headers, any port). A page on another name
 # that resolves to 127.0.0.1 (DNS rebinding) is same-origin with its own requests here: its Host is its own.
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 
+# The smallest ratio (either way) a verdict calls better or worse when neither BONNIEBOARD_MIN_EFFECT nor the URL
+# says (asv uses 1.1). ×1 asks for every difference the test holds; beyond ×10 no bonnie++ change is ever called
+# better or worse.
+DEFAULT_MIN_EFFECT = 1.05
+MIN_EFFECT_RANGE = (1.0, 10.0)
+
+
+PREFIX = "BONNIEBOARD_"
+# BONNIEBOARD_ variables that are not the server's and pass: the runner's token (one shell may run both), and the
+# test suite's own.
+OTHERS_VARIABLES = frozenset({"BONNIEBOARD_TOKEN"})
+OTHERS_PREFIX = "BONNIEBOARD_TEST_"
+
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="BONNIEBOARD_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix=PREFIX, extra="ignore")
 
     database_url: str = Field(
         "sqlite:///./bonnieboard.db",
@@ -71,12 +87,28 @@ class Settings(BaseSettings):
         "link, form, redirect and URL in an answer starts with it; `serve --root-path` sets it.",
     )
     min_effect: float = Field(
-        1.05,
-        ge=1.0,
-        le=10.0,
+        DEFAULT_MIN_EFFECT,
+        ge=MIN_EFFECT_RANGE[0],
+        le=MIN_EFFECT_RANGE[1],
         description="The smallest ratio (either way) a comparison's verdict calls better or worse, unless its URL "
         "says min_effect=; asv uses 1.1.",
     )
+
+    ingest_path: Literal["compiled", "python"] = Field(
+        "compiled",
+        description="'python' sends every uploaded line through the parser, where the compiled extension would store "
+        "the plain ones (to compare the two, or to rule the extension out); both store the same rows.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_unknown_variables(cls, values: Any) -> Any:
+        # A misspelt setting would leave its default in force without a word (BONNIEBOARD_MIN_EFECT=1.2 compares
+        # at 1.05): every other BONNIEBOARD_ variable is refused, by name, before anything starts.
+        unknown = unknown_variables(os.environ)
+        if unknown:
+            raise ValueError("; ".join(unknown))
+        return values
 
     @field_validator("api_token", "secret_key")
     @classmethod
@@ -133,6 +165,30 @@ class Settings(BaseSettings):
         return url
 
 
+def setting_names() -> list[str]:
+    return [PREFIX + name.upper() for name in Settings.model_fields]
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """Each variable of `environ` that looks like a setting and is none, said with the settings closest to it
+    (names are matched in any case, as pydantic-settings reads them)."""
+    known = setting_names()
+    found = []
+    for variable in sorted(environ):
+        name = variable.upper()
+        if not name.startswith(PREFIX) or name in known or name in OTHERS_VARIABLES or name.startswith(OTHERS_PREFIX):
+            continue
+        # Matched without the prefix every name shares, which would make any two names look alike.
+        closest = difflib.get_close_matches(name.removeprefix(PREFIX), [k.removeprefix(PREFIX) for k in known], n=2)
+        hint = (
+            f"did you mean {' or '.join(PREFIX + c for c in closest)}?"
+            if closest
+            else f"the settings are {', '.join(known)}"
+        )
+        found.append(f"{variable} is not a setting: {hint}")
+    return found
+
+
 def default_allowed_hosts(bind_host: str) -> tuple[str, ...]:
     """BONNIEBOARD_ALLOWED_HOSTS when unset, for `serve --host bind_host`: on loopback only loopback names can
     reach the board, so any other is a rebinding page's; on another address the names that reach it (DNS
@@ -153,7 +209,10 @@ def describe_invalid_settings(error: ValidationError) -> str:
     this line, not a traceback. Secrets and the database URL are named, never shown."""
     parts = []
     for item in error.errors():
-        field = str(item["loc"][0]) if item["loc"] else ""
+        if not item["loc"]:  # the whole environment's: an unknown variable, already named in the message
+            parts.append(str(item["msg"]).removeprefix("Value error, "))
+            continue
+        field = str(item["loc"][0])
         name = f"BONNIEBOARD_{field.upper()}"
         message = str(item["msg"]).removeprefix("Value error, ").removeprefix(f"{name}: ").removeprefix(f"{name} ")
         value = item["input"]

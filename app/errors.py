@@ -1,5 +1,5 @@
 """Exceptions that carry their HTTP status. Services raise these, never HTTPException;
-app.main turns them into JSON for /api and into an error page elsewhere."""
+app.web.errors turns them into JSON for /api and into an error page elsewhere."""
 
 from dataclasses import dataclass
 

@@ -10,7 +10,7 @@ MAX_LABEL_CHARS = 500
 MAX_TAGS_PER_RUN = 50
 
 # The characters str.isspace() calls spaces, as a regular expression class written out (JSON Schema's `\s` is
-# ECMAScript's, Python's differs): a tag holds none of them (app.ingest.validation.check_tag).
+# ECMAScript's, Python's differs): a tag holds none of them (app.tags.check_tag).
 TAG_SPACES = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
 
 # A machine name is a host name (at most 253 characters) or bonnie++'s -m text. PostgreSQL refuses an entry of

@@ -29,8 +29,9 @@ from pathlib import Path
 from statistics import NormalDist
 
 from app import bonnie
+from app.bonnie import STATUS_OK, STATUS_TOO_FAST, TESTS, Result
 from app.compare.figures import NO_SETUP, RunFigures, RunSetup
-from app.ingest.parsing import OK, TESTS, TOO_FAST, ParsedRun, Result, parse_line
+from app.ingest.parsing import ParsedRun, parse_line
 
 AA_DIR = Path(__file__).resolve().parent / "data" / "aa"
 AA_CENSORED_DIR = AA_DIR.parent / "aa_censored"
@@ -226,11 +227,11 @@ def simulated_results(
         value: float = true_mean * math.exp(rng.gauss(mu_shift, sigma))
         bound = bounds[t]  # file size / MinTime: the same for every configuration, changed or not
         if bound is not None and value > bound:
-            results.append(Result(TOO_FAST, None, None, LATENCY_US))
+            results.append(Result(STATUS_TOO_FAST, None, None, LATENCY_US))
             continue
         if noise.rounded:
             value = max(round(value), 0)
-        results.append(Result(OK, value, CPU_PCT, LATENCY_US))
+        results.append(Result(STATUS_OK, value, CPU_PCT, LATENCY_US))
     return tuple(results)
 
 

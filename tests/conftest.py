@@ -22,11 +22,12 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
+from app import config as app_config
 from app.ingest import sqlite_bulk
 from app.main import create_app
 from app.store import db
 from app.store.migrate import upgrade
-from tests.helpers import DATABASES, reset_caches, selected_databases
+from tests.helpers import DATABASES, reset_caches, selected_databases, set_setting
 from tests.postgres import PostgresMissing, PostgresServer, postgres_server
 
 SETTINGS_RESET = ("API_TOKEN", "PRIVATE_READS", "MAX_LINE_BYTES", "MAX_UPLOAD_BYTES", "SECRET_KEY", "ROOT_PATH")
@@ -166,13 +167,16 @@ def client(database_url) -> Iterator[TestClient]:
 
 
 @pytest.fixture(params=[sqlite_bulk.COMPILED, sqlite_bulk.PYTHON])
-def ingest_path(request, monkeypatch) -> str:
+def ingest_path(request) -> Iterator[str]:
     """The test runs twice: uploads store their plain lines through the compiled extension, then every line goes
     through the parser (BONNIEBOARD_INGEST_PATH=python, as on an install without the extension)."""
-    monkeypatch.setenv(sqlite_bulk.INGEST_PATH_VARIABLE, request.param)
-    if sqlite_bulk.ingest_path() != request.param:
-        pytest.skip(f"the compiled ingest path is not available: {sqlite_bulk.extension_problem()}")
-    return request.param
+    # Its own MonkeyPatch: the variable is gone before the cached settings are forgotten, after the test.
+    with pytest.MonkeyPatch.context() as patch:
+        set_setting(patch, "INGEST_PATH", request.param)
+        if sqlite_bulk.ingest_path() != request.param:
+            pytest.skip(f"the compiled ingest path is not available: {sqlite_bulk.extension_problem()}")
+        yield request.param
+    app_config.get_settings.cache_clear()
 
 
 # The runner binary and scratch loop devices, for the sweep's tests (tests/test_sweep*.py).

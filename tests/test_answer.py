@@ -10,6 +10,7 @@ from app import bonnie
 from app.compare import answer
 from app.compare.engine import RATE_CHART_KEYS, RunFigures, compare
 from app.compare.request import parse_group
+from app.config import DEFAULT_MIN_EFFECT
 from app.ingest.parsing import parse_line
 from tests.compare_data import SWEEP, embedded_data, sweep_csv, sweep_line
 from tests.helpers import post_csv
@@ -57,6 +58,7 @@ def comparison(cells: dict[int, dict[str, dict[str, Any]]], *, size_mib=3072, ra
             {"id": cid, "name": NAMES[cid], "runs": [cid * 10, cid * 10 + 1, cid * 10 + 2]} for cid in cells
         ],
         "baseline_configuration": BASE,
+        "min_effect": DEFAULT_MIN_EFFECT,
         "charts": charts,
         "setup": [
             {"run": cid * 10, "configuration": cid, "file_size_mib": size_mib, "ram_mib": ram_mib} for cid in cells
@@ -237,7 +239,7 @@ def test_unknown_verdicts_cannot_tell_and_ask_for_repeats():
 
 
 def test_a_family_no_configuration_ran_has_no_row_and_one_configuration_has_no_answer():
-    not_run = {t: cell(t, status="not_run") for t in answer.FAMILIES[-1].tests}
+    not_run = {t: cell(t, status="not_run") for t in answer.QUESTIONS[-1].tests}
     data = comparison({BASE: dict(not_run), OTHER: dict(not_run)})
     assert [r["family"] for r in answer.rows(data, RATE_CHART_KEYS)] == [
         "block_write",
@@ -330,7 +332,7 @@ def test_a_bound_its_rank_test_does_not_hold_is_said_not_claimed():
     # them once in 10 pages; the cell is unknown, and the row says what the runs show without a mark
     slow = cell("seq_create", "unknown", bound=1 / 1.7612, n_too_fast=0) | {"n": 3}
     base = cell("seq_create", n_too_fast=3) | {"n": 0}
-    others = {t: cell(t, "unknown", n_too_fast=3) | {"n": 0} for t in answer.FAMILIES[-1].tests if t != "seq_create"}
+    others = {t: cell(t, "unknown", n_too_fast=3) | {"n": 0} for t in answer.QUESTIONS[-1].tests if t != "seq_create"}
     data = comparison({BASE: {"seq_create": base}, OTHER: {"seq_create": slow} | others})
     files = row(data, "files")
     assert files["outcome"] == "unknown" and files["mark"] == "?"
@@ -347,7 +349,7 @@ def test_a_bound_its_rank_test_does_not_hold_is_said_not_claimed():
 
 def test_a_caveat_every_row_has_is_said_once_above_them():
     noisy = {"code": "noisy", "text": "other load competed …"}
-    moved = {t: cell(t, "within_noise", geo=1.0, hints=[noisy]) for f in answer.FAMILIES for t in f.tests}
+    moved = {t: cell(t, "within_noise", geo=1.0, hints=[noisy]) for f in answer.QUESTIONS for t in f.tests}
     moved["rewrite"] = cell("rewrite", "better", geo=2.27, ci=[1.72, 2.99], hints=[noisy])
     data = comparison({BASE: {}, OTHER: moved})
     rows = answer.rows(data, RATE_CHART_KEYS)

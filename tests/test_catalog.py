@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import get_args
 
 from app import bonnie, limits
-from app.compare import engine, matrix
+from app.compare import answer, engine, matrix
 from app.ingest import parsing
 from app.ingest.parsing import parse_line
 from app.web.schemas import MatrixFamilyOut
@@ -258,3 +258,10 @@ def test_the_charts_script_derives_no_figure_status_or_colour():
 
 def test_the_runs_list_shows_the_block_tests_seeks_and_the_creates():
     assert bonnie.HEADLINE_TESTS == ("put_block", "rewrite", "get_block", "seeks", "seq_create", "ran_create")
+
+
+def test_each_answer_question_is_drawn_on_the_chart_of_its_family():
+    charts = {spec.key: spec for spec in engine.CHARTS}
+    for question in answer.QUESTIONS:
+        assert charts[question.chart].family == question.family, question.key
+        assert set(question.tests) <= set(bonnie.family_tests(question.family)), question.key

@@ -12,6 +12,7 @@ from tests.helpers import (
     LINE_103,
     LINE_197,
     post_csv,
+    set_setting,
     with_field,
 )
 
@@ -299,6 +300,16 @@ def test_min_effect_defaults_to_the_setting(client, sweep, monkeypatch):
     runs = ",".join(map(str, sweep["ext4"] + sweep["xfs"]))
     body = client.get("/api/compare", params={"runs": runs}).json()
     assert body["min_effect"] == 1.25 and cell(body, "block_io", 2, "put_block")["verdict"] == "within_noise"
+
+
+def test_the_page_words_the_minimum_effect_the_setting_gives(client, sweep, monkeypatch):
+    set_setting(monkeypatch, "MIN_EFFECT", "1.2")
+    runs = ",".join(map(str, sweep["ext4"] + sweep["xfs"]))
+    page = client.get(f"/compare?runs={runs}").text
+    assert "are at least ×1.2 (<code>min_effect=</code>)" in page  # the charts' legend
+    assert "an estimate at least ×1.2 either way" in page  # the answer's legend
+    assert "minimum effect (×1.2 on this page;" in embedded_data(page)["view"]["verdict_text"]["better"]  # the tooltips
+    assert "1.05" not in page
 
 
 def test_group_by_tags_and_ungrouped(client, sweep):

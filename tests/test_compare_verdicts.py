@@ -7,13 +7,13 @@ import math
 
 import pytest
 
+from app.bonnie import STATUS_NOT_RUN, STATUS_OK, STATUS_TOO_FAST, TESTS, Result
 from app.compare import engine, stats
 from app.compare.figures import NO_SETUP, RunFigures
 from app.compare.grouping import Grouping
-from app.ingest.parsing import NOT_RUN, OK, TESTS, TOO_FAST, Result
 
 CFG = Grouping(keys=("cfg",))
-OTHER = Result(OK, 1000, 50, 100)  # every other test: equal everywhere
+OTHER = Result(STATUS_OK, 1000, 50, 100)  # every other test: equal everywhere
 
 
 def page(tests: dict[str, tuple[list[Result], list[Result]]]) -> list[RunFigures]:
@@ -39,13 +39,13 @@ def cell(data: dict, test: str, measure_chart: str | None = None) -> dict:
 
 
 def ok(value: float, cpu: float = 50) -> Result:
-    return Result(OK, value, cpu, 100)
+    return Result(STATUS_OK, value, cpu, 100)
 
 
 def test_plus_runs_do_not_invert_a_verdict():
     # 3 of the candidate's 5 seq_create runs +++++ (faster than measurable), 2 measured at 38,600 and 38,900; the
     # baseline 39,500–40,800. The measured mean alone, 38,750 vs 40,160, is −3.5 %: it called that "worse".
-    too_fast = Result(TOO_FAST, None, None, 100)
+    too_fast = Result(STATUS_TOO_FAST, None, None, 100)
     base = [ok(v) for v in (39_500, 40_100, 40_800, 40_200, 40_200)]
     data = engine.compare(page({"seq_create": (base, [too_fast] * 3 + [ok(38_600), ok(38_900)])}), grouping=CFG)
     got = cell(data, "seq_create")
@@ -94,7 +94,7 @@ def test_plus_runs_against_measured_ones_give_a_bounded_verdict():
     # The baseline's 954 files/s against runs all +++++ is at least ×17 either way. With 6 runs a side the rank test
     # (every +++++ run above every measured one) gives p = 2 / C(12, 6) = 0.00216, 0.026 with the page's 12 rate
     # verdicts counted (Holm's first step): a verdict.
-    too_fast = Result(TOO_FAST, None, None, 100)
+    too_fast = Result(STATUS_TOO_FAST, None, None, 100)
     measured = [ok(v) for v in (950, 954, 958, 951, 955, 953)]
     data = engine.compare(sized(page({"seq_create": (measured, [too_fast] * 6)}), 8), grouping=CFG)
     got = cell(data, "seq_create")
@@ -111,11 +111,23 @@ def test_plus_runs_against_measured_ones_give_a_bounded_verdict():
     assert "seq. create at least ×17 slower" in data["summary"]
 
 
+@pytest.mark.parametrize("zero", ["a measured run of the +++++ side", "every run of the measured side"])
+def test_a_run_that_measured_0_beside_plus_runs_bounds_nothing(zero):
+    # A bound over or under 0 says nothing (it divided by zero, and the page answered 500).
+    too_fast = Result(STATUS_TOO_FAST, None, None, 100)
+    if zero == "a measured run of the +++++ side":
+        sides = ([too_fast] * 4 + [ok(0), ok(1000)], [ok(v) for v in (950, 954, 958, 951, 955, 953)])
+    else:
+        sides = ([ok(0)] * 6, [too_fast] * 6)
+    data = engine.compare(sized(page({"seq_create": sides}), 8), grouping=CFG)
+    assert cell(data, "seq_create")["bound_ratio"] is None
+
+
 def test_plus_runs_separated_by_chance_are_no_verdict():
     # 3 v 3 with every run of one side beyond every run of the other happens by chance once in C(6, 3) / 2 = 10 pages
     # of unchanged runs: the rank test's p is 0.1 before the page's other verdicts are counted, so the bound alone
     # says nothing; the page says it cannot tell, with the bound these runs show.
-    too_fast = Result(TOO_FAST, None, None, 100)
+    too_fast = Result(STATUS_TOO_FAST, None, None, 100)
     measured = [ok(v) for v in (950, 954, 958)]
     data = engine.compare(sized(page({"seq_create": (measured, [too_fast] * 3)}), 8), grouping=CFG)
     got = cell(data, "seq_create")
@@ -127,7 +139,7 @@ def test_plus_runs_separated_by_chance_are_no_verdict():
 def test_plus_runs_decide_only_when_every_run_clears_the_other_side():
     # -n 16: +++++ is above 32,768 files/s. 3 of 5 +++++ and 38,600, 38,900 measured against 39,500–40,800: the
     # +++++ runs could be 33,000 or 90,000: unknown, and the summary says where the +++++ runs are.
-    too_fast = Result(TOO_FAST, None, None, 100)
+    too_fast = Result(STATUS_TOO_FAST, None, None, 100)
     base = [ok(v) for v in (39_500, 40_100, 40_800, 40_200, 40_200)]
     cand = [too_fast] * 3 + [ok(38_600), ok(38_900)]
     data = engine.compare(sized(page({"seq_create": (base, cand)}), 16), grouping=CFG)
@@ -242,7 +254,7 @@ def test_unchanged_is_said_only_when_the_interval_lies_inside_the_minimum_effect
 
 
 def not_run() -> Result:
-    return Result(NOT_RUN, None, None, None)
+    return Result(STATUS_NOT_RUN, None, None, None)
 
 
 def test_one_test_with_one_measured_run_does_not_lead_with_single_runs():

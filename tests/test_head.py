@@ -1,4 +1,4 @@
-"""HEAD is answered wherever GET is (app.main.HeadAsGet): the same status and headers as the GET, no body, and a
+"""HEAD is answered wherever GET is (app.web.middleware.HeadAsGet): the same status and headers as the GET, no body, and a
 streamed export stops after its headers instead of reading every run."""
 
 import re

@@ -17,8 +17,9 @@ import pytest
 from app.config import get_settings
 from app.ingest.parsing import COLUMNS_198, MAX_MACHINE_CHARS
 from app.limits import MAX_ID
-from app.main import CONTENT_SECURITY_POLICY, create_app
+from app.main import create_app
 from app.web import auth
+from app.web.middleware import CONTENT_SECURITY_POLICY
 from app.web.templating import templates
 from tests.helpers import (
     HOSTILE,

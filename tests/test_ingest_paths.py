@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
+from app.config import Settings, describe_invalid_settings
 from app.ingest import sqlite_bulk
-from tests.helpers import CORPUS_DIR
+from tests.helpers import CORPUS_DIR, set_setting
 
 ROOT = Path(__file__).resolve().parent.parent
 bulk = pytest.importorskip("app.ingest._bulk198", reason="the compiled ingest path is not built")
@@ -49,14 +51,18 @@ def test_the_extension_links_no_sqlite_and_calls_pythons():
 
 @pytest.mark.parametrize("path", [sqlite_bulk.COMPILED, sqlite_bulk.PYTHON])
 def test_health_says_which_path_uploads_take(client, monkeypatch, path):
-    monkeypatch.setenv(sqlite_bulk.INGEST_PATH_VARIABLE, path)
+    set_setting(monkeypatch, "INGEST_PATH", path)
     assert client.get("/api/health").json() == {"status": "ok", "ingest_path": path}
 
 
-def test_an_unknown_ingest_path_setting_takes_the_parser_and_says_so(monkeypatch):
-    monkeypatch.setenv(sqlite_bulk.INGEST_PATH_VARIABLE, "fast")
-    assert sqlite_bulk.ingest_path() == sqlite_bulk.PYTHON
-    assert "is neither 'compiled' nor 'python'" in sqlite_bulk.describe_ingest_path()
+def test_an_unknown_ingest_path_setting_is_refused_by_name(monkeypatch):
+    # It used to take the parser's path and say "ok": a typo made every upload slow, and nothing said so.
+    monkeypatch.setenv("BONNIEBOARD_INGEST_PATH", "fast")
+    with pytest.raises(ValidationError) as refused:
+        Settings()
+    assert describe_invalid_settings(refused.value) == (
+        "BONNIEBOARD_INGEST_PATH: Input should be 'compiled' or 'python' (it is 'fast')"
+    )
 
 
 def _bonnieboard(source: Path, database: Path, *args: str) -> subprocess.CompletedProcess[str]:

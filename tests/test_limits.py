@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
-from app.ingest.validation import MAX_TAG_FILTERS
+from app.tags import MAX_TAG_FILTERS
 from tests.helpers import LINE_103, LINE_198, post_csv, set_setting
 from tests.live_server import live_server
 

@@ -13,13 +13,14 @@ from contextlib import contextmanager
 import pytest
 from hypothesis import given
 
+from app.config import get_settings
 from app.errors import InvalidUpload
 from app.ingest import sqlite_bulk
 from app.ingest.parsing import DEFAULT_MAX_LINE_BYTES
 from app.ingest.service import ingest_bytes
 from app.store.db import make_engine
 from app.store.migrate import upgrade
-from tests.helpers import CORPUS_DIR, LINE_198, distinct_lines
+from tests.helpers import CORPUS_DIR, LINE_198, distinct_lines, set_setting
 from tests.test_sqlite_bulk import HYPOTHESIS, PLAIN_LINES, describe, plain_lines_with_changes
 
 _bulk198 = pytest.importorskip("app.ingest._bulk198", reason="the compiled ingest path is not built")
@@ -46,15 +47,10 @@ def two_postgres(request) -> Iterator[list]:
 
 @contextmanager
 def ingest_path(path: str) -> Iterator[None]:
-    before = os.environ.get(sqlite_bulk.INGEST_PATH_VARIABLE)
-    os.environ[sqlite_bulk.INGEST_PATH_VARIABLE] = path
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        set_setting(patch, "INGEST_PATH", path)
         yield
-    finally:
-        if before is None:
-            del os.environ[sqlite_bulk.INGEST_PATH_VARIABLE]
-        else:
-            os.environ[sqlite_bulk.INGEST_PATH_VARIABLE] = before
+    get_settings.cache_clear()
 
 
 def store(engine, data: bytes, path: str, **options):

@@ -23,7 +23,7 @@ import pytest
 
 from app.errors import BadRequest
 from app.ingest.parsing import COLUMNS_198, TESTS
-from app.ingest.validation import check_tag
+from app.tags import check_tag
 from app.web.schemas import MAX_LABEL_CHARS, MAX_TAGS_PER_RUN
 from tests.live_server import live_server
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from app.bonnie import STATUS_OK, TESTS
 from app.ingest.name_tags import compile_name_pattern
-from app.ingest.parsing import OK, TESTS
 from tests.parsing_oracle import parse_text
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_data"
@@ -39,7 +39,7 @@ def test_each_sweep_file_is_one_configuration_run_three_times(path):
     assert len({run.results[TESTS.index("put_block")].value for run in runs}) == 3
     # The block tests are measured on every medium, not +++++ (the README's reason for -s 3g:8k:256k).
     for test in ("put_block", "rewrite", "get_block", "seeks"):
-        assert all(run.results[TESTS.index(test)].status == OK for run in runs), test
+        assert all(run.results[TESTS.index(test)].status == STATUS_OK for run in runs), test
 
 
 @pytest.mark.parametrize("path", SWEEP, ids=lambda path: path.name)

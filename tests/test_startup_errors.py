@@ -49,6 +49,33 @@ def test_every_wrong_setting_is_named_on_the_one_line(tmp_path):
     assert "BONNIEBOARD_ALLOWED_HOSTS: 'board:8000': name a host without its port" in line
 
 
+@pytest.mark.parametrize("command", [["serve", "--port", "0"], ["migrate"], ["--version"]])
+def test_a_misspelt_setting_is_refused_by_name_with_the_setting_closest_to_it(tmp_path, command):
+    # Read as unknown it would leave the default in force (a comparison at ×1.05), and nothing would say so.
+    line = one_line(start(tmp_path, *command, BONNIEBOARD_MIN_EFECT="1.2"), 2)
+    assert line == "bonnieboard: BONNIEBOARD_MIN_EFECT is not a setting: did you mean BONNIEBOARD_MIN_EFFECT?"
+    assert not (tmp_path / "bb.db").exists()
+
+
+def test_a_variable_like_no_setting_is_refused_with_the_list_of_settings(tmp_path):
+    line = one_line(start(tmp_path, "migrate", BONNIEBOARD_XYZZY="1"), 2)
+    assert line.startswith(
+        "bonnieboard: BONNIEBOARD_XYZZY is not a setting: the settings are BONNIEBOARD_DATABASE_URL, "
+    )
+    assert "BONNIEBOARD_MIN_EFFECT" in line and "BONNIEBOARD_INGEST_PATH" in line
+
+
+def test_the_runners_token_and_the_test_suites_variables_pass(tmp_path):
+    started = start(tmp_path, "migrate", BONNIEBOARD_TOKEN="a-runner-token", BONNIEBOARD_TEST_ANYTHING="1")
+    assert started.returncode == 0, started.stderr
+
+
+def test_an_ingest_path_that_is_neither_is_one_line(tmp_path):
+    # It used to start on the parser's path with /api/health "ok": every upload slow, and nothing said why.
+    line = one_line(start(tmp_path, "serve", "--port", "0", BONNIEBOARD_INGEST_PATH="fast"), 2)
+    assert line == "bonnieboard: BONNIEBOARD_INGEST_PATH: Input should be 'compiled' or 'python' (it is 'fast')"
+
+
 def closed_port() -> int:
     """A port of 127.0.0.1 that nothing listens on (bound, then released)."""
     with socket.socket() as probe:

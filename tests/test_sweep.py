@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from app.ingest.parsing import OK, TESTS
+from app.bonnie import STATUS_OK, TESTS
 from tests.live_server import live_server
 from tests.parsing_oracle import parse_text
 from tests.test_runner import require_tool, run
@@ -403,7 +403,7 @@ def test_the_sample_study_is_what_its_progress_file_and_manifest_say():
         parsed = parse_text(csv + "\n").runs[0]
         # the block tests, seeks and the creates are measured, not +++++
         for test in ("put_block", "rewrite", "get_block", "seeks", "ran_create", "ran_del"):
-            assert parsed.results[TESTS.index(test)].status == OK, (path.name, test)
+            assert parsed.results[TESTS.index(test)].status == STATUS_OK, (path.name, test)
         doc = json.loads(path.with_suffix(".json").read_text())
         # the runner ran in a memory cgroup that cannot hold its 1 GiB file
         assert doc["system"]["cgroup"]["memory_limit_bytes"] == 256 * 1024 * 1024
@@ -435,7 +435,9 @@ def test_the_sweeps_stopping_rule_is_the_boards_ci_on_the_sample_study():
     for config in ("ext4", "xfs"):
         runs = [parse_text(csv + "\n").runs[0] for _, name, csv in _study_runs() if name == config]
         for test in counted:
-            values = [r.results[TESTS.index(test)].value for r in runs if r.results[TESTS.index(test)].status == OK]
+            values = [
+                r.results[TESTS.index(test)].value for r in runs if r.results[TESTS.index(test)].status == STATUS_OK
+            ]
             if len(values) < 2:
                 continue
             described = describe(values)

@@ -10,8 +10,8 @@ import re
 import pytest
 from sqlalchemy import insert
 
-from app.ingest.validation import split_tag_terms
 from app.store.models import Tag
+from app.tags import split_tag_terms
 from app.web.routes import pages
 from tests.helpers import LINE_103, LINE_197, LINE_198, post_csv
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from app import bonnie
 from app.compare.stats import cared_effect_pct
@@ -43,28 +43,30 @@ MARK = {BETTER: "▲", WORSE: "▼", NOISE: "~", UNKNOWN: "?", NOT_DISK: "⚠"}
 
 
 @dataclass(frozen=True, slots=True)
-class Family:
+class Question:
+    """What one answer row decides (block write, block read, ...): some tests of one of the catalog's families,
+    drawn on that family's rate chart. Its key is the row's `family` in the API."""
+
     key: str
     title: str
     tests: tuple[str, ...]
-    chart: str  # the chart (engine.CHARTS key) that draws its first test
+    family: bonnie.Family
+
+    @property
+    def chart(self) -> str:
+        return self.family.key  # the engine keys each family's rate chart by the family's key (engine.CHARTS)
 
 
-FAMILIES = (
-    Family("block_write", "Block write", ("put_block",), "block_io"),
-    Family("block_read", "Block read", ("get_block",), "block_io"),
-    Family("rewrite", "Rewrite", ("rewrite",), "block_io"),
-    Family("seeks", "Random seeks", ("seeks",), "seeks"),
-    Family(
-        "files",
-        "File create, stat, delete",
-        tuple(t.name for t in bonnie.CATALOG if t.option == bonnie.FILE_COUNT_OPTION),
-        "metadata",
-    ),
+QUESTIONS = (
+    Question("block_write", "Block write", ("put_block",), bonnie.BLOCK_IO),
+    Question("block_read", "Block read", ("get_block",), bonnie.BLOCK_IO),
+    Question("rewrite", "Rewrite", ("rewrite",), bonnie.BLOCK_IO),
+    Question("seeks", "Random seeks", ("seeks",), bonnie.SEEKS),
+    Question("files", "File create, stat, delete", bonnie.family_tests(bonnie.METADATA), bonnie.METADATA),
 )
 
 
-def _cells_by_test(data: dict[str, Any], rate_charts: Sequence[str]) -> dict[int, dict[str, dict[str, Any]]]:
+def cells_by_test(data: dict[str, Any], rate_charts: Sequence[str]) -> dict[int, dict[str, dict[str, Any]]]:
     """configuration id -> test -> its rate cell."""
     found: dict[int, dict[str, dict[str, Any]]] = {c["id"]: {} for c in data["configurations"]}
     for chart in data["charts"]:
@@ -222,18 +224,33 @@ def _names(configs: list[str]) -> str:
     return configs[0] if len(configs) == 1 else f"{configs[0]} (and {len(configs) - 1} more)"
 
 
+class _Said(NamedTuple):
+    """What a row says before its caveat: its outcome, the cells it claims, the configurations its factor is about
+    (the leader first when one leads), and its words."""
+
+    outcome: str
+    claims: list[tuple[int, str]]
+    named: list[int]
+    who: str
+    factor: str
+    leader: int | None = None
+
+
+Cells = dict[int, dict[str, dict[str, Any]]]
+
+
 def answer_row(
-    family: Family,
-    cells: dict[int, dict[str, dict[str, Any]]],
+    question: Question,
+    cells: Cells,
     names: dict[int, str],
     base_id: int,
     setup: dict[str, int | None],
-    min_effect: float = 1.05,
+    min_effect: float,
 ) -> dict[str, Any] | None:
-    """One family's row, or None when none of its tests ran in any configuration."""
+    """One question's row, or None when none of its tests ran in any configuration."""
     base = cells[base_id]
     others = [cid for cid in cells if cid != base_id]
-    tests = [t for t in family.tests if any(cells[cid][t]["status"] != "not_run" for cid in cells)]
+    tests = [t for t in question.tests if any(cells[cid][t]["status"] != "not_run" for cid in cells)]
     if not tests:
         return None
     by_verdict: dict[str, list[tuple[int, str]]] = {BETTER: [], WORSE: [], NOISE: [], UNKNOWN: []}
@@ -241,97 +258,116 @@ def answer_row(
         for test in tests:
             verdict = cells[cid][test]["verdict"] or UNKNOWN
             by_verdict.setdefault(verdict, []).append((cid, test))
-    leader: int | None = None
-    named: list[int] = []  # the configurations whose bars the row's factor is about
-    who = factor = ""
     if by_verdict[BETTER]:
-        outcome = BETTER
-        counts: dict[int, list[str]] = {}
-        for cid, test in by_verdict[BETTER]:
-            counts.setdefault(cid, []).append(test)
-        leader = max(counts, key=lambda c: (len(counts[c]), min(_factor(cells[c][t]) or 1 for t in counts[c])))
-        claims = [(leader, t) for t in counts[leader]]
-        named = [leader]
-        who = _names([names[leader]] + [names[c] for c in counts if c != leader])
-        factor = _range_text([cells[leader][t] for t in counts[leader]], faster=True)
-        if len(tests) > 1:
-            factor += f" in {len(claims)} of {len(tests)} tests"
+        said = _better(by_verdict[BETTER], cells, names, tests)
     elif by_verdict[WORSE]:
-        outcome = WORSE
-        claims = by_verdict[WORSE]
-        named = list(dict.fromkeys(cid for cid, _ in claims))
-        slower = [names[cid] for cid in named]
-        who = f"{', '.join(slower)} slower" if len(slower) <= 2 else f"{slower[0]} and {len(slower) - 1} more slower"
-        factor = _range_text([cells[cid][t] for cid, t in claims], faster=False)
+        said = _worse(by_verdict[WORSE], cells, names)
     elif by_verdict[NOISE]:
-        outcome = NOISE
-        claims = []
-        cid, test = max(by_verdict[NOISE], key=lambda ct: abs(math.log(_factor(cells[ct[0]][ct[1]]) or 1)))
-        named = [cid]
-        ratio = _factor(cells[cid][test]) or 1.0
-        size = times(max(ratio, 1 / ratio))
-        direction = "faster" if ratio >= 1 else "slower"
-        # "no difference" only where the page could have seen the change a reader cares about
-        blind = [
-            (cells[c][t], base[t])
-            for c, t in by_verdict[NOISE]
-            if (cells[c][t].get("detectable_pct") or 0) > cared_effect_pct(min_effect)
-        ]
-        if blind:
-            runs = min(min(cell["n"], base_cell["n"]) for cell, base_cell in blind)
-            widest = max(cell["detectable_pct"] for cell, _ in blind)
-            who = f"cannot tell with {runs} runs a side"
-            seen = "no change" if size == "×1.00" else f"{size} {direction} ({names[cid]})"
-            factor = f"{seen} in these runs; {could_have_seen(widest, runs)}"
-        else:
-            who = "no difference beyond noise"
-            factor = (
-                "×1.00: no change seen"
-                if size == "×1.00"
-                else f"largest seen {size} {direction} ({names[cid]}), within noise"
-            )
+        said = _within_noise(by_verdict[NOISE], cells, base, names, min_effect)
     else:
-        outcome = UNKNOWN
-        claims = []
         too_fast = any(_codes(cells[cid][t]) & set(TOO_FAST_CODES) for cid in cells for t in tests)
-        who = "cannot tell"
         factor = "" if too_fast or not others else "too few runs: repeat them, e.g. bonnie++ -x 5"
-    # every run of one side beyond the other's with +++++ runs, as chance does with few runs: said, not claimed
-    bounded = [(cid, t) for cid, t in by_verdict[UNKNOWN] if cells[cid][t].get("bound_ratio") is not None]
-    if bounded and outcome in (NOISE, UNKNOWN):
-        cid, test = max(bounded, key=lambda ct: abs(math.log(cells[ct[0]][ct[1]]["bound_ratio"])))
-        cell, base_cell = cells[cid][test], base[test]
-        runs = f"{cell['n'] + cell['n_too_fast']} v {base_cell['n'] + base_cell['n_too_fast']} runs"
-        if outcome == UNKNOWN:
-            named = [cid]
-            factor = f"{runs}; {factor_text(cell)} in these runs ({names[cid]})"
-        else:
-            factor += f"; {bonnie.TITLES[test]} cannot tell ({runs}; {factor_text(cell)} in these runs, {names[cid]})"
+        said = _Said(UNKNOWN, [], [], "cannot tell", factor)
+    if said.outcome in (NOISE, UNKNOWN):
+        said = _with_bound(said, by_verdict[UNKNOWN], cells, base, names)
     # The caveat is of the cells the row's words are about: its claims, the results within noise it sums up, or,
     # when it cannot tell, every cell (the caveat may be why).
-    said = claims or (by_verdict[NOISE] if outcome == NOISE else [])
-    if said:
-        involved = [(cells[cid][t], False) for cid, t in said] + [(base[t], True) for t in {t for _, t in said}]
+    about = said.claims or (by_verdict[NOISE] if said.outcome == NOISE else [])
+    if about:
+        involved = [(cells[cid][t], False) for cid, t in about] + [(base[t], True) for t in {t for _, t in about}]
     else:
         involved = [(cells[cid][t], cid == base_id) for cid in cells for t in tests]
     code, caveat = _caveat(involved, tests, setup)
-    if outcome in (BETTER, WORSE) and code in NOT_DISK_CODES:
-        outcome = NOT_DISK
+    outcome = NOT_DISK if said.outcome in (BETTER, WORSE) and code in NOT_DISK_CODES else said.outcome
     return {
-        "family": family.key,
-        "title": family.title,
+        "family": question.key,
+        "title": question.title,
         "tests": tests,
-        "chart": family.chart,
+        "chart": question.chart,
         "outcome": outcome,
         "mark": MARK[outcome],
-        "configuration": leader,
-        "named": named,
-        "who": who,
-        "factor": factor,
+        "configuration": said.leader,
+        "named": said.named,
+        "who": said.who,
+        "factor": said.factor,
         "caveat_code": code,
         "caveat": caveat,
         "caveat_shared": False,
     }
+
+
+def _better(found: list[tuple[int, str]], cells: Cells, names: dict[int, str], tests: list[str]) -> _Said:
+    """The configuration better in the most tests leads (the smaller least factor breaks a tie); the others
+    better somewhere are named after it."""
+    counts: dict[int, list[str]] = {}
+    for cid, test in found:
+        counts.setdefault(cid, []).append(test)
+    leader = max(counts, key=lambda c: (len(counts[c]), min(_factor(cells[c][t]) or 1 for t in counts[c])))
+    claims = [(leader, t) for t in counts[leader]]
+    who = _names([names[leader]] + [names[c] for c in counts if c != leader])
+    factor = _range_text([cells[leader][t] for t in counts[leader]], faster=True)
+    if len(tests) > 1:
+        factor += f" in {len(claims)} of {len(tests)} tests"
+    return _Said(BETTER, claims, [leader], who, factor, leader)
+
+
+def _worse(found: list[tuple[int, str]], cells: Cells, names: dict[int, str]) -> _Said:
+    named = list(dict.fromkeys(cid for cid, _ in found))
+    slower = [names[cid] for cid in named]
+    who = f"{', '.join(slower)} slower" if len(slower) <= 2 else f"{slower[0]} and {len(slower) - 1} more slower"
+    return _Said(WORSE, found, named, who, _range_text([cells[cid][t] for cid, t in found], faster=False))
+
+
+def _within_noise(
+    found: list[tuple[int, str]],
+    cells: Cells,
+    base: dict[str, dict[str, Any]],
+    names: dict[int, str],
+    min_effect: float,
+) -> _Said:
+    """The largest change seen, and "no difference" only where the page could have seen the change a reader cares
+    about; else how many runs a side could not tell, and what they could have seen."""
+    cid, test = max(found, key=lambda ct: abs(math.log(_factor(cells[ct[0]][ct[1]]) or 1)))
+    ratio = _factor(cells[cid][test]) or 1.0
+    size = times(max(ratio, 1 / ratio))
+    direction = "faster" if ratio >= 1 else "slower"
+    blind = [
+        (cells[c][t], base[t])
+        for c, t in found
+        if (cells[c][t].get("detectable_pct") or 0) > cared_effect_pct(min_effect)
+    ]
+    if blind:
+        runs = min(min(cell["n"], base_cell["n"]) for cell, base_cell in blind)
+        widest = max(cell["detectable_pct"] for cell, _ in blind)
+        seen = "no change" if size == "×1.00" else f"{size} {direction} ({names[cid]})"
+        return _Said(
+            NOISE,
+            [],
+            [cid],
+            f"cannot tell with {runs} runs a side",
+            f"{seen} in these runs; {could_have_seen(widest, runs)}",
+        )
+    factor = (
+        "×1.00: no change seen" if size == "×1.00" else f"largest seen {size} {direction} ({names[cid]}), within noise"
+    )
+    return _Said(NOISE, [], [cid], "no difference beyond noise", factor)
+
+
+def _with_bound(
+    said: _Said, unknown: list[tuple[int, str]], cells: Cells, base: dict[str, dict[str, Any]], names: dict[int, str]
+) -> _Said:
+    """Every run of one side beyond the other's with +++++ runs, as chance does with few runs: said, not claimed."""
+    bounded = [(cid, t) for cid, t in unknown if cells[cid][t].get("bound_ratio") is not None]
+    if not bounded:
+        return said
+    cid, test = max(bounded, key=lambda ct: abs(math.log(cells[ct[0]][ct[1]]["bound_ratio"])))
+    cell, base_cell = cells[cid][test], base[test]
+    runs = f"{cell['n'] + cell['n_too_fast']} v {base_cell['n'] + base_cell['n_too_fast']} runs"
+    if said.outcome == UNKNOWN:
+        return said._replace(named=[cid], factor=f"{runs}; {factor_text(cell)} in these runs ({names[cid]})")
+    return said._replace(
+        factor=f"{said.factor}; {bonnie.TITLES[test]} cannot tell ({runs}; {factor_text(cell)} in these runs, {names[cid]})"
+    )
 
 
 def rows(data: dict[str, Any], rate_charts: Sequence[str]) -> list[dict[str, Any]]:
@@ -339,10 +375,10 @@ def rows(data: dict[str, Any], rate_charts: Sequence[str]) -> list[dict[str, Any
     if len(data["configurations"]) < 2:
         return []
     names = {c["id"]: c["name"] for c in data["configurations"]}
-    cells = _cells_by_test(data, rate_charts)
+    cells = cells_by_test(data, rate_charts)
     setup = _setup_of(data)
-    min_effect = data.get("min_effect", 1.05)
-    found = (answer_row(f, cells, names, data["baseline_configuration"], setup, min_effect) for f in FAMILIES)
+    min_effect = data["min_effect"]
+    found = (answer_row(f, cells, names, data["baseline_configuration"], setup, min_effect) for f in QUESTIONS)
     answer = [row for row in found if row is not None]
     # a caveat every row has is said once, above the rows (the rows keep it for the charts' PNG)
     if len(answer) > 1 and answer[0]["caveat"] and all(row["caveat"] == answer[0]["caveat"] for row in answer):
@@ -359,7 +395,7 @@ def shared_caveat(answer: list[dict[str, Any]]) -> str | None:
 def legend(data: dict[str, Any]) -> str:
     """What the marks claim, next to them: the minimum effect is of the estimate, and the page's verdicts are
     controlled together, so that a larger page needs a larger change (or more runs) for the same mark."""
-    min_effect = data.get("min_effect", 1.05)
+    min_effect = data["min_effect"]
     return (
         f"▲/▼ hold with all this page's verdicts counted together (more configurations, larger changes needed) and "
         f"an estimate at least ×{min_effect:g} either way: the minimum effect is of the estimate, not its interval."

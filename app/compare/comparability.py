@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from app.compare.figures import RunFigures
-from app.compare.hints import OLD_FAMILY
+from app.compare.hints import OLD_FORMAT
 
 MAX_IDS_NAMED = 6
 
@@ -19,7 +19,7 @@ MAX_IDS_NAMED = 6
 def family(run: RunFigures) -> str:
     """bonnie++ 1.0x (CSV 1.03: stdio per-char tests, 3 seekers) or 1.9x and later (one-byte system
     calls, 5 seekers by default)."""
-    return "1.0x" if run.format_version == OLD_FAMILY else "1.9x+"
+    return "1.0x" if run.format_version == OLD_FORMAT else "1.9x+"
 
 
 def file_test_text(spec: tuple[Any, ...] | None) -> str:
@@ -49,7 +49,7 @@ BONNIE_SEEK_CPU = "bonnie++"
 
 def seek_cpu_source(run: RunFigures) -> str | None:
     """Who measured the seek test's %CPU, when the runs' figures mean different things."""
-    if run.format_version == OLD_FAMILY:
+    if run.format_version == OLD_FORMAT:
         return None  # the family warning already says 1.0x seeks differ
     return "bonnieboard-runner" if (run.bonnie_version or "").startswith(RUNNER_VERSION_PREFIX) else BONNIE_SEEK_CPU
 

@@ -14,17 +14,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from app import bonnie
-from app.bonnie import UNITS
+from app.bonnie import STATUS_NOT_RUN, STATUS_OK, STATUS_TOO_FAST, TESTS, UNITS, Result
 from app.compare import comparability, stats, summary
 from app.compare.figures import RunFigures
 from app.compare.grouping import DEFAULT, Configuration, Grouping, group_runs
 from app.compare.hints import (
     CPU_BOUND_PCT,
+    HIGH_SPREAD_CV_PCT,
     PER_CHAR_TESTS,
-    SPREAD_CV_PCT,
     WORST_LATENCY,
     general_text,
     result_hints,
@@ -32,7 +32,6 @@ from app.compare.hints import (
 from app.compare.request import ABSOLUTE, MODES, RELATIVE, parse_mode
 from app.compare.summary import percent
 from app.errors import BadRequest
-from app.ingest.parsing import NOT_RUN, OK, TESTS, TOO_FAST, Result
 from app.units import UNIT_STEPS, display_unit, format_in
 
 __all__ = ["ABSOLUTE", "MODES", "RELATIVE", "RunFigures", "compare", "compare_view", "heat_table"]
@@ -135,11 +134,12 @@ TEST_TITLES = bonnie.TITLES
 
 # Why a cell has no value; the page says these in tooltips and under each chart.
 STATUS_TEXT = {
-    TOO_FAST: bonnie.TOO_FAST_STATUS,
-    NOT_RUN: "not run",
+    STATUS_TOO_FAST: bonnie.TOO_FAST_STATUS,
+    STATUS_NOT_RUN: "not run",
     NO_LATENCY: "no latency in this line",
-    BASELINE_PREFIX + TOO_FAST: f"no comparison: the baseline's result is {bonnie.TOO_FAST_MARK} ({bonnie.TOO_FAST})",
-    BASELINE_PREFIX + NOT_RUN: "no comparison: the baseline did not run this test",
+    BASELINE_PREFIX
+    + STATUS_TOO_FAST: f"no comparison: the baseline's result is {bonnie.TOO_FAST_MARK} ({bonnie.TOO_FAST})",
+    BASELINE_PREFIX + STATUS_NOT_RUN: "no comparison: the baseline did not run this test",
     BASELINE_PREFIX + NO_LATENCY: "no comparison: the baseline's line has no latency",
     BASELINE_ZERO: "no comparison: the baseline's value is 0",
     TOO_FAST_UNJUDGED: f"no comparison: {bonnie.TOO_FAST_MARK} here, not known to be faster than the baseline",
@@ -157,15 +157,16 @@ def chart_cells(results: tuple[Result, ...], indexes: list[int], measure: str) -
         # bonnie++ prints a latency even for a +++++ result; 1.03 lines have none.
         values = [r[3] for r in picked]
         return [
-            OK if v is not None else _no_latency(r[0] == NOT_RUN) for r, v in zip(picked, values, strict=True)
+            STATUS_OK if v is not None else _no_latency(r[0] == STATUS_NOT_RUN)
+            for r, v in zip(picked, values, strict=True)
         ], values
     field = 1 if measure == VALUE else 2  # Result: status, value, cpu_pct, latency_us
-    return [r[0] for r in picked], [r[field] if r[0] == OK else None for r in picked]
+    return [r[0] for r in picked], [r[field] if r[0] == STATUS_OK else None for r in picked]
 
 
 def _no_latency(test_not_run: bool) -> str:
     """Why a latency is missing: the test never ran (its latency with it), or the line has none (1.03)."""
-    return NOT_RUN if test_not_run else NO_LATENCY
+    return STATUS_NOT_RUN if test_not_run else NO_LATENCY
 
 
 TEST_INDEXES = {spec.key: [TESTS.index(test) for test in spec.tests] for spec in CHARTS}
@@ -191,10 +192,12 @@ def _series(runs: Sequence[RunFigures], base_run: RunFigures | None) -> dict[str
                 # (run / baseline - 1) * 100 rounded to one decimal (+ 0.0 turns a rounded -0.0 into 0.0),
                 # null with the reason when either side has no value or the baseline's is 0.
                 values = [
-                    round((v / b - 1) * 100, 1) + 0.0 if s == OK and v is not None and reason is None else None
+                    round((v / b - 1) * 100, 1) + 0.0 if s == STATUS_OK and v is not None and reason is None else None
                     for s, v, b, reason in zip(statuses, values, base_values, why, strict=True)
                 ]
-                statuses = [s if s != OK else reason or OK for s, reason in zip(statuses, why, strict=True)]
+                statuses = [
+                    s if s != STATUS_OK else reason or STATUS_OK for s, reason in zip(statuses, why, strict=True)
+                ]
             cells[measure] = (statuses, values)
         for spec in CHARTS:
             statuses, values = cells[spec.measure]
@@ -210,7 +213,7 @@ def _series(runs: Sequence[RunFigures], base_run: RunFigures | None) -> dict[str
 
 def baseline_reason(status: str, value: Any) -> str | None:
     """Why a run cannot be compared with this baseline cell, or None when it can."""
-    if status != OK or value is None:
+    if status != STATUS_OK or value is None:
         return BASELINE_PREFIX + status
     return BASELINE_ZERO if value == 0 else None
 
@@ -241,10 +244,40 @@ def compare(
     relative = mode == RELATIVE
     configurations = group_runs(runs, grouping)
     base_config = next((c for c in configurations if base_run in c.runs), configurations[0])
+    charts = _charts(runs, configurations, base_config, base_run if relative else None, relative=relative)
+    data = {
+        "mode": mode,
+        "baseline": baseline,
+        "runs": [{"id": run.id, "label": run.label or run.machine} for run in runs],
+        "group": grouping.spelling,
+        "configurations": [
+            {"id": c.id, "name": c.name, "runs": [run.id for run in c.runs], "tags": c.tags} for c in configurations
+        ],
+        "baseline_configuration": base_config.id,
+        "min_effect": min_effect,
+        "error_control": stats.ERROR_CONTROL,
+        "charts": charts,
+        "warnings": comparability.warnings(runs) + _spread_warnings(charts, configurations),
+        "setup": comparability.setup_table(runs, source_of, {run.id: c.id for c in configurations for run in c.runs}),
+    }
+    adjust_verdicts(charts, base_config.id, min_effect)
+    data["summary"] = summary.summarise(data, TEST_TITLES, RATE_CHART_KEYS)
+    return data
+
+
+def _charts(
+    runs: Sequence[RunFigures],
+    configurations: Sequence[Configuration],
+    base_config: Configuration,
+    base_run: RunFigures | None,
+    *,
+    relative: bool,
+) -> list[dict[str, Any]]:
+    """Each chart of CHARTS: its runs' series and every configuration's cells, before the page's verdicts."""
     samples = {config.id: _samples(config) for config in configurations}
     facts = {config.id: _facts(config) for config in configurations}
     base_samples = samples[base_config.id]
-    all_series = _series(runs, base_run if relative else None)
+    all_series = _series(runs, base_run)
     charts = []
     for spec in CHARTS:
         indexes = TEST_INDEXES[spec.key]
@@ -267,7 +300,6 @@ def compare(
                                 facts[config.id],
                                 samples[config.id][index],
                                 None if config is base_config else base_samples[index],
-                                min_effect,
                             )
                             for index in indexes
                         ],
@@ -277,24 +309,7 @@ def compare(
                 "hints": [WORST_LATENCY] if spec.measure == LATENCY else [],
             }
         )
-    data = {
-        "mode": mode,
-        "baseline": baseline,
-        "runs": [{"id": run.id, "label": run.label or run.machine} for run in runs],
-        "group": grouping.spelling,
-        "configurations": [
-            {"id": c.id, "name": c.name, "runs": [run.id for run in c.runs], "tags": c.tags} for c in configurations
-        ],
-        "baseline_configuration": base_config.id,
-        "min_effect": min_effect,
-        "error_control": stats.ERROR_CONTROL,
-        "charts": charts,
-        "warnings": comparability.warnings(runs) + _spread_warnings(charts, configurations),
-        "setup": comparability.setup_table(runs, source_of, {run.id: c.id for c in configurations for run in c.runs}),
-    }
-    adjust_verdicts(charts, base_config.id, min_effect)
-    data["summary"] = summary.summarise(data, TEST_TITLES, RATE_CHART_KEYS)
-    return data
+    return charts
 
 
 # The kinds of verdict whose errors are controlled together: every rate cell of the page (all rate charts,
@@ -398,7 +413,7 @@ def _samples(config: Configuration) -> list[Sample]:
         scale = WORK_SCALES[index][0]
         too_fast = not_run = 0
         for status, value, cpu_pct, latency_us in results:
-            if status == OK:
+            if status == STATUS_OK:
                 if value is not None:
                     values.append(value)
                 if cpu_pct is not None:
@@ -406,7 +421,7 @@ def _samples(config: Configuration) -> list[Sample]:
                     if value:
                         work.append(cpu_pct * scale / value)
                         work_rounding += _ratio_rounding(cpu_pct, value)
-            elif status == TOO_FAST:
+            elif status == STATUS_TOO_FAST:
                 too_fast += 1
             else:
                 not_run += 1
@@ -471,7 +486,7 @@ def _single_sample(result: Result, run: RunFigures, index: int) -> Sample:
     """_samples() of one run's result: what an ungrouped comparison builds 36 times per run."""
     status, value, cpu_pct, latency_us = result
     latency = _one(latency_us)
-    if status == OK:
+    if status == STATUS_OK:
         work = None if cpu_pct is None or not value else cpu_pct * WORK_SCALES[index][0] / value
         return Sample(
             {VALUE: _one(value), CPU: _one(cpu_pct), LATENCY: latency, WORK: _one(work)},
@@ -482,7 +497,7 @@ def _single_sample(result: Result, run: RunFigures, index: int) -> Sample:
             None if value is None else (value, value),
             () if value is None else (value,),
         )
-    too_fast = status == TOO_FAST
+    too_fast = status == STATUS_TOO_FAST
     return Sample(
         {VALUE: _NOTHING, CPU: _NOTHING, LATENCY: latency, WORK: _NOTHING},
         1,
@@ -514,28 +529,10 @@ def _facts(config: Configuration) -> ConfigFacts:
     )
 
 
-def _cell(
-    spec: ChartSpec,
-    index: int,
-    config: Configuration,
-    facts: ConfigFacts,
-    sample: Sample,
-    base: Sample | None,
-    min_effect: float = stats.DEFAULT_MIN_EFFECT,
-) -> dict[str, Any]:
-    """One configuration's statistics for one test of a chart, and its verdict against the
-    baseline's (base is None for the baseline configuration itself)."""
-    measure = spec.measure
-    described, side = sample.stats[measure]
-    n = described.n
-    if sample.n_runs == 1 and not facts.has_evidence and SINGLE_RUN_SHORTCUT:
-        return _single_cell(spec, index, facts, sample, base)
-    if measure == LATENCY:
-        n_too_fast, n_not_run = 0, sample.n_runs - n  # a +++++ test still has its latency
-        status = OK if n else _no_latency(sample.n_not_run == sample.n_runs)
-    else:
-        n_too_fast, n_not_run = sample.n_too_fast, sample.n_not_run
-        status = OK if n else TOO_FAST if n_too_fast else NOT_RUN
+class _Against(NamedTuple):
+    """A cell's figures against the baseline's: the ratios, the raw p, the +++++ bound and the verdict before the
+    page's adjustment (adjust_verdicts()), with what that adjustment needs (`power`, `rank`)."""
+
     ratio: float | None = None
     ratio_ci95: list[float] | None = None
     geo_ratio: float | None = None
@@ -543,75 +540,38 @@ def _cell(
     bound_ratio: float | None = None
     verdict: str | None = None
     power: stats.Spreads | None = None
-    rank = False
-    if base is not None:
-        base_side = base.stats[measure][1]
-        compared = stats.ratio_between(side, base_side)
-        if compared.ratio is not None:
-            ratio = round(compared.ratio, 4) + 0.0
-            # adjust_verdicts() replaces this with the page's verdict once every p-value is known
-            verdict = stats.verdict(compared.ci95, spec.higher_is_better)
-            if compared.ci95 is not None:
-                ratio_ci95 = [round(compared.ci95[0], 4) + 0.0, round(compared.ci95[1], 4) + 0.0]
-            if compared.geo_ratio is not None:
-                geo_ratio = round(compared.geo_ratio, 4) + 0.0
-            if measure != LATENCY and (sample.n_too_fast or base.n_too_fast):
-                # +++++ is a value above the measurable, not a missing one: the mean of the measured runs alone
-                # is biased low, so such a side gets no verdict from it (a rate gets the rank test's, below)
-                verdict = stats.UNKNOWN
-            elif compared.p_value is not None:
-                p_value = _significant(compared.p_value)
-                # what a within-noise verdict could have seen: adjust_verdicts() works it out, the page's size known
-                power = stats.spreads(side, base_side)
-            elif verdict != stats.UNKNOWN:  # an exact ratio (no rounding variance): nothing to test
-                verdict = stats.WITHIN_NOISE
-        else:
-            verdict = stats.UNKNOWN
-        if measure == VALUE and (sample.n_too_fast or base.n_too_fast):
-            # adjust_verdicts() decides from this bound, whatever values the +++++ runs had, once the rank test's p
-            # (+++++ tied above every measured rate) holds with the page's other verdicts counted
-            bound_ratio = _bound_ratio(sample, base)
-            rank_p = stats.censored_rank_p(sample.rates, sample.n_too_fast, base.rates, base.n_too_fast)
-            if rank_p is not None:
-                p_value, rank = _significant(rank_p), True
-                verdict = stats.UNKNOWN
+    rank: bool = False
+
+
+NOT_AGAINST = _Against()  # the baseline's own cell
+
+
+def _cell(
+    spec: ChartSpec, index: int, config: Configuration, facts: ConfigFacts, sample: Sample, base: Sample | None
+) -> dict[str, Any]:
+    """One configuration's statistics for one test of a chart, and its verdict against the
+    baseline's (base is None for the baseline configuration itself)."""
+    measure = spec.measure
+    described = sample.stats[measure][0]
+    n = described.n
+    if sample.n_runs == 1 and not facts.has_evidence and SINGLE_RUN_SHORTCUT:
+        return _single_cell(spec, index, facts, sample, base)
+    if measure == LATENCY:
+        n_too_fast, n_not_run = 0, sample.n_runs - n  # a +++++ test still has its latency
+        status = STATUS_OK if n else _no_latency(sample.n_not_run == sample.n_runs)
+    else:
+        n_too_fast, n_not_run = sample.n_too_fast, sample.n_not_run
+        status = STATUS_OK if n else STATUS_TOO_FAST if n_too_fast else STATUS_NOT_RUN
+    against = NOT_AGAINST if base is None else _against(spec, sample, base)
     if measure == CPU:
         # %CPU is shown as it is: a higher %CPU for more work done is no loss; CPU per unit of work is judged
-        verdict = p_value = power = None
+        against = against._replace(verdict=None, p_value=None, power=None)
     test = TESTS[index]
-    rate = measure == VALUE
-    cpu_pct = sample.stats[CPU][0].mean if rate else None
     cv_pct = described.cv_pct
-    # Most results have no hint: ask the rules only when one of them can apply. A test that never ran has none:
-    # there is no result for a hint to explain.
-    hints: list[dict[str, str]] = []
-    if status != NOT_RUN and (
-        n_too_fast
-        or (cv_pct is not None and cv_pct > SPREAD_CV_PCT)
-        or (
-            rate
-            and (
-                (cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT)
-                or facts.ram_mib
-                or test in PER_CHAR_TESTS
-                or facts.has_evidence
-            )
-        )
-    ):
-        hints = result_hints(
-            test,
-            measures_rate=rate,
-            n_runs=sample.n_runs,
-            n_too_fast=n_too_fast,
-            cv_pct=cv_pct,
-            cpu_pct=cpu_pct,
-            file_size_mib=facts.file_size_mib,
-            ram_mib=facts.ram_mib,
-            format_versions=facts.format_versions,
-            seek_cpu_of_process=facts.seek_cpu_of_process,
-            evidence=_evidence(config, test) if rate and facts.has_evidence else None,
-        )
+    # A test that never ran has no hint: there is no result for a hint to explain.
+    hints = _cell_hints(spec, config, facts, sample, test, status, n_too_fast) if status != STATUS_NOT_RUN else []
     ci95 = described.ci95
+    bound_ratio = against.bound_ratio
     return {
         "test": test,
         "status": status,
@@ -624,21 +584,96 @@ def _cell(
         "cv_pct": None if cv_pct is None else round(cv_pct, 2) + 0.0,
         "geo_mean": None if described.geo_mean is None else round(described.geo_mean, 3) + 0.0,
         "ci95": None if ci95 is None else [round(ci95[0], 3) + 0.0, round(ci95[1], 3) + 0.0],
-        "ratio": ratio,
-        "ratio_ci95": ratio_ci95,
-        "geo_ratio": geo_ratio,
-        "p_value": p_value,
+        "ratio": against.ratio,
+        "ratio_ci95": against.ratio_ci95,
+        "geo_ratio": against.geo_ratio,
+        "p_value": against.p_value,
         "p_adjusted": None,
         "too_fast_above": _too_fast_figure(sample) if n_too_fast else None,
         "bound_ratio": None if bound_ratio is None else round(bound_ratio, 4) + 0.0,
-        "verdict": verdict,
+        "verdict": against.verdict,
         "detectable_pct": None,
         "runs_needed": None,
         **(_per_work(index, sample, base) if measure == CPU else NO_PER_WORK),
         "hints": hints,
-        **({} if power is None else {POWER_KEY: power}),
-        **({RANK_KEY: True} if rank else {}),
+        **({} if against.power is None else {POWER_KEY: against.power}),
+        **({RANK_KEY: True} if against.rank else {}),
     }
+
+
+def _against(spec: ChartSpec, sample: Sample, base: Sample) -> _Against:
+    """A cell's figures against the baseline's (_Against)."""
+    measure = spec.measure
+    side, base_side = sample.stats[measure][1], base.stats[measure][1]
+    ratio = ratio_ci95 = geo_ratio = p_value = bound_ratio = power = None
+    rank = False
+    compared = stats.ratio_between(side, base_side)
+    if compared.ratio is not None:
+        ratio = round(compared.ratio, 4) + 0.0
+        # adjust_verdicts() replaces this with the page's verdict once every p-value is known
+        verdict: str | None = stats.verdict(compared.ci95, spec.higher_is_better)
+        if compared.ci95 is not None:
+            ratio_ci95 = [round(compared.ci95[0], 4) + 0.0, round(compared.ci95[1], 4) + 0.0]
+        if compared.geo_ratio is not None:
+            geo_ratio = round(compared.geo_ratio, 4) + 0.0
+        if measure != LATENCY and (sample.n_too_fast or base.n_too_fast):
+            # +++++ is a value above the measurable, not a missing one: the mean of the measured runs alone
+            # is biased low, so such a side gets no verdict from it (a rate gets the rank test's, below)
+            verdict = stats.UNKNOWN
+        elif compared.p_value is not None:
+            p_value = _significant(compared.p_value)
+            # what a within-noise verdict could have seen: adjust_verdicts() works it out, the page's size known
+            power = stats.spreads(side, base_side)
+        elif verdict != stats.UNKNOWN:  # an exact ratio (no rounding variance): nothing to test
+            verdict = stats.WITHIN_NOISE
+    else:
+        verdict = stats.UNKNOWN
+    if measure == VALUE and (sample.n_too_fast or base.n_too_fast):
+        # adjust_verdicts() decides from this bound, whatever values the +++++ runs had, once the rank test's p
+        # (+++++ tied above every measured rate) holds with the page's other verdicts counted
+        bound_ratio = _bound_ratio(sample, base)
+        rank_p = stats.censored_rank_p(sample.rates, sample.n_too_fast, base.rates, base.n_too_fast)
+        if rank_p is not None:
+            p_value, rank = _significant(rank_p), True
+            verdict = stats.UNKNOWN
+    return _Against(ratio, ratio_ci95, geo_ratio, p_value, bound_ratio, verdict, power, rank)
+
+
+def _cell_hints(
+    spec: ChartSpec, config: Configuration, facts: ConfigFacts, sample: Sample, test: str, status: str, n_too_fast: int
+) -> list[dict[str, str]]:
+    """The limiter hints of a cell that has a result (hints.result_hints)."""
+    rate = spec.measure == VALUE
+    cpu_pct = sample.stats[CPU][0].mean if rate else None
+    cv_pct = sample.stats[spec.measure][0].cv_pct
+    # Most results have no hint: ask the rules only when one of them can apply.
+    if not (
+        n_too_fast
+        or (cv_pct is not None and cv_pct > HIGH_SPREAD_CV_PCT)
+        or (
+            rate
+            and (
+                (cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT)
+                or facts.ram_mib
+                or test in PER_CHAR_TESTS
+                or facts.has_evidence
+            )
+        )
+    ):
+        return []
+    return result_hints(
+        test,
+        measures_rate=rate,
+        n_runs=sample.n_runs,
+        n_too_fast=n_too_fast,
+        cv_pct=cv_pct,
+        cpu_pct=cpu_pct,
+        file_size_mib=facts.file_size_mib,
+        ram_mib=facts.ram_mib,
+        format_versions=facts.format_versions,
+        seek_cpu_of_process=facts.seek_cpu_of_process,
+        evidence=_evidence(config, test) if rate and facts.has_evidence else None,
+    )
 
 
 def _per_work(index: int, sample: Sample, base: Sample | None) -> dict[str, Any]:
@@ -698,6 +733,8 @@ def _bound_ratio(side: Sample, base: Sample) -> float | None:
     if fast.too_fast_above is None or measured.value_range is None:
         return None
     floor = fast.too_fast_above if fast.value_range is None else min(fast.too_fast_above, fast.value_range[0])
+    if floor <= 0 or measured.value_range[1] <= 0:
+        return None  # a run that measured 0 bounds nothing, as it gets no verdict of its own
     if sign > 0:
         ratio = floor / measured.value_range[1]
         return ratio if ratio > 1 else None
@@ -722,10 +759,10 @@ def _single_cell(
     test = TESTS[index]
     if measure == LATENCY:
         n_too_fast, n_not_run = 0, 1 - described.n
-        status = OK if mean is not None else _no_latency(sample.n_not_run == 1)
+        status = STATUS_OK if mean is not None else _no_latency(sample.n_not_run == 1)
     else:
         n_too_fast, n_not_run = sample.n_too_fast, sample.n_not_run
-        status = OK if mean is not None else TOO_FAST if n_too_fast else NOT_RUN
+        status = STATUS_OK if mean is not None else STATUS_TOO_FAST if n_too_fast else STATUS_NOT_RUN
     ratio = verdict = None
     if base is not None:
         verdict = None if measure == CPU else stats.UNKNOWN  # %CPU is shown as it is, never judged
@@ -736,7 +773,7 @@ def _single_cell(
     measures_rate = measure == VALUE
     cpu_pct = sample.stats[CPU][0].mean if measures_rate else None
     hints: list[dict[str, str]] = []
-    if status != NOT_RUN and (
+    if status != STATUS_NOT_RUN and (
         n_too_fast
         or (
             measures_rate
@@ -803,7 +840,7 @@ def _spread_warnings(charts: list[dict[str, Any]], configurations: list[Configur
             continue
         for entry in chart["configurations"]:
             for cell in entry["tests"]:
-                if cell["cv_pct"] is not None and cell["cv_pct"] > stats.SPREAD_WARNING_CV_PCT:
+                if cell["cv_pct"] is not None and cell["cv_pct"] > HIGH_SPREAD_CV_PCT:
                     where.setdefault(entry["configuration"], []).append(
                         f"{TEST_TITLES[cell['test']]} {cell['cv_pct']:.1f} %"
                     )
@@ -813,7 +850,7 @@ def _spread_warnings(charts: list[dict[str, Any]], configurations: list[Configur
     return [
         {
             "code": "high_spread",
-            "text": f"Runs of a configuration disagree (CV above {stats.SPREAD_WARNING_CV_PCT:g} %): {listed}. Run more, or find the noise.",
+            "text": f"Runs of a configuration disagree (CV above {HIGH_SPREAD_CV_PCT:g} %): {listed}. Run more, or find the noise.",
         }
     ]
 
@@ -850,14 +887,14 @@ def cell_status(cell: dict[str, Any], base: dict[str, Any] | None, rate: bool) -
     "baseline_" + status, or "baseline_zero"; "ok" when it has one. Relative, on a chart of rates, a verdict a
     +++++ bound decided has its bar (the bound: _bar), and a +++++ result it did not decide has none."""
     if base is not None and rate and _decided_by_bound(cell):
-        return OK
-    if base is not None and rate and cell["status"] == TOO_FAST and not _above_baseline(cell, base):
+        return STATUS_OK
+    if base is not None and rate and cell["status"] == STATUS_TOO_FAST and not _above_baseline(cell, base):
         return TOO_FAST_UNJUDGED
-    if cell["status"] != OK or base is None:
+    if cell["status"] != STATUS_OK or base is None:
         return cell["status"]
-    if base["status"] != OK:
+    if base["status"] != STATUS_OK:
         return BASELINE_PREFIX + base["status"]
-    return BASELINE_ZERO if cell["ratio"] is None else OK
+    return BASELINE_ZERO if cell["ratio"] is None else STATUS_OK
 
 
 def _base_cells(chart: dict[str, Any], base_id: int) -> list[dict[str, Any]]:
@@ -955,7 +992,7 @@ def chart_bars(chart: dict[str, Any], data: dict[str, Any], kind: str | None) ->
         statuses = []
         for cell, base in zip(entry["tests"], base_cells, strict=True):
             status = cell_status(cell, base if relative else None, rate)
-            value, error = _bar(cell, base, kind) if status == OK else (None, None)
+            value, error = _bar(cell, base, kind) if status == STATUS_OK else (None, None)
             statuses.append(status)
             values.append(value)
             errors.append(error)
@@ -985,6 +1022,25 @@ def chart_bars(chart: dict[str, Any], data: dict[str, Any], kind: str | None) ->
     return bars
 
 
+def _axis(spec: ChartSpec, chart: dict[str, Any], kind: str | None, *, relative: bool) -> tuple[str, int, str]:
+    """A chart's display unit, the divisor into it, and its axis title: of its values (absolute), else of what a
+    relative chart shows (RELATIVE_KIND)."""
+    if kind == RATIO:
+        return "×", 1, "× baseline latency (log)"
+    if kind == POINTS:
+        return "points", 1, "%CPU points vs baseline"
+    if relative:
+        return "%", 1, "% vs baseline"
+    values = [
+        v for entry in chart["configurations"] for cell in entry["tests"] for v in (cell["mean"], *(cell["ci95"] or ()))
+    ]
+    unit, divisor = display_unit(spec.unit, values)
+    if spec.measure == CPU:
+        return unit, divisor, "%CPU"
+    log = spec.measure == LATENCY
+    return unit, divisor, f"{'latency' if log else spec.title}, {unit}" + (" (log scale)" if log else "")
+
+
 def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, Any]:
     """Names, titles, axis units, notes, hints and the bars for the charts of `data` (what compare() returned).
     The page draws one bar per configuration: its mean (absolute) or its difference from the baseline
@@ -996,28 +1052,9 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
     base_id = data["baseline_configuration"]
     charts = []
     for spec, chart in zip(CHARTS, data["charts"], strict=True):
-        values = [
-            v
-            for entry in chart["configurations"]
-            for cell in entry["tests"]
-            for v in (cell["mean"], *(cell["ci95"] or ()))
-        ]
         kind = RELATIVE_KIND[spec.measure] if relative else None
         log = spec.measure == LATENCY  # absolute latency spans decades; relative, so do its ratios
-        if kind == RATIO:
-            unit, divisor = "×", 1
-            axis_title = "× baseline latency (log)"
-        elif kind == POINTS:
-            unit, divisor = "points", 1
-            axis_title = "%CPU points vs baseline"
-        elif relative:
-            unit, divisor = "%", 1
-            axis_title = "% vs baseline"
-        else:
-            unit, divisor = display_unit(spec.unit, values)
-            axis_title = f"{'latency' if log else spec.title}, {unit}" + (" (log scale)" if log else "")
-            if spec.measure == CPU:
-                axis_title = "%CPU"
+        unit, divisor, axis_title = _axis(spec, chart, kind, relative=relative)
         charts.append(
             {
                 "key": spec.key,
@@ -1046,7 +1083,7 @@ def compare_view(runs: Sequence[RunFigures], data: dict[str, Any]) -> dict[str, 
         "baseline_name": config_names[base_id],
         "charts": charts,
         "status_text": STATUS_TEXT,
-        "verdict_text": VERDICT_TEXT,
+        "verdict_text": verdict_text(data["min_effect"]),
         "too_fast_explanation": TOO_FAST_EXPLANATION,
         "too_fast_marks": TOO_FAST_MARKS,
         "verdict_mark": VERDICT_MARK,
@@ -1061,21 +1098,25 @@ PERCENT, RATIO, POINTS = "percent", "ratio", "points"
 RELATIVE_KIND = {VALUE: PERCENT, LATENCY: RATIO, CPU: POINTS}
 
 
-VERDICT_TEXT = {
-    "better": "better (▲): the difference holds with every verdict of the page counted together (Holm, 5 % for the "
-    "page: the more configurations and tests a page compares, the larger a change must be) and its estimate is at "
-    "least the minimum effect (×1.05 by default; of the estimate, not of its interval)",
-    "worse": "worse (▼): the difference holds with every verdict of the page counted together (Holm, 5 % for the "
-    "page: the more configurations and tests a page compares, the larger a change must be) and its estimate is at "
-    "least the minimum effect (×1.05 by default; of the estimate, not of its interval)",
-    "within_noise": "within noise (~): no difference beyond the minimum effect holds once the page's other "
-    "verdicts are counted (a smaller one may be there: the summary says how large a change each could have seen, "
-    'and "cannot tell with N runs a side" where that is more than a 10 % change); the 95 % CI shown is of this '
-    "comparison alone",
-    "unknown": "unknown: fewer than two measured runs on a side, a run that measured 0, or +++++ runs (faster "
-    "than measurable) on one that could decide it, or whose separation from the other side's runs chance gives as "
-    "often with this few runs (their rank test did not hold on the page)",
-}
+def verdict_text(min_effect: float) -> dict[str, str]:
+    """What each verdict claims, for the charts' tooltips, with the page's own minimum effect (the setting's or
+    the URL's)."""
+    holds = (
+        "the difference holds with every verdict of the page counted together (Holm, 5 % for the page: the more "
+        "configurations and tests a page compares, the larger a change must be) and its estimate is at least the "
+        f"minimum effect (×{min_effect:g} on this page; of the estimate, not of its interval)"
+    )
+    return {
+        "better": f"better (▲): {holds}",
+        "worse": f"worse (▼): {holds}",
+        "within_noise": "within noise (~): no difference beyond the minimum effect holds once the page's other "
+        "verdicts are counted (a smaller one may be there: the summary says how large a change each could have "
+        'seen, and "cannot tell with N runs a side" where that is more than a 10 % change); the 95 % CI shown is '
+        "of this comparison alone",
+        "unknown": "unknown: fewer than two measured runs on a side, a run that measured 0, or +++++ runs (faster "
+        "than measurable) on one that could decide it, or whose separation from the other side's runs chance gives "
+        "as often with this few runs (their rank test did not hold on the page)",
+    }
 
 
 def chart_notes(chart: dict[str, Any], names: dict[int, str], base_id: int | None = None) -> list[dict[str, Any]]:
@@ -1092,18 +1133,18 @@ def chart_notes(chart: dict[str, Any], names: dict[int, str], base_id: int | Non
         for index, cell in enumerate(entry["tests"]):
             test = cell["test"]
             status = cell_status(cell, base_cells[index] if base_cells else None, rate)
-            if status != OK:
+            if status != STATUS_OK:
                 grouped.setdefault(status, {}).setdefault(entry["configuration"], []).append((test, test))
             elif cell["n_too_fast"] and rate:
                 # a bar of the measured runs only: the rest were +++++
                 some = f"{test} ({cell['n_too_fast']} of {cell['n'] + cell['n_too_fast']} runs)"
-                grouped.setdefault(TOO_FAST, {}).setdefault(entry["configuration"], []).append((test, some))
+                grouped.setdefault(STATUS_TOO_FAST, {}).setdefault(entry["configuration"], []).append((test, some))
     order = list(STATUS_TEXT)
     notes = []
     for status in sorted(grouped, key=lambda s: order.index(s) if s in order else len(order)):
         by_config = grouped[status]
         explanation = None
-        if status == TOO_FAST:
+        if status == STATUS_TOO_FAST:
             hints = dict.fromkeys(TOO_FAST_HINT[test] for tests in by_config.values() for test, _ in tests)
             explanation = f"{TOO_FAST_EXPLANATION} {' or '.join(hints).capitalize()} would measure it."
         notes.append(
@@ -1181,6 +1222,49 @@ def _difference(measure: str, cell: dict[str, Any], base: dict[str, Any]) -> str
     return percent(ratio)
 
 
+def _heat_cell(
+    measure: str, cell: dict[str, Any], base: dict[str, Any] | None, unit: str, divisor: int
+) -> dict[str, Any]:
+    """One cell of a heat table (heat_table()), from its chart cell; `base` is the baseline's (None for its own)."""
+    relative = ""
+    verdict = cell["verdict"]
+    if measure == CPU:
+        # %CPU as it is, never shaded, then what is judged: CPU per unit of work, with its mark
+        if cell["ratio"] is not None and base is not None:
+            relative = _difference(measure, cell, base)
+        if cell["cpu_per_work_ratio"] is not None:
+            per_work = f"per {cell['work_unit'].split('/', 1)[1]} {percent(cell['cpu_per_work_ratio'])}"
+            mark = VERDICT_MARK[cell["cpu_per_work_verdict"]]
+            relative = f"{relative} · {per_work} {mark}".lstrip(" ·")
+    elif cell["ratio"] is not None and base is not None:
+        relative = f"{_difference(measure, cell, base)} {VERDICT_MARK[verdict]}"
+    too_fast = cell["status"] == STATUS_TOO_FAST and measure != LATENCY
+    ci95 = cell["ci95"]
+    return {
+        "measure": measure,
+        "text": TOO_FAST_TEXT if too_fast else format_in(cell["mean"], unit, divisor),
+        # the whole interval, which a chart may clip at its axis
+        "ci": f"{format_in(ci95[0], unit, divisor)} to {format_in(ci95[1], unit, divisor)}" if ci95 else "",
+        "relative": relative,
+        "verdict": verdict,
+        "status": cell["status"],
+        "n": cell["n"],
+    }
+
+
+def _places(by_key: dict[str, dict[str, Any]]) -> dict[str, dict[str, tuple[dict[str, Any], int]]]:
+    """measure -> test -> (the chart that shows it, the test's index in that chart)."""
+    return {
+        measure: {
+            test: (by_key[spec.key], spec.tests.index(test))
+            for spec in CHARTS
+            if spec.measure == measure
+            for test in spec.tests
+        }
+        for measure in (VALUE, CPU, LATENCY)
+    }
+
+
 def heat_table(data: dict[str, Any]) -> dict[str, Any]:
     """The tables under the charts, in the spirit of bon_csv2html but readable at 1366 px: one table
     per measure (rates, %CPU, latency when any run has one), one row per configuration, one column
@@ -1193,16 +1277,7 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
     list per measure the indexes of its cells and the groups' titles and widths."""
     by_key = {chart["key"]: chart for chart in data["charts"]}
     base_id = data["baseline_configuration"]
-    # test -> (chart, index in it) for each measure
-    where = {
-        measure: {
-            test: (by_key[spec.key], spec.tests.index(test))
-            for spec in CHARTS
-            if spec.measure == measure
-            for test in spec.tests
-        }
-        for measure in (VALUE, CPU, LATENCY)
-    }
+    where = _places(by_key)
     has_latency = any(cell["n"] for entry in by_key["latency"]["configurations"] for cell in entry["tests"])
     measures = (VALUE, CPU, LATENCY) if has_latency else (VALUE, CPU)
     columns = []
@@ -1214,34 +1289,8 @@ def heat_table(data: dict[str, Any]) -> dict[str, Any]:
             unit, divisor = _column_unit(test, measure, [cell["mean"] for cell in cells.values()])
             columns.append({"test": test, "measure": measure, "unit": unit, "group_start": test in HEAT_GROUP_STARTS})
             for config_id, cell in cells.items():
-                relative = ""
-                verdict = cell["verdict"]
-                if measure == CPU:
-                    # %CPU as it is, never shaded, then what is judged: CPU per unit of work, with its mark
-                    if cell["ratio"] is not None and config_id != base_id:
-                        relative = _difference(measure, cell, cells[base_id])
-                    if cell["cpu_per_work_ratio"] is not None:
-                        per_work = f"per {cell['work_unit'].split('/', 1)[1]} {percent(cell['cpu_per_work_ratio'])}"
-                        mark = VERDICT_MARK[cell["cpu_per_work_verdict"]]
-                        relative = f"{relative} · {per_work} {mark}".lstrip(" ·")
-                elif cell["ratio"] is not None and config_id != base_id:
-                    relative = f"{_difference(measure, cell, cells[base_id])} {VERDICT_MARK[verdict]}"
-                too_fast = cell["status"] == TOO_FAST and measure != LATENCY
-                ci95 = cell["ci95"]
-                by_config[config_id].append(
-                    {
-                        "measure": measure,
-                        "text": TOO_FAST_TEXT if too_fast else format_in(cell["mean"], unit, divisor),
-                        # the whole interval, which a chart may clip at its axis
-                        "ci": f"{format_in(ci95[0], unit, divisor)} to {format_in(ci95[1], unit, divisor)}"
-                        if ci95
-                        else "",
-                        "relative": relative,
-                        "verdict": verdict,
-                        "status": cell["status"],
-                        "n": cell["n"],
-                    }
-                )
+                base = None if config_id == base_id else cells[base_id]
+                by_config[config_id].append(_heat_cell(measure, cell, base, unit, divisor))
     rows = [
         {
             "configuration": config["id"],

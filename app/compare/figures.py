@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.bonnie import TESTS, Result
 from app.columns import (
     FILE_TEST_COLUMNS,
     IDENTITY_COLUMNS,
@@ -19,7 +20,6 @@ from app.columns import (
     SETUP_COLUMNS,
     result_column,
 )
-from app.ingest.parsing import TESTS, Result
 from app.units import mib_of_bytes
 
 

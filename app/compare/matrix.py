@@ -28,9 +28,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 from app import bonnie
+from app.bonnie import STATUS_OK, STATUS_TOO_FAST, TESTS
 from app.compare import engine as charts
 from app.compare import stats
-from app.compare.answer import factor_text
+from app.compare.answer import cells_by_test, factor_text
 from app.compare.figures import RunFigures
 from app.compare.grouping import UNSET, Grouping
 from app.compare.request import (
@@ -43,8 +44,7 @@ from app.compare.request import (
 from app.compare.request import permalink as permalink_of
 from app.compare.summary import percent
 from app.errors import BadRequest
-from app.ingest.parsing import OK, TESTS, TOO_FAST
-from app.ingest.validation import parse_tag_filters, split_tag_terms
+from app.tags import parse_tag_filters, split_tag_terms
 from app.units import display_unit, format_in
 
 
@@ -176,9 +176,15 @@ def _why_left_out(test: str, runs: Sequence[RunFigures], names_of: dict[int, str
     where: dict[str, list[str]] = {}
     for run in runs:
         status, value = run.results[index][0], run.results[index][1]
-        if status == OK and value:
+        if status == STATUS_OK and value:
             continue
-        why = bonnie.TOO_FAST_MARK if status == TOO_FAST else "0" if status == OK and value is not None else "not run"
+        why = (
+            bonnie.TOO_FAST_MARK
+            if status == STATUS_TOO_FAST
+            else "0"
+            if status == STATUS_OK and value is not None
+            else "not run"
+        )
         cells = where.setdefault(why, [])
         if names_of[run.id] not in cells:
             cells.append(names_of[run.id])
@@ -313,13 +319,7 @@ def build_from(runs: Sequence[RunFigures], request: MatrixRequest, data: dict[st
     """The matrix of `runs` from their comparison(): build() with the comparison made once for the page."""
     grouping = Grouping(keys=(request.rows, request.cols), kind="tags")
     base_id = data["baseline_configuration"]
-    rate_charts = [chart for chart in data["charts"] if chart["key"] in charts.RATE_CHART_KEYS]
-    # configuration id -> test -> its rate cell (the statistics of compare())
-    cells: dict[int, dict[str, dict[str, Any]]] = {c["id"]: {} for c in data["configurations"]}
-    for chart in rate_charts:
-        for entry in chart["configurations"]:
-            for cell in entry["tests"]:
-                cells[entry["configuration"]][cell["test"]] = cell
+    cells = cells_by_test(data, charts.RATE_CHART_KEYS)  # the statistics of compare()
     run_tags = {run.id: run.tags for run in runs}
 
     def value_of(config: dict[str, Any], key: str) -> str:

@@ -10,7 +10,7 @@ Both accept the same query (docs: README "Compare configurations"):
   this run, else the first configuration);
 - `group=params|none|KEY,KEY` — how runs form configurations (app/compare/grouping.py; default params);
 - `min_effect=1.1` — the smallest ratio (either way) a verdict calls better or worse (default the setting
-  BONNIEBOARD_MIN_EFFECT, 1.05; asv uses 1.1). It changes the answer, so it is part of the request: of the
+  BONNIEBOARD_MIN_EFFECT, itself app.config.DEFAULT_MIN_EFFECT unless set). It changes the answer, so it is part of the request: of the
   cache key and, when it differs from the setting, of the permalink.
 
 The API answers 400 for a baseline that is not among the runs found; the page leaves it out and
@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from app.compare.grouping import BY_PARAMS, DEFAULT, MAX_GROUP_KEYS, UNGROUPED, Grouping
-from app.config import get_settings
+from app.config import MIN_EFFECT_RANGE, get_settings
 from app.errors import BadRequest
 from app.limits import MAX_ID
 
@@ -34,8 +34,6 @@ MODES = (ABSOLUTE, RELATIVE)
 # A chart with hundreds of bars per test reads as noise, and the page must stay fast.
 MAX_RUNS = 100
 _MAX_ID_DIGITS = len(str(MAX_ID))
-# ×1 asks for every difference the test holds; beyond ×10 no bonnie++ change is ever called better or worse.
-MIN_EFFECT_RANGE = (1.0, 10.0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ request computes a few hundred of them, faster in plain Python than through arra
 - `verdict(...)`: the page decides, not one cell: `holm()` adjusts the p-values of every verdict of a
   kind the page shows (app/compare/engine.py), and `decide()` says better / worse only when the
   adjusted p is under 0.05 *and* the geometric-mean ratio is at least the minimum effect away from 1
-  (×1.05 by default): a tiny difference is never better or worse, however tight its CI. within_noise
+  (BONNIEBOARD_MIN_EFFECT, or the URL's min_effect): a tiny difference is never better or worse, however tight its CI. within_noise
   otherwise; unknown when either side has fewer than two measured values or a value ≤ 0 (a log ratio
   needs positive numbers). `unchanged()` holds only when the ratio's CI lies inside the minimum effect.
 - +++++ (censored at bonnie++'s bound) inside the same error control: `censored_rank_p()`, an exact rank test
@@ -51,14 +51,16 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal
 
+# The smallest change a verdict names when the caller gives none: a smaller one is never better or worse (a
+# bonnie++ rerun on one machine typically stays within 5 %, app.compare.hints.HIGH_SPREAD_CV_PCT).
+from app.config import DEFAULT_MIN_EFFECT
+
 Verdict = Literal["better", "worse", "within_noise", "unknown"]
 BETTER: Verdict = "better"
 WORSE: Verdict = "worse"
 WITHIN_NOISE: Verdict = "within_noise"
 UNKNOWN: Verdict = "unknown"
 CONFIDENCE = 0.95
-# Phoronix flags 3.5 %; 5 % is where a bonnie++ rerun on the same machine typically stays.
-SPREAD_WARNING_CV_PCT = 5.0
 
 
 @dataclass(slots=True)  # read-only by convention: frozen=True makes building one 4x dearer
@@ -221,9 +223,6 @@ def ratio_of_means(values: Sequence[float], baseline: Sequence[float], quantum: 
 
 # ==== The page's error control ====
 
-# The smallest change a verdict names: a smaller one is never better or worse (asv uses ×1.1; a bonnie++
-# rerun on one machine typically stays within 5 %, SPREAD_WARNING_CV_PCT).
-DEFAULT_MIN_EFFECT = 1.05
 ALPHA = 0.05  # 1 - CONFIDENCE, written exactly (1 - 0.95 is 0.050000000000000044)
 # Holm rather than Benjamini–Hochberg: the promise is about the whole page ("a page of unchanged runs
 # shows no ▲/▼" on at least 95 % of such pages: the family-wise error), which Holm keeps whatever the

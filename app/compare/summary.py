@@ -12,15 +12,15 @@ it is judged better or worse. Every qualifier belongs to its item, never to a li
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass, field
 from typing import Any
 
-from app.bonnie import TOO_FAST_MARK, UNITS, raise_option
+from app.bonnie import STATUS_TOO_FAST, TOO_FAST_MARK, UNITS, raise_option
 from app.compare.answer import change_text as _change
 from app.compare.answer import could_have_seen, factor_text
 from app.compare.stats import cared_effect_pct
 
 MAX_CONFIGURATIONS = 6  # more would be a wall of text: the charts and table have the rest
-TOO_FAST, OK = "too_fast", "ok"
 SINGLE_RUN = (
     "Single runs cannot tell a difference from noise: repeat each configuration (bonnie++ -x 5 or more, more on a "
     "page of many configurations); "
@@ -67,88 +67,109 @@ def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collect
     configurations = data["configurations"]
     names = {c["id"]: c["name"] for c in configurations}
     base_id = data["baseline_configuration"]
-    base_cells = _cells(data, base_id, rate_charts)
-    base_cpu = _cpu(data, base_id)
     if len(configurations) == 1:
         runs = len(configurations[0]["runs"])
         return f"One configuration ({runs} run{'s' if runs != 1 else ''}): nothing to compare it with."
-    sentences = []
-    min_effect = data.get("min_effect", 1.05)
     others = [c for c in configurations if c["id"] != base_id]
-    # only a configuration of single runs makes the whole page unable to judge: say so first
-    single = any(len(c["runs"]) == 1 for c in configurations)
-    for config in others[:MAX_CONFIGURATIONS]:
-        cpu = _cpu(data, config["id"])
-        judged, other, cpu_bound, too_fast, missing = [], [], [], [], []
-        for cell, base in zip(_cells(data, config["id"], rate_charts), base_cells, strict=True):
-            title = titles[cell["test"]]
-            if cell["status"] == TOO_FAST and base["status"] == TOO_FAST:
-                too_fast.append((title, cell["test"]))
-                continue
-            if cell["bound_ratio"] is not None and cell["verdict"] in ("better", "worse"):
-                judged.append(f"{title} {factor_text(cell)} ({_too_fast_count(cell, base)}, {cell['verdict']})")
-                continue
-            if cell["ratio"] is None and (
-                _empty(cell) or _empty(base) or not (cell["n_too_fast"] or base["n_too_fast"])
-            ):
-                missing.append(title)
-                continue
-            both_cpu = _cpu_bound(cell) and _cpu_bound(base)
-            if cell["verdict"] in ("better", "worse"):
-                low, high = cell["ratio_ci95"]
-                judged.append(
-                    f"{title} {percent(_geo(cell))} (95 % CI {percent(low)} to {percent(high)}, {cell['verdict']})"
-                )
-            elif cell["verdict"] == "within_noise":
-                if both_cpu and unchanged(cell, min_effect):
-                    cpu_bound.append((title, True))
-                    continue
-                other.append(f"{title} {percent(_geo(cell))} ({_noise_words(cell, min_effect)})")
-            elif cell["bound_ratio"] is not None:
-                # separated, but no more than chance separates runs this few: the rank test did not hold on the page
-                other.append(f"{title} cannot tell ({_runs_a_side(cell, base)}; {factor_text(cell)} in these runs)")
-            elif cell["n_too_fast"] or base["n_too_fast"]:
-                measured = "" if cell["ratio"] is None else f" {percent(cell['ratio'])} of the measured runs"
-                other.append(
-                    f"{title}{measured} (no verdict: {_too_fast_count(cell, base)}; "
-                    f"whatever the {TOO_FAST_MARK} runs were could decide it)"
-                )
-            else:
-                other.append(f"{title} {percent(cell['ratio'])} (no verdict: {_why_unknown(cell, base)})")
-            if both_cpu:
-                cpu_bound.append((title, False))
-        parts = judged + other
-        per_work = [
-            f"{titles[c['test']]} {percent(c['cpu_per_work_ratio'])} {c['work_unit']} "
-            f"(95 % CI {percent(c['cpu_per_work_ratio_ci95'][0])} to {percent(c['cpu_per_work_ratio_ci95'][1])}, "
-            f"{c['cpu_per_work_verdict']})"
-            for c in _cpu_cells(data, config["id"])
-            if c["cpu_per_work_verdict"] in ("better", "worse")
-        ]
-        if per_work:
-            parts.append(f"CPU per unit of work: {'; '.join(per_work)}")
-        if cpu_bound:
-            tests = [t for t, _ in cpu_bound]
-            # "unchanged" only for those whose CI lies inside the minimum effect
-            steady = [t for t, u in cpu_bound if u]
-            unchanged_words = "unchanged and " if len(steady) == len(tests) else ""
-            also = f" ({_join(steady)} unchanged)" if steady and not unchanged_words else ""
-            both = [v for cell in ([cpu] + [base_cpu]) for t, v in cell.items() if titles[t] in tests and v is not None]
-            level = f" ({max(both):.0f} % CPU)" if both else ""
-            parts.append(
-                f"{_join(tests)} {unchanged_words}CPU-bound in both{level}: they measure the CPU, not the disk{also}"
-            )
-        if too_fast:
-            options = dict.fromkeys(raise_option(test).split(" ")[0] for _, test in too_fast)
-            parts.append(f"{_join([t for t, _ in too_fast])} {TOO_FAST_MARK} in both: raise {' and '.join(options)}")
-        if missing:
-            parts.append(f"{_join(missing)} not comparable ({TOO_FAST_MARK} or not run on one side)")
-        sentences.append(f"{names[config['id']]} vs {names[base_id]}: {'; '.join(parts) or 'nothing to compare'}.")
+    sentences = [
+        f"{names[config['id']]} vs {names[base_id]}: "
+        f"{'; '.join(_parts(data, config['id'], titles, rate_charts)) or 'nothing to compare'}."
+        for config in others[:MAX_CONFIGURATIONS]
+    ]
     if len(others) > MAX_CONFIGURATIONS:
         sentences.append(f"{len(others) - MAX_CONFIGURATIONS} more configurations are in the charts and the table.")
-    if single:
+    # only a configuration of single runs makes the whole page unable to judge: say so first
+    if any(len(c["runs"]) == 1 for c in configurations):
         sentences.insert(0, SINGLE_RUN)
     return " ".join(sentences)
+
+
+@dataclass(slots=True)
+class _Sorted:
+    """A configuration's rate cells against the baseline's, by what its sentence says of them."""
+
+    judged: list[str] = field(default_factory=list)  # better or worse
+    other: list[str] = field(default_factory=list)  # within noise, or no verdict and why
+    cpu_bound: list[tuple[str, bool]] = field(default_factory=list)  # (title, unchanged) CPU-bound on both sides
+    too_fast: list[tuple[str, str]] = field(default_factory=list)  # (title, test) +++++ on both sides
+    missing: list[str] = field(default_factory=list)  # not comparable
+
+
+def _parts(data: dict[str, Any], config_id: int, titles: dict[str, str], rate_charts: Collection[str]) -> list[str]:
+    """The parts of one configuration's sentence against the baseline: verdicts first, then the rest, CPU per unit
+    of work, the CPU-bound tests, the +++++ ones and those not comparable."""
+    base_id = data["baseline_configuration"]
+    found = _sort(data, config_id, titles, rate_charts)
+    parts = found.judged + found.other
+    per_work = [
+        f"{titles[c['test']]} {percent(c['cpu_per_work_ratio'])} {c['work_unit']} "
+        f"(95 % CI {percent(c['cpu_per_work_ratio_ci95'][0])} to {percent(c['cpu_per_work_ratio_ci95'][1])}, "
+        f"{c['cpu_per_work_verdict']})"
+        for c in _cpu_cells(data, config_id)
+        if c["cpu_per_work_verdict"] in ("better", "worse")
+    ]
+    if per_work:
+        parts.append(f"CPU per unit of work: {'; '.join(per_work)}")
+    if found.cpu_bound:
+        tests = [t for t, _ in found.cpu_bound]
+        # "unchanged" only for those whose CI lies inside the minimum effect
+        steady = [t for t, u in found.cpu_bound if u]
+        unchanged_words = "unchanged and " if len(steady) == len(tests) else ""
+        also = f" ({_join(steady)} unchanged)" if steady and not unchanged_words else ""
+        sides = (_cpu(data, config_id), _cpu(data, base_id))
+        both = [v for cpu in sides for t, v in cpu.items() if titles[t] in tests and v is not None]
+        level = f" ({max(both):.0f} % CPU)" if both else ""
+        parts.append(
+            f"{_join(tests)} {unchanged_words}CPU-bound in both{level}: they measure the CPU, not the disk{also}"
+        )
+    if found.too_fast:
+        options = dict.fromkeys(raise_option(test).split(" ")[0] for _, test in found.too_fast)
+        parts.append(f"{_join([t for t, _ in found.too_fast])} {TOO_FAST_MARK} in both: raise {' and '.join(options)}")
+    if found.missing:
+        parts.append(f"{_join(found.missing)} not comparable ({TOO_FAST_MARK} or not run on one side)")
+    return parts
+
+
+def _sort(data: dict[str, Any], config_id: int, titles: dict[str, str], rate_charts: Collection[str]) -> _Sorted:
+    min_effect = data["min_effect"]
+    base_cells = _cells(data, data["baseline_configuration"], rate_charts)
+    found = _Sorted()
+    for cell, base in zip(_cells(data, config_id, rate_charts), base_cells, strict=True):
+        title = titles[cell["test"]]
+        if cell["status"] == STATUS_TOO_FAST and base["status"] == STATUS_TOO_FAST:
+            found.too_fast.append((title, cell["test"]))
+            continue
+        if cell["bound_ratio"] is not None and cell["verdict"] in ("better", "worse"):
+            found.judged.append(f"{title} {factor_text(cell)} ({_too_fast_count(cell, base)}, {cell['verdict']})")
+            continue
+        if cell["ratio"] is None and (_empty(cell) or _empty(base) or not (cell["n_too_fast"] or base["n_too_fast"])):
+            found.missing.append(title)
+            continue
+        both_cpu = _cpu_bound(cell) and _cpu_bound(base)
+        if cell["verdict"] in ("better", "worse"):
+            low, high = cell["ratio_ci95"]
+            found.judged.append(
+                f"{title} {percent(_geo(cell))} (95 % CI {percent(low)} to {percent(high)}, {cell['verdict']})"
+            )
+        elif cell["verdict"] == "within_noise":
+            if both_cpu and unchanged(cell, min_effect):
+                found.cpu_bound.append((title, True))
+                continue
+            found.other.append(f"{title} {percent(_geo(cell))} ({_noise_words(cell, min_effect)})")
+        elif cell["bound_ratio"] is not None:
+            # separated, but no more than chance separates runs this few: the rank test did not hold on the page
+            found.other.append(f"{title} cannot tell ({_runs_a_side(cell, base)}; {factor_text(cell)} in these runs)")
+        elif cell["n_too_fast"] or base["n_too_fast"]:
+            measured = "" if cell["ratio"] is None else f" {percent(cell['ratio'])} of the measured runs"
+            found.other.append(
+                f"{title}{measured} (no verdict: {_too_fast_count(cell, base)}; "
+                f"whatever the {TOO_FAST_MARK} runs were could decide it)"
+            )
+        else:
+            found.other.append(f"{title} {percent(cell['ratio'])} (no verdict: {_why_unknown(cell, base)})")
+        if both_cpu:
+            found.cpu_bound.append((title, False))
+    return found
 
 
 def unchanged(cell: dict[str, Any], min_effect: float) -> bool:

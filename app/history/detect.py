@@ -27,7 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from app.compare.stats import DEFAULT_MIN_EFFECT, censored_rank_p, incomplete_beta, t_975, t_sf
+from app.compare.stats import censored_rank_p, incomplete_beta, t_975, t_sf
+from app.config import DEFAULT_MIN_EFFECT
 from app.history._edivisive import Comparison, first_pass_p, merge, split
 
 MIN_RUNS = 3  # on each side of a change: one or two odd runs are a spike, not a step

@@ -18,14 +18,13 @@ from datetime import UTC, datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.bonnie import TESTS
+from app.bonnie import STATUS_OK, STATUS_TOO_FAST, TESTS
 from app.columns import result_column
 from app.history.setup import run_facts
 from app.store.models import document_table, run_table, tag_table, upload_table
 
 RATE, LATENCY = "rate", "latency"
 MEASURES = (RATE, LATENCY)
-OK, TOO_FAST = "ok", "too_fast"
 # Tags that name a run of a study rather than its setup: a series per value would hold one run.
 ROUND_KEYS = frozenset({"round", "order_seed", "seed", "iteration", "repeat", "build", "commit", "date", "time"})
 # A key with values for at least this share of the runs' count names runs, not configurations.
@@ -35,7 +34,7 @@ MAX_GROUP_KEYS = 10
 
 @dataclass(frozen=True, slots=True)
 class Result:
-    status: str  # OK or TOO_FAST (a run where the test did not run has no Result)
+    status: str  # STATUS_OK or STATUS_TOO_FAST (a run where the test did not run has no Result)
     value: float | None  # the rate, None when TOO_FAST
     latency_us: int | None
 
@@ -87,7 +86,7 @@ class Series:
             if self.measure == LATENCY:
                 if result.latency_us is not None and result.latency_us > 0:
                     found.append(Point(run.run_id, run.time, float(result.latency_us), False))
-            elif result.status == TOO_FAST:
+            elif result.status == STATUS_TOO_FAST:
                 found.append(Point(run.run_id, run.time, None, True))
             elif result.value is not None and result.value > 0:
                 found.append(Point(run.run_id, run.time, float(result.value), False))
@@ -144,7 +143,7 @@ def _run_point(row, tags: dict[str, str]) -> RunPoint:
     results = {}
     for test in TESTS:
         status = mapping[result_column(test, "status")]
-        if status not in (OK, TOO_FAST):
+        if status not in (STATUS_OK, STATUS_TOO_FAST):
             continue
         value = mapping[result_column(test, "value")]
         results[test] = Result(

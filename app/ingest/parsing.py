@@ -18,11 +18,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from app.bonnie import FILE_TESTS, IO_TESTS, TESTS
+from app.bonnie import FILE_TESTS, IO_TESTS, STATUS_NOT_RUN, STATUS_OK, STATUS_TOO_FAST, TESTS, Result
 from app.errors import LineError as LineError  # re-exported: the parser's results carry it
 from app.limits import MAX_MACHINE_CHARS
-
-OK, TOO_FAST, NOT_RUN = "ok", "too_fast", "not_run"
 
 # The 50 columns of format 1.98, named as bonnie++'s header names them, with the two columns its
 # header forgot (§3.2) called seek_count and seek_proc_count. Errors name fields by these names.
@@ -74,18 +72,6 @@ _SIZE_103_RE = re.compile(r"(\d{1,12})([MG])(?::(\d{1,12})(k?))?", re.ASCII)
 _FILES_103_RE = re.compile(r"(\d{1,12})(?::(?:(link|symlink)|(\d{1,12}):(\d{1,12})))?(?:/(\d{1,12}))?", re.ASCII)
 
 
-class Result(NamedTuple):
-    """One test's outcome. value/cpu_pct are set only when status is OK; latency_us is independent.
-
-    A NamedTuple rather than a dataclass: twelve are made per line, and ingest makes 100,000 lines.
-    """
-
-    status: str
-    value: int | float | None
-    cpu_pct: int | None
-    latency_us: int | None
-
-
 class FileTest(NamedTuple):
     num_files: int  # bonnie++'s -n number: units of 1024 files
     max_size: int | None
@@ -118,7 +104,7 @@ class _FieldError(Exception):
         self.error = error
 
 
-_NOT_RUN = Result(NOT_RUN, None, None, None)
+_NOT_RUN = Result(STATUS_NOT_RUN, None, None, None)
 
 
 def iter_parse_bytes(data: bytes, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[ParsedRun | LineError]:
@@ -490,13 +476,14 @@ def _parse_results(cells: list[str], latency_cells: Sequence[str] | None) -> tup
         if plain and value_cell.isdigit() and cpu_cell.isdigit():
             append(
                 _new_result(
-                    Result, (OK, int(value_cell) if test != "seeks" else float(value_cell), int(cpu_cell), latency_us)
+                    Result,
+                    (STATUS_OK, int(value_cell) if test != "seeks" else float(value_cell), int(cpu_cell), latency_us),
                 )
             )
         elif value_cell == "+++++" and cpu_cell == "+++":
-            append(_new_result(Result, (TOO_FAST, None, None, latency_us)))
+            append(_new_result(Result, (STATUS_TOO_FAST, None, None, latency_us)))
         elif not value_cell and not cpu_cell:
-            append(_NOT_RUN if latency_us is None else Result(NOT_RUN, None, None, latency_us))
+            append(_NOT_RUN if latency_us is None else Result(STATUS_NOT_RUN, None, None, latency_us))
         else:
             append(_parse_unusual_result(test, value_cell, cpu_cell, latency_us))
     return tuple(results)
@@ -522,7 +509,7 @@ def _parse_unusual_result(test: str, value_cell: str, cpu_cell: str, latency_us:
     if not cpu_cell:
         raise _FieldError(f"{test}_cpu", f"{test}_cpu is empty but {test} is {_show(value_cell)}")
     value = _parse_seeks(value_cell) if test == "seeks" else _parse_uint(value_cell, test)
-    return Result(OK, value, _parse_count(cpu_cell, f"{test}_cpu"), latency_us)
+    return Result(STATUS_OK, value, _parse_count(cpu_cell, f"{test}_cpu"), latency_us)
 
 
 def _check_family_ran(ran: bool, results: tuple[Result, ...], size_field: str) -> None:
@@ -531,7 +518,7 @@ def _check_family_ran(ran: bool, results: tuple[Result, ...], size_field: str) -
     for test, result in zip(TESTS, results, strict=True):
         if (test in IO_TESTS) != (size_field == "file_size"):
             continue
-        if result.status != NOT_RUN:
+        if result.status != STATUS_NOT_RUN:
             raise _FieldError(test, f"{test} has a result but {size_field} is empty, which says the test did not run")
         if result.latency_us is not None:
             raise _FieldError(

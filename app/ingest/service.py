@@ -21,13 +21,12 @@ from sqlalchemy import bindparam, insert, literal, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.bonnie import IO_TESTS, TESTS
+from app.bonnie import IO_TESTS, STATUS_OK, TESTS
 from app.errors import BadRequest, InvalidUpload
 from app.ingest.documents import limiters_by_line, store_document
 from app.ingest.name_tags import NameMismatchError, NamePattern
 from app.ingest.parsing import (
     COLUMNS_103,
-    OK,
     LineError,
     ParsedRun,
     iter_parse_bytes,
@@ -38,11 +37,11 @@ from app.ingest.report_text import ConvertedRun, convert_report, looks_like_repo
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.sqlite_bulk import PlainLines
 from app.ingest.sqlite_bulk import scan as scan_plain_lines
-from app.ingest.validation import check_tag
-from app.ingest.writers import BATCH_ROWS, LOOKUP_CHUNK, writer_class
+from app.ingest.writers import BATCH_ROWS, LOOKUP_CHUNK, RunWriter, writer_class
 from app.limits import MAX_TAGS_PER_RUN
 from app.store.db import begin_write
 from app.store.models import Tag, Upload, run_table
+from app.tags import check_tag
 
 # Errors reported per upload; the rest are only counted. 32 MiB of one-character lines are 16 million
 # errors: kept, they take gigabytes and make a 76 MB answer per MiB (docs/decisions.md, "Upload memory under 300 MB").
@@ -361,7 +360,7 @@ def _same_run(report: ConvertedRun, converted: ParsedRun, csv: ParsedRun) -> boo
             continue
         if ours.status != its.status or ours.cpu_pct != its.cpu_pct:
             return False
-        if ours.status != OK or its.value is None:
+        if ours.status != STATUS_OK or its.value is None:
             continue
         if test in report.bounds:
             low, high = report.bounds[test]
@@ -449,15 +448,62 @@ def ingest(
     # Stored once, however many lines refer to it (docs/decisions.md, "A document stored once").
     document_id = store_document(session, document)
     writer = writer_class(session)(session, upload.id, now, label, document_id, plain)
+    tags = tags or {}
+    read = _read(items, writer, partial=partial, tags=tags, name_pattern=name_pattern, plain=plain)
+    created_ids, existing_ids = writer.finish()
+    if document_id is not None:
+        _store_limiters(session, upload.id, document)
+    outcome = IngestOutcome(upload_id=upload.id, errors=read.errors, error_count=read.error_count)
+    if run_ids_of:  # only those: 100,000 lines would be a second 100,000-entry dict
+        outcome.run_ids = {
+            digest: run_id
+            for digest in run_ids_of
+            if (run_id := created_ids.get(digest) or existing_ids.get(digest)) is not None
+        }
+    duplicates = _created_and_duplicates(outcome, read.line_hashes, created_ids, existing_ids, plain)
+    existing_runs = {existing_ids[d]: read.tags_of.get(d, tags) for d in existing_ids}
+    if plain is not None and plain.stored is not None:
+        existing_runs |= dict.fromkeys(plain.stored.existing, tags)
+    if tags or read.tags_of:
+        duplicates = _tag_runs(session, outcome, read, tags, created_ids, existing_runs, duplicates, partial=partial)
+    outcome.duplicates = [run_id for _, run_id in duplicates]
+    return outcome
 
-    errors: list[LineError] = []  # the first MAX_REPORTED_ERRORS
+
+@dataclass(slots=True)
+class _Read:
+    """What reading an upload's items found: its first errors and their count, the valid lines (the plain ones
+    included) and each parsed one's hash in order, and each line's own tags when a name pattern gives them."""
+
+    errors: list[LineError]  # the first MAX_REPORTED_ERRORS
+    error_count: int
+    run_count: int
+    line_hashes: list[tuple[int, bytes]]  # (line number, hash) of each valid parsed line, in order
+    tags_of: dict[bytes, dict[str, str]]  # line hash -> its tags, when they differ per line
+
+    @property
+    def total(self) -> int:
+        return self.run_count + self.error_count
+
+
+def _read(
+    items: Iterable[ParsedRun | LineError],
+    writer: RunWriter,
+    *,
+    partial: bool,
+    tags: dict[str, str],
+    name_pattern: NamePattern | None,
+    plain: PlainLines | None,
+) -> _Read:
+    """Hand each new valid line of `items` to `writer`, and count and keep the errors (ingest()'s rules); raise
+    InvalidUpload when the upload is to store nothing."""
+    errors: list[LineError] = []
     error_count = 0
     run_count = 0
     junk_bound = JUNK_ALLOWANCE_LINES  # raised as valid lines are found
     seen: set[bytes] = set()
-    line_hashes: list[tuple[int, bytes]] = []  # (line number, hash) of each valid parsed line, in order
-    tags = tags or {}
-    tags_of: dict[bytes, dict[str, str]] = {}  # line hash -> its tags, when they differ per line
+    line_hashes: list[tuple[int, bytes]] = []
+    tags_of: dict[bytes, dict[str, str]] = {}
     for item in items:
         if name_pattern is not None and isinstance(item, ParsedRun):
             line_tags = _name_tags(item, name_pattern, tags)
@@ -495,67 +541,82 @@ def ingest(
 
     if plain is not None:
         run_count += plain.count
-    total = run_count + error_count
-    if run_count == 0:
-        if not errors:
+    return _storable(_Read(errors, error_count, run_count, line_hashes, tags_of), partial=partial)
+
+
+def _storable(read: _Read, *, partial: bool) -> _Read:
+    """`read`, when the upload stores something; else InvalidUpload saying why not."""
+    if read.run_count == 0:
+        if not read.errors:
             detail = "no bonnie++ result line in the upload"
-        elif total == 1:
+        elif read.total == 1:
             detail = "the upload's only line is invalid; nothing was stored"
         else:
-            detail = f"all {total} lines are invalid; nothing was stored"
-        raise InvalidUpload(detail, errors, error_count)
-    if errors and not partial:
-        raise _refused(errors, error_count, total)
+            detail = f"all {read.total} lines are invalid; nothing was stored"
+        raise InvalidUpload(detail, read.errors, read.error_count)
+    if read.errors and not partial:
+        raise _refused(read.errors, read.error_count, read.total)
+    return read
 
-    created_ids, existing_ids = writer.finish()
-    if document_id is not None:
-        _store_limiters(session, upload.id, document)
-    outcome = IngestOutcome(upload_id=upload.id, errors=errors, error_count=error_count)
-    if run_ids_of:  # only those: 100,000 lines would be a second 100,000-entry dict
-        outcome.run_ids = {
-            digest: run_id
-            for digest in run_ids_of
-            if (run_id := created_ids.get(digest) or existing_ids.get(digest)) is not None
-        }
+
+def _created_and_duplicates(
+    outcome: IngestOutcome,
+    line_hashes: list[tuple[int, bytes]],
+    created_ids: dict[bytes, int],
+    existing_ids: dict[bytes, int],
+    plain: PlainLines | None,
+) -> list[tuple[int, int]]:
+    """Fill outcome.created with the first sighting of each new line, in line order; return every other valid
+    line as (line number, the run id it has). The plain lines' count as the parsed ones do."""
     reported: set[bytes] = set()
-    duplicates: list[tuple[int, int]] = []  # (line number, run id)
+    duplicates: list[tuple[int, int]] = []
     for line_no, digest in line_hashes:
         if digest in created_ids and digest not in reported:
             outcome.created.append(created_ids[digest])
         else:
             duplicates.append((line_no, created_ids.get(digest) or existing_ids[digest]))
         reported.add(digest)
-    existing_runs = {existing_ids[d]: tags_of.get(d, tags) for d in existing_ids}
     if plain is not None and plain.stored is not None:
         # Runs are numbered in line order, so the created ids in order are the created lines in order.
         outcome.created = sorted(outcome.created + plain.stored.created) if outcome.created else plain.stored.created
         duplicates = sorted(duplicates + plain.stored.duplicates) if duplicates else plain.stored.duplicates
-        existing_runs |= dict.fromkeys(plain.stored.existing, tags)
-    if tags or tags_of:
-        if tags_of:
-            created_rows = (
-                {"run_id": run_id, "key": key, "value": value}
-                for digest, run_id in created_ids.items()
-                for key, value in tags_of.get(digest, tags).items()
-            )
-            _insert_tags(session, created_rows)
-        else:
-            _tag_upload_runs(session, upload.id, tags)
-        outcome.tagged, over_limit = _add_tags(session, existing_runs)
-        if over_limit:
-            # A line whose run is stored already with too many tags to take these: an error of that line, field
-            # `tags`; with partial, the line is left out (its run keeps its tags), else nothing is stored.
-            refused = [
-                LineError(line_no, "tags", over_limit[run_id]) for line_no, run_id in duplicates if run_id in over_limit
-            ]
-            duplicates = [(line_no, run_id) for line_no, run_id in duplicates if run_id not in over_limit]
-            errors = sorted(errors + refused, key=lambda error: error.line)
-            error_count += len(refused)
-            if not partial:
-                raise _refused(errors[:MAX_REPORTED_ERRORS], error_count, total)
-            outcome.errors, outcome.error_count = errors[:MAX_REPORTED_ERRORS], error_count
-    outcome.duplicates = [run_id for _, run_id in duplicates]
-    return outcome
+    return duplicates
+
+
+def _tag_runs(
+    session: Session,
+    outcome: IngestOutcome,
+    read: _Read,
+    tags: dict[str, str],
+    created_ids: dict[bytes, int],
+    existing_runs: dict[int, dict[str, str]],
+    duplicates: list[tuple[int, int]],
+    *,
+    partial: bool,
+) -> list[tuple[int, int]]:
+    """Tag the runs the upload made, and add to the runs it found stored the tags they lack; return the duplicates
+    left once a run with too many tags to take these is an error of its line."""
+    if read.tags_of:
+        created_rows = (
+            {"run_id": run_id, "key": key, "value": value}
+            for digest, run_id in created_ids.items()
+            for key, value in read.tags_of.get(digest, tags).items()
+        )
+        _insert_tags(session, created_rows)
+    else:
+        _tag_upload_runs(session, outcome.upload_id, tags)
+    outcome.tagged, over_limit = _add_tags(session, existing_runs)
+    if not over_limit:
+        return duplicates
+    # A line whose run is stored already with too many tags to take these: an error of that line, field `tags`;
+    # with partial, the line is left out (its run keeps its tags), else nothing is stored.
+    refused = [LineError(line_no, "tags", over_limit[run_id]) for line_no, run_id in duplicates if run_id in over_limit]
+    errors = sorted(read.errors + refused, key=lambda error: error.line)
+    error_count = read.error_count + len(refused)
+    if not partial:
+        raise _refused(errors[:MAX_REPORTED_ERRORS], error_count, read.total)
+    outcome.errors, outcome.error_count = errors[:MAX_REPORTED_ERRORS], error_count
+    return [(line_no, run_id) for line_no, run_id in duplicates if run_id not in over_limit]
 
 
 def _upload_of_key(session: Session, key: str, upload: Upload) -> int | None:

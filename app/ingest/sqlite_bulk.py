@@ -33,6 +33,7 @@ from typing import Any
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
+from app.config import get_settings
 from app.ingest.parsing import LineError, ParsedRun, parse_raw_line
 from app.store.db import save_pragmas
 
@@ -45,21 +46,18 @@ except ImportError as exc:  # not built: the install had no C compiler or no Pyt
 log = logging.getLogger(__name__)
 _reported: set[str] = set()
 
-# BONNIEBOARD_INGEST_PATH=python: every line through the parser, where the extension would take the plain ones
-# (to compare the two, or to rule the extension out). Read per upload: the tests switch it per test.
-INGEST_PATH_VARIABLE = "BONNIEBOARD_INGEST_PATH"
+# The values of BONNIEBOARD_INGEST_PATH (Settings.ingest_path, checked at start-up). Read per upload: the tests
+# switch it per test.
 COMPILED = "compiled"
 PYTHON = "python"
+CHOSEN_PYTHON = f"BONNIEBOARD_INGEST_PATH={PYTHON}"
 
 
 def extension_problem() -> str | None:
     """Why no upload can take the compiled path in this process, or None when uploads take it (on SQLite each
     upload's connection is still checked: connection_problem())."""
-    wanted = os.environ.get(INGEST_PATH_VARIABLE, COMPILED)
-    if wanted not in (COMPILED, PYTHON):
-        return f"{INGEST_PATH_VARIABLE}={wanted!r} is neither {COMPILED!r} nor {PYTHON!r}"
-    if wanted == PYTHON:
-        return f"{INGEST_PATH_VARIABLE}={PYTHON}"
+    if get_settings().ingest_path == PYTHON:
+        return CHOSEN_PYTHON
     if _bulk198 is None:
         return _NOT_BUILT
     if _bulk198.SQLITE_PROBLEM is not None:
@@ -194,7 +192,7 @@ def scan(session: Session, data: bytes, max_line_bytes: int) -> PlainLines | Non
         return None if extension_problem() is not None else PlainLines(data, max_line_bytes)
     problem = connection_problem(session)
     if problem is not None:
-        if problem not in _reported and not problem.startswith(INGEST_PATH_VARIABLE):
+        if problem not in _reported and problem != CHOSEN_PYTHON:
             _reported.add(problem)
             log.warning("uploads take the slower parser path for every line: %s", problem)
         return None

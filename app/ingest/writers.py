@@ -285,19 +285,7 @@ class PostgresWriter:
         # The lines stored already; KEY SHARE holds their runs until this upload commits (a delete waits), since
         # the outcome names them and tags may be added to them. The parsed ones are found by one join and taken
         # out of the staging table; the plain ones by their hashes.
-        stored: dict[bytes, int] = {}
-        if self.staged:
-            stored.update(
-                self.session.execute(
-                    text(
-                        f"WITH stored AS (SELECT run.line_hash, run.id FROM {self.staging} AS staged "
-                        "JOIN run USING (line_hash) FOR KEY SHARE OF run), "
-                        f"left_out AS (DELETE FROM {self.staging} AS staged USING stored "
-                        "WHERE staged.line_hash = stored.line_hash) "
-                        "SELECT line_hash, id FROM stored"
-                    )
-                ).all()
-            )
+        stored = self._stored_staged() if self.staged else {}
         staged_new = self.staged - len(stored)
         if plain_count:
             stored.update(self._stored_plain())
@@ -313,22 +301,7 @@ class PostgresWriter:
         if self.plain is not None:
             self.plain.numbered(first_id, self.line_numbers, stored)
         if len(stored) < distinct:
-            # Readers step over the block while this upload is not committed (app.store.runs): the block is
-            # committed apart, the stale blocks of uploads that never committed are cleared here.
-            self.session.execute(delete(run_in_flight_table))
-            with committed_apart(self.session) as apart:
-                apart.execute(
-                    insert(run_in_flight_table).values(first_id=first_id, last_id=last_id, upload_id=self.upload_id)
-                )
-            if staged_new:
-                statement = text(
-                    f"INSERT INTO run (id, {', '.join(_UPLOAD_COLUMNS)}, {', '.join(_PG_LINE_COLUMNS)}) "
-                    f"SELECT :first_id + ord, :upload_id, :created_at, :label, :document_id, "
-                    f"{', '.join(_PG_LINE_COLUMNS)} FROM {self.staging}"
-                ).bindparams(*(bindparam(name, type_=_PG_UPLOAD_TYPES[name]) for name in _UPLOAD_COLUMNS))
-                self.session.execute(statement, self.upload_values | {"first_id": first_id})
-            self._copy_plain()
-            self.session.execute(delete(run_in_flight_table).where(run_in_flight_table.c.first_id == first_id))
+            self._insert_block(first_id, last_id, staged_new=bool(staged_new))
         if self.staged:
             self.session.execute(text(f"DROP TABLE {self.staging}"))
         created: dict[bytes, int] = {}
@@ -339,6 +312,39 @@ class PostgresWriter:
             else:
                 created[digest] = first_id + ordinal
         return created, existing
+
+    def _stored_staged(self) -> dict[bytes, int]:
+        """The staged lines stored already, by one join, taken out of the staging table."""
+        return dict(
+            self.session.execute(
+                text(
+                    f"WITH stored AS (SELECT run.line_hash, run.id FROM {self.staging} AS staged "
+                    "JOIN run USING (line_hash) FOR KEY SHARE OF run), "
+                    f"left_out AS (DELETE FROM {self.staging} AS staged USING stored "
+                    "WHERE staged.line_hash = stored.line_hash) "
+                    "SELECT line_hash, id FROM stored"
+                )
+            ).all()
+        )
+
+    def _insert_block(self, first_id: int, last_id: int, *, staged_new: bool) -> None:
+        """Insert the new lines, staged and plain, as runs first_id.. of the block."""
+        # Readers step over the block while this upload is not committed (app.store.runs): the block is
+        # committed apart, the stale blocks of uploads that never committed are cleared here.
+        self.session.execute(delete(run_in_flight_table))
+        with committed_apart(self.session) as apart:
+            apart.execute(
+                insert(run_in_flight_table).values(first_id=first_id, last_id=last_id, upload_id=self.upload_id)
+            )
+        if staged_new:
+            statement = text(
+                f"INSERT INTO run (id, {', '.join(_UPLOAD_COLUMNS)}, {', '.join(_PG_LINE_COLUMNS)}) "
+                f"SELECT :first_id + ord, :upload_id, :created_at, :label, :document_id, "
+                f"{', '.join(_PG_LINE_COLUMNS)} FROM {self.staging}"
+            ).bindparams(*(bindparam(name, type_=_PG_UPLOAD_TYPES[name]) for name in _UPLOAD_COLUMNS))
+            self.session.execute(statement, self.upload_values | {"first_id": first_id})
+        self._copy_plain()
+        self.session.execute(delete(run_in_flight_table).where(run_in_flight_table.c.first_id == first_id))
 
     def _flush(self) -> None:
         if not self.rows:

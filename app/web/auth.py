@@ -54,7 +54,7 @@ _PROCESS_SECRET_KEY = secrets.token_urlsafe(32)
 
 
 class LoginRequired(AppError):
-    """A page that needs a token was asked for without a session: app.main redirects to /login."""
+    """A page that needs a token was asked for without a session: app.web.errors redirects to /login."""
 
     status = 303
 
@@ -156,7 +156,7 @@ def set_session_cookie(response: Response, cookie: SessionCookie, settings: Sett
 
 
 def session_cookie_header(cookie: SessionCookie, settings: Settings, *, https: bool) -> tuple[bytes, bytes]:
-    """The Set-Cookie header for `cookie`, for a response made elsewhere (app.main adds it)."""
+    """The Set-Cookie header for `cookie`, for a response made elsewhere (app.web.middleware.SessionCookies adds it)."""
     response = Response()
     set_session_cookie(response, cookie, settings, https=https)
     return next((name, value) for name, value in response.raw_headers if name == b"set-cookie")

@@ -19,10 +19,11 @@ from starlette.datastructures import FormData
 from app.compare.request import parse_id_filter
 from app.config import get_settings
 from app.errors import Forbidden, Unauthorized
-from app.ingest.validation import MAX_TAG_FILTERS, check_filter_text, parse_tag_filters
+from app.ingest.validation import check_filter_text
 from app.limits import MAX_ID
 from app.store import runs as run_store
 from app.store.db import get_sessionmaker, limit_read
+from app.tags import MAX_TAG_FILTERS, parse_tag_filters
 from app.web import auth
 from app.web.request_body import FormLimits, close_form, read_form
 from app.web.schemas import FILTER_TEXT_PARAM_SCHEMA, MACHINE_FILTER_PARAM_SCHEMA, TAG_FILTER_PARAM_SCHEMA
@@ -149,7 +150,7 @@ def _page_auth(request: Request) -> auth.PageAuth:
     cookie = auth.read_session_cookie(request.cookies, settings)
     if cookie is None:
         cookie = auth.new_session_cookie()
-        # app.main's SessionCookies adds it to whatever response this request gets.
+        # app.web.middleware.SessionCookies adds it to whatever response this request gets.
         request.state.session_cookie = cookie
     with own_session() as session:
         in_use = auth.tokens_in_use(session=session, settings=settings)

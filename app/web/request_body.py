@@ -26,9 +26,9 @@ from app.ingest.validation import (
     check_label,
     check_name_pattern,
     check_run_time,
-    check_tag,
 )
 from app.limits import MAX_TAGS_PER_RUN
+from app.tags import check_tag
 from app.web.schemas import JsonUpload
 
 FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")

@@ -34,7 +34,7 @@ def _tag_param_schema(*, spaces: bool) -> WithJsonSchema:
 
 
 TAG_PARAM_SCHEMA = _tag_param_schema(spaces=False)
-# A filter also finds tags stored before spaces were refused (app.ingest.validation.parse_tag_filters).
+# A filter also finds tags stored before spaces were refused (app.tags.parse_tag_filters).
 TAG_FILTER_PARAM_SCHEMA = _tag_param_schema(spaces=True)
 _LABEL = {"type": "string", "maxLength": MAX_LABEL_CHARS, "pattern": _NO_NUL}
 _TAGS = {

@@ -14,23 +14,17 @@ from starlette.convertors import Convertor, register_url_convertor
 from app.compare import export_csv, matrix
 from app.compare import page as comparisons
 from app.compare.request import ComparisonRequest, read_request
-from app.config import get_settings
+from app.config import DEFAULT_MIN_EFFECT, MIN_EFFECT_RANGE, get_settings
 from app.history import changes as history_changes
 from app.history import snapshot as history_snapshot
 from app.ingest.parsing import HEADER_198, TESTS
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.sqlite_bulk import ingest_path
 from app.ingest.upload import store_upload
-from app.ingest.validation import (
-    check_idempotency_key,
-    check_label,
-    check_name_pattern,
-    check_run_time,
-    check_tag,
-    parse_tag_params,
-)
+from app.ingest.validation import check_idempotency_key, check_label, check_name_pattern, check_run_time
 from app.limits import MAX_ID
 from app.store import runs as run_store
+from app.tags import check_tag, parse_tag_params
 from app.web import cache as response_cache
 from app.web.deps import RUN_IDS_FILTER_PATTERN, FilterDep, RequestSecretsDep, SessionDep, own_session
 from app.web.request_body import read_upload
@@ -105,10 +99,10 @@ MODE_SCHEMA = WithJsonSchema({"type": "string", "enum": ["absolute", "relative"]
 TAG_KEY_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[^ ,=\\x00]{1,200}$"})
 GROUP_SCHEMA = WithJsonSchema({"type": "string", "default": "params", "examples": ["params", "none", "fs,raid"]})
 # A string in the query (its 400 is the app's, naming the parameter); the default is BONNIEBOARD_MIN_EFFECT's.
-MIN_EFFECT_SCHEMA = WithJsonSchema({"type": "string", "examples": ["1.05", "1.1"]})
+MIN_EFFECT_SCHEMA = WithJsonSchema({"type": "string", "examples": [f"{DEFAULT_MIN_EFFECT:g}", "1.1"]})
 MIN_EFFECT_QUERY = Query(
-    description="the smallest ratio (either way, 1 to 10) a verdict calls better or worse; "
-    "default BONNIEBOARD_MIN_EFFECT (1.05); asv uses 1.1"
+    description=f"the smallest ratio (either way, {MIN_EFFECT_RANGE[0]:g} to {MIN_EFFECT_RANGE[1]:g}) a verdict "
+    f"calls better or worse; default BONNIEBOARD_MIN_EFFECT ({DEFAULT_MIN_EFFECT:g} unless set); asv uses 1.1"
 )
 
 
@@ -421,6 +415,6 @@ def _matrix_answer(session, request: matrix.MatrixRequest) -> dict:
 @router.get("/health")
 def health():
     """A trivial answer: the reference the benchmarks measure other endpoints against. `ingest_path` says whether
-    uploads store their plain lines through the compiled extension or the Python parser (an environment
-    variable and a module attribute read: nothing touched)."""
+    uploads store their plain lines through the compiled extension or the Python parser (a cached setting
+    and a module attribute read: nothing touched)."""
     return {"status": "ok", "ingest_path": ingest_path()}

@@ -23,10 +23,11 @@ from app.errors import BadRequest, NotFound
 from app.history import changes as history_changes
 from app.history import snapshot, view
 from app.history.series import LATENCY, MAX_GROUP_KEYS, MEASURES, RATE, read_runs
-from app.ingest.validation import check_label, parse_tag_filters
+from app.ingest.validation import check_label
 from app.limits import MAX_ID
 from app.store.db import begin_write
 from app.store.models import change_table, run_table
+from app.tags import parse_tag_filters
 from app.web import auth
 from app.web.deps import TAG_FILTERS_QUERY, PageAuthDep, SessionDep, check_machine_text, csrf_form, own_session
 from app.web.request_body import FormLimits

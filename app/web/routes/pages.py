@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from starlette.datastructures import FormData, UploadFile
 
 from app import bonnie
-from app.bonnie import UNITS
+from app.bonnie import STATUS_TOO_FAST, TESTS, UNITS
 from app.compare import answer, embed, engine, heat_table, matrix
 from app.compare import page as comparisons
 from app.compare.request import (
@@ -32,21 +32,12 @@ from app.compare.request import (
 from app.config import get_settings
 from app.errors import BadRequest, InvalidUpload
 from app.ingest.documents import limiters_of, line_facts
-from app.ingest.parsing import TESTS, TOO_FAST
 from app.ingest.upload import store_upload
-from app.ingest.validation import (
-    check_filename,
-    check_filter_text,
-    check_label,
-    check_name_pattern,
-    parse_tag_filters,
-    parse_tag_params,
-    split_tag_terms,
-    tags_of_rows,
-)
+from app.ingest.validation import check_filename, check_filter_text, check_label, check_name_pattern, tags_of_rows
 from app.limits import MAX_ID, MAX_TAG_CHARS
 from app.store import runs as run_store
 from app.store import samples
+from app.tags import parse_tag_filters, parse_tag_params, split_tag_terms
 from app.web import cache
 from app.web.deps import PageAuthDep, SessionDep, check_machine_text, csrf_form
 from app.web.document_view import document_view
@@ -156,7 +147,7 @@ def runs_page(
         "filter_error": filter_error,
         "key_tests": bonnie.HEADLINE_TESTS,
         "units": UNITS,
-        "too_fast": TOO_FAST,
+        "too_fast": STATUS_TOO_FAST,
     }
     return render(
         request,
