@@ -497,6 +497,8 @@ def test_posts_to_a_real_server_and_spools_when_it_is_down(runner, tmp_path):
             ]
         )
         assert proc.returncode == 0, proc.stderr
+        # where the machine's runs show over time, after the server's answer
+        assert proc.stderr.endswith(f"history: {board}/history?machine=posted\n"), proc.stderr
         lines = proc.stdout.splitlines()
         assert lines[0].split(",") == list(COLUMNS_198)  # -x N: a header naming all 50 columns
         assert len(lines) == 3 and all(len(line.split(",")) == 50 for line in lines[1:])
@@ -518,6 +520,7 @@ def test_posts_to_a_real_server_and_spools_when_it_is_down(runner, tmp_path):
     assert body["csv"].startswith("1.98,bonnieboard-") and body["tags"] == {"suite": "pytest"}
     assert body["document"]["runs"][0]["csv"] + "\n" == body["csv"]
     assert f"--data-binary @{spool}" in proc.stderr
+    assert "history:" not in proc.stderr  # nothing was stored, so there is no history to look at
 
 
 def test_token_opens_a_protected_board_and_a_missing_one_spools(runner, tmp_path):

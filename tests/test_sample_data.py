@@ -1,5 +1,6 @@
 """sample_data/ is what a new user sees first: every line must parse, and the sweep must be what its README says."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,67 @@ def test_sweep_names_give_the_tags_the_readme_lists(path):
     row = f"| `{path.name}` |"
     readme_row = next(line for line in (SAMPLES / "README.md").read_text().splitlines() if line.startswith(row))
     assert f"`fs={tags['fs']} dev={tags['dev']} mode={tags['mode']}`" in readme_row
+
+
+HISTORY = SAMPLES / "history" / "nightly-loop"
+NIGHTS, STEP_NIGHT, MOUNT_NIGHT = 22, 9, 15  # sample_data/history/make_history.sh's defaults, as its README says
+MiB = 1024 * 1024
+
+
+def _nightly(fs: str) -> list[tuple[object, dict]]:
+    """(parsed run, document) of each night of one configuration, night 1 first."""
+    found = []
+    for night in range(1, NIGHTS + 1):
+        stem = HISTORY / f"n{night:02d}-{fs}"
+        parsed = parse_text(stem.with_suffix(".csv").read_text())
+        assert parsed.errors == [] and len(parsed.runs) == 1, stem
+        found.append((parsed.runs[0], json.loads(stem.with_suffix(".json").read_text())))
+    return found
+
+
+def test_the_nightly_history_is_appended_to_the_manifest_one_line_per_run_with_its_document():
+    lines = [line for line in (SAMPLES / "manifest").read_text().splitlines() if line and not line.startswith("#")]
+    expected = [
+        f"history/nightly-loop/n{night:02d}-{fs}.csv --document history/nightly-loop/n{night:02d}-{fs}.json "
+        f"--tag set=nightly --tag fs={fs}"
+        for night in range(1, NIGHTS + 1)
+        for fs in ("ext4", "xfs")
+    ]
+    # last, so that the run ids of everything loaded before stay what pages and tests link to
+    assert lines[-len(expected) :] == expected
+    assert sorted(path.name for path in HISTORY.glob("n*")) == sorted(
+        name for line in expected for name in (line.split()[0].split("/")[-1], line.split()[2].split("/")[-1])
+    )
+
+
+@pytest.mark.parametrize("fs", ["ext4", "xfs"])
+def test_the_nightly_history_has_one_run_a_night_and_the_kernel_throttle_step_its_readme_names(fs):
+    runs = _nightly(fs)
+    assert {run.machine for run, _ in runs} == {"nightly-loop"}
+    for night, (run, doc) in enumerate(runs, start=1):
+        assert doc["started_at"].startswith(f"2026-10-{night:02d}T02:00:"), (night, doc["started_at"])
+        assert doc["finished_at"] > doc["started_at"]
+        assert doc["runs"][0]["csv"].split(",")[2] == run.machine
+        (limit,) = doc["system"]["cgroup"]["io_limits"]
+        throttle = 32 * MiB if night < STEP_NIGHT else 16 * MiB
+        assert limit["read_bps"] == limit["write_bps"] == throttle, (night, limit)
+        assert doc["system"]["filesystem"]["type"] == fs
+    # the throttle halves the block rates: every night after the step is below the median before it
+    for test in ("put_block", "get_block"):
+        rates = [run.results[TESTS.index(test)].value for run, _ in runs]
+        before = sorted(rates[: STEP_NIGHT - 1])[(STEP_NIGHT - 1) // 2]
+        assert all(rate < 0.8 * before for rate in rates[STEP_NIGHT - 1 :]), (test, rates)
+
+
+def test_the_ext4_mount_change_shows_in_its_documents_and_slows_its_creates():
+    for night, (run, doc) in enumerate(_nightly("ext4"), start=1):
+        filesystem = doc["system"]["filesystem"]
+        create = run.results[TESTS.index("seq_create")]
+        if night < MOUNT_NIGHT:
+            assert "relatime" in filesystem["mount_options"].split(","), (night, filesystem)
+            assert "dirsync" not in filesystem["super_options"].split(",")
+            assert create.status != OK  # 2,048 files in under 0.5 s: +++++
+        else:
+            assert "noatime" in filesystem["mount_options"].split(","), (night, filesystem)
+            assert "dirsync" in filesystem["super_options"].split(",")
+            assert create.status == OK and create.value < 10_000, (night, create)
