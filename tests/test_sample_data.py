@@ -108,8 +108,8 @@ def test_the_ext4_mount_change_shows_in_its_documents_and_slows_its_creates():
         if night < MOUNT_NIGHT:
             assert "relatime" in filesystem["mount_options"].split(","), (night, filesystem)
             assert "dirsync" not in filesystem["super_options"].split(",")
-            assert create.status != OK  # 2,048 files in under 0.5 s: +++++
+            assert create.status != STATUS_OK  # 2,048 files in under 0.5 s: +++++
         else:
             assert "noatime" in filesystem["mount_options"].split(","), (night, filesystem)
             assert "dirsync" in filesystem["super_options"].split(",")
-            assert create.status == OK and create.value < 10_000, (night, create)
+            assert create.status == STATUS_OK and create.value < 10_000, (night, create)

@@ -6,7 +6,7 @@ A run's time is its runner's start time (`document.started_at`); else the `time=
 A configuration is the runs with the same values of the grouping tags (`group=K,K`). By default these are every
 tag the machine's runs carry except those that name a single run rather than a setup: a key of ROUND_KEYS
 (a sweep's `round=`), or a key with a value for about every run (a build id), which would make each run a series
-of one.
+of one; and a tag every run carries with the same value, which tells nothing apart.
 """
 
 from __future__ import annotations
@@ -164,11 +164,20 @@ def _run_point(row, tags: dict[str, str]) -> RunPoint:
 def default_group(runs: Sequence[RunPoint]) -> tuple[str, ...]:
     """The tag keys that tell the machine's configurations apart (the module's docstring says which)."""
     values: dict[str, set[str]] = {}
+    carried: dict[str, int] = {}
     for run in runs:
         for key, value in run.tags.items():
             values.setdefault(key, set()).add(value)
+            carried[key] = carried.get(key, 0) + 1
     per_run_at = max(2, PER_RUN_SHARE * len(runs))
-    keys = sorted(key for key, seen in values.items() if key not in ROUND_KEYS and not len(seen) >= per_run_at)
+    keys = sorted(
+        key
+        for key, seen in values.items()
+        if key not in ROUND_KEYS
+        and not len(seen) >= per_run_at
+        # a tag every run has with one value tells nothing apart, and would only lengthen every name
+        and not (len(seen) == 1 and carried[key] == len(runs))
+    )
     return tuple(keys[:MAX_GROUP_KEYS])
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from app.bonnie import BY_NAME, FAMILIES, too_fast_above
-from app.history.changes import STATE_WORDS, ChangeView, MachineHistory, SeriesView
+from app.history.changes import OPEN, STATE_WORDS, ChangeView, MachineHistory, SeriesView
 from app.history.series import LATENCY, RATE, Configuration, RunPoint
 from app.history.setup import differences
 
@@ -164,6 +164,7 @@ def page_view(history: MachineHistory, asked: HistoryAsked) -> dict[str, Any]:
     return {
         "data": data,
         "changes": change_rows(history, asked),
+        "groups": change_groups(change_rows(history, asked)),
         "group": list(history.group),
         "run_count": sum(len(config["runs"]) for config in data["configs"]),
         "families": families_of(list(data["charts"])),
@@ -250,6 +251,23 @@ def change_rows(history: MachineHistory, asked: HistoryAsked) -> list[dict[str, 
             rows.append(row)
     rows.sort(key=lambda row: (row["time"], row["run"]), reverse=True)
     return rows
+
+
+def change_groups(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The changes by the run they start at, newest first: a throttle that halved three tests is one entry saying
+    so, with the three under it. A group's label is its changes' one label, when they share it."""
+    groups: dict[tuple[str, int], dict[str, Any]] = {}
+    for row in rows:
+        group = groups.setdefault(
+            (row["configuration"], row["run"]),
+            {"configuration": row["configuration"], "run": row["run"], "time": row["time"], "changes": []},
+        )
+        group["changes"].append(row)
+    for group in groups.values():
+        labels = {row["label"] for row in group["changes"]}
+        group["label"] = labels.pop() if len(labels) == 1 else None
+        group["open"] = sum(row["state"] == OPEN for row in group["changes"])
+    return list(groups.values())
 
 
 def _better(measure: str, ratio: float) -> bool:

@@ -108,7 +108,7 @@ def setup_of(document: Any) -> dict[str, str] | None:
     facts = {
         "kernel": _text(kernel.get("release")),
         "filesystem": _text(filesystem.get("type")),
-        "mount_options": _text(filesystem.get("mount_options")),
+        "mount_options": _mount_options(filesystem),
         "raid": _raid(block.get("md")),
         "ram": _ram(system.get("ram_bytes")),
         "io_throttle": _throttle(cgroup.get("io_limits")),
@@ -124,6 +124,19 @@ def _object(parent: dict[str, Any], key: str) -> dict[str, Any]:
 
 def _text(value: Any) -> str | None:
     return value[:MAX_FACT_CHARS] if isinstance(value, str) and value else None
+
+
+def _mount_options(filesystem: dict[str, Any]) -> str | None:
+    """The mount's options and the filesystem's own (its superblock's: ext4's data=, commit=, dirsync), each once,
+    as mount(8) would list them."""
+    options = [
+        option
+        for key in ("mount_options", "super_options")
+        if isinstance(filesystem.get(key), str)
+        for option in filesystem[key].split(",")
+        if option
+    ]
+    return _text(",".join(dict.fromkeys(options)))
 
 
 def _raid(md: Any) -> str | None:

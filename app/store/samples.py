@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.store.models import run_table, tag_table
@@ -20,6 +20,8 @@ SWEEP_BOOKKEEPING_KEYS = frozenset({"round", "order_seed"})
 CONFIG_KEY = "config"
 # Sample data is a few dozen runs; a board that tags many more runs as samples is read up to this many.
 MAX_SAMPLE_RUNS = 1000
+# A machine with this many sample runs is offered as a history (a machine over time).
+MIN_HISTORY_RUNS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,7 @@ class SampleData:
     run_count: int
     studies: list[Study]
     sets: list[str]  # the `set` tags of the other sample runs
+    histories: list[tuple[str, int]]  # machines with MIN_HISTORY_RUNS sample runs or more, and their run counts
 
 
 def sample_data(*, session: Session) -> SampleData | None:
@@ -88,7 +91,14 @@ def sample_data(*, session: Session) -> SampleData | None:
     # A study whose file the disk had to answer for comes before one the page cache answered.
     studies.sort(key=lambda study: (study.page_cache, study.name))
     sets = sorted({run_tags["set"] for run_tags in tags.values() if "set" in run_tags and not _study_key(run_tags)})
-    return SampleData(len(tags), studies, sets)
+    histories = session.execute(
+        select(run_table.c.machine, func.count())
+        .where(run_table.c.id.in_(list(tags)))
+        .group_by(run_table.c.machine)
+        .having(func.count() >= MIN_HISTORY_RUNS)
+        .order_by(run_table.c.machine)
+    ).all()
+    return SampleData(len(tags), studies, sets, [(machine, count) for machine, count in histories])
 
 
 def _study_key(run_tags: dict[str, str]) -> str | None:

@@ -18,8 +18,10 @@ from statistics import NormalDist
 import numpy as np
 
 from app.bonnie import FILE_TESTS, TESTS
+from app.bonnie import STATUS_OK as OK
+from app.bonnie import STATUS_TOO_FAST as TOO_FAST
 from app.history.detect import analyse
-from app.ingest.parsing import OK, TOO_FAST, ParsedRun, parse_line
+from app.ingest.parsing import ParsedRun, parse_line
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 # A rate level per test (K/s for the block tests, /s for seeks and files) and a latency level (us).

@@ -51,9 +51,9 @@ def test_the_history_page_reads_on_a_laptop_and_a_phone(tmp_path, viewport):
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.goto(f"{base_url}/history?machine=nightly")
 
-        change = page.locator(".change-list li").first
+        change = page.locator(".change-group").first
         expect(change).to_contain_text("block write ×0.5")
-        expect(change).to_contain_text(f"run {ext4[10]}")
+        expect(change).to_contain_text(f"Run {ext4[10]}")
         expect(change).to_contain_text("fs=ext4")
         assert change.bounding_box()["y"] + 20 < viewport["height"], "the change is on the first screen"
         assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]

@@ -262,7 +262,7 @@ def _listed(session: Session, machine: str | None, tags: dict[str, str], states:
 
 
 def changes_filter(
-    machine: str | None = None,
+    machine: Annotated[str | None, MACHINE_FILTER_PARAM_SCHEMA, Query(description="only this machine's")] = None,
     tag: Annotated[list[Annotated[str, TAG_FILTER_PARAM_SCHEMA]], TAG_FILTERS_QUERY] = [],  # noqa: B006 - FastAPI copies the default per request
     state: Annotated[
         list[Literal["open", "expected", "false_alarm", "acknowledged", "explained", "all", ""]],
