@@ -16,8 +16,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
+from tests.browser_support import running_server
 from tests.test_runner import RUNNER, RUNNER_DIR, require_tool, run
 from tests.test_runner_limits import _hierarchy, cgroups, in_cgroups
 
@@ -118,7 +120,9 @@ def runner_binary() -> Path:
 
 def test_halving_the_throttle_halves_the_block_rates_and_the_documents_say_so(runner_binary, tmp_path):
     """Three runs at 32 MiB/s, three at 16 MiB/s (about 55 s): every run after the step is slower in each block
-    test than the median before it, by far more than noise, and each document names the throttle it ran under."""
+    test than the median before it, by far more than noise, and each document names the throttle it ran under.
+    Posted to a real board as the runner posts them, the history finds each block test's change at the 4th run,
+    the first under the new throttle, and names it a setup change: the throttle, 32 → 16 MiB/s."""
     before, after = 3, 3
     series = make_throttle_step_series(runner_binary, tmp_path, before, after)
     assert len(series) == before + after
@@ -142,3 +146,20 @@ def test_halving_the_throttle_halves_the_block_rates_and_the_documents_say_so(ru
         # moves a run by a fifth at most here, so 0.8 is far from both
         assert all(rate < 0.8 * median_before for rate in rates[before:]), (test, rates)
         assert statistics.median(rates[before:]) < 0.7 * median_before, (test, rates)
+    with running_server(tmp_path / "board.db") as base_url:
+        ids = []
+        for line, document in series:
+            answer = httpx.post(
+                f"{base_url}/api/runs", json={"csv": line, "document": document, "tags": {"fs": "ext4"}}
+            )
+            assert answer.status_code == 201, answer.text
+            ids += answer.json()["created"]
+        history = httpx.get(f"{base_url}/api/history", params={"machine": "kernel-step"}).json()
+    (configuration,) = history["series"]
+    for test in BLOCK_TESTS:
+        (rate,) = [t for t in configuration["tests"] if t["test"] == test and t["measure"] == "rate"]
+        (change,) = rate["changes"]
+        assert change["run"] == ids[before], (test, change)
+        assert (
+            change["kind"] == "setup_change" and "32 MiB/s" in change["label"] and "→ read 16 MiB/s" in change["label"]
+        )
