@@ -185,6 +185,7 @@ def page_data(history: MachineHistory, asked: HistoryAsked) -> dict[str, Any]:
     the positions, null when the series has a point for every run)."""
     configs = shown(history, asked.tags)
     charts: dict[str, list[dict[str, Any]]] = {}
+    too_fast_only: dict[str, None] = {}
     for position, config in enumerate(configs):
         index_of = {run.run_id: i for i, run in enumerate(config.runs)}
         for view in history.series:
@@ -192,6 +193,9 @@ def page_data(history: MachineHistory, asked: HistoryAsked) -> dict[str, Any]:
                 continue
             test = view.series.test
             above = [too_fast_above(test, run.file_size_mib, run.num_files) for run in config.runs]
+            if all(p.censored and above[index_of[p.run_id]] is None for p in view.points):
+                too_fast_only.setdefault(test, None)  # nothing to draw: every run +++++, with no bound known
+                continue
             at = [index_of[p.run_id] for p in view.points]
             charts.setdefault(test, []).append(
                 {
@@ -219,6 +223,8 @@ def page_data(history: MachineHistory, asked: HistoryAsked) -> dict[str, Any]:
         ],
         "charts": charts,
         "units": {test: ("us" if asked.measure == LATENCY else BY_NAME[test].unit) for test in charts},
+        # +++++ in every run, where no bound says what it was above (seeks): said in words, not drawn as nothing
+        "too_fast_only": [BY_NAME[test].title for test in too_fast_only if test not in charts],
     }
 
 

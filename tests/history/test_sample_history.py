@@ -46,6 +46,10 @@ def test_the_sample_history_shows_the_throttle_and_the_mount_change_at_their_nig
         # Stored by the ingest: the board's list of changes has them before anyone opened the page.
         listed = httpx.get(f"{base_url}/api/changes").json()["changes"]
         assert {c["run"] for c in listed} >= {mount["run"]}
+        # Seeks were +++++ in every run, and no bound says above what: named in words, not drawn as an empty chart.
+        page = httpx.get(f"{base_url}/history", params={"machine": "nightly-loop"}).text
+        assert 'data-test="seeks"' not in page
+        assert "random seeks: +++++ in every run (too fast to measure, not zero)" in page
         front = httpx.get(f"{base_url}/").text
         assert 'href="/history?machine=nightly-loop"' in front
 
