@@ -135,13 +135,7 @@ def _parser() -> argparse.ArgumentParser:
 
     commands.add_parser("migrate", help="bring the database to the newest schema")
 
-    detect = commands.add_parser(
-        "detect",
-        help="find the changes in machines' runs over time now (an upload does it after it is stored)",
-        description="Run change detection on each machine's series whose runs changed since it last ran, and print "
-        "the open changes found: after an upgrade, or a load by SQL. Uploads and `ingest` do this themselves.",
-    )
-    detect.add_argument("--machine", action="append", default=[], help="only this machine (repeatable)")
+    _add_detect(commands)
 
     token = commands.add_parser(
         "token",
@@ -407,6 +401,16 @@ def _ingest(args: argparse.Namespace, max_line_bytes: int) -> int:
                 status = max(status, _ingest_file(session, path, batch, max_line_bytes, uploads))
         _detect_changes(session, uploads)
     return status
+
+
+def _add_detect(commands: Any) -> None:
+    detect = commands.add_parser(
+        "detect",
+        help="find the changes in machines' runs over time now (an upload does it after it is stored)",
+        description="Run change detection on each machine's series whose runs changed since it last ran, and print "
+        "the open changes found: after an upgrade, or a load by SQL. Uploads and `ingest` do this themselves.",
+    )
+    detect.add_argument("--machine", action="append", default=[], help="only this machine (repeatable)")
 
 
 def _detect(machines: list[str], min_effect: float) -> int:
