@@ -429,7 +429,8 @@ def _detect(machines: list[str], min_effect: float) -> int:
         facts = row["facts"]
         label = f" ({facts['label']})" if facts.get("label") else ""
         print(
-            f"{row['machine']} {row['configuration']}: {row['test']} ×{facts['ratio']:.2f} from run {row['run_id']}{label}"
+            f"{' '.join(filter(None, (row['machine'], row['configuration'])))}: {row['test']} ×{facts['ratio']:.2f} "
+            f"from run {row['run_id']}{label}"
         )
     print(f"{len(found)} open changes in {len(machines)} machines")
     return 0
