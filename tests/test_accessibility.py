@@ -27,6 +27,9 @@ PAGES = {
     "upload": "/upload",
     "login": "/login",
     "docs": "/docs",
+    "history": "/history?machine=nightly-loop",
+    "machines": "/history",
+    "changes": "/changes",
 }
 
 
