@@ -339,3 +339,29 @@ def test_the_proxy_examples_pass_the_host_with_its_port():
     assert len(blocks) >= 2
     for block in blocks:
         assert "proxy_set_header Host $http_host;" in block and "$host;" not in block, block
+
+
+def _how_to_items() -> list[str]:
+    """docs/how-to-add-a-column.md cut into its list items and paragraphs: each names files and what is in them."""
+    text = (ROOT / "docs" / "how-to-add-a-column.md").read_text()
+    return [item for item in re.split(r"\n(?=\d+\. )|\n\n", text) if item.strip()]
+
+
+def test_how_to_add_a_column_names_files_that_hold_what_it_says():
+    checked = 0
+    for item in _how_to_items():
+        files = [ROOT / path for path in re.findall(r"\b((?:app|tests|migrations)/[\w/.]+\.(?:py|c))\b", item)]
+        for path in files:
+            assert path.is_file(), f"docs/how-to-add-a-column.md names {path.relative_to(ROOT)}, which does not exist"
+        if not files:
+            continue
+        sources = "\n".join(path.read_text() for path in files)
+        for name in re.findall(r"`([A-Za-z_][\w.]*)`", item):
+            if "/" in name or name.count(".") > 2 or re.search(r"\.(py|c|md)$", name):
+                continue  # a file's name, not a name in a file
+            last = name.rsplit(".", 1)[-1]
+            assert re.search(rf"\b{re.escape(last)}\b", sources), (
+                f"docs/how-to-add-a-column.md: {name!r} is in none of {[str(p.relative_to(ROOT)) for p in files]}"
+            )
+            checked += 1
+    assert checked > 20  # the page's names were read, not skipped
