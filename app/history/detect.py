@@ -14,6 +14,8 @@ own series). `analyse()` gives its changes and the stretches between them:
   before, about 10 after a step.
 - A change has at least MIN_RUNS runs on each side (a spike of one or two runs is not a change) and a ratio at
   least `min_effect` away from 1 either way (for a rank change, its ratio of medians, or the bound on it).
+- The newest runs: where the search leaves no change among the last NEWEST runs of a t-test series, the best split
+  MIN_RUNS..NEWEST runs from the end is tested against the stretch since the last change (`_Series.newest`).
 - `max_p` is the per-series threshold: `series_max_p(n, measure)` for a machine of n series of a measure (rates
   and latencies are two families), with `series_min_effect` (at least LATENCY_MIN_EFFECT for a latency), keeps
   the machine's false changes within one per 100 runs of a configuration (docs/decisions.md, "Change points:
@@ -52,6 +54,8 @@ FAMILY_P = {RATE: 0.008, LATENCY: 0.002}
 # way): a 16 % rise of a test's worst operation (ext4-throttled's rewrite, 182-190 ms to 211-219 ms) is noise of a
 # maximum; the latency steps of a real storage change are x1.7-1.9 (tests/data/history/throttle-step).
 LATENCY_MIN_EFFECT = 1.25
+# Among the newest runs, a step E-divisive left unseen is looked for directly (_Series.newest).
+NEWEST = 5
 # Log differences below this are float rounding of equal values, not a difference.
 LOG_EPSILON = 1e-12
 T_TEST = "t-test"
@@ -113,6 +117,8 @@ def analyse(
         return Analysis((), ())
     series = _Series(measured, cens, min_effect)
     tested = merge(split(series.z, WINDOW, first_pass_p(max_p), MIN_RUNS, series.compare), n, max_p, series.compare)
+    if not series.ranked:
+        tested = series.newest(tested, max_p)
     bounds = [0, *(index for index, _ in tested), n]
     changes = tuple(series.change(bounds[i], bounds[i + 1], bounds[i + 2], test) for i, (_, test) in enumerate(tested))
     stretches = tuple(series.stretch(start, stop) for start, stop in zip(bounds, bounds[1:], strict=False))
@@ -166,6 +172,30 @@ class _Series:
         if self.ranked:
             return self._rank(start, split, stop)[0]
         return self._t_test(start, split, stop)[0]
+
+    def newest(self, tested: list[tuple[int, Comparison]], max_p: float) -> list[tuple[int, Comparison]]:
+        """The changes, and one among the last NEWEST runs if the search left none there and the best split of the
+        stretch since the last change at MIN_RUNS..NEWEST runs from the end passes: the 3 runs after a new step are
+        the fewest E-divisive can see, and where it misses them the next runs would find the step late."""
+        n = len(self.logs)
+        last = tested[-1][0] if tested else 0
+        if n - last <= NEWEST:
+            return tested
+        best: tuple[int, Comparison] | None = None
+        for index in range(max(last + MIN_RUNS, n - NEWEST), n - MIN_RUNS + 1):
+            test = self.compare(last, index, n)
+            if test.large_enough and test.p_value < max_p and (best is None or test.p_value < best[1].p_value):
+                best = (index, test)
+        if best is None:
+            return tested
+        if tested:
+            # the last change's stretch after it now ends where the new one starts: tested again, it must still pass
+            index, _ = tested[-1]
+            before = self.compare(tested[-2][0] if len(tested) > 1 else 0, index, best[0])
+            if not (before.large_enough and before.p_value < max_p):
+                return tested
+            tested = [*tested[:-1], (index, before)]
+        return [*tested, best]
 
     def _large(self, log_ratio: float) -> bool:
         return abs(log_ratio) >= self.min_log_effect - LOG_EPSILON

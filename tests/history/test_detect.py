@@ -259,3 +259,18 @@ def test_a_latency_needs_a_larger_change_than_a_rate():
     values = [185.0 + (i % 5) for i in range(20)] + [214.0 + (i % 5) for i in range(10)]
     assert plain(values, min_effect=detect.series_min_effect(1.05, RATE)).changes
     assert not plain(values, min_effect=detect.series_min_effect(1.05, LATENCY)).changes
+
+
+def test_three_new_runs_the_search_misses_are_tested_against_the_stretch_before():
+    # E-divisive keeps no split here (the best split of Q in the last window is not the step, and fails its test);
+    # the t-test of the last 3 runs against the 100 before passes (p 2e-4), so the step is reported at its own run
+    rng = np.random.default_rng(86)
+    values = list(100 * np.exp(0.03 * rng.standard_normal(103)))
+    values[100:] = [v * 1.1 for v in values[100:]]
+    changes = plain(values).changes
+    assert [c.index for c in changes] == [100]
+
+
+def test_the_newest_runs_are_not_tested_where_a_change_is_already_there():
+    values = [100.0, 101.0, 99.0, 100.0] * 5 + [120.0, 121.0, 119.0, 120.0]
+    assert [c.index for c in plain(values).changes] == [20]
