@@ -2,10 +2,11 @@
 unchanged setup, how soon does it find a real step, and how long does it take? The figures of bench/RESULTS.md,
 "History: change points by E-divisive with a t-test".
 
-Usage: .venv/bin/python bench/history_replay.py [--configurations 40] [--trials 400] [--family-p P] [--timing-only]
+Usage: .venv/bin/python bench/history_replay.py [--configurations 40] [--trials 400] [--rates-p P] [--latencies-p P]
+       [--timing-only]
 
-1. False changes per 100 runs of a machine·configuration (its 24 series: 12 rates, 12 latencies, all analysed at
-   series_max_p(24)): simulated (tests/history/simulated.py: bonnie++'s printing, CV 1-30 %, log-normal and log-t3
+1. False changes per 100 runs of a machine·configuration (its 24 series: 12 rates at series_max_p(12, RATE), 12
+   latencies at series_max_p(12, LATENCY) with series_min_effect): simulated (tests/history/simulated.py: bonnie++'s printing, CV 1-30 %, log-normal and log-t3
    tails, the file tests' rates +++++ in 0 or 30 % of runs), N = 12, 50 and 200 runs a series, --configurations
    configurations per row.
 2. Found: a 10 % and a 5 % step at CV 1-3 % after 20 or 100 runs, with exactly 3 runs after it (found within one
@@ -34,17 +35,22 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.history import detect
+from app.history.series import LATENCY, RATE
 from tests.history import simulated as sim
 
-SERIES = sim.SERIES_PER_CONFIGURATION
+SERIES = sim.PER_MEASURE
 
 
 def rng_for(name: str) -> np.random.Generator:
     return np.random.default_rng(zlib.crc32(name.encode()))
 
 
-def false_changes(configurations: int, max_p: float) -> None:
-    print(f"### False changes per 100 runs of a configuration (24 series, max_p = {max_p:.3g} each)\n")
+def false_changes(configurations: int, family: dict[str, float]) -> None:
+    rates, latencies = (family[m] / SERIES for m in (RATE, LATENCY))
+    print(
+        f"### False changes per 100 runs of a configuration (12 rates at max_p = {rates:.3g}, 12 latencies at "
+        f"{latencies:.3g} and ×{detect.LATENCY_MIN_EFFECT})\n"
+    )
     print("| CV | tails | +++++ | N = 12 | N = 50 | N = 200 |")
     print("|---:|---|---:|---:|---:|---:|")
     for cv in (0.01, 0.03, 0.10, 0.30):
@@ -55,7 +61,7 @@ def false_changes(configurations: int, max_p: float) -> None:
                 for n in (12, 50, 200):
                     # the same number of runs per row: 200 configurations of 12 runs weigh as 12 of 200
                     count = max(configurations, configurations * 200 // n // 4)
-                    rate = sim.false_changes_per_100_runs(rng_for(f"aa {noise} {n}"), noise, n, count, max_p)
+                    rate = sim.false_changes_per_100_runs(rng_for(f"aa {noise} {n}"), noise, n, count, family)
                     cells.append(f"{rate:.2f}")
                 tails = "log-t3" if heavy else "log-normal"
                 print(f"| {cv:.0%} | {tails} | {share:.0%} | " + " | ".join(cells) + " |")
@@ -102,13 +108,13 @@ def found(trials: int, max_p: float) -> None:
     print()
 
 
-def real(max_p: float) -> None:
-    print(f"### Real series of one unchanged setup (max_p = {max_p:.3g})\n")
+def real(family: dict[str, float]) -> None:
+    print("### Real series of one unchanged setup (as a machine of one configuration: 12 series of each measure)\n")
     print("| file | runs | series (+++++ in some runs) | changes | per 100 runs of the configuration |")
     print("|---|---:|---:|---:|---:|")
     for name, series in sim.real_sets().items():
         runs = len(series[0].values)
-        changes = sum(len(detect.analyse(s.values, s.censored, max_p=max_p).changes) for s in series)
+        changes = sum(len(sim.analysed(s, family).changes) for s in series)
         censored = sum(any(s.censored) for s in series)
         print(f"| {name} | {runs} | {len(series)} ({censored}) | {changes} | {100 * changes / runs:.2f} |")
     print()
@@ -120,7 +126,7 @@ def real(max_p: float) -> None:
     print("|---|---:|---|")
     for s in stepped:
         for runs in (sim.STEP_INDEX + 3, len(s.values)):
-            found = detect.analyse(s.values[:runs], s.censored[:runs], max_p=max_p).changes
+            found = sim.analysed(sim.Series(s.name, s.values[:runs], s.censored[:runs]), family).changes
             if found:
                 shown = ", ".join(f"{c.index + 1} ×{c.ratio:.2f}" for c in found)
                 print(f"| {s.name} | {runs} | {shown} |")
@@ -180,16 +186,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configurations", type=int, default=40, help="simulated configurations per row (N=200)")
     parser.add_argument("--trials", type=int, default=400, help="series per row of the found table")
-    parser.add_argument("--family-p", type=float, default=detect.FAMILY_P, help="series_max_p's numerator")
+    parser.add_argument("--rates-p", type=float, default=detect.FAMILY_P[RATE], help="the rates' family p")
+    parser.add_argument("--latencies-p", type=float, default=detect.FAMILY_P[LATENCY], help="the latencies' family p")
     parser.add_argument("--timing-only", action="store_true", help="table 4 alone")
     args = parser.parse_args()
-    max_p = args.family_p / SERIES
+    family = {RATE: args.rates_p, LATENCY: args.latencies_p}
+    max_p = family[RATE] / SERIES  # a rate's: the found table's series are rates
     started = time.perf_counter()
     timing(max_p)
     if args.timing_only:
         return
-    real(max_p)
-    false_changes(args.configurations, max_p)
+    real(family)
+    false_changes(args.configurations, family)
     found(args.trials, max_p)
     print(f"Took {time.perf_counter() - started:.0f} s.")
 

@@ -17,6 +17,7 @@ import hashlib
 import statistics
 import struct
 from array import array
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -60,7 +61,7 @@ SETUP_CHANGE, MACHINE_EVENT, MACHINE_LOAD = "setup_change", "machine_event", "ma
 # machine; 30-50 with another job on every core (tests/data/history/tmpfs).
 LOAD_WAIT_POINTS = 10.0
 # Bumped when detection changes: every machine's stored changes are then found again.
-DETECTION_VERSION = 1
+DETECTION_VERSION = 2
 
 
 @dataclass(slots=True)
@@ -136,15 +137,15 @@ Points = dict[tuple[str, str], list[Point]]  # each series' points, by (configur
 def analyse_series(
     series: Sequence[Series], points: Points, min_effect: float
 ) -> dict[tuple[str, str], detect.Analysis]:
-    max_p = detect.series_max_p(len(series))
+    counts = Counter(one.measure for one in series)
     found = {}
     for one in series:
         key = (one.configuration.key, one.name)
         found[key] = detect.analyse(
             [point.value for point in points[key]],
             [point.censored for point in points[key]],
-            max_p=max_p,
-            min_effect=min_effect,
+            max_p=detect.series_max_p(counts[one.measure], one.measure),
+            min_effect=detect.series_min_effect(min_effect, one.measure),
         )
     return found
 

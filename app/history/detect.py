@@ -14,8 +14,12 @@ own series). `analyse()` gives its changes and the stretches between them:
   before, about 10 after a step.
 - A change has at least MIN_RUNS runs on each side (a spike of one or two runs is not a change) and a ratio at
   least `min_effect` away from 1 either way (for a rank change, its ratio of medians, or the bound on it).
-- `max_p` is the per-series threshold: `series_max_p(n)` for a machine of n series keeps the machine's false
-  changes within one per 100 runs of a configuration (docs/decisions.md, "Change points: E-divisive with a t-test").
+- The newest runs: where the search leaves no change among the last NEWEST runs of a t-test series, the best split
+  MIN_RUNS..NEWEST runs from the end is tested against the stretch since the last change (`_Series.newest`).
+- `max_p` is the per-series threshold: `series_max_p(n, measure)` for a machine of n series of a measure (rates
+  and latencies are two families), with `series_min_effect` (at least LATENCY_MIN_EFFECT for a latency), keeps
+  the machine's false changes within one per 100 runs of a configuration (docs/decisions.md, "Change points:
+  E-divisive with a t-test").
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from numpy.typing import NDArray
 from app.compare.stats import censored_rank_p, incomplete_beta, t_975, t_sf
 from app.config import DEFAULT_MIN_EFFECT
 from app.history._edivisive import Comparison, first_pass_p, merge, split
+from app.history.series import LATENCY, RATE
 
 MIN_RUNS = 3  # on each side of a change: one or two odd runs are a spike, not a step
 WINDOW = 50  # Otava's default: split() costs O(n·WINDOW)
@@ -37,12 +42,20 @@ WINDOW = 50  # Otava's default: split() costs O(n·WINDOW)
 # 30 % off among the last three at CV 2 % gives p ~ 1e-6; three ordinary runs after a step go below 1e-4 one time in
 # 10,000 (at 1e-3, one 10 % step in 200 at CV 1 % went unseen by its third run).
 VARIANCE_PRETEST_P = 1e-4
-# series_max_p(n) = FAMILY_P / n, Bonferroni over a machine's n series: the goal is a count (at most one false change
-# per 100 runs of a configuration, its 24 series together), and expected counts add whatever the series' dependence,
-# so nothing sharper than Bonferroni holds it. At 0.008 the worst simulated noise (CV 10-30 %, log-normal) gives 0.6
-# per 100 runs (bench/RESULTS.md): room for what the simulations lack (drift, load). 0.012 gives 0.8 and finds a 10 %
-# step at CV 3 % no sooner.
-FAMILY_P = 0.008
+# series_max_p(n, measure) = FAMILY_P[measure] / n, Bonferroni over a machine's n series of that measure: the goal
+# is a count (at most one false change per 100 runs of a configuration, its 24 series together), and expected counts
+# add whatever the series' dependence, so nothing sharper than Bonferroni holds it. Rates and latencies are families
+# of their own because they differ in kind: bonnie++'s latency is the single worst operation of a test, a maximum,
+# and a shift of it under LATENCY_MIN_EFFECT is not a storage change anyone acts on; with that minimum effect the
+# latencies' false changes come only from the noisiest series (CV 30 %), so they need less of the budget and the
+# rates, where a 10 % step must be found by its third run after, get more (bench/RESULTS.md, "after").
+FAMILY_P = {RATE: 0.008, LATENCY: 0.002}
+# The smallest change a latency series reports, whatever the minimum effect asked for rates (a ratio from 1 either
+# way): a 16 % rise of a test's worst operation (ext4-throttled's rewrite, 182-190 ms to 211-219 ms) is noise of a
+# maximum; the latency steps of a real storage change are x1.7-1.9 (tests/data/history/throttle-step).
+LATENCY_MIN_EFFECT = 1.25
+# Among the newest runs, a step E-divisive left unseen is looked for directly (_Series.newest).
+NEWEST = 5
 # Log differences below this are float rounding of equal values, not a difference.
 LOG_EPSILON = 1e-12
 T_TEST = "t-test"
@@ -74,11 +87,18 @@ class Analysis:
     stretches: tuple[Stretch, ...]
 
 
-def series_max_p(n_series: int) -> float:
-    """The per-series p threshold for a machine of `n_series` series (tests x configurations x rate/latency)."""
+def series_max_p(n_series: int, measure: str = RATE) -> float:
+    """The per-series p threshold for a machine of `n_series` series of `measure` (RATE or LATENCY; tests x
+    configurations)."""
     if n_series < 1:
         raise ValueError("n_series must be at least 1")
-    return FAMILY_P / n_series
+    return FAMILY_P[measure] / n_series
+
+
+def series_min_effect(min_effect: float, measure: str = RATE) -> float:
+    """The minimum effect of a series of `measure`: `min_effect` (BONNIEBOARD_MIN_EFFECT) for a rate, at least
+    LATENCY_MIN_EFFECT for a latency."""
+    return max(min_effect, LATENCY_MIN_EFFECT) if measure == LATENCY else min_effect
 
 
 def analyse(
@@ -97,6 +117,8 @@ def analyse(
         return Analysis((), ())
     series = _Series(measured, cens, min_effect)
     tested = merge(split(series.z, WINDOW, first_pass_p(max_p), MIN_RUNS, series.compare), n, max_p, series.compare)
+    if not series.ranked:
+        tested = series.newest(tested, max_p)
     bounds = [0, *(index for index, _ in tested), n]
     changes = tuple(series.change(bounds[i], bounds[i + 1], bounds[i + 2], test) for i, (_, test) in enumerate(tested))
     stretches = tuple(series.stretch(start, stop) for start, stop in zip(bounds, bounds[1:], strict=False))
@@ -150,6 +172,30 @@ class _Series:
         if self.ranked:
             return self._rank(start, split, stop)[0]
         return self._t_test(start, split, stop)[0]
+
+    def newest(self, tested: list[tuple[int, Comparison]], max_p: float) -> list[tuple[int, Comparison]]:
+        """The changes, and one among the last NEWEST runs if the search left none there and the best split of the
+        stretch since the last change at MIN_RUNS..NEWEST runs from the end passes: the 3 runs after a new step are
+        the fewest E-divisive can see, and where it misses them the next runs would find the step late."""
+        n = len(self.logs)
+        last = tested[-1][0] if tested else 0
+        if n - last <= NEWEST:
+            return tested
+        best: tuple[int, Comparison] | None = None
+        for index in range(max(last + MIN_RUNS, n - NEWEST), n - MIN_RUNS + 1):
+            test = self.compare(last, index, n)
+            if test.large_enough and test.p_value < max_p and (best is None or test.p_value < best[1].p_value):
+                best = (index, test)
+        if best is None:
+            return tested
+        if tested:
+            # the last change's stretch after it now ends where the new one starts: tested again, it must still pass
+            index, _ = tested[-1]
+            before = self.compare(tested[-2][0] if len(tested) > 1 else 0, index, best[0])
+            if not (before.large_enough and before.p_value < max_p):
+                return tested
+            tested = [*tested[:-1], (index, before)]
+        return [*tested, best]
 
     def _large(self, log_ratio: float) -> bool:
         return abs(log_ratio) >= self.min_log_effect - LOG_EPSILON

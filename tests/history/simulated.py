@@ -20,7 +20,10 @@ import numpy as np
 from app.bonnie import FILE_TESTS, TESTS
 from app.bonnie import STATUS_OK as OK
 from app.bonnie import STATUS_TOO_FAST as TOO_FAST
-from app.history.detect import analyse
+from app.config import DEFAULT_MIN_EFFECT
+from app.history import detect
+from app.history.detect import Analysis, analyse
+from app.history.series import LATENCY, RATE
 from app.ingest.parsing import ParsedRun, parse_line
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -32,6 +35,7 @@ LATENCY_LEVELS_US = dict(
     zip(TESTS, [9_000, 250, 300_000, 12_000, 80, 1_500, 600, 40, 150_000, 700, 35, 2_000], strict=True)
 )
 SERIES_PER_CONFIGURATION = 2 * len(TESTS)
+PER_MEASURE = len(TESTS)  # a configuration's rate series, and its latency series
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,16 +139,26 @@ def real_step() -> list[Series] | None:
 # ==== Replays: what the checks and bench/history_replay.py count ====
 
 
+def measure_of(one: Series) -> str:
+    return LATENCY if one.name.endswith(LATENCY) else RATE
+
+
+def analysed(one: Series, family: dict[str, float] | None = None) -> Analysis:
+    """analyse() as app/history/changes.py runs it on a machine of one configuration (PER_MEASURE series of each
+    measure), with detect.FAMILY_P or the `family` given."""
+    measure = measure_of(one)
+    max_p = (family or detect.FAMILY_P)[measure] / PER_MEASURE
+    return analyse(
+        one.values, one.censored, max_p=max_p, min_effect=detect.series_min_effect(DEFAULT_MIN_EFFECT, measure)
+    )
+
+
 def false_changes_per_100_runs(
-    rng: np.random.Generator, noise: Noise, n: int, configurations: int, max_p: float
+    rng: np.random.Generator, noise: Noise, n: int, configurations: int, family: dict[str, float] | None = None
 ) -> float:
     """Changes found in `configurations` unchanged configurations of n runs (24 series each), per 100 runs of a
     configuration: every one is false."""
-    found = sum(
-        len(analyse(s.values, s.censored, max_p=max_p).changes)
-        for _ in range(configurations)
-        for s in configuration(rng, noise, n)
-    )
+    found = sum(len(analysed(s, family).changes) for _ in range(configurations) for s in configuration(rng, noise, n))
     return 100 * found / (configurations * n)
 
 

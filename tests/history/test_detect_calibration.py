@@ -5,10 +5,11 @@
   same change points as its split() then merge() (with both neighbours re-tested, README.md there).
 - False changes: series of one unchanged setup, simulated (bonnie++'s rounding, +++++, CV 1-30 %, log-normal and
   heavier tails) and real (tests/data/aa/, tests/data/aa_censored/) stay under one per 100 runs of a configuration,
-  its 24 series together, at series_max_p(24). The 40-run real series of tests/data/history/ do not (NOT_MET): the
-  machine's behaviour changed under them, and the checks say where.
-- Found: a 10 % step with only 3 runs after it, within one run: at CV <= 2 % in >= 95 % of series (at CV 3 %, what
-  is measured); and the real throttle halving of tests/data/history/throttle-step/ at its own run.
+  its 24 series together, at series_max_p(12, measure) and series_min_effect (rates and latencies two families). The
+  40-run real series of tests/data/history/ do not (NOT_MET): the machine's behaviour changed under them, and the
+  checks say where.
+- Found: a 10 % step of a rate with only 3 runs after it, within one run: at CV <= 2 % in >= 95 % of series (at
+  CV 3 %, what is measured); and the real throttle halving of tests/data/history/throttle-step/ at its own run.
 
 bench/history_replay.py measures the same at a larger scale (bench/RESULTS.md, "History: change points").
 """
@@ -124,7 +125,7 @@ def indices(change_points: list[Any]) -> list[int]:
 
 # ==== False changes: one unchanged setup ====
 
-MAX_P = detect.series_max_p(sim.SERIES_PER_CONFIGURATION)
+MAX_P = detect.series_max_p(sim.PER_MEASURE)  # a rate's, on a machine of one configuration
 # The issue's bound: at most one false change per 100 runs of a configuration, its 24 series together.
 FALSE_PER_100_RUNS = 1.0
 
@@ -138,37 +139,38 @@ def test_simulated_unchanged_configurations_rarely_change(cv, heavy, share):
     # 60 configurations of 100 runs (24 series each, ~1 s)
     noise = sim.Noise(cv, heavy=heavy, censored_share=share)
     rng = np.random.default_rng([int(cv * 100), heavy, int(share * 100)])
-    rate = sim.false_changes_per_100_runs(rng, noise, 100, 60, MAX_P)
+    rate = sim.false_changes_per_100_runs(rng, noise, 100, 60)
     assert rate <= FALSE_PER_100_RUNS, f"{rate:.2f} false changes per 100 runs"
 
 
-def test_short_unchanged_series_never_change():
-    # 12 runs, as many as a team's first week: a change there needs p < 3e-4 with at least 3 runs a side
-    rng = np.random.default_rng(12)
-    assert sim.false_changes_per_100_runs(rng, sim.Noise(0.3), 12, 20, MAX_P) == 0
+def test_short_unchanged_series_rarely_change():
+    # 12 runs, as many as a team's first week: a change there needs p < 7e-4 (a rate; a latency 2e-4 and x1.25) with
+    # at least 3 runs a side. At CV 30 %, 60 configurations: 0.42 per 100 runs (3 changes in 720 runs); the bench's
+    # 166 configurations a row give the figures of bench/RESULTS.md
+    rng = np.random.default_rng([12, 30, False])
+    assert sim.false_changes_per_100_runs(rng, sim.Noise(0.3), 12, 60) <= FALSE_PER_100_RUNS
 
 
-# Where a real series of one setup did step: ext4-throttled's rewrite latency went from 182-190 ms to 211-219 ms at
-# run 19 and stayed (get_block's latency moved with it), and its get_block rate, a mix of 16.3 and 18-20 MB/s
-# until run 15, sits at the throttle's 16.3 after: the system's behaviour changed under an unchanged setup (the
-# 1-minute load rose from 2.9 to 3.6 there, tests/data/history/ext4-throttled/runs.tsv).
+# Where a real series of one setup did step: ext4-throttled's get_block rate, a mix of 16.3 and 18-20 MB/s until
+# run 15 (the first runs partly served from the page cache, beating the 16 MiB/s throttle), sits at the
+# throttle's 16.3 after (x0.87): the device's behaviour changed under an unchanged setup. Its rewrite latency also
+# went from 182-190 ms to 211-219 ms at run 19 and stayed, x1.16: under a latency's minimum effect
+# (detect.LATENCY_MIN_EFFECT), no change.
 EXT4_THROTTLED = "history/ext4-throttled/lines.csv"
-EXT4_THROTTLED_STEPS = {("rewrite latency", 18), ("get_block rate", 14)}
-# The issue's bound is not met on these: the system changed under the unchanged setup. ext4-throttled, above: 2
-# changes in 40 runs. tmpfs: every test is CPU-bound and its rates follow the CPU share the runs got while the
+EXT4_THROTTLED_STEPS = {("get_block rate", 14)}
+# The issue's bound is not met on these: the system changed under the unchanged setup. ext4-throttled, above: 1
+# change in 40 runs. tmpfs: every test is CPU-bound and its rates follow the CPU share the runs got while the
 # 1-minute load fell from 6.4 (run 13) to 2.2 (run 40): put_block from ~0.8 to ~2.2 GB/s, most tests stepping at
 # runs 15-23 and 29-32 together; 17 changes in 40 runs. Telling such a shift of the machine from one of the setup
 # needs more than one series (the configuration's tests stepping together, or the load the runner records).
 NOT_MET = {
-    EXT4_THROTTLED: "the throttled device's behaviour stepped at runs 15-19 (EXT4_THROTTLED_STEPS)",
+    EXT4_THROTTLED: "the throttled device's get_block rate stepped at run 15 (EXT4_THROTTLED_STEPS)",
     "history/tmpfs/lines.csv": "CPU-bound rates follow the machine's load, which fell from 6.4 to 2.2",
 }
 
 
 def changes_in(series: list[sim.Series]) -> set[tuple[str, int]]:
-    return {
-        (s.name, change.index) for s in series for change in detect.analyse(s.values, s.censored, max_p=MAX_P).changes
-    }
+    return {(s.name, change.index) for s in series for change in sim.analysed(s).changes}
 
 
 @pytest.mark.parametrize(
@@ -215,10 +217,11 @@ def test_a_real_throttle_halving_is_found_at_its_run_by_the_third_run_after_it(a
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("cv", "at_least"), [(0.01, 0.99), (0.02, 0.95), (0.03, 0.88)])
+@pytest.mark.parametrize(("cv", "at_least"), [(0.01, 0.99), (0.02, 0.95), (0.03, 0.90)])
 def test_a_ten_percent_step_is_found_by_the_third_run_after_it(cv, at_least):
-    # 100 runs before it, 3 after: found within one run. At CV 3 % the issue's 95 % is not reached (bench/RESULTS.md:
-    # 89-92 % with 100 runs before; 95 % by the fourth run); the check holds what is measured. Never the wrong way.
+    # 100 runs before it, 3 after, a rate's MAX_P: found within one run. At CV 3 % the issue's 95 % is not reached
+    # reliably: this seed gives 96.5 %, the bench's 92.5 % (bench/RESULTS.md, "after"; 86 % with 20 runs before, 92 %
+    # by the fourth run); the check holds what every seed measured. Never the wrong way.
     result = sim.found(np.random.default_rng(int(cv * 1000)), sim.Noise(cv), 1.1, 100, 3, 400, MAX_P)
     assert result.share >= at_least, f"found in {result.share:.1%}"
     assert result.wrong_way == 0

@@ -55,12 +55,13 @@ def test_forty_tmpfs_runs_on_a_loaded_machine_show_no_open_change(client):
 @pytest.mark.slow
 def test_forty_throttled_ext4_runs_show_what_stepped_under_an_unchanged_setup(client):
     """Two series of these runs stepped under an unchanged setup (tests/data/history/README.md; bench/RESULTS.md,
-    "History"): get_block's rate after run 15, when it no longer beat the throttle from the page cache, and
-    rewrite's latency from run 19. Those two, and nothing else, are found; neither is named a setup change."""
+    "History"): get_block's rate after run 15, when it no longer beat the throttle from the page cache (x0.87), and
+    rewrite's latency from run 19 (x1.16, under a latency's minimum effect of x1.25: a test's worst operation, no
+    change). get_block's rate, and nothing else, is found; it is not named a setup change."""
     _post_series(client, "ext4-throttled", {"fs": "ext4"})
     body = client.get("/api/history", params={"machine": "history-ext4"}).json()
     found = sorted((c["test"], c["measure"], c["kind"]) for c in _changes(body))
-    assert found == [("get_block", "rate", None), ("rewrite", "latency", None)], found
+    assert found == [("get_block", "rate", None)], found
 
 
 @pytest.mark.slow
