@@ -260,20 +260,26 @@ def machine_history(
     series = [one for config in configs for one in series_of(config) if points[(one.configuration.key, one.name)]]
     if chosen != default:
         analyses = analyse_series(series, points, min_effect)
-        changes = {
-            key: [ChangeView(None, item.run_id, item.change.index, item.facts()) for item in items]
-            for key, items in _by_series(found_changes(configs, series, points, analyses)).items()
-        }
-        views = [_view(one, points, changes, analyses) for one in series]
-        return MachineHistory(chosen, configs, views)
+        changes = _unstored(found_changes(configs, series, points, analyses))
+        return MachineHistory(chosen, configs, [_view(one, points, changes, analyses) for one in series])
     digest = _digest(configs, points, min_effect)
     stored_digest = session.scalar(select(history_state_table.c.digest).where(history_state_table.c.machine == machine))
     analyses = {}
     if stored_digest != digest:
         analyses = analyse_series(series, points, min_effect)
-        _store(session, machine, found_changes(configs, series, points, analyses), digest)
+        found = found_changes(configs, series, points, analyses)
+        if not _store(session, machine, found, digest, sorted(run.run_id for run in runs)):
+            # Runs came or went since these were read: what was found in them is the answer, not the store's.
+            return MachineHistory(chosen, configs, [_view(one, points, _unstored(found), analyses) for one in series])
     changes = _stored_by_series(session, machine, points)
     return MachineHistory(chosen, configs, [_view(one, points, changes, analyses) for one in series])
+
+
+def _unstored(found: list[Found]) -> dict[tuple[str, str], list[ChangeView]]:
+    return {
+        key: [ChangeView(None, item.run_id, item.change.index, item.facts()) for item in items]
+        for key, items in _by_series(found).items()
+    }
 
 
 def _by_series(found: list[Found]) -> dict[tuple[str, str], list[Found]]:
@@ -329,8 +335,17 @@ def _view(
     return SeriesView(one, found, stretches, views)
 
 
-def _store(session: Session, machine: str, found: list[Found], digest: bytes) -> None:
+def _store(session: Session, machine: str, found: list[Found], digest: bytes, run_ids: list[int]) -> bool:
+    """Keep what detection found in `run_ids`, the machine's runs as it read them, unless they are no longer the
+    machine's runs: then a later analysis (an upload's, or the next page's) has newer runs to read, and an older one
+    must not replace what it stores. Checked under the write lock, so two analyses store one after the other."""
     begin_write(session)
+    now_ids = list(
+        session.scalars(select(run_table.c.id).where(run_table.c.machine == machine).order_by(run_table.c.id))
+    )
+    if now_ids != run_ids:
+        session.rollback()
+        return False
     now = datetime.now(UTC)
     rows = session.execute(
         select(
@@ -374,6 +389,7 @@ def _store(session: Session, machine: str, found: list[Found], digest: bytes) ->
     session.execute(delete(history_state_table).where(history_state_table.c.machine == machine))
     session.execute(history_state_table.insert().values(machine=machine, digest=digest, detected_at=now))
     session.commit()
+    return True
 
 
 def machines_of_upload(session: Session, upload_id: int) -> list[str]:
