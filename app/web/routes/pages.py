@@ -14,7 +14,7 @@ from starlette.datastructures import FormData, UploadFile
 
 from app import bonnie
 from app.bonnie import STATUS_TOO_FAST, TESTS, UNITS
-from app.compare import answer, embed, engine, heat_table, matrix
+from app.compare import answer, embed, engine, heat, matrix, view
 from app.compare import page as comparisons
 from app.compare.request import (
     ABSOLUTE,
@@ -38,7 +38,7 @@ from app.limits import MAX_ID, MAX_TAG_CHARS
 from app.store import runs as run_store
 from app.store import samples
 from app.tags import parse_tag_filters, parse_tag_params, split_tag_terms
-from app.web import cache
+from app.web import cache, heat_html
 from app.web.deps import PageAuthDep, SessionDep, check_machine_text, csrf_form
 from app.web.document_view import document_view
 from app.web.request_body import FormLimits
@@ -284,8 +284,8 @@ def _render_compare(session: Session, asked: ComparisonRequest, notice: str | No
             answer_caveat=answer.shared_caveat(rows),
             # the chart of the family the answer leads with comes first: on a desktop's first screen
             chart_order=sorted(range(len(keys)), key=lambda i: keys[i] != lead),
-            view=(view := engine.compare_view(figures, data)),
-            embedded=script_json(embed.chart_data(data, view, rows)),
+            view=(shown := view.compare_view(figures, data)),
+            embedded=script_json(embed.chart_data(data, shown, rows)),
             setup_url=permalink(settled, "/compare/setup"),
             figures_url=permalink(settled, "/compare/figures"),
             baseline=data["baseline"],
@@ -357,8 +357,8 @@ def _render_compare_table(session: Session, table: str, asked: ComparisonRequest
         data = comparisons.compare_figures(figures, settled)
         context.update(data=data, names={c["id"]: c["name"] for c in data["configurations"]})
         if table == "figures":
-            context["table"] = heat = engine.heat_table(data)
-            context["heat_cells"] = [heat_table.section_cells(heat, section) for section in heat["sections"]]
+            context["table"] = heat_data = heat.heat_table(data)
+            context["heat_cells"] = [heat_html.section_cells(heat_data, section) for section in heat_data["sections"]]
     html = templates.get_template(COMPARE_TABLES[table][0]).render(context)
     return CompareFragment(context["url"], notice, len(figures), cache.Body(html.encode()))
 
