@@ -26,8 +26,7 @@ from app.compare.hints import (
     WORST_LATENCY,
     result_hints,
 )
-from app.compare.request import ABSOLUTE, MODES, RELATIVE, parse_mode
-from app.errors import BadRequest
+from app.compare.request import ABSOLUTE, MODES, RELATIVE, baseline_of, parse_mode
 
 __all__ = ["ABSOLUTE", "MODES", "RELATIVE", "RunFigures", "compare"]
 
@@ -213,18 +212,6 @@ def baseline_reason(status: str, value: Any) -> str | None:
     return BASELINE_ZERO if value == 0 else None
 
 
-def check_request(run_ids: Sequence[int], mode: str, baseline: int | None) -> int | None:
-    """Validate a comparison of `run_ids`; return the baseline to use (the first run in relative mode)."""
-    if not run_ids:
-        raise BadRequest("no runs to compare: give their ids as runs=1,2,3")
-    parse_mode(mode)
-    if baseline is not None and baseline not in run_ids:
-        raise BadRequest(f"baseline {baseline} is not one of the runs compared")
-    if mode == RELATIVE and baseline is None:
-        return run_ids[0]
-    return baseline
-
-
 def compare(
     runs: Sequence[RunFigures],
     *,
@@ -234,7 +221,7 @@ def compare(
     min_effect: float = stats.DEFAULT_MIN_EFFECT,
 ) -> dict[str, Any]:
     """The body of GET /api/compare for `runs` (in the order asked)."""
-    baseline = check_request([run.id for run in runs], mode, baseline)
+    baseline = baseline_of([run.id for run in runs], parse_mode(mode), baseline, strict=True)
     base_run = next((run for run in runs if run.id == baseline), None)
     relative = mode == RELATIVE
     configurations = group_runs(runs, grouping)

@@ -145,17 +145,26 @@ def read_request(
     )
 
 
-def settle(request: ComparisonRequest, found: Sequence[int], *, strict: bool) -> ComparisonRequest:
-    """The request for the runs `found` (in order): the baseline checked (strict: 400; else left out)
-    and defaulted to the first run in relative mode."""
-    baseline = request.baseline
+def baseline_of(found: Sequence[int], mode: str, baseline: int | None, *, strict: bool) -> int | None:
+    """The one baseline rule, for the runs `found` (in order): strict (the API, the engine), no runs and a
+    baseline not among them are a 400; else that baseline is left out. Relative mode defaults it to the
+    first run."""
+    if strict and not found:
+        raise BadRequest("no runs to compare: give their ids as runs=1,2,3")
     if baseline is not None and baseline not in found:
         if strict:
             raise BadRequest(f"baseline {baseline} is not one of the runs compared")
         baseline = None
-    if request.mode == RELATIVE and baseline is None and found:
+    if mode == RELATIVE and baseline is None and found:
         baseline = found[0]
-    return replace(request, run_ids=tuple(found), baseline=baseline)
+    return baseline
+
+
+def settle(request: ComparisonRequest, found: Sequence[int], *, strict: bool) -> ComparisonRequest:
+    """The request for the runs `found` (in order), its baseline as baseline_of() rules."""
+    return replace(
+        request, run_ids=tuple(found), baseline=baseline_of(found, request.mode, request.baseline, strict=strict)
+    )
 
 
 def permalink(request: ComparisonRequest, path: str = "/compare") -> str:
