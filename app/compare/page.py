@@ -198,7 +198,12 @@ def matrix_context(session: Session, asked: MatrixRequest) -> dict[str, Any]:
     }
 
 
-def cached(key: Hashable, make: Callable[[Session], T], size_of: Callable[[T], int]) -> T:
+def cached(
+    key: Hashable,
+    make: Callable[[Session], T],
+    size_of: Callable[[T], int],
+    also: Callable[[T], Hashable | None] | None = None,
+) -> T:
     """`make(session)`'s value for `key`, from the cache while the database holds the data generation's stamp
     it depends on; make() gets a read session (app.store.db.read_session) only when it has to run.
 
@@ -213,6 +218,9 @@ def cached(key: Hashable, make: Callable[[Session], T], size_of: Callable[[T], i
     entry. Stamps are random (app/store/generation.py): an entry never matches another database's, so the key
     needs no database name.
 
+    `also(value)`: another key the same value answers, kept with it (a link's canonical spelling, which the
+    browser is redirected to: the comparison is not made again for it).
+
     The view is remembered (REWARM): after the next write it is made again in the background, so its next reader
     finds it made."""
     max_bytes = get_settings().compare_cache_mib * BYTES_PER_MIB
@@ -220,7 +228,10 @@ def cached(key: Hashable, make: Callable[[Session], T], size_of: Callable[[T], i
     if stamps is None:
         with read_session() as session:
             return make(session)
-    value = CACHE.fetch(key, stamps, functools.partial(_made, make, stamps), size_of, max_bytes)
+    made = functools.partial(_made, make, stamps)
+    if also is not None:
+        made = functools.partial(_made_as_well, made, key, stamps, also, size_of, max_bytes)
+    value = CACHE.fetch(key, stamps, made, size_of, max_bytes)
     # Once answered (a view that fails is not made again): the first reader of another process's write has
     # its own view made before the others are.
     REWARM.served(key, _View(make, size_of), stamps)
@@ -253,6 +264,22 @@ def _made(make: Callable[[Session], T], stamps: generation.Stamps) -> tuple[T, i
     finally:
         _BEYOND_NAMED_RUNS.reset(token)
     return value, stamps.every_write if flag[0] or stamps.stored_runs is None else stamps.stored_runs
+
+
+def _made_as_well(
+    made: Callable[[], tuple[T, int]],
+    key: Hashable,
+    stamps: generation.Stamps,
+    also: Callable[[T], Hashable | None],
+    size_of: Callable[[T], int],
+    max_bytes: int,
+) -> tuple[T, int]:
+    """made()'s answer, kept under also()'s key too, under the same stamp: it read the same data."""
+    value, stamp = made()
+    other = also(value)
+    if other is not None and other != key:
+        CACHE.put(other, stamps, stamp, value, size_of(value), max_bytes)
+    return value, stamp
 
 
 @dataclass(frozen=True, slots=True)

@@ -224,16 +224,21 @@ class CompareFragment:
     """The /compare page's content (templates/_compare.html) for one request, the same for every reader."""
 
     url: str  # the view's permalink
+    settled: ComparisonRequest  # the request that permalink spells
     notice: str | None
     count: int  # runs found
     html: cache.Body  # UTF-8
 
 
 def _compare_fragment(asked: ComparisonRequest, notice: str | None) -> CompareFragment:
+    root = site_url("/")  # the fragment's links are under the root path
     return comparisons.cached(
-        ("/compare", asked, notice, site_url("/")),  # the fragment's links are under the root path
+        ("/compare", asked, notice, root),
         lambda session: _render_compare(session, asked, notice),
         lambda fragment: fragment.html.size_bytes() + len(fragment.url),
+        # A link spelt otherwise is redirected to the permalink, whose request renders the same fragment: it is
+        # kept under that request too, so the redirect costs no second comparison.
+        also=lambda fragment: None if fragment.notice else ("/compare", fragment.settled, None, root),
     )
 
 
@@ -244,7 +249,7 @@ def _render_compare(session: Session, asked: ComparisonRequest, notice: str | No
     if "chart_data" in context:
         context["embedded"] = script_json(context.pop("chart_data"))
     html = templates.get_template("_compare.html").render(context)
-    return CompareFragment(shown.url, notice, len(shown.figures), cache.Body(html.encode()))
+    return CompareFragment(shown.url, shown.request, notice, len(shown.figures), cache.Body(html.encode()))
 
 
 # The compare page's big tables, fetched when their fold opens (templates/_compare.html): path -> template, title.
@@ -305,7 +310,9 @@ def _render_compare_table(session: Session, table: str, asked: ComparisonRequest
             heat_html.section_cells(context["table"], part) for part in context["table"]["sections"]
         ]
     html = templates.get_template(COMPARE_TABLES[table][0]).render(context)
-    return CompareFragment(shown.url, shown.missing_notice, len(shown.figures), cache.Body(html.encode()))
+    return CompareFragment(
+        shown.url, shown.request, shown.missing_notice, len(shown.figures), cache.Body(html.encode())
+    )
 
 
 # What may not appear as such inside <script>: "</script>", "<!--"; & and ' for good measure (as Jinja's tojson).
