@@ -751,30 +751,7 @@ def _single_cell(
         base_mean = base.stats[measure][0].mean
         if mean is not None and base_mean is not None and base_mean > 0:
             ratio = round(mean / base_mean, 4) + 0.0
-    # A single run's hints, only where one can apply (most cells have none; result_hints costs a call each).
-    measures_rate = measure == VALUE
-    cpu_pct = sample.stats[CPU][0].mean if measures_rate else None
-    hints: list[dict[str, str]] = []
-    if status != STATUS_NOT_RUN and (
-        n_too_fast
-        or (
-            measures_rate
-            and ((cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT) or facts.ram_mib or test in PER_CHAR_TESTS)
-        )
-    ):
-        hints = result_hints(
-            test,
-            measures_rate=measures_rate,
-            n_runs=1,
-            n_too_fast=n_too_fast,
-            cv_pct=None,
-            cpu_pct=cpu_pct,
-            file_size_mib=facts.file_size_mib,
-            ram_mib=facts.ram_mib,
-            format_versions=facts.format_versions,
-            seek_cpu_of_process=facts.seek_cpu_of_process,
-            evidence=None,
-        )
+    hints = _single_hints(test, measure, status, n_too_fast, sample, facts)
     value = None if mean is None else _round3(mean)
     return {
         "test": test,
@@ -801,6 +778,32 @@ def _single_cell(
         **(_per_work(index, sample, base) if measure == CPU else NO_PER_WORK),
         "hints": hints,
     }
+
+
+def _single_hints(
+    test: str, measure: str, status: str, n_too_fast: int, sample: Sample, facts: ConfigFacts
+) -> list[dict[str, str]]:
+    """A single run's hints, only where one can apply: most cells have none, and result_hints costs a call each."""
+    measures_rate = measure == VALUE
+    cpu_pct = sample.stats[CPU][0].mean if measures_rate else None
+    if status == STATUS_NOT_RUN:
+        return []
+    cpu_bound = cpu_pct is not None and cpu_pct >= CPU_BOUND_PCT
+    if not (n_too_fast or (measures_rate and (cpu_bound or facts.ram_mib or test in PER_CHAR_TESTS))):
+        return []
+    return result_hints(
+        test,
+        measures_rate=measures_rate,
+        n_runs=1,
+        n_too_fast=n_too_fast,
+        cv_pct=None,
+        cpu_pct=cpu_pct,
+        file_size_mib=facts.file_size_mib,
+        ram_mib=facts.ram_mib,
+        format_versions=facts.format_versions,
+        seek_cpu_of_process=facts.seek_cpu_of_process,
+        evidence=None,
+    )
 
 
 def _evidence(config: Configuration, test: str) -> list[dict[str, str]] | None:
