@@ -46,7 +46,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.compare import engine as charts  # noqa: E402 - after the sys.path line: run as a plain script
+from app.compare import engine  # noqa: E402 - after the sys.path line: run as a plain script
 from app.compare.figures import RunFigures  # noqa: E402
 from app.compare.grouping import Grouping  # noqa: E402
 from app.ingest.parsing import TESTS  # noqa: E402
@@ -84,7 +84,7 @@ JUDGED = FLAGGED | {"within_noise"}  # a verdict was made (not "unknown", not th
 
 def compare_page(page: list[RunFigures]) -> dict[str, Any]:
     """GET /api/compare?runs=<the page's runs>&group=cfg&baseline=<its first run>."""
-    return charts.compare(page, baseline=page[0].id, grouping=PAGE_GROUPING)
+    return engine.compare(page, baseline=page[0].id, grouping=PAGE_GROUPING)
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,7 +357,7 @@ def sample_sweep_summary() -> str:
         engine.dispose()
     first = figures[0]
     assert (first.tags.get("fs"), first.tags.get("mode")) == ("ext4", "async"), first.tags
-    data = charts.compare(figures, baseline=first.id, grouping=parse_group("fs,mode"))
+    data = engine.compare(figures, baseline=first.id, grouping=parse_group("fs,mode"))
     header = f"runs={run_ids[0]}..{run_ids[-1]} ({len(run_ids)}) group=fs,mode baseline={first.id}"
     counts = {m: len(flags(data, m)) for m in MEASURES}
     return f"{header}; ▲/▼ cells: {counts}\n\n> {data['summary']}"

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import get_args
 
 from app import bonnie, limits
-from app.compare import answer, engine, matrix
+from app.compare import answer, engine, heat, matrix, view
 from app.ingest import parsing
 from app.ingest.parsing import parse_line
 from app.web.schemas import MatrixFamilyOut
@@ -75,7 +75,7 @@ def test_the_rate_charts_split_the_families_and_hold_every_test_once():
 
 
 def test_the_heat_tables_group_the_families_in_bonnies_order():
-    groups = engine.HEAT_GROUPS
+    groups = heat.HEAT_GROUPS
     assert sum((tests for _, tests in groups), ()) == bonnie.TESTS
     for _, tests in groups:
         assert len({bonnie.BY_NAME[test].family for test in tests}) == 1
@@ -87,7 +87,7 @@ def test_the_heat_tables_group_the_families_in_bonnies_order():
             bonnie.SEQUENTIAL,
             bonnie.RANDOM,
         }
-    assert {tests[0] for _, tests in groups} == engine.HEAT_GROUP_STARTS
+    assert {tests[0] for _, tests in groups} == heat.HEAT_GROUP_STARTS
 
 
 def matrix_family_keys() -> list[str]:
@@ -123,7 +123,7 @@ def test_no_title_names_two_different_sets_of_tests():
     for spec in engine.CHARTS:
         if spec.measure == engine.VALUE:
             named.setdefault(spec.title, set()).add(frozenset(spec.tests))
-    for title, tests in engine.HEAT_GROUPS:
+    for title, tests in heat.HEAT_GROUPS:
         named.setdefault(title, set()).add(frozenset(tests))
     for title, tests in matrix.FAMILIES.values():
         named.setdefault(title, set()).add(frozenset(tests))
@@ -133,11 +133,11 @@ def test_no_title_names_two_different_sets_of_tests():
 def test_the_heat_tables_columns_say_where_a_group_starts():
     parsed = parse_line(LINE_198, 1)
     run = engine.RunFigures(1, "vm", None, {}, parsed.format_version, parsed.bonnie_version, parsed.results)
-    table = engine.heat_table(engine.compare([run]))
+    table = heat.heat_table(engine.compare([run]))
     for section in table["sections"]:
         columns = [table["columns"][i] for i in section["indexes"]]
-        assert [c["test"] for c in columns if c["group_start"]] == [tests[0] for _, tests in engine.HEAT_GROUPS]
-        assert section["families"] == [(title, len(tests)) for title, tests in engine.HEAT_GROUPS]
+        assert [c["test"] for c in columns if c["group_start"]] == [tests[0] for _, tests in heat.HEAT_GROUPS]
+        assert section["families"] == [(title, len(tests)) for title, tests in heat.HEAT_GROUPS]
 
 
 SLICE = re.compile(r"\bTESTS\[[^\]]*:")
@@ -238,9 +238,9 @@ def test_limits_are_imported_from_the_limits_module():
 
 def test_the_palette_size_is_the_stylesheets():
     css = (ROOT / "static" / "app.css").read_text()
-    assert sorted(map(int, re.findall(r"--run-(\d+):", css))) == list(range(engine.PALETTE_COLOURS))
-    assert sorted(map(int, re.findall(r"\.run-color-(\d+) ", css))) == list(range(engine.PALETTE_COLOURS))
-    assert sorted(map(int, re.findall(r"\.run-pattern-(\d+) ", css))) == list(range(1, engine.PALETTE_PATTERNS))
+    assert sorted(map(int, re.findall(r"--run-(\d+):", css))) == list(range(view.PALETTE_COLOURS))
+    assert sorted(map(int, re.findall(r"\.run-color-(\d+) ", css))) == list(range(view.PALETTE_COLOURS))
+    assert sorted(map(int, re.findall(r"\.run-pattern-(\d+) ", css))) == list(range(1, view.PALETTE_PATTERNS))
 
 
 def test_the_charts_script_derives_no_figure_status_or_colour():

@@ -7,7 +7,8 @@ import math
 import pytest
 
 from app import units
-from app.compare import engine
+from app.compare import engine, heat
+from app.compare import view as page_view
 from app.compare.request import parse_group
 from app.errors import BadRequest
 from app.ingest.parsing import TESTS, Result, parse_line
@@ -192,15 +193,15 @@ def test_legend_names_add_the_tags_that_differ_and_disambiguate():
         figures(LINE_198, 2, tags={"raid": "5", "fs": "xfs", "host": "lab"}),
         figures(LINE_198, 3, tags={"raid": "6", "host": "lab"}),
     ]
-    assert engine.legend_names(runs) == {
+    assert page_view.legend_names(runs) == {
         1: "ext3 on RAID-5 · fs=ext3 raid=5",
         2: "vm · fs=xfs raid=5",
         3: "vm · raid=6",
     }
     same = [figures(LINE_198, 7), figures(LINE_198, 8)]
-    assert engine.legend_names(same) == {7: "vm #7", 8: "vm #8"}
+    assert page_view.legend_names(same) == {7: "vm #7", 8: "vm #8"}
     nameless = engine.RunFigures(9, "", None, {}, "1.03", None, V103.results)
-    assert engine.legend_names([nameless]) == {9: "run 9"}
+    assert page_view.legend_names([nameless]) == {9: "run 9"}
 
 
 def test_display_units_follow_the_largest_value():
@@ -215,7 +216,7 @@ def test_display_units_follow_the_largest_value():
 def test_view_titles_say_where_the_numbers_come_from_and_notes_say_why_bars_are_missing():
     runs = [V198, V197, V103]
     data = engine.compare(runs)
-    view = engine.compare_view(runs, data)
+    view = page_view.compare_view(runs, data)
     block = view["charts"][0]
     assert block["source"] == "bonnie++ 2.00a (CSV 1.98), bonnie++ 1.97 (CSV 1.97), bonnie++ 1.0x (CSV 1.03)"
     assert (block["display_unit"], block["divisor"], block["scale"]) == ("MiB/s", 1024, "linear")
@@ -254,7 +255,7 @@ def test_view_titles_say_where_the_numbers_come_from_and_notes_say_why_bars_are_
     assert view["names"] == {"1": "vm", "2": "wifo3-02", "3": "mindpipe"}
 
     relative = engine.compare(runs, mode="relative", baseline=2)
-    rview = engine.compare_view(runs, relative)
+    rview = page_view.compare_view(runs, relative)
     # relative: rates as a %, latency as a ratio on a log axis, %CPU in percentage points
     assert [(c["relative_kind"], c["scale"]) for c in rview["charts"]] == [("percent", "linear")] * 4 + [
         ("ratio", "logarithmic"),
@@ -328,7 +329,7 @@ def test_the_view_ships_the_bars_the_page_draws(mode, group):
         ),
     ]
     data = engine.compare(runs, mode=mode, baseline=4, grouping=parse_group(group))
-    view = engine.compare_view(runs, data)
+    view = page_view.compare_view(runs, data)
     positions = {c["id"]: i for i, c in enumerate(data["configurations"])}
     repeated = any(len(c["runs"]) > 1 for c in data["configurations"])
     for chart, chart_view in zip(data["charts"], view["charts"], strict=True):
@@ -346,9 +347,9 @@ def test_the_view_ships_the_bars_the_page_draws(mode, group):
 
 
 def test_bars_round_halves_up_as_the_browser_did():
-    assert [engine._js_round(x) for x in (2.5, -2.5, 0.49999999999999994, -0.5, 1.4999)] == [3, -2, 0, 0, 1]
-    assert engine._percent_bar(1.2) == 20.0 and engine._percent_bar(0.9995) == 0.0  # never -0.0
-    assert math.copysign(1, engine._tenth(-0.04)) == 1
+    assert [page_view._js_round(x) for x in (2.5, -2.5, 0.49999999999999994, -0.5, 1.4999)] == [3, -2, 0, 0, 1]
+    assert page_view._percent_bar(1.2) == 20.0 and page_view._percent_bar(0.9995) == 0.0  # never -0.0
+    assert math.copysign(1, page_view._tenth(-0.04)) == 1
 
 
 def heat_cells(table, configuration, test):
@@ -361,7 +362,7 @@ def heat_cells(table, configuration, test):
 
 def test_heat_table_is_data_one_row_per_configuration_and_never_shades_single_runs():
     data = engine.compare([V198, V197, V103])
-    table = engine.heat_table(data)
+    table = heat.heat_table(data)
     assert table["has_latency"] is True and table["measures"] == ["value", "cpu", "latency"]
     assert [(r["configuration"], r["name"], r["runs"], r["baseline"]) for r in table["rows"]] == [
         (1, "vm", [1], True),
@@ -402,13 +403,13 @@ def test_heat_table_without_latencies_and_not_run_cells():
         "1.98,2.00a,vm,1,1795352069,512M,,8192,5,,,564124,74,955896,61,,,+++++,+++,+++++,+++,16,,,,,3411,97,+++++,+++,+++++,+++,2189,99,+++++,+++,+++++,+++,,5996us,9384us,,1514us,5243us,8781us,703us,7380us,10912us,144us,5710us",
         4,
     )
-    table = engine.heat_table(engine.compare([V103, no_char]))
+    table = heat.heat_table(engine.compare([V103, no_char]))
     assert [(c["text"], c["status"]) for c in heat_cells(table, 2, "putc")] == [
         ("", "not_run"),
         ("", "not_run"),
         ("", "not_run"),  # its latency too: the test did not run (a 1.03 line has none: no_latency)
     ]
-    only_103 = engine.heat_table(engine.compare([V103]))
+    only_103 = heat.heat_table(engine.compare([V103]))
     assert only_103["has_latency"] is False and len(only_103["rows"][0]["cells"]) == 24
 
 
@@ -426,7 +427,7 @@ def test_heat_table_shades_only_cells_whose_verdict_is_better_or_worse():
     runs = [*base, *fast]
     assert len(engine.compare(runs)["configurations"]) == 6  # by machine and parameters: each machine differs
     data = engine.compare(runs, grouping=parse_group("cfg"))
-    table = engine.heat_table(data)
+    table = heat.heat_table(data)
     put_block = heat_cells(table, 2, "put_block")
     assert put_block[0]["verdict"] == "better" and put_block[0]["relative"] == "+20.0 % ▲"
     # 40 vs 50 %CPU (−10 points) for 120,000 vs 100,000 KiB/s: CPU per MiB ×(40 / 120,000) / (50 / 100,000) = ×0.667
@@ -479,14 +480,14 @@ def test_a_relative_bar_is_the_ratio_its_verdict_and_interval_are_about():
     data = engine.compare(runs, mode="relative", baseline=1, grouping=parse_group("cfg"))
     cell = next(c for c in chart(data, "block_io")["configurations"][1]["tests"] if c["test"] == "put_block")
     assert cell["ratio"] == 1.0 and cell["geo_ratio"] == round(200_000 / math.sqrt(100_000 * 300_000), 4)
-    view = engine.compare_view(runs, data)
+    view = page_view.compare_view(runs, data)
     (bar,) = view["charts"][0]["bars"]
     put_block = chart(data, "block_io")["tests"].index("put_block")
     assert bar["values"][put_block] == 15.5
     low, high = bar["errors"][put_block]
     assert low < 15.5 < high
-    table = engine.heat_table(data)
+    table = heat.heat_table(data)
     column = next(i for i, c in enumerate(table["columns"]) if (c["test"], c["measure"]) == ("put_block", "value"))
     assert table["rows"][1]["cells"][column]["relative"] == "+15.5 % ~"
-    absolute = engine.compare_view(runs, engine.compare(runs, baseline=1, grouping=parse_group("cfg")))
+    absolute = page_view.compare_view(runs, engine.compare(runs, baseline=1, grouping=parse_group("cfg")))
     assert [b["values"][put_block] for b in absolute["charts"][0]["bars"]] == [200_000, 200_000]

@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import delete
 
+from app.compare import engine
 from app.compare.cache import CACHE, ResponseCache
 from app.main import create_app
 from app.store.generation import Stamps
@@ -209,6 +210,17 @@ def test_a_database_without_its_generation_row_is_read_uncached(client, session)
     # The next write puts the row back (an upsert), and the cache is used again.
     assert client.patch("/api/runs/1", json={"tags": {"disk": "ssd"}}).status_code == 200
     assert api_view(client) == api_view(client) and CACHE.hits == hits + 1
+
+
+def test_a_link_spelt_otherwise_makes_the_comparison_once(client, monkeypatch):
+    """The redirect to the permalink finds the fragment its first request made (kept under both requests)."""
+    post_csv(client, f"{LINE_198}\n{LINE_197}\n")
+    made = []
+    compare = engine.compare
+    monkeypatch.setattr(engine, "compare", lambda *args, **kwargs: made.append(1) or compare(*args, **kwargs))
+    answer = client.get("/compare?run=2&run=1&mode=relative")
+    assert [r.status_code for r in answer.history] == [303] and answer.url.path == "/compare"
+    assert answer.url.query == b"runs=2,1&baseline=2&mode=relative" and len(made) == 1
 
 
 @pytest.mark.slow

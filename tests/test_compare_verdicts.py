@@ -8,7 +8,7 @@ import math
 import pytest
 
 from app.bonnie import STATUS_NOT_RUN, STATUS_OK, STATUS_TOO_FAST, TESTS, Result
-from app.compare import engine, stats
+from app.compare import engine, heat, stats
 from app.compare.figures import NO_SETUP, RunFigures
 from app.compare.grouping import Grouping
 
@@ -193,7 +193,7 @@ def test_cpu_per_seek_is_judged_not_the_lower_cpu_of_a_slower_run():
     assert cell(data, "seeks")["verdict"] == "worse"
     assert "CPU per unit of work: random seeks +73.9 % CPU-s/1,000 seeks (95 % CI +" in data["summary"]
     # the heat table shows %CPU as it is, then CPU per unit of work with its mark
-    table = engine.heat_table(data)
+    table = heat.heat_table(data)
     seeks_cpu = next(i for i, c in enumerate(table["columns"]) if (c["test"], c["measure"]) == ("seeks", engine.CPU))
     assert table["rows"][1]["cells"][seeks_cpu]["relative"] == "−40 pts · per 1,000 seeks +73.9 % ▼"
 

@@ -2,13 +2,17 @@
 
 import pytest
 
+from app.compare import engine
 from app.compare.grouping import DEFAULT, UNGROUPED
 from app.compare.request import (
     ComparisonRequest,
+    baseline_of,
+    of_runs,
     parse_group,
     parse_id_filter,
     parse_run_ids,
     permalink,
+    read_page_request,
     read_request,
     settle,
 )
@@ -46,6 +50,27 @@ def test_id_filter_keeps_order_and_drops_ids_no_run_can_have():
     assert parse_id_filter("5,99999999999") == (5,)
     with pytest.raises(BadRequest, match="'x' is not an id"):
         parse_id_filter("1,x")
+
+
+def test_one_baseline_rule_for_the_engine_and_the_request():
+    """engine.compare() and settle() both ask baseline_of(): strict, no runs and a baseline not compared are 400s."""
+    assert baseline_of([4, 5], "relative", None, strict=True) == 4
+    assert baseline_of([4, 5], "absolute", None, strict=True) is None
+    assert baseline_of([4, 5], "relative", 9, strict=False) == 4
+    assert baseline_of([], "relative", 9, strict=False) is None
+    with pytest.raises(BadRequest, match="no runs to compare"):
+        baseline_of([], "absolute", 9, strict=True)
+    with pytest.raises(BadRequest, match="no runs to compare"):
+        engine.compare([], baseline=9)  # as the API has said it since before the rule had one place
+
+
+def test_the_page_request_and_links_of_runs():
+    read = read_page_request(
+        runs=["3,1", "2"], add="4,x", remove="1", mode=None, baseline="", group="none", min_effect=""
+    )
+    assert read.asked == ComparisonRequest((3, 2), grouping=parse_group("none")) and "'x' is not an id" in read.notice
+    assert permalink(of_runs([7, 8], ["fs", "raid"])) == "/compare?runs=7,8&group=fs,raid"
+    assert permalink(of_runs([7])) == "/compare?runs=7"
 
 
 def test_read_settle_and_permalink():

@@ -1,16 +1,16 @@
-"""app/compare/heat_table.py builds the heat tables' cells in Python for speed: the same HTML the template's loop wrote
+"""app/web/heat_html.py builds the heat tables' cells in Python for speed: the same HTML the template's loop wrote
 (kept here as the reference), for every corpus line alone and for grouped runs with verdicts, absolute and
 relative; and every text in it is escaped."""
 
 from jinja2 import Environment
 
-from app.compare import engine
-from app.compare import heat_table as heat_html
+from app.compare import engine, heat
 from app.compare.request import parse_group
 from app.ingest.parsing import parse_line
+from app.web import heat_html
 from tests.helpers import CORPUS_DIR, HOSTILE
 
-# The heat cells as a Jinja template draws them: the reference app/compare/heat_table.py must match byte for byte.
+# The heat cells as a Jinja template draws them: the reference app/web/heat_html.py must match byte for byte.
 REFERENCE = Environment(autoescape=True).from_string(
     """{% for i in section.indexes %}{% set cell = row.cells[i] %}{% set column = table.columns[i] %}"""
     """<td class="num{% if column.test in ('putc', 'seeks', 'seq_create', 'ran_create') %} group-start{% endif %} """
@@ -48,7 +48,7 @@ def test_the_cells_are_the_templates_for_every_corpus_comparison():
     for group in ("none", "cfg", "params"):
         for mode in ("absolute", "relative"):
             data = engine.compare(runs, mode=mode, baseline=runs[3].id, grouping=parse_group(group))
-            table = engine.heat_table(data)
+            table = heat.heat_table(data)
             for section in table["sections"]:
                 built = heat_html.section_cells(table, section)
                 for row, cells in zip(table["rows"], built, strict=True):

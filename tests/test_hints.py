@@ -38,8 +38,8 @@ def test_the_runners_evidence_is_listed_with_its_own_figures_where_they_were_mea
     """Two tests limited by a CPU quota at 19 % and 20 % CPU, and two throttled tests with their own MiB: each text
     is listed where it holds, never one test's figures for both nor the ≥ 90 % CPU rule; a line rule whose figures
     differ is still said once by its general rule."""
-    from app.compare.engine import hint_list
     from app.compare.hints import GENERAL_TEXT, cpu_bound, hint
+    from app.compare.view import hint_list
 
     quota = "the CPU quota of 0.2 CPUs held the runner: CPU time was {} % of the wall time"
     read = "throttled to 16 MiB/s read: the {} MiB read there take 2.00 s at its read limit"

@@ -2,7 +2,7 @@
 static/charts.js): the comparison without what the page already says in HTML, and the view without its notes.
 
 The per-cell statistics of GET /api/compare (median, SD, p-values, hints per cell, ...) are most of a comparison's
-bytes — 700 KB of a 50-run page — and no chart reads them: the charts draw the view's bars (engine.chart_bars),
+bytes — 700 KB of a 50-run page — and no chart reads them: the charts draw the view's bars (view.chart_bars),
 which carry every value, error bar, status and verdict they show. The setup, the summary, the warnings and the
 charts' notes and hints are text of the page itself. The same figures are not sent twice; GET /api/compare (linked
 from the page) has them all.
@@ -20,7 +20,7 @@ VIEW_CHART_IN_THE_HTML = frozenset({"notes", "hint_list"})
 
 
 def chart_data(data: dict[str, Any], view: dict[str, Any], answer: list[dict[str, Any]]) -> dict[str, Any]:
-    """The embedded JSON of a comparison `data` (engine.compare), its `view` (engine.compare_view) and `answer`
+    """The embedded JSON of a comparison `data` (engine.compare), its `view` (view.compare_view) and `answer`
     (answer.rows)."""
     compare = {key: value for key, value in data.items() if key not in IN_THE_HTML and key != "charts"}
     compare["charts"] = [{field: chart[field] for field in CHART_FIELDS} for chart in data["charts"]]

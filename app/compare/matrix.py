@@ -29,9 +29,9 @@ from urllib.parse import urlencode
 
 from app import bonnie
 from app.bonnie import STATUS_OK, STATUS_TOO_FAST, TESTS
-from app.compare import engine as charts
 from app.compare import stats
 from app.compare.answer import cells_by_test, factor_text
+from app.compare.engine import CELL_FIGURES, RATE_CHART_KEYS, STATUS_TEXT, TEST_TITLES, compare
 from app.compare.figures import RunFigures
 from app.compare.grouping import UNSET, Grouping
 from app.compare.request import (
@@ -43,6 +43,7 @@ from app.compare.request import (
 )
 from app.compare.request import permalink as permalink_of
 from app.compare.summary import percent
+from app.compare.view import TOO_FAST_MARKS, VERDICT_MARK, shown_ratio, swatch
 from app.errors import BadRequest
 from app.tags import parse_tag_filters, split_tag_terms
 from app.units import display_unit, format_in
@@ -285,7 +286,7 @@ def _family_warning(view_families: list[dict[str, Any]]) -> list[dict[str, str]]
     """One warning naming every test a family summary leaves out, and why."""
     left = [
         f"{f['title']} over {len(f['tests'])} of {f['of']} tests ("
-        + "; ".join(f"{charts.TEST_TITLES[e['test']]}: {e['reason']}" for e in f["excluded"])
+        + "; ".join(f"{TEST_TITLES[e['test']]}: {e['reason']}" for e in f["excluded"])
         + ")"
         for f in view_families
         if f["excluded"]
@@ -310,16 +311,14 @@ def comparison(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, 
     /compare?group=ROWS,COLS compares them (the page's answer rows read it too)."""
     baseline = request.baseline if request.baseline in {run.id for run in runs} else None
     grouping = Grouping(keys=(request.rows, request.cols), kind="tags")
-    return charts.compare(
-        runs, baseline=baseline, grouping=grouping, min_effect=effective_min_effect(request.min_effect)
-    )
+    return compare(runs, baseline=baseline, grouping=grouping, min_effect=effective_min_effect(request.min_effect))
 
 
 def build_from(runs: Sequence[RunFigures], request: MatrixRequest, data: dict[str, Any]) -> dict[str, Any]:
     """The matrix of `runs` from their comparison(): build() with the comparison made once for the page."""
     grouping = Grouping(keys=(request.rows, request.cols), kind="tags")
     base_id = data["baseline_configuration"]
-    cells = cells_by_test(data, charts.RATE_CHART_KEYS)  # the statistics of compare()
+    cells = cells_by_test(data, RATE_CHART_KEYS)  # the statistics of compare()
     run_tags = {run.id: run.tags for run in runs}
 
     def value_of(config: dict[str, Any], key: str) -> str:
@@ -346,7 +345,7 @@ def build_from(runs: Sequence[RunFigures], request: MatrixRequest, data: dict[st
                     "name": config["name"],
                     "runs": config["runs"],
                     "baseline": config["id"] == base_id,
-                    **{k: cell[k] for k in charts.CELL_FIGURES},
+                    **{k: cell[k] for k in CELL_FIGURES},
                     "families": family_cells[config["id"]],
                 }
             )
@@ -419,7 +418,7 @@ def _table(built: dict[str, Any]) -> dict[str, Any]:
 def _multiple_bar(built: dict[str, Any], column: str, position: int, cell: dict[str, Any] | None) -> dict[str, Any]:
     """A cell's bar in its row's small chart: one colour per column, the same in every row; no bar for a
     cell without runs or without a measured mean."""
-    bar: dict[str, Any] = {"label": f"{built['cols_key']}={column}", **charts.swatch(position)}
+    bar: dict[str, Any] = {"label": f"{built['cols_key']}={column}", **swatch(position)}
     if cell is None:
         return bar | dict.fromkeys(("configuration", "value", "error", "verdict", "too_fast_above")) | EMPTY_CELL_BAR
     measured = cell["status"] == "ok"
@@ -440,10 +439,10 @@ def _relative_text(cell: dict[str, Any]) -> str:
     the bound that decided it (there is no ratio of means to show)."""
     if cell["baseline"]:
         return ""
-    mark = charts.VERDICT_MARK[cell["verdict"]]
+    mark = VERDICT_MARK[cell["verdict"]]
     if cell["bound_ratio"] is not None and cell["verdict"] in (stats.BETTER, stats.WORSE):
         return f"{mark} {factor_text(cell)}"
-    return "" if cell["ratio"] is None else f"{percent(charts.shown_ratio(cell))} {mark}"
+    return "" if cell["ratio"] is None else f"{percent(shown_ratio(cell))} {mark}"
 
 
 def display(built: dict[str, Any]) -> dict[str, Any]:
@@ -466,7 +465,7 @@ def display(built: dict[str, Any]) -> dict[str, Any]:
                 "relative": _relative_text(cell),
                 # one short item per family, each kept whole when the cell wraps
                 "families": [
-                    f"{f['title'].split(' (')[0]} ×{f['ratio_geomean']:.2f} {charts.VERDICT_MARK[f['verdict']]}"
+                    f"{f['title'].split(' (')[0]} ×{f['ratio_geomean']:.2f} {VERDICT_MARK[f['verdict']]}"
                     f" ({len(f['tests'])}/{f['of']} tests)"
                     for f in cell["families"]
                     if f["ratio_geomean"] is not None
@@ -484,9 +483,9 @@ def display(built: dict[str, Any]) -> dict[str, Any]:
         "divisor": divisor,
         "texts": texts,
         "table": _table(built),
-        "test_title": charts.TEST_TITLES[built["test"]],
+        "test_title": TEST_TITLES[built["test"]],
         "bars": bars,
-        "status_text": charts.STATUS_TEXT,
-        "verdict_mark": charts.VERDICT_MARK,
-        "too_fast_marks": charts.TOO_FAST_MARKS,
+        "status_text": STATUS_TEXT,
+        "verdict_mark": VERDICT_MARK,
+        "too_fast_marks": TOO_FAST_MARKS,
     }

@@ -1,6 +1,10 @@
 """The comparison pages' orchestration: the one part of app.compare that opens database sessions. It reads the
 runs a view asks for, hands their figures to the pure analysis, and keeps the answer in the cache
-(app/compare/cache.py) under the data generation it was made at."""
+(app/compare/cache.py) under the data generation it was made at.
+
+A comparison is read once for every format, as datasette does: page_data() finds the runs, settles the request
+(request.baseline_of's one baseline rule) and computes the answer; GET /api/compare and compare.csv serialise its
+`data`, the /compare page renders page_context() of it. The routes only pick the format."""
 
 from __future__ import annotations
 
@@ -13,14 +17,16 @@ from collections.abc import Callable, Hashable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import urlencode
 
 from sqlalchemy.orm import Session
 
-from app.compare import engine, matrix
+from app.compare import answer, embed, engine, heat, matrix
 from app.compare.cache import CACHE
 from app.compare.figures import RunFigures, figures_of
 from app.compare.matrix import MatrixRequest
-from app.compare.request import MAX_RUNS, ComparisonRequest, effective_min_effect
+from app.compare.request import MAX_RUNS, ComparisonRequest, effective_min_effect, permalink, settle
+from app.compare.view import compare_view
 from app.config import get_settings
 from app.errors import BadRequest
 from app.store import generation, samples
@@ -46,9 +52,92 @@ def find_runs(session: Session, run_ids: Sequence[int], *, missing_ok: bool = Fa
     return FoundRuns([figures_of(row, compared.tags[row.id]) for row in compared.rows], list(compared.missing))
 
 
-def comparison(session: Session, request: ComparisonRequest) -> dict[str, Any]:
-    """What GET /api/compare answers for `request`."""
-    return compare_figures(find_runs(session, request.run_ids).figures, request)
+@dataclass(frozen=True, slots=True)
+class PageData:
+    """One comparison as every format shows it: the request settled for the runs found, their figures, the ids
+    asked for and not stored (only when not strict), and compare()'s answer (None when no run was found)."""
+
+    request: ComparisonRequest
+    figures: list[RunFigures]
+    missing: list[int]
+    data: dict[str, Any] | None
+
+    @property
+    def url(self) -> str:
+        """The view's permalink."""
+        return permalink(self.request)
+
+    @property
+    def missing_notice(self) -> str | None:
+        if not self.missing:
+            return None
+        return f"No run {', '.join(f'#{run_id}' for run_id in self.missing)}: left out."
+
+    def answer(self) -> dict[str, Any]:
+        """compare()'s answer; a strict page_data() always has one (no runs is a 400 there)."""
+        if self.data is None:
+            raise BadRequest("no runs to compare: give their ids as runs=1,2,3")
+        return self.data
+
+
+def page_data(session: Session, asked: ComparisonRequest, *, strict: bool) -> PageData:
+    """The comparison `asked` for. Strict (the API): a run not stored is a 404, no runs or a baseline not among
+    them a 400. Else (the pages) what is missing is left out, and said (missing_notice)."""
+    found = find_runs(session, asked.run_ids, missing_ok=not strict)
+    figures = found.figures
+    settled = settle(asked, [f.id for f in figures], strict=strict)
+    data = compare_figures(figures, settled) if figures else None
+    return PageData(settled, figures, found.missing, data)
+
+
+def page_context(shown: PageData, notice: str | None) -> dict[str, Any]:
+    """What templates/_compare.html reads of `shown`, `notice` said above it; `chart_data` is the charts' JSON as
+    a value (the route writes it into its <script> block)."""
+    settled = shown.request
+    context: dict[str, Any] = {
+        "url": shown.url,
+        "mode": settled.mode,
+        "group": settled.grouping.spelling,
+        "notice": notice,
+        "recent_url": "/compare/recent?" + urlencode({"runs": ",".join(map(str, settled.run_ids))}),
+    }
+    if shown.data is None:
+        return context
+    data, figures = shown.data, shown.figures
+    rows = answer.rows(data, engine.RATE_CHART_KEYS)
+    keys = [chart["key"] for chart in data["charts"]]
+    lead = answer.lead_chart(rows)
+    charts_view = compare_view(figures, data)
+    return context | {
+        "figures": figures,
+        "data": data,
+        "answer": rows,
+        "answer_lead": answer.lead(data, rows),
+        "answer_legend": answer.legend(data),
+        "answer_caveat": answer.shared_caveat(rows),
+        # the chart of the family the answer leads with comes first: on a desktop's first screen
+        "chart_order": sorted(range(len(keys)), key=lambda i: keys[i] != lead),
+        "view": charts_view,
+        "chart_data": embed.chart_data(data, charts_view, rows),
+        "setup_url": permalink(settled, "/compare/setup"),
+        "figures_url": permalink(settled, "/compare/figures"),
+        "baseline": data["baseline"],
+        "csv_url": permalink(settled, "/api/compare.csv"),
+        "matrix_url": matrix.link_for(settled, figures),
+        "matrix_keys": matrix.matrix_keys(settled, figures),
+    }
+
+
+def table_context(shown: PageData, table: str) -> dict[str, Any]:
+    """What the setup table's or the figures tables' template reads of `shown` (table "setup" or "figures")."""
+    context: dict[str, Any] = {"url": shown.url}
+    if shown.data is None:
+        return context
+    data = shown.data
+    context.update(data=data, names={c["id"]: c["name"] for c in data["configurations"]})
+    if table == "figures":
+        context["table"] = heat.heat_table(data)
+    return context
 
 
 def compare_figures(figures: Sequence[RunFigures], request: ComparisonRequest) -> dict[str, Any]:
@@ -90,7 +179,31 @@ def matrix_of(session: Session, request: MatrixRequest) -> dict[str, Any]:
     return matrix.build(matrix_runs(session, request), request)
 
 
-def cached(key: Hashable, make: Callable[[Session], T], size_of: Callable[[T], int]) -> T:
+def matrix_context(session: Session, asked: MatrixRequest) -> dict[str, Any]:
+    """What templates/matrix.html reads of the matrix `asked` for, besides the form's own fields."""
+    shown_runs = matrix_runs(session, asked, missing_ok=True)
+    data = matrix.comparison(shown_runs, asked)
+    built = matrix.build_from(shown_runs, asked, data)
+    # The matrix keeps only its cells' figures; the answer reads the whole comparison (hints, caveats).
+    rows_shown = answer.rows(data, engine.RATE_CHART_KEYS)
+    return {
+        "m": built,
+        "answer": rows_shown,
+        "answer_lead": answer.lead(built, rows_shown) if rows_shown else "",
+        "answer_legend": answer.legend(data),
+        "answer_caveat": answer.shared_caveat(rows_shown),
+        "url": matrix.permalink(asked),
+        "api_url": matrix.permalink(asked, "/api/matrix"),
+        "shown": matrix.display(built),
+    }
+
+
+def cached(
+    key: Hashable,
+    make: Callable[[Session], T],
+    size_of: Callable[[T], int],
+    also: Callable[[T], Hashable | None] | None = None,
+) -> T:
     """`make(session)`'s value for `key`, from the cache while the database holds the data generation's stamp
     it depends on; make() gets a read session (app.store.db.read_session) only when it has to run.
 
@@ -105,6 +218,9 @@ def cached(key: Hashable, make: Callable[[Session], T], size_of: Callable[[T], i
     entry. Stamps are random (app/store/generation.py): an entry never matches another database's, so the key
     needs no database name.
 
+    `also(value)`: another key the same value answers, kept with it (a link's canonical spelling, which the
+    browser is redirected to: the comparison is not made again for it).
+
     The view is remembered (REWARM): after the next write it is made again in the background, so its next reader
     finds it made."""
     max_bytes = get_settings().compare_cache_mib * BYTES_PER_MIB
@@ -112,7 +228,10 @@ def cached(key: Hashable, make: Callable[[Session], T], size_of: Callable[[T], i
     if stamps is None:
         with read_session() as session:
             return make(session)
-    value = CACHE.fetch(key, stamps, functools.partial(_made, make, stamps), size_of, max_bytes)
+    made = functools.partial(_made, make, stamps)
+    if also is not None:
+        made = functools.partial(_made_as_well, made, key, stamps, also, size_of, max_bytes)
+    value = CACHE.fetch(key, stamps, made, size_of, max_bytes)
     # Once answered (a view that fails is not made again): the first reader of another process's write has
     # its own view made before the others are.
     REWARM.served(key, _View(make, size_of), stamps)
@@ -145,6 +264,22 @@ def _made(make: Callable[[Session], T], stamps: generation.Stamps) -> tuple[T, i
     finally:
         _BEYOND_NAMED_RUNS.reset(token)
     return value, stamps.every_write if flag[0] or stamps.stored_runs is None else stamps.stored_runs
+
+
+def _made_as_well(
+    made: Callable[[], tuple[T, int]],
+    key: Hashable,
+    stamps: generation.Stamps,
+    also: Callable[[T], Hashable | None],
+    size_of: Callable[[T], int],
+    max_bytes: int,
+) -> tuple[T, int]:
+    """made()'s answer, kept under also()'s key too, under the same stamp: it read the same data."""
+    value, stamp = made()
+    other = also(value)
+    if other is not None and other != key:
+        CACHE.put(other, stamps, stamp, value, size_of(value), max_bytes)
+    return value, stamp
 
 
 @dataclass(frozen=True, slots=True)

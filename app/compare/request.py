@@ -145,17 +145,72 @@ def read_request(
     )
 
 
-def settle(request: ComparisonRequest, found: Sequence[int], *, strict: bool) -> ComparisonRequest:
-    """The request for the runs `found` (in order): the baseline checked (strict: 400; else left out)
-    and defaulted to the first run in relative mode."""
-    baseline = request.baseline
+@dataclass(frozen=True, slots=True)
+class PageRequest:
+    """The /compare page's query read: the view it asks for, and what the page says of what it left out."""
+
+    asked: ComparisonRequest
+    notice: str | None
+
+
+def read_page_request(
+    *,
+    runs: Iterable[str],
+    add: str,
+    remove: str,
+    mode: str | None,
+    baseline: str | int | None,
+    group: str | None,
+    min_effect: str | None,
+) -> PageRequest:
+    """The query of the /compare page: read_request()'s, and the page's own add= and remove= of run ids. A bad
+    add= or more than MAX_RUNS runs is said on the page (the first MAX_RUNS are shown), not refused."""
+    notice = None
+    wanted = parse_run_ids(runs, limit=None)
+    try:
+        added = parse_run_ids([add], limit=None)
+    except BadRequest as exc:
+        added, notice = [], exc.detail
+    removed = set(parse_run_ids([remove], limit=None))
+    run_ids = [run_id for run_id in dict.fromkeys(wanted + added) if run_id not in removed]
+    if len(run_ids) > MAX_RUNS:
+        notice = f"At most {MAX_RUNS} runs can be compared at once."
+    asked = ComparisonRequest(
+        tuple(run_ids[:MAX_RUNS]),
+        parse_mode(mode),
+        parse_baseline(baseline),
+        parse_group(group),
+        parse_min_effect(min_effect),
+    )
+    return PageRequest(asked, notice)
+
+
+def of_runs(run_ids: Sequence[int], group_keys: Sequence[str] = ()) -> ComparisonRequest:
+    """The comparison of `run_ids` (the first MAX_RUNS), grouped by the tag keys `group_keys` if any: a link's."""
+    grouping = Grouping(keys=tuple(group_keys), kind="tags") if group_keys else DEFAULT
+    return ComparisonRequest(tuple(run_ids[:MAX_RUNS]), grouping=grouping)
+
+
+def baseline_of(found: Sequence[int], mode: str, baseline: int | None, *, strict: bool) -> int | None:
+    """The one baseline rule, for the runs `found` (in order): strict (the API, the engine), no runs and a
+    baseline not among them are a 400; else that baseline is left out. Relative mode defaults it to the
+    first run."""
+    if strict and not found:
+        raise BadRequest("no runs to compare: give their ids as runs=1,2,3")
     if baseline is not None and baseline not in found:
         if strict:
             raise BadRequest(f"baseline {baseline} is not one of the runs compared")
         baseline = None
-    if request.mode == RELATIVE and baseline is None and found:
+    if mode == RELATIVE and baseline is None and found:
         baseline = found[0]
-    return replace(request, run_ids=tuple(found), baseline=baseline)
+    return baseline
+
+
+def settle(request: ComparisonRequest, found: Sequence[int], *, strict: bool) -> ComparisonRequest:
+    """The request for the runs `found` (in order), its baseline as baseline_of() rules."""
+    return replace(
+        request, run_ids=tuple(found), baseline=baseline_of(found, request.mode, request.baseline, strict=strict)
+    )
 
 
 def permalink(request: ComparisonRequest, path: str = "/compare") -> str:

@@ -322,7 +322,9 @@ def _compare_json(query: ComparisonRequest, gzipped: bool) -> bytes:
     # of a 100-run comparison (a few hundred KB of numbers).
     body = comparisons.cached(
         ("/api/compare", query),
-        lambda session: response_cache.Body(orjson.dumps(without_null_figures(comparisons.comparison(session, query)))),
+        lambda session: response_cache.Body(
+            orjson.dumps(without_null_figures(comparisons.page_data(session, query, strict=True).answer()))
+        ),
         response_cache.Body.size_bytes,
     )
     return body.gzipped() if gzipped else body.data
@@ -344,7 +346,7 @@ async def get_compare(request: Request, query: ComparisonQueryDep):
 def get_compare_csv(session: SessionDep, query: ComparisonQueryDep):
     """The numbers of GET /api/compare (same query) as CSV: one row per chart, test and configuration."""
     return Response(
-        export_csv.compare_csv(comparisons.comparison(session, query)),
+        export_csv.compare_csv(comparisons.page_data(session, query, strict=True).answer()),
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": 'attachment; filename="bonnieboard-compare.csv"'},
     )

@@ -2,7 +2,6 @@
 
 from dataclasses import dataclass
 from typing import Annotated, Any
-from urllib.parse import urlencode
 
 import orjson
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
@@ -14,20 +13,17 @@ from starlette.datastructures import FormData, UploadFile
 
 from app import bonnie
 from app.bonnie import STATUS_TOO_FAST, TESTS, UNITS
-from app.compare import answer, embed, engine, heat_table, matrix
+from app.compare import matrix
 from app.compare import page as comparisons
 from app.compare.request import (
     ABSOLUTE,
     MAX_RUNS,
     ComparisonRequest,
-    parse_baseline,
-    parse_group,
-    parse_min_effect,
-    parse_mode,
+    of_runs,
     parse_run_ids,
     permalink,
+    read_page_request,
     read_request,
-    settle,
 )
 from app.config import get_settings
 from app.errors import BadRequest, InvalidUpload
@@ -38,7 +34,7 @@ from app.limits import MAX_ID, MAX_TAG_CHARS
 from app.store import runs as run_store
 from app.store import samples
 from app.tags import parse_tag_filters, parse_tag_params, split_tag_terms
-from app.web import cache
+from app.web import cache, heat_html
 from app.web.deps import PageAuthDep, SessionDep, check_machine_text, csrf_form
 from app.web.document_view import document_view
 from app.web.request_body import FormLimits
@@ -158,8 +154,7 @@ def runs_page(
 
 
 def _study_url(study: samples.Study) -> str:
-    runs = ",".join(map(str, study.run_ids[:MAX_RUNS]))
-    return f"/compare?runs={runs}" + (f"&group={','.join(study.group_keys)}" if study.group_keys else "")
+    return permalink(of_runs(study.run_ids, study.group_keys))
 
 
 def _next_by_name(found: list[run_store.ListedRun], at_machine: str | None, skipped: int) -> dict[str, str | int]:
@@ -186,25 +181,11 @@ async def compare_page(
     (app/compare/request.py reads it, as it does for /api/compare). Other forms of it (the runs
     list's run=1&run=2, the page's own add=/remove=) are answered with that URL: a redirect for a
     browser, HX-Push-Url for htmx."""
-    notice = None
-    wanted = parse_run_ids([runs, *run], limit=None)
-    try:
-        added = parse_run_ids([add], limit=None)
-    except BadRequest as exc:
-        added, notice = [], exc.detail
-    removed = set(parse_run_ids([remove], limit=None))
-    run_ids = [run_id for run_id in dict.fromkeys(wanted + added) if run_id not in removed]
-    if len(run_ids) > MAX_RUNS:
-        notice = f"At most {MAX_RUNS} runs can be compared at once."
-    asked = ComparisonRequest(
-        tuple(run_ids[:MAX_RUNS]),
-        parse_mode(mode),
-        parse_baseline(baseline),
-        parse_group(group),
-        parse_min_effect(min_effect),
+    read = read_page_request(
+        runs=[runs, *run], add=add, remove=remove, mode=mode, baseline=baseline, group=group, min_effect=min_effect
     )
     # One thread hop for the database work (whose result is cached until the data changes) and the response.
-    return await run_in_threadpool(_compare_response, request, asked, notice)
+    return await run_in_threadpool(_compare_response, request, read.asked, read.notice)
 
 
 def _compare_response(request: Request, asked: ComparisonRequest, notice: str | None) -> Response:
@@ -243,58 +224,32 @@ class CompareFragment:
     """The /compare page's content (templates/_compare.html) for one request, the same for every reader."""
 
     url: str  # the view's permalink
+    settled: ComparisonRequest  # the request that permalink spells
     notice: str | None
     count: int  # runs found
     html: cache.Body  # UTF-8
 
 
 def _compare_fragment(asked: ComparisonRequest, notice: str | None) -> CompareFragment:
+    root = site_url("/")  # the fragment's links are under the root path
     return comparisons.cached(
-        ("/compare", asked, notice, site_url("/")),  # the fragment's links are under the root path
+        ("/compare", asked, notice, root),
         lambda session: _render_compare(session, asked, notice),
         lambda fragment: fragment.html.size_bytes() + len(fragment.url),
+        # A link spelt otherwise is redirected to the permalink, whose request renders the same fragment: it is
+        # kept under that request too, so the redirect costs no second comparison.
+        also=lambda fragment: None if fragment.notice else ("/compare", fragment.settled, None, root),
     )
 
 
 def _render_compare(session: Session, asked: ComparisonRequest, notice: str | None) -> CompareFragment:
-    found = comparisons.find_runs(session, asked.run_ids, missing_ok=True)
-    if found.missing:
-        notice = f"No run {', '.join(f'#{run_id}' for run_id in found.missing)}: left out."
-    figures = found.figures
-    settled = settle(asked, [f.id for f in figures], strict=False)
-    url = permalink(settled)
-    context: dict[str, Any] = {
-        "url": url,
-        "mode": settled.mode,
-        "group": settled.grouping.spelling,
-        "notice": notice,
-        "recent_url": "/compare/recent?" + urlencode({"runs": ",".join(map(str, settled.run_ids))}),
-    }
-    if figures:
-        data = comparisons.compare_figures(figures, settled)
-        rows = answer.rows(data, engine.RATE_CHART_KEYS)
-        keys = [chart["key"] for chart in data["charts"]]
-        lead = answer.lead_chart(rows)
-        context.update(
-            figures=figures,
-            data=data,
-            answer=rows,
-            answer_lead=answer.lead(data, rows),
-            answer_legend=answer.legend(data),
-            answer_caveat=answer.shared_caveat(rows),
-            # the chart of the family the answer leads with comes first: on a desktop's first screen
-            chart_order=sorted(range(len(keys)), key=lambda i: keys[i] != lead),
-            view=(view := engine.compare_view(figures, data)),
-            embedded=script_json(embed.chart_data(data, view, rows)),
-            setup_url=permalink(settled, "/compare/setup"),
-            figures_url=permalink(settled, "/compare/figures"),
-            baseline=data["baseline"],
-            csv_url=permalink(settled, "/api/compare.csv"),
-            matrix_url=matrix.link_for(settled, figures),
-            matrix_keys=matrix.matrix_keys(settled, figures),
-        )
+    shown = comparisons.page_data(session, asked, strict=False)
+    notice = shown.missing_notice or notice
+    context = comparisons.page_context(shown, notice)
+    if "chart_data" in context:
+        context["embedded"] = script_json(context.pop("chart_data"))
     html = templates.get_template("_compare.html").render(context)
-    return CompareFragment(url, notice, len(figures), cache.Body(html.encode()))
+    return CompareFragment(shown.url, shown.request, notice, len(shown.figures), cache.Body(html.encode()))
 
 
 # The compare page's big tables, fetched when their fold opens (templates/_compare.html): path -> template, title.
@@ -348,19 +303,16 @@ def _compare_table_response(request: Request, table: str, asked: ComparisonReque
 
 
 def _render_compare_table(session: Session, table: str, asked: ComparisonRequest) -> CompareFragment:
-    found = comparisons.find_runs(session, asked.run_ids, missing_ok=True)
-    notice = f"No run {', '.join(f'#{run_id}' for run_id in found.missing)}: left out." if found.missing else None
-    figures = found.figures
-    settled = settle(asked, [f.id for f in figures], strict=False)
-    context: dict[str, Any] = {"url": permalink(settled)}
-    if figures:
-        data = comparisons.compare_figures(figures, settled)
-        context.update(data=data, names={c["id"]: c["name"] for c in data["configurations"]})
-        if table == "figures":
-            context["table"] = heat = engine.heat_table(data)
-            context["heat_cells"] = [heat_table.section_cells(heat, section) for section in heat["sections"]]
+    shown = comparisons.page_data(session, asked, strict=False)
+    context = comparisons.table_context(shown, table)
+    if "table" in context:
+        context["heat_cells"] = [
+            heat_html.section_cells(context["table"], part) for part in context["table"]["sections"]
+        ]
     html = templates.get_template(COMPARE_TABLES[table][0]).render(context)
-    return CompareFragment(context["url"], notice, len(figures), cache.Body(html.encode()))
+    return CompareFragment(
+        shown.url, shown.request, shown.missing_notice, len(shown.figures), cache.Body(html.encode())
+    )
 
 
 # What may not appear as such inside <script>: "</script>", "<!--"; & and ' for good measure (as Jinja's tojson).
@@ -413,21 +365,7 @@ def _matrix_page_body(request: Request, asked: matrix.MatrixRequest, context: di
     )
 
     def make(session: Session) -> cache.Body:
-        shown_runs = comparisons.matrix_runs(session, asked, missing_ok=True)
-        data = matrix.comparison(shown_runs, asked)
-        built = matrix.build_from(shown_runs, asked, data)
-        # The matrix keeps only its cells' figures; the answer reads the whole comparison (hints, caveats).
-        rows_shown = answer.rows(data, engine.RATE_CHART_KEYS)
-        shown = context | {
-            "m": built,
-            "answer": rows_shown,
-            "answer_lead": answer.lead(built, rows_shown) if rows_shown else "",
-            "answer_legend": answer.legend(data),
-            "answer_caveat": answer.shared_caveat(rows_shown),
-            "url": matrix.permalink(asked),
-            "api_url": matrix.permalink(asked, "/api/matrix"),
-            "shown": matrix.display(built),
-        }
+        shown = context | comparisons.matrix_context(session, asked)
         return cache.Body(templates.get_template("matrix.html").render(shown, request=layout_request).encode())
 
     return comparisons.cached(("/matrix", asked, root_path), make, cache.Body.size_bytes)
@@ -464,6 +402,7 @@ def _run_context(run: RunDetailOut, page_auth, **extra) -> dict:
         "tests": TESTS,
         "auth": page_auth,
         "document_view": None if document is None else document_view(document, this_line),
+        "compare_url": permalink(of_runs([run.id])),
         "limiters": limiters,
         "form": None,
         "message": None,
@@ -554,7 +493,7 @@ async def upload_submit(request: Request, session: SessionDep, page_auth: PageAu
             name_pattern=name_pattern,
         )
         run_ids = list(dict.fromkeys(outcome.created + outcome.duplicates))
-        compare = f"/compare?runs={','.join(map(str, run_ids))}" if 0 < len(run_ids) <= MAX_RUNS else None
+        compare = permalink(of_runs(run_ids)) if 0 < len(run_ids) <= MAX_RUNS else None
         context.update(outcome=outcome, errors=outcome.errors, error_count=outcome.error_count, compare_url=compare)
     except InvalidUpload as exc:
         session.rollback()

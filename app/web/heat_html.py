@@ -1,4 +1,5 @@
-"""The cells of the compare page's heat tables as HTML (templates/_compare.html draws the rest of them).
+"""The cells of the compare page's heat tables as HTML (app/compare/heat.py gives their data,
+templates/_compare_figures.html draws the rest of them).
 
 Built here rather than in the template: Jinja spent about 22 µs per cell on attribute lookups and escaping,
 40 ms for the 1,800 cells of a 50-run comparison — two thirds of the page's time whenever it is not cached
@@ -13,7 +14,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from app.bonnie import TOO_FAST_MARK, TOO_FAST_TITLE
-from app.compare.engine import TOO_FAST_TEXT
+from app.compare.heat import TOO_FAST_TEXT
 
 TOO_FAST_CELL = f'<span title="{escape(TOO_FAST_TITLE)}">{escape(TOO_FAST_MARK)}</span>'
 VERDICT_CLASSES = {"better": " heat-better", "worse": " heat-worse"}
@@ -26,7 +27,7 @@ def _text(text: str) -> str:
 
 
 def section_cells(table: dict[str, Any], section: dict[str, Any]) -> list[Markup]:
-    """Per row of `table` (charts.heat_table()), the <td> cells of `section`."""
+    """Per row of `table` (app.compare.heat.heat_table()), the <td> cells of `section`."""
     columns = table["columns"]
     starts = [" group-start" if columns[i]["group_start"] else "" for i in section["indexes"]]
     html = []
