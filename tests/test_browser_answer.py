@@ -60,8 +60,9 @@ def sample_site(tmp_path_factory):
             check=True,
             capture_output=True,
         )
-        runs = httpx.get(f"{base_url}/api/runs", params={"limit": 100}).json()["items"]
-        sweep = sorted(r["id"] for r in runs if r["tags"].get("sweep") == "media-sync")
+        # The sweep's runs by their tag: the sample history came later, and the newest runs are its.
+        runs = httpx.get(f"{base_url}/api/runs", params={"limit": 100, "tag": "sweep=media-sync"}).json()["items"]
+        sweep = sorted(r["id"] for r in runs)
         assert len(sweep) == 18
         baseline = min(
             r["id"] for r in runs if r["id"] in sweep and r["tags"]["fs"] == "ext4" and r["tags"]["mode"] == "async"
