@@ -221,3 +221,57 @@ def test_a_deep_page_by_name_from_its_machine_is_the_page_by_offset(session, sto
     assert by_offset[0] and not by_offset[total]
     machines = session.scalars(select(run_table.c.machine).distinct()).all()
     assert len(machines) > 2  # the pages cross from machine to machine
+
+
+@pytest.mark.parametrize(
+    "run_filter",
+    [{"tags": {"fs": "xfs"}}, {"tags": {"fs": "xfs", "raid": "5"}}, {"tags": {"fs": "ext4"}, "format_version": "1.96"}],
+    ids=str,
+)
+def test_pages_by_name_with_tags_read_in_name_order_are_the_sorted_matches(
+    client, session, stored, monkeypatch, run_filter
+):
+    """By name with a tag filter, the runs read in name order and checked for their tags (run_store._walked_by_name)
+    give the pages that joining every match and sorting them gives: at every offset and from every machine's
+    cursor, labels (some empty, which come first) included, on both databases; and a walk too short for its page
+    falls back to the join."""
+    labelled = [run_id for run_id in stored if run_id not in stored[3::7]][::4]
+    for number, run_id in enumerate(labelled):
+        label = None if number % 3 == 0 else f"label {number % 5}"
+        assert client.patch(f"/api/runs/{run_id}", json={"label": label}).status_code == 200
+    wanted = run_store.RunFilter(**run_filter)
+    walked = []
+    walk = run_store._walked_by_name
+
+    def counted_walk(*args, **kwargs):
+        found = walk(*args, **kwargs)
+        walked.append(found is not None)
+        return found
+
+    monkeypatch.setattr(run_store, "_walked_by_name", counted_walk)
+
+    def pages(factor: int) -> list[list[int]]:
+        monkeypatch.setattr(run_store, "NAME_WALK_FACTOR", factor)
+        session.expire_all()
+        machines = [None, *session.scalars(select(run_table.c.machine).distinct().order_by(run_table.c.machine))]
+        return [
+            [
+                run.id
+                for run in run_store.list_runs(
+                    session=session, run_filter=wanted, limit=limit, offset=offset, at_machine=at, order="name"
+                ).runs
+            ]
+            for at in machines
+            for limit in (1, 3)
+            for offset in range(8)
+        ]
+
+    joined = pages(factor=0)  # never fills a page: every page is joined and sorted
+    assert walked and not any(walked)
+    walked.clear()
+    assert pages(factor=10**6) == joined  # every page that has its runs is found by the walk
+    assert any(walked)
+    walked.clear()
+    assert pages(factor=1) == joined  # some walks fall short and fall back
+    assert any(walked) and not all(walked)
+    assert sum(map(len, joined)) > 10
