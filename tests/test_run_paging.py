@@ -250,8 +250,8 @@ def test_pages_by_name_with_tags_read_in_name_order_are_the_sorted_matches(
 
     monkeypatch.setattr(run_store, "_walked_by_name", counted_walk)
 
-    def pages(factor: int) -> list[list[int]]:
-        monkeypatch.setattr(run_store, "NAME_WALK_FACTOR", factor)
+    def pages(*factors: int) -> list[list[int]]:
+        monkeypatch.setattr(run_store, "NAME_WALK_FACTORS", factors)
         session.expire_all()
         machines = [None, *session.scalars(select(run_table.c.machine).distinct().order_by(run_table.c.machine))]
         return [
@@ -266,12 +266,12 @@ def test_pages_by_name_with_tags_read_in_name_order_are_the_sorted_matches(
             for offset in range(8)
         ]
 
-    joined = pages(factor=0)  # never fills a page: every page is joined and sorted
+    joined = pages(0)  # never fills a page: every page is joined and sorted
     assert walked and not any(walked)
     walked.clear()
-    assert pages(factor=10**6) == joined  # every page that has its runs is found by the walk
+    assert pages(1, 10**6) == joined  # every page that has its runs is found by the walk
     assert any(walked)
     walked.clear()
-    assert pages(factor=1) == joined  # some walks fall short and fall back
+    assert pages(1) == joined  # some walks fall short and fall back
     assert any(walked) and not all(walked)
     assert sum(map(len, joined)) > 10
