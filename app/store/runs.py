@@ -301,18 +301,23 @@ def _walked_by_name(
     """The page's ids by name, found among the first NAME_WALK_FACTORS[i] * (limit + offset) runs in name order
     that pass the filter's other conditions; None when even the longest walk does not hold limit + offset matches
     and more runs follow (the caller then joins and sorts every match: _sorted_by_name)."""
-    for factor in NAME_WALK_FACTORS:
-        walked = _walk_by_name(session, run_filter, at_machine, limit + offset, (limit + offset) * factor)
-        if walked is not None:
+    wanted = limit + offset
+    for factor, longer in zip(NAME_WALK_FACTORS, (*NAME_WALK_FACTORS[1:], None), strict=True):
+        walked, complete = _walk_by_name(session, run_filter, at_machine, wanted, wanted * factor)
+        if complete:
             return walked[offset:]
+        # A longer walk is read only if, as common among its runs as among these, the tags would fill the page:
+        # a tag one run in 1,000 has goes to the sort after one short walk.
+        if longer is None or len(walked) * longer < wanted * factor:
+            break
     return None
 
 
 def _walk_by_name(
     session: Session, run_filter: RunFilter, at_machine: str | None, wanted: int, scanned: int
-) -> list[int] | None:
-    """The first `wanted` matches by name among the first `scanned` runs by name, or None when fewer match there
-    and more runs follow."""
+) -> tuple[list[int], bool]:
+    """The first `wanted` matches by name among the first `scanned` runs by name, and whether they are the page's:
+    `wanted` of them, or every run left was read."""
     first = _filtered(select(run_table.c.id, run_table.c.machine, run_table.c.label), replace(run_filter, tags={}))
     if at_machine is not None:
         first = first.where(run_table.c.machine >= at_machine)
@@ -327,9 +332,8 @@ def _walk_by_name(
         .order_by(runs.c.machine, runs.c.label.nulls_first(), runs.c.id)
         .limit(wanted)
     ).all()
-    if len(rows) < wanted and session.scalar(select(func.count()).select_from(runs)) == scanned:
-        return None  # more runs follow those read
-    return [row[0] for row in rows]
+    complete = len(rows) == wanted or (session.scalar(select(func.count()).select_from(runs)) or 0) < scanned
+    return [row[0] for row in rows], complete
 
 
 def _sorted_by_name(run_filter: RunFilter, at_machine: str | None) -> Select:
