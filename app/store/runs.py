@@ -187,7 +187,7 @@ def _page_ids(
                 at_machine, offset = seek
         if at_machine is not None:
             ordered = ordered.where(run_table.c.machine >= at_machine)
-        if run_filter.tags:
+        if run_filter.tags and not _few_match(session, run_filter, ids):
             walked = _walked_by_name(session, run_filter, at_machine, limit, offset)
             if walked is not None:
                 return ids, walked
@@ -293,6 +293,17 @@ NAME_SEEK_FROM_OFFSET = 5_000
 # for a tag a third of the runs have is tried before one for a tag one in 20 has. A rarer tag fills neither, and
 # its matches, few, are joined and sorted instead.
 NAME_WALK_FACTORS = (4, 20)
+
+
+# A filter that this many runs or fewer match is sorted by name at once, without a walk: its count is exact (and
+# kept), and PostgreSQL's planner, taking a rare tag for one row, checked a walk's runs against all its matches
+# (15 ms for a tag one run in 1,000 has, against 4 ms to sort them).
+NAME_SORT_MATCHES = COUNT_LIMIT
+
+
+def _few_match(session: Session, run_filter: RunFilter, ids: Select) -> bool:
+    total, is_estimate = _count(session, run_filter, ids)
+    return not is_estimate and total <= NAME_SORT_MATCHES
 
 
 def _walked_by_name(
