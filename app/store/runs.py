@@ -187,10 +187,11 @@ def _page_ids(
                 at_machine, offset = seek
         if at_machine is not None:
             ordered = ordered.where(run_table.c.machine >= at_machine)
-        if run_filter.tags and not _few_match(session, run_filter, ids):
-            walked = _walked_by_name(session, run_filter, at_machine, limit, offset)
-            if walked is not None:
-                return ids, walked
+        if run_filter.tags:
+            if not _few_match(session, run_filter, ids):
+                walked = _walked_by_name(session, run_filter, at_machine, limit, offset)
+                if walked is not None:
+                    return ids, walked
             ordered = _sorted_by_name(run_filter, at_machine)
     # Ids first, then their rows: skipping `offset` rows reads only an index, not the wide rows.
     return ids, list(session.scalars(ordered.limit(limit).offset(offset)))
