@@ -489,7 +489,8 @@ def _ingest_file(session, path: Path, batch: _Batch, max_line_bytes: int, upload
         f"{tagged}, {outcome.error_count} invalid"
     )
     for run in outcome.converted:
-        print(f"{path}:{run.line}: text report -> run {run.run_id}: {run.csv_line}")
+        stored = " (stored before, not stored again)" if run.stored_before else ""
+        print(f"{path}:{run.line}: text report -> run {run.run_id}{stored}: {run.csv_line}")
         for note in run.notes:
             print(f"{path}:{run.line}:   {note}")
     for stretch in outcome.skipped:

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from app.ingest.parsing import (
     COLUMNS_103,
     COLUMNS_198,
-    FILE_TESTS,
     LineError,
     ParsedRun,
     control_or_separator,
@@ -42,7 +41,7 @@ def assert_same_as_bonnie(run, csv: str) -> None:
     columns = COLUMNS[run.format_version]
     assert len(ours) == len(theirs) == len(columns)
     for column, mine, real in zip(columns, ours, theirs, strict=True):
-        if column in run.missing:
+        if column in run.missing or column.removesuffix("_cpu") in run.not_the_rate:
             assert mine == "", column
         elif column in run.assumed:
             assert mine in ("1", "5"), column
@@ -73,7 +72,11 @@ def test_real_reports_cover_the_lossy_cases():
     # 2.00a prints num_files*1024 where a measured file-test rate belongs (§3.3-5): those are left empty.
     report, csv = split_real(REPORTS / "real-measured-files-ext4.txt")
     assert re.search(r"^\s+48 +49152 ", report, re.MULTILINE)
-    assert "seq_create" in runs["real-measured-files-ext4"].missing
+    measured = runs["real-measured-files-ext4"]
+    assert measured.not_the_rate == ("seq_create", "seq_del", "ran_create", "ran_del")
+    # Shown, if wrongly: never called missing, neither the rate nor its %CPU (81 above, as in the CSV line).
+    assert measured.missing == ("seed",)
+    assert not [note for note in measured.notes if "seq_create" in note and "not in the text report" in note]
     assert runs["real-measured-files-ext4"].csv_line.split(",")[26:28] == ["", ""]
     assert csv.split(",")[26] not in ("", "49152")
     assert runs["real-long-name"].name_may_be_cut
@@ -349,7 +352,7 @@ def test_bon_csv2txt_of_a_real_line_gives_the_line_back(name):
     assert_same_as_bonnie(run, line)
     # The title's version is bon_csv2txt's own; bon_csv2txt never shows the seed or the concurrency.
     assert run.missing[:2] == ("bonnie_version", "seed") and run.assumed == ("concurrency",)
-    assert not [column for column in run.missing[2:] if column in FILE_TESTS], "bon_csv2txt's file rates are real"
+    assert run.not_the_rate == (), "bon_csv2txt's file rates are real"
 
 
 def test_bon_csv2txt_seeks_are_not_a_concurrency():

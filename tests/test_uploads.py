@@ -145,6 +145,7 @@ def test_two_runs_of_one_machine_pasted_together_are_two_runs(client):
         "run_id": body["created"][0],
         "csv_line": first_csv,
         "notes": [SAME_RUN_NOTE.format(11)],
+        "stored_before": False,
     }
     assert second["line"] == 16 and second["run_id"] == body["created"][1]
     assert second["csv_line"] == stored[1]["raw_line"]

@@ -6,7 +6,8 @@ what each report layout (1.03x; 1.93c to 1.97; 1.98 to 2.00a) carries and what i
 * 1.98-2.00a print rates as `1193k` (exact), `65.6m`/`342m`/`1.2g` (rounded: the value written here is the
   report's figure in KiB/s, and ConvertedRun.bounds holds the interval bonnie++'s own value lies in);
 * 1.98-2.00a print a file-test rate that is not the rate (a printf of a double with %d, §3.3-5): those results
-  are written as not run (value and %CPU empty), their latencies kept, and ConvertedRun.missing names them;
+  are written as not run (value and %CPU empty: a CSV line has no %CPU without its rate), their latencies kept,
+  and ConvertedRun.not_the_rate names them (shown, but wrongly: not "missing");
 * 1.03x print seeks of 1000/s and more without the decimal the CSV has (bounds again);
 * the machine name is cut to fit its column (ConvertedRun.name_may_be_cut).
 bonnie++'s `bon_csv2txt` prints CSV lines in a table that looks like the report but is not the same (§8.1): its
@@ -96,7 +97,7 @@ class ConvertedRun:
     format_version: str  # field 0 of csv_line ("1.03" for the 27-field family, which has none)
     # Column name -> (low, high): bonnie++'s own value lies in [low, high]; csv_line holds a value inside it.
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
-    # Columns the report does not carry: left empty in csv_line.
+    # Columns the report does not show: left empty in csv_line.
     missing: tuple[str, ...] = ()
     # Columns the report does not show, written with bonnie++'s default (concurrency 1, 5 seeker processes).
     assumed: tuple[str, ...] = ()
@@ -104,6 +105,9 @@ class ConvertedRun:
     layout: str = BONNIE  # BONNIE or CSV2TXT
     # bon_csv2txt's I/O row and file-test row of one CSV line are in two tables; paired by their order there.
     paired_by_order: bool = False
+    # Tests whose rate the report shows as a figure that is not the rate (2.00a, §3.3-5): written as not run, rate
+    # and %CPU empty (the %CPU shown is right, but a CSV line holds no %CPU without its rate).
+    not_the_rate: tuple[str, ...] = ()
 
     @property
     def notes(self) -> list[str]:
@@ -121,6 +125,11 @@ class ConvertedRun:
             )
         if self.missing:
             notes.append(f"not in the text report, so left empty: {', '.join(self.missing)}")
+        if self.not_the_rate:
+            notes.append(
+                "shown in the text report, but as a figure that is not the rate (a bug of bonnie++ 2.00a's report), "
+                f"so left empty with its %CPU: {', '.join(self.not_the_rate)}"
+            )
         if self.assumed:
             notes.append(f"not shown in the text report, so bonnie++'s default is assumed: {', '.join(self.assumed)}")
         if self.bounds:
@@ -660,9 +669,10 @@ def _to_csv(run: _Run) -> ConvertedRun:
     fmt = run.fmt
     bounds: dict[str, tuple[float, float]] = {}
     missing: list[str] = []
+    not_the_rate: list[str] = []
     assumed: list[str] = []
     io_cells = _io_cells(run, bounds)
-    file_cells = _file_cells(run, missing)
+    file_cells = _file_cells(run, not_the_rate)
     name, cut = _machine_name(run)
     char = control_or_separator(name)
     if char is not None:
@@ -696,6 +706,7 @@ def _to_csv(run: _Run) -> ConvertedRun:
         cut,
         run.layout,
         run.paired_by_order,
+        tuple(not_the_rate),
     )
 
 
@@ -848,7 +859,7 @@ def _file_head_csv2txt(files: _FileRow) -> list[str]:
     )
 
 
-def _file_cells(run: _Run, missing: list[str]) -> list[str]:
+def _file_cells(run: _Run, not_the_rate: list[str]) -> list[str]:
     if run.files is None:
         return [""] * 12
     line = run.files.line
@@ -859,7 +870,7 @@ def _file_cells(run: _Run, missing: list[str]) -> list[str]:
             # §3.3-5: 2.00a's report prints "%5d" of a double here; the figure is not the rate.
             if not _GARBAGE.fullmatch(cell.text) or not _NUMBER.fullmatch(cell.cpu):
                 raise _RowError(line, test, f"{test} is {cell.text!r} with %CPU {cell.cpu!r}, not a figure and a %CPU")
-            missing += [test, f"{test}_cpu"]
+            not_the_rate.append(test)
             out += ["", ""]
         else:
             out += _pair_cells(test, cell, line, partial(_file_rate, test, line=line))

@@ -76,6 +76,7 @@ class ConvertedOut:
     run_id: int
     csv_line: str
     notes: list[str]
+    stored_before: bool = False  # the report is of a run stored before as its CSV line: not stored again
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,10 +94,11 @@ def ingest_bytes(
 ) -> IngestOutcome:
     """Parse an upload's bytes (CSV lines, or bonnie++'s text report) and ingest them; on SQLite the
     plain lines (formats 1.98, 1.9x and 1.03) never reach the parser (app.ingest.sqlite_bulk)."""
-    report = _report_items(data, max_line_bytes)
+    report = _report_items(data, max_line_bytes, session)
     if report is not None:
         wanted = {line_hash(run.csv_line) for run in report.converted}
         wanted |= {line_hash(same.csv_line) for same in report.same_runs}
+        wanted |= {line_hash(stored.csv_line) for stored in report.stored_runs}
         outcome = ingest(session=session, items=report.items, name_pattern=name_pattern, run_ids_of=wanted, **options)
         converted = [
             ConvertedOut(run.line, outcome.run_ids[line_hash(run.csv_line)], run.csv_line, run.notes)
@@ -108,6 +110,14 @@ def ingest_bytes(
             for same in report.same_runs
             if line_hash(same.csv_line) in outcome.run_ids
         ]
+        created = set(outcome.created)
+        for stored in report.stored_runs:
+            run_id = outcome.run_ids.get(line_hash(stored.csv_line))
+            if run_id is not None:
+                again = run_id in created  # its run was deleted between the look-up and this upload's write
+                converted.append(
+                    ConvertedOut(stored.run.line, run_id, stored.csv_line, [stored.note(run_id, again)], not again)
+                )
         outcome.converted = sorted(converted, key=lambda run: run.line)
         # Only once the upload is stored: a refused one would pay for counting lines nobody is told about.
         outcome.skipped, outcome.skipped_count = _not_read(data.decode("utf-8"), report.spans)
@@ -148,18 +158,41 @@ class _SameRun:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _StoredRun:
+    """A report's run stored before as its CSV line (bonnie++'s line uploaded, then its report): that line goes in
+    the report's place, so the upload finds it stored, as any duplicate line, and adds the upload's tags to it."""
+
+    run: ConvertedRun
+    csv_line: str
+
+    @staticmethod
+    def note(run_id: int, again: bool) -> str:
+        if again:
+            return (
+                f"the text report of a run whose CSV line was stored, then deleted while this upload waited: that "
+                f"line is stored again, as run {run_id}"
+            )
+        return (
+            f"the text report of run {run_id}, stored before as its CSV line: not stored again (every figure the "
+            "report shows equals that line's, within the report's rounding)"
+        )
+
+
 @dataclass(slots=True)
 class _ReportUpload:
     items: Iterator[ParsedRun | LineError]  # the report's runs and errors and the paste's CSV lines, in line order
     converted: list[ConvertedRun]  # the report's runs that are stored
     same_runs: list[_SameRun]  # those left out for a CSV line of the same run
+    stored_runs: list[_StoredRun]  # those left out for a stored run's CSV line
     spans: list[tuple[int, int]]  # where the report blocks read lie in the decoded text (ReportConversion.spans)
 
 
-def _report_items(data: bytes, max_line_bytes: int) -> _ReportUpload | None:
+def _report_items(data: bytes, max_line_bytes: int, session: Session) -> _ReportUpload | None:
     """A pasted text report's runs as parsed lines, with the CSV lines among them, or None when the upload is not
     a report. Nothing is held per line of the paste: its CSV lines are read twice (to find a report's run that
-    one of them is, then to store them), each time one at a time."""
+    one of them is, then to store them), each time one at a time. A report's run that is neither one of the
+    paste's CSV lines nor a stored run's (_stored_line) is stored as converted."""
     if b"Sequential" not in data:  # cheap: a 32 MiB CSV upload is never decoded and scanned twice
         return None
     try:
@@ -179,10 +212,13 @@ def _report_items(data: bytes, max_line_bytes: int) -> _ReportUpload | None:
         elif parsed is not None:
             report_items.append(parsed)
     same = _csv_lines_of_the_same_runs(data, runs, max_line_bytes)
-    upload = _ReportUpload(iter(()), [], [], conversion.spans)
+    upload = _ReportUpload(iter(()), [], [], [], conversion.spans)
     for index, (run, parsed) in enumerate(runs):
         if index in same:
             upload.same_runs.append(_SameRun(run, *same[index]))
+        elif (stored := _stored_line(session, run, parsed, max_line_bytes)) is not None:
+            report_items.append(stored)
+            upload.stored_runs.append(_StoredRun(run, stored.raw_line))
         else:
             report_items.append(parsed)
             upload.converted.append(run)
@@ -327,6 +363,36 @@ def _csv_lines_of_the_same_runs(
     return found
 
 
+def _stored_line(session: Session, report: ConvertedRun, converted: ParsedRun, max_line_bytes: int) -> ParsedRun | None:
+    """The CSV line of a stored run that is the report's run (_same_run), parsed as if it stood at the report's
+    line, or None. The database narrows the candidates to the runs of that machine (its index) with the report's
+    parameters and every exact figure (_exact_figures: latencies, statuses, %CPU); at most _MAX_COMPARED are
+    compared figure by figure: a machine's other runs differ in their latencies."""
+    machine = run_table.c.machine
+    candidates = select(run_table.c.raw_line).where(
+        machine == converted.machine
+        if not report.name_may_be_cut
+        else machine.startswith(converted.machine, autoescape=True),
+        run_table.c.format_version == converted.format_version,
+        run_table.c.file_size_mib.is_not_distinct_from(converted.file_size_mib),
+        run_table.c.io_chunk_bytes.is_not_distinct_from(converted.io_chunk_bytes),
+    )
+    for test, result in zip(TESTS, converted.results, strict=True):
+        candidates = candidates.where(run_table.c[f"{test}_latency_us"].is_not_distinct_from(result.latency_us))
+        if test not in report.not_the_rate:
+            candidates = candidates.where(
+                run_table.c[f"{test}_status"] == result.status,
+                run_table.c[f"{test}_cpu_pct"].is_not_distinct_from(result.cpu_pct),
+            )
+    # The report's own line stored before (the same report uploaded twice) is a plain duplicate, not this.
+    candidates = candidates.where(run_table.c.line_hash != line_hash(report.csv_line))
+    for raw_line in session.scalars(candidates.order_by(run_table.c.id).limit(_MAX_COMPARED)):
+        stored = parse_line(raw_line, converted.line_no, max_line_bytes=max_line_bytes)
+        if isinstance(stored, ParsedRun) and _same_run(report, converted, stored):
+            return stored
+    return None
+
+
 def _exact_figures(run: ParsedRun) -> tuple[Any, ...]:
     """What every text report layout shows exactly (§8): the parameters, the I/O tests' outcomes and %CPU, every
     latency. Equal for a report's run and its CSV line; a dict key that finds the candidates at once."""
@@ -356,7 +422,7 @@ def _same_run(report: ConvertedRun, converted: ParsedRun, csv: ParsedRun) -> boo
         if column not in report.assumed and mine != theirs:
             return False
     for test, ours, its in zip(TESTS, converted.results, csv.results, strict=True):
-        if test in report.missing:  # not carried (2.00a's file-test rates): nothing to compare
+        if test in report.not_the_rate:  # 2.00a's file-test rates: the report's figure is not the rate
             continue
         if ours.status != its.status or ours.cpu_pct != its.cpu_pct:
             return False

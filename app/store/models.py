@@ -89,6 +89,9 @@ run_table = Table(
     # (docs/decisions.md, "Runs list at a million runs").
     Index("ix_run_machine_id", "machine", "id"),
     Index("ix_run_format_version_id", "format_version", "id"),
+    # The list by name (app.store.runs.RUN_ORDERS): with a tag filter its runs are read in this order and checked
+    # for their tags, without reading a row (app.store.runs._walked_by_name).
+    Index("ix_run_machine_label_id", "machine", "label", "id"),
     # Whether a document is still some run's, when a run goes. Partial: most runs have no document, and an index
     # entry for each of them would cost every plain upload a b-tree insert per line.
     Index(

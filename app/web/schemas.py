@@ -155,6 +155,11 @@ class ConvertedRunOut(BaseModel):
     run_id: int
     csv_line: str = Field(description="the CSV line written from the report, as stored")
     notes: list[str] = Field(description="what the report did not carry exactly: missing, assumed, rounded")
+    stored_before: bool = Field(
+        False,
+        description="the report is of run `run_id`, stored before as its CSV line (`csv_line`): not stored again, "
+        "and `run_id` is among `duplicates`",
+    )
 
 
 class SkippedOut(BaseModel):
