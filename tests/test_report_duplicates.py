@@ -89,8 +89,9 @@ def test_a_paste_of_report_and_csv_line_after_the_csv_line_stays_one_run(client)
 
 def test_the_csv_line_after_its_report_is_stored_as_the_exact_run(client):
     """The reverse order: the report's run is stored as converted (no seed, rounded rates), then bonnie++'s CSV
-    line comes. The line is stored as a run of its own, the exact one (docs/decisions.md, "A text report of a
-    run stored before"); uploading the report again then names that exact run."""
+    line comes. The line is stored as a run of its own, the exact one
+    (docs/decisions.md, "A text report of a run stored before"); uploading the report again then names that exact
+    run."""
     report, csv = split_real(REPORTS / "real-gigabyte.txt")
     [converted_id] = upload(client, report)["created"]
     [exact_id] = client.post("/api/runs", content=csv + "\n", headers={"Content-Type": "text/csv"}).json()["created"]

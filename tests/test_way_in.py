@@ -29,7 +29,9 @@ def test_a_new_user_finds_the_sample_sweep_and_compares_it(tmp_path):
         page.goto(base_url + "/")
 
         intro = page.locator("section.samples")
-        expect(intro).to_contain_text("82 runs here are real bonnie++ output that make run loaded")
+        expect(intro).to_contain_text("126 runs here are real bonnie++ output that make run loaded")
+        # The sample history is offered beside the studies.
+        expect(intro.get_by_role("link", name="A machine over time: nightly-loop")).to_be_visible()
         expect(intro).to_contain_text("6 configurations (fs × mode), each run 3 times, 18 runs tagged sweep=media-sync")
         # The study the disk answered for comes first: the sweep's runs grouped by their config tag.
         expect(intro.locator("li").first).to_contain_text(
@@ -40,7 +42,9 @@ def test_a_new_user_finds_the_sample_sweep_and_compares_it(tmp_path):
         link = intro.get_by_role("link", name="Compare the sample study media-sync", exact=True)
         assert link.bounding_box()["y"] + link.bounding_box()["height"] <= DESKTOP["height"]
 
-        # Every tag chip of the first page is in view at 1366 px: the table does not scroll sideways.
+        # Every tag chip of a page is in view at 1366 px: the table does not scroll sideways. The newest runs are the
+        # sample history's; the sweep's are on the page older than them ("older →" goes there).
+        page.goto(base_url + "/?before=39")
         scroll_width, client_width = page.evaluate(
             "(e => [e.scrollWidth, e.clientWidth])(document.querySelector('.table-scroll'))"
         )

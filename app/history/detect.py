@@ -18,8 +18,8 @@ own series). `analyse()` gives its changes and the stretches between them:
   MIN_RUNS..NEWEST runs from the end is tested against the stretch since the last change (`_Series.newest`).
 - `max_p` is the per-series threshold: `series_max_p(n, measure)` for a machine of n series of a measure (rates
   and latencies are two families), with `series_min_effect` (at least LATENCY_MIN_EFFECT for a latency), keeps
-  the machine's false changes within one per 100 runs of a configuration (docs/decisions.md, "Change points:
-  E-divisive with a t-test").
+  the machine's false changes within one per 100 runs of a configuration
+  (docs/decisions.md, "Change points: E-divisive with a t-test").
 """
 
 from __future__ import annotations

@@ -97,6 +97,24 @@ def save_pragmas(connection: Connection, values: dict[str, int]) -> None:
         event.listen(connection.engine, "checkin", _restore_pragmas)
 
 
+def without_autocheckpoint(session: Session) -> None:
+    """No automatic checkpoint at this session's commits on SQLite (each of its transactions' connection, given
+    back as it was): for work that follows an upload, whose checkpoint is queued on its own thread
+    (app.ingest.upload) and must not be done a second time, inline, by the next small commit."""
+    if session.get_bind().dialect.name != "sqlite":
+        return
+
+    def skip(_session: Session, _transaction: Any, connection: Connection) -> None:
+        driver = connection.connection.driver_connection
+        if driver is None:
+            return
+        (pages,) = driver.execute("PRAGMA wal_autocheckpoint").fetchone()
+        driver.execute("PRAGMA wal_autocheckpoint = 0")
+        save_pragmas(connection, {"wal_autocheckpoint": pages})
+
+    event.listen(session, "after_begin", skip)
+
+
 def _restore_pragmas(dbapi_connection: Any, record: Any) -> None:
     saved = record.info.pop(SAVED_PRAGMAS_KEY, None)
     if saved is not None and dbapi_connection is not None:

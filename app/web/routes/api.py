@@ -15,8 +15,6 @@ from app.compare import export_csv, matrix
 from app.compare import page as comparisons
 from app.compare.request import ComparisonRequest, read_request
 from app.config import DEFAULT_MIN_EFFECT, MIN_EFFECT_RANGE, get_settings
-from app.history import changes as history_changes
-from app.history import snapshot as history_snapshot
 from app.ingest.parsing import HEADER_198, TESTS
 from app.ingest.secrets_scrub import scrub_document
 from app.ingest.sqlite_bulk import ingest_path
@@ -27,6 +25,7 @@ from app.store import runs as run_store
 from app.tags import check_tag, parse_tag_params
 from app.web import cache as response_cache
 from app.web.deps import RUN_IDS_FILTER_PATTERN, FilterDep, RequestSecretsDep, SessionDep, own_session
+from app.web.detection import detect_after_upload
 from app.web.request_body import read_upload
 from app.web.schemas import (
     LABEL_PARAM_SCHEMA,
@@ -174,17 +173,6 @@ async def post_runs(
         # After the answer: the upload is committed, and the client does not wait for the analysis.
         background.add_task(detect_after_upload, outcome.upload_id)
     return Response(body, status_code=200 if outcome.replayed else 201, media_type="application/json")
-
-
-def detect_after_upload(upload_id: int) -> None:
-    """Change detection for the machines an upload added runs to, so /changes and the first /history find it
-    done; a failure is logged, never the upload's."""
-    try:
-        with own_session() as session:
-            machines = history_changes.machines_of_upload(session, upload_id)
-            history_snapshot.refresh(session, machines, get_settings().min_effect)
-    except Exception:
-        log.exception("change detection after upload %d failed", upload_id)
 
 
 def _upload_json(outcome: Any) -> bytes:

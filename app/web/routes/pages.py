@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi import APIRouter, BackgroundTasks, Depends, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
@@ -36,6 +36,7 @@ from app.store import samples
 from app.tags import parse_tag_filters, parse_tag_params, split_tag_terms
 from app.web import cache, heat_html
 from app.web.deps import PageAuthDep, SessionDep, check_machine_text, csrf_form
+from app.web.detection import detect_after_upload
 from app.web.document_view import document_view
 from app.web.request_body import FormLimits
 from app.web.schemas import RunDetailOut
@@ -462,7 +463,9 @@ def upload_page(request: Request, page_auth: PageAuthDep):
 
 
 @router.post("/upload", response_class=HTMLResponse)
-async def upload_submit(request: Request, session: SessionDep, page_auth: PageAuthDep, form: UploadFormDep):
+async def upload_submit(
+    request: Request, background: BackgroundTasks, session: SessionDep, page_auth: PageAuthDep, form: UploadFormDep
+):
     settings = get_settings()
     upload = form.get("file")
     data = await upload.read() if isinstance(upload, UploadFile) else b""
@@ -492,6 +495,8 @@ async def upload_submit(request: Request, session: SessionDep, page_auth: PageAu
             tags=tags,
             name_pattern=name_pattern,
         )
+        if outcome.created:
+            background.add_task(detect_after_upload, outcome.upload_id)  # after the answer, as the API's
         run_ids = list(dict.fromkeys(outcome.created + outcome.duplicates))
         compare = permalink(of_runs(run_ids)) if 0 < len(run_ids) <= MAX_RUNS else None
         context.update(outcome=outcome, errors=outcome.errors, error_count=outcome.error_count, compare_url=compare)
