@@ -136,6 +136,17 @@ def sign_in(client, token: str, next_url: str = "/upload"):
 BONNIEBOARD = Path(sys.executable).parent / "bonnieboard"
 
 
+def kernel_marks(needs: str) -> list:
+    """The marks of a test of loop devices, mounts or cgroups: the kernel's, shared by every xdist worker, so these
+    tests run on one worker ("kernel"), one at a time; root-only (make test-quick leaves them out). `needs` says
+    what root is needed for."""
+    return [
+        pytest.mark.skipif(os.geteuid() != 0, reason=f"needs root: {needs}"),
+        pytest.mark.xdist_group("kernel"),
+        pytest.mark.root,
+    ]
+
+
 def run_cli(tmp_path, *args):
     """The installed `bonnieboard` command on a SQLite file in tmp_path, as a user runs it."""
     env = os.environ | {"BONNIEBOARD_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}"}

@@ -19,15 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import kernel_marks
 from tests.test_runner import RUNNER, RUNNER_DIR, require_tool, run
 
-# Loop devices, mounts and cgroups are the kernel's, shared by every xdist worker: these tests run on one worker.
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.xdist_group("kernel"),
-    pytest.mark.root,
-    pytest.mark.skipif(os.geteuid() != 0, reason="needs root: cgroups, a loop device and a mount"),
-]
+pytestmark = [pytest.mark.slow, *kernel_marks("cgroups, a loop device and a mount")]
 
 MiB = 1024 * 1024
 THROTTLE_BPS = 16 * MiB  # slow enough that the throttle, not the loop device, sets the pace

@@ -8,23 +8,16 @@ this machine's kernel has neither.) Every mount and loop device is removed whate
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-import pytest
-
+from tests.helpers import kernel_marks
 from tests.test_runner import require_tool, run
 from tests.test_sweep import _device_mounted, _head_hash, _plan, _sweep
 
-# Loop devices, mounts and cgroups are the kernel's, shared by every xdist worker: these tests run on one worker.
-pytestmark = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="needs root: loop devices, mkfs and mounts"),
-    pytest.mark.xdist_group("kernel"),
-    pytest.mark.root,
-]
+pytestmark = kernel_marks("loop devices, mkfs and mounts")
 
 
 @contextmanager

@@ -6,7 +6,6 @@ board holds the board's answer to the first post, so the kill lands in exactly t
 from __future__ import annotations
 
 import http.client
-import os
 import re
 import signal
 import subprocess
@@ -18,8 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import pytest
-
+from tests.helpers import kernel_marks
 from tests.live_server import live_server
 from tests.test_sweep import (
     _device_mounted,
@@ -30,12 +28,7 @@ from tests.test_sweep import (
     _sweep,
 )
 
-# Loop devices, mounts and cgroups are the kernel's, shared by every xdist worker: these tests run on one worker.
-pytestmark = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="needs root: loop devices, mkfs and mounts"),
-    pytest.mark.xdist_group("kernel"),
-    pytest.mark.root,
-]
+pytestmark = kernel_marks("loop devices, mkfs and mounts")
 
 
 @contextmanager

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import statistics
 import tempfile
 import time
@@ -21,16 +20,11 @@ import httpx
 import pytest
 
 from tests.browser_support import running_server
+from tests.helpers import kernel_marks
 from tests.test_runner import RUNNER, RUNNER_DIR, require_tool, run
 from tests.test_runner_limits import _hierarchy, cgroups, in_cgroups
 
-# Loop devices, mounts and cgroups are the kernel's, shared by every xdist worker: these tests run on one worker.
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.xdist_group("kernel"),
-    pytest.mark.root,
-    pytest.mark.skipif(os.geteuid() != 0, reason="needs root: cgroups, a loop device and a mount"),
-]
+pytestmark = [pytest.mark.slow, *kernel_marks("cgroups, a loop device and a mount")]
 
 MiB = 1024 * 1024
 # A 32 MiB file takes 2 s per block test: never +++++ (over bonnie++'s 0.5 s), and slow enough that the throttle,
