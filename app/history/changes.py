@@ -4,11 +4,13 @@ Detection runs on a machine's series as they are grouped by default (app.history
 kept in the `change` table under the digest of the series it ran on (`history_state`): a machine whose series are
 unchanged is never analysed twice, whichever process asks, and a triage stays with its change. A change found again
 keeps its row (its id, state and note); one no longer found is dropped unless someone triaged it, then it is kept
-inactive. Error control is over all of a machine's series together (detect.series_max_p).
+inactive. Error control is over all of a machine's series of a measure together (detect.series_max_p): its rates,
+and apart from them its latencies.
 
 Each change is labelled where its cause is plain: a *setup change* when the runner's setup differs between the
-run before it and the run where it is (kernel 6.1 → 6.6), a *machine event* when every configuration of the
-machine that ran across that moment changed there too.
+run before it and the run where it is (kernel 6.1 → 6.6); *machine load* when the runner saw the test wait for a
+CPU far more, or less, on one side (stored `explained`, not `open`); a *machine event* when every configuration of
+the machine that ran across that moment changed there too.
 """
 
 from __future__ import annotations
@@ -75,7 +77,6 @@ class Found:
     window_start: datetime  # the time of the series' run before it
     kind: str | None = None
     setup: list[str] = field(default_factory=list)
-
     load: tuple[float, float] | None = None  # the test's median CPU wait before and after, % of its time
 
     @property
