@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import kernel_marks
-from tests.test_runner import RUNNER, RUNNER_DIR, require_tool, run
+from tests.test_runner import require_tool, run
 
 pytestmark = [pytest.mark.slow, *kernel_marks("cgroups, a loop device and a mount")]
 
@@ -153,20 +153,13 @@ def in_cgroups(procs: list[Path], command: list) -> list[str]:
     return ["sh", "-c", join, "sh", *map(str, procs), "--", *map(str, command)]
 
 
-@pytest.fixture(scope="module")
-def runner_binary() -> Path:
-    built = run(["make", "-C", RUNNER_DIR])
-    assert built.returncode == 0, built.stdout + built.stderr
-    return RUNNER
-
-
-@pytest.fixture(scope="module")
-def loop_ext4(tmp_path_factory) -> Iterator[dict]:
-    """An ext4 on a loop device: its mount point, its device and MAJ:MIN."""
+@contextlib.contextmanager
+def mounted_ext4(image_dir: Path, mnt: Path) -> Iterator[dict]:
+    """A fresh 160 MiB ext4 whose image is in `image_dir`, on a loop device of its own, mounted at `mnt` (made
+    here): its mount point, its device and MAJ:MIN. Unmounted, detached and its image removed on the way out."""
     losetup = require_tool("losetup", "mount")
     mkfs = require_tool("mkfs.ext4", "e2fsprogs")
-    tmp = tmp_path_factory.mktemp("limits")
-    image, mnt = tmp / "ext4.img", tmp / "mnt"
+    image = image_dir / "ext4.img"
     mnt.mkdir()
     assert run(["truncate", "-s", "160M", image]).returncode == 0
     made = run([mkfs, "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", image])  # no writes behind
@@ -186,6 +179,15 @@ def loop_ext4(tmp_path_factory) -> Iterator[dict]:
                 run(["umount", "-l", mnt])
     finally:
         run([losetup, "-d", device])
+        image.unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="module")
+def loop_ext4(tmp_path_factory) -> Iterator[dict]:
+    """An ext4 on a loop device: its mount point, its device and MAJ:MIN."""
+    tmp = tmp_path_factory.mktemp("limits")
+    with mounted_ext4(tmp, tmp / "mnt") as loop:
+        yield loop
 
 
 def run_io_tests(runner: Path, directory: Path, doc_path: Path, procs: list[Path], *extra: str) -> dict:

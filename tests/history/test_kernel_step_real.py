@@ -12,7 +12,6 @@ import contextlib
 import json
 import statistics
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,8 +20,8 @@ import pytest
 
 from tests.browser_support import running_server
 from tests.helpers import kernel_marks
-from tests.test_runner import RUNNER, RUNNER_DIR, require_tool, run
-from tests.test_runner_limits import _hierarchy, cgroups, in_cgroups
+from tests.test_runner import run
+from tests.test_runner_limits import _hierarchy, cgroups, in_cgroups, mounted_ext4
 
 pytestmark = [pytest.mark.slow, *kernel_marks("cgroups, a loop device and a mount")]
 
@@ -43,34 +42,16 @@ BLOCK_TESTS = {"put_block": 11, "rewrite": 13, "get_block": 17}  # CSV column of
 
 
 @contextlib.contextmanager
-def _loop_ext4(tmp_path: Path) -> Iterator[dict]:
-    """A fresh ext4 on a loop device of its own, mounted in tmp_path; unmounted and detached on the way out. Its
-    image is in memory (/dev/shm): on the machine's disk, other jobs' writes set the pace of put_block (11 MB/s
-    under a 16 MiB/s throttle), and the step to measure is the throttle's."""
-    losetup = require_tool("losetup", "mount")
-    mkfs = require_tool("mkfs.ext4", "e2fsprogs")
-    image, mnt = Path(tempfile.mkdtemp(dir="/dev/shm", prefix="bonnieboard-step-")) / "ext4.img", tmp_path / "mnt"
-    mnt.mkdir()
-    assert run(["truncate", "-s", "160M", image]).returncode == 0
-    made = run([mkfs, "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", image])  # no writes behind
-    assert made.returncode == 0, made.stderr
-    attached = run([losetup, "--find", "--show", image])
-    assert attached.returncode == 0, attached.stderr
-    device = attached.stdout.strip()
+def _loop_ext4_in_memory(tmp_path: Path) -> Iterator[dict]:
+    """A fresh ext4 on a loop device, mounted in tmp_path, its image in memory (/dev/shm): on the machine's disk,
+    other jobs' writes set the pace of put_block (11 MB/s under a 16 MiB/s throttle), and the step to measure is
+    the throttle's."""
+    image_dir = Path(tempfile.mkdtemp(dir="/dev/shm", prefix="bonnieboard-step-"))
     try:
-        mounted = run(["mount", device, mnt])
-        assert mounted.returncode == 0, mounted.stderr
-        try:
-            majmin = (Path("/sys/class/block") / Path(device).name / "dev").read_text().strip()
-            yield {"mnt": mnt, "device": device, "name": Path(device).name, "majmin": majmin}
-        finally:
-            if run(["umount", mnt]).returncode != 0:
-                time.sleep(1)
-                run(["umount", "-l", mnt])
+        with mounted_ext4(image_dir, tmp_path / "mnt") as loop:
+            yield loop
     finally:
-        run([losetup, "-d", device])
-        image.unlink(missing_ok=True)
-        image.parent.rmdir()
+        image_dir.rmdir()
 
 
 def _set_throttle(procs: list[Path], majmin: str, bps: int) -> None:
@@ -95,7 +76,7 @@ def make_throttle_step_series(
     (out / "docs").mkdir(parents=True)
     series: list[tuple[str, dict]] = []
     with (
-        _loop_ext4(tmp_path) as loop,
+        _loop_ext4_in_memory(tmp_path) as loop,
         cgroups(memory_bytes=MEMORY_LIMIT, io_limit=(loop["majmin"], BEFORE_BPS)) as procs,
     ):
         for number in range(1, before_runs + after_runs + 1):
@@ -109,13 +90,6 @@ def make_throttle_step_series(
             series.append((line, json.loads(doc_path.read_text())))
     (out / "lines.csv").write_text("".join(line + "\n" for line, _ in series))
     return series
-
-
-@pytest.fixture(scope="module")
-def runner_binary() -> Path:
-    built = run(["make", "-C", RUNNER_DIR])
-    assert built.returncode == 0, built.stdout + built.stderr
-    return RUNNER
 
 
 def test_halving_the_throttle_halves_the_block_rates_and_the_documents_say_so(runner_binary, tmp_path):
