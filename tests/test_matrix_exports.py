@@ -329,3 +329,34 @@ def test_a_matrix_of_many_columns_and_few_rows_is_drawn_transposed():
     built["columns"] = columns[:2]
     built["rows"] = [{"value": r["value"], "cells": r["cells"][:2]} for r in built["rows"]]
     assert not _table(built)["transposed"]
+
+
+def test_a_label_edit_leaves_the_matrix_statistics_as_made_and_a_tag_edit_makes_them_again(client, sweep, monkeypatch):
+    from app.compare import matrix
+
+    made: list[int] = []
+
+    def counted(*args, **kwargs):
+        made.append(1)
+        return compare(*args, **kwargs)
+
+    compare = matrix.compare
+    monkeypatch.setattr(matrix, "compare", counted)
+    monkeypatch.setattr(matrix, "_COMPARED", matrix._Memo(max_entries=8))  # another test's equal runs made one
+    url = f"/api/matrix?rows=raid&cols=fs&test=put_block&runs={','.join(map(str, sweep))}"
+    first = client.get(url).json()
+    assert len(made) == 1
+    client.patch(f"/api/runs/{sweep[0]}", json={"label": "renamed"}).raise_for_status()
+    assert client.get(url).json() == first and len(made) == 1
+    page = client.get(url.replace("/api/matrix", "/matrix"))
+    assert page.status_code == 200 and len(made) == 1
+
+    client.patch(f"/api/runs/{sweep[0]}", json={"tags": {"raid": "6", "fs": "ext3"}}).raise_for_status()
+    moved = client.get(url).json()
+    assert len(made) >= 2  # this read's, or the re-warm's after the write as well
+    cells = {
+        (row["value"], col): cell
+        for row in moved["rows"]
+        for col, cell in zip(moved["columns"], row["cells"], strict=True)
+    }
+    assert cells[("6", "ext3")]["n"] == 3 and cells[("5", "ext3")]["n"] == 1
