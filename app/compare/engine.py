@@ -75,6 +75,11 @@ CHARTS = (
 )
 CHART_KEYS = tuple(spec.key for spec in CHARTS)
 RATE_CHART_KEYS = tuple(spec.key for spec in CHARTS if spec.measure == VALUE)
+# A family's key -> its rate charts' keys (the file tests' stat has a chart of its own).
+FAMILY_RATE_CHARTS = {
+    family.key: tuple(spec.key for spec in CHARTS if spec.measure == VALUE and spec.family == family)
+    for family in bonnie.FAMILIES
+}
 
 # What /api/compare gives per test of a configuration (CompareOut's cell, besides its `test` and `hints`),
 # in the order the matrix and the CSV export copy them.

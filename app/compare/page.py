@@ -21,7 +21,7 @@ from urllib.parse import urlencode
 
 from sqlalchemy.orm import Session
 
-from app.compare import answer, embed, engine, heat, matrix
+from app.compare import answer, embed, engine, heat, matrix, summary
 from app.compare.cache import CACHE
 from app.compare.figures import RunFigures, figures_of
 from app.compare.matrix import MatrixRequest
@@ -115,6 +115,7 @@ def page_context(shown: PageData, notice: str | None) -> dict[str, Any]:
         "answer_lead": answer.lead(data, rows),
         "answer_legend": answer.legend(data),
         "answer_caveat": answer.shared_caveat(rows),
+        "words": summary.fold(data, engine.TEST_TITLES, engine.FAMILY_RATE_CHARTS),
         # the chart of the family the answer leads with comes first: on a desktop's first screen
         "chart_order": sorted(range(len(keys)), key=lambda i: keys[i] != lead),
         "view": charts_view,

@@ -7,17 +7,22 @@ change the comparison could have seen and the runs a side a 10 % change needs at
 with its reason (one measured run, a value of 0, +++++ runs); the tests CPU-bound on both sides (they
 measure the CPU, not the disk) and those +++++ on both (raise -s / -n); then CPU per unit of work where
 it is judged better or worse. Every qualifier belongs to its item, never to a list. Latency is in the charts.
+
+The API gives it as one paragraph, its ratios as percentages to a tenth (`summarise`). The page folds it per family
+of the catalog (`fold`): a few open sentences, then one <details> per family whose one-line summary counts its
+verdicts, its ratios said as the answer above the charts says them (×1.20 faster, app/compare/answer.py), so that
+no two rules round one figure on one page and a big comparison does not open as a wall of words.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.bonnie import STATUS_TOO_FAST, TOO_FAST_MARK, UNITS, raise_option
+from app.bonnie import FAMILIES, STATUS_TOO_FAST, TOO_FAST_MARK, UNITS, Family, family_tests, raise_option
 from app.compare.answer import change_text as _change
-from app.compare.answer import could_have_seen, factor_text
+from app.compare.answer import could_have_seen, factor_text, interval_text, times
 from app.compare.stats import cared_effect_pct
 
 MAX_CONFIGURATIONS = 6  # more would be a wall of text: the charts and table have the rest
@@ -70,18 +75,85 @@ def summarise(data: dict[str, Any], titles: dict[str, str], rate_charts: Collect
     if len(configurations) == 1:
         runs = len(configurations[0]["runs"])
         return f"One configuration ({runs} run{'s' if runs != 1 else ''}): nothing to compare it with."
-    others = [c for c in configurations if c["id"] != base_id]
     sentences = [
         f"{names[config['id']]} vs {names[base_id]}: "
         f"{'; '.join(_parts(data, config['id'], titles, rate_charts)) or 'nothing to compare'}."
-        for config in others[:MAX_CONFIGURATIONS]
+        for config in _shown(data)
     ]
-    if len(others) > MAX_CONFIGURATIONS:
-        sentences.append(f"{len(others) - MAX_CONFIGURATIONS} more configurations are in the charts and the table.")
-    # only a configuration of single runs makes the whole page unable to judge: say so first
-    if any(len(c["runs"]) == 1 for c in configurations):
-        sentences.insert(0, SINGLE_RUN)
-    return " ".join(sentences)
+    return " ".join(_framed(data, sentences))
+
+
+def _shown(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The configurations the words are about: the first MAX_CONFIGURATIONS but the baseline."""
+    return [c for c in data["configurations"] if c["id"] != data["baseline_configuration"]][:MAX_CONFIGURATIONS]
+
+
+def _framed(data: dict[str, Any], sentences: list[str]) -> list[str]:
+    """`sentences` with what frames them: the single-run warning first (only a configuration of single runs makes
+    the whole page unable to judge), and how many configurations the words leave to the charts last."""
+    left = len(data["configurations"]) - 1 - MAX_CONFIGURATIONS
+    framed = [SINGLE_RUN] if any(len(c["runs"]) == 1 for c in data["configurations"]) else []
+    framed += sentences
+    if left > 0:
+        framed.append(f"{left} more configurations are in the charts and the table.")
+    return framed
+
+
+@dataclass(frozen=True, slots=True)
+class Fold:
+    """One family's words on the page: a line that says what they hold, and a sentence per configuration."""
+
+    key: str  # the family's
+    line: str
+    sentences: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Folded:
+    """The comparison in words as the page shows it: a few open sentences, then a fold per family."""
+
+    lead: list[str]
+    folds: list[Fold]
+
+
+def fold(data: dict[str, Any], titles: dict[str, str], family_charts: Mapping[str, Collection[str]]) -> Folded:
+    """What `summarise` says, folded per family of the catalog (`family_charts`: a family's key -> its rate
+    charts' keys), its ratios said as the answer says them."""
+    if len(data["configurations"]) == 1:
+        return Folded([summarise(data, titles, ())], [])
+    names = {c["id"]: c["name"] for c in data["configurations"]}
+    base = names[data["baseline_configuration"]]
+    folds, said = [], set()
+    for family in FAMILIES:
+        charts = family_charts.get(family.key, ())
+        sentences = []
+        for config in _shown(data):
+            if parts := _parts(data, config["id"], titles, charts, as_answer=True):
+                sentences.append(f"{names[config['id']]} vs {base}: {'; '.join(parts)}.")
+                said.add(config["id"])
+        if sentences:
+            folds.append(Fold(family.key, _fold_line(data, family, charts), sentences))
+    silent = [f"{names[c['id']]} vs {base}: nothing to compare." for c in _shown(data) if c["id"] not in said]
+    # the baseline's name, often long, is in each fold's sentences and the legend below: not here again
+    opening = ["Family by family, each configuration against the baseline:"] if folds else []
+    return Folded(_framed(data, silent) + opening, folds)
+
+
+def _fold_line(data: dict[str, Any], family: Family, charts: Collection[str]) -> str:
+    """A fold's one line: how many of its results are better, worse or neither, and CPU per unit of work's."""
+    counts = {"better": 0, "worse": 0, "": 0}
+    work = {"better": 0, "worse": 0}
+    tests = family_tests(family)
+    for config in _shown(data):
+        for cell in _cells(data, config["id"], charts):
+            counts[cell["verdict"] if cell["verdict"] in work else ""] += 1
+        for cell in _cpu_cells(data, config["id"]):
+            if cell["test"] in tests and cell["cpu_per_work_verdict"] in work:
+                work[cell["cpu_per_work_verdict"]] += 1
+    line = f"{family.title}: {counts['better']} better, {counts['worse']} worse, {counts['']} within noise or unknown"
+    if work["better"] or work["worse"]:
+        line += f"; CPU per unit of work {work['better']} better, {work['worse']} worse"
+    return line
 
 
 @dataclass(slots=True)
@@ -95,19 +167,45 @@ class _Sorted:
     missing: list[str] = field(default_factory=list)  # not comparable
 
 
-def _parts(data: dict[str, Any], config_id: int, titles: dict[str, str], rate_charts: Collection[str]) -> list[str]:
-    """The parts of one configuration's sentence against the baseline: verdicts first, then the rest, CPU per unit
-    of work, the CPU-bound tests, the +++++ ones and those not comparable."""
-    base_id = data["baseline_configuration"]
-    found = _sort(data, config_id, titles, rate_charts)
-    parts = found.judged + found.other
-    per_work = [
-        f"{titles[c['test']]} {percent(c['cpu_per_work_ratio'])} {c['work_unit']} "
-        f"(95 % CI {percent(c['cpu_per_work_ratio_ci95'][0])} to {percent(c['cpu_per_work_ratio_ci95'][1])}, "
+def _ratio(ratio: float, as_answer: bool, words: tuple[str, str] = ("faster", "slower")) -> str:
+    """A ratio to the baseline: "+11.6 %" in the API's words, "×1.12 faster" as the answer says it."""
+    if not as_answer:
+        return percent(ratio)
+    return f"{times(ratio)} {words[0]}" if ratio >= 1 else f"{times(1 / ratio)} {words[1]}"
+
+
+def _interval(ratio: float, ci: tuple[float, float], as_answer: bool) -> str:
+    """A ratio's 95 % CI, in the direction `_ratio` says the ratio."""
+    return interval_text(ci, ratio >= 1) if as_answer else f"95 % CI {percent(ci[0])} to {percent(ci[1])}"
+
+
+def _per_work(
+    data: dict[str, Any], config_id: int, titles: dict[str, str], tests: Collection[str], as_answer: bool
+) -> list[str]:
+    """CPU per unit of work of `tests` where it is judged better or worse: "block write +30.0 % CPU-s/MiB (...)"."""
+    return [
+        f"{titles[c['test']]} {_ratio(c['cpu_per_work_ratio'], as_answer, ('more', 'less'))} {c['work_unit']} "
+        f"({_interval(c['cpu_per_work_ratio'], c['cpu_per_work_ratio_ci95'], as_answer)}, "
         f"{c['cpu_per_work_verdict']})"
         for c in _cpu_cells(data, config_id)
-        if c["cpu_per_work_verdict"] in ("better", "worse")
+        if c["cpu_per_work_verdict"] in ("better", "worse") and c["test"] in tests
     ]
+
+
+def _parts(
+    data: dict[str, Any],
+    config_id: int,
+    titles: dict[str, str],
+    rate_charts: Collection[str],
+    as_answer: bool = False,
+) -> list[str]:
+    """The parts of one configuration's sentence against the baseline: verdicts first, then the rest, CPU per unit
+    of work, the CPU-bound tests, the +++++ ones and those not comparable; of the tests `rate_charts` draw."""
+    base_id = data["baseline_configuration"]
+    found = _sort(data, config_id, titles, rate_charts, as_answer)
+    parts = found.judged + found.other
+    charted = {c["test"] for c in _cells(data, config_id, rate_charts)}
+    per_work = _per_work(data, config_id, titles, charted, as_answer)
     if per_work:
         parts.append(f"CPU per unit of work: {'; '.join(per_work)}")
     if found.cpu_bound:
@@ -130,7 +228,9 @@ def _parts(data: dict[str, Any], config_id: int, titles: dict[str, str], rate_ch
     return parts
 
 
-def _sort(data: dict[str, Any], config_id: int, titles: dict[str, str], rate_charts: Collection[str]) -> _Sorted:
+def _sort(
+    data: dict[str, Any], config_id: int, titles: dict[str, str], rate_charts: Collection[str], as_answer: bool
+) -> _Sorted:
     min_effect = data["min_effect"]
     base_cells = _cells(data, data["baseline_configuration"], rate_charts)
     found = _Sorted()
@@ -147,26 +247,24 @@ def _sort(data: dict[str, Any], config_id: int, titles: dict[str, str], rate_cha
             continue
         both_cpu = _cpu_bound(cell) and _cpu_bound(base)
         if cell["verdict"] in ("better", "worse"):
-            low, high = cell["ratio_ci95"]
-            found.judged.append(
-                f"{title} {percent(_geo(cell))} (95 % CI {percent(low)} to {percent(high)}, {cell['verdict']})"
-            )
+            interval = _interval(_geo(cell), cell["ratio_ci95"], as_answer)
+            found.judged.append(f"{title} {_ratio(_geo(cell), as_answer)} ({interval}, {cell['verdict']})")
         elif cell["verdict"] == "within_noise":
             if both_cpu and unchanged(cell, min_effect):
                 found.cpu_bound.append((title, True))
                 continue
-            found.other.append(f"{title} {percent(_geo(cell))} ({_noise_words(cell, min_effect)})")
+            found.other.append(f"{title} {_ratio(_geo(cell), as_answer)} ({_noise_words(cell, min_effect, as_answer)})")
         elif cell["bound_ratio"] is not None:
             # separated, but no more than chance separates runs this few: the rank test did not hold on the page
             found.other.append(f"{title} cannot tell ({_runs_a_side(cell, base)}; {factor_text(cell)} in these runs)")
         elif cell["n_too_fast"] or base["n_too_fast"]:
-            measured = "" if cell["ratio"] is None else f" {percent(cell['ratio'])} of the measured runs"
+            measured = "" if cell["ratio"] is None else f" {_ratio(cell['ratio'], as_answer)} of the measured runs"
             found.other.append(
                 f"{title}{measured} (no verdict: {_too_fast_count(cell, base)}; "
                 f"whatever the {TOO_FAST_MARK} runs were could decide it)"
             )
         else:
-            found.other.append(f"{title} {percent(cell['ratio'])} (no verdict: {_why_unknown(cell, base)})")
+            found.other.append(f"{title} {_ratio(cell['ratio'], as_answer)} (no verdict: {_why_unknown(cell, base)})")
         if both_cpu:
             found.cpu_bound.append((title, False))
     return found
@@ -178,12 +276,11 @@ def unchanged(cell: dict[str, Any], min_effect: float) -> bool:
     return ci is not None and ci[0] >= 1 / min_effect and ci[1] <= min_effect
 
 
-def _noise_words(cell: dict[str, Any], min_effect: float) -> str:
+def _noise_words(cell: dict[str, Any], min_effect: float, as_answer: bool) -> str:
     """What a within-noise item says of itself: "unchanged" when its CI lies inside the minimum effect; else how
     large a change it could have seen and the runs a side a 10 % change needs at this spread."""
-    low, high = cell["ratio_ci95"]
     if unchanged(cell, min_effect):
-        return f"unchanged: 95 % CI {percent(low)} to {percent(high)}, inside ×{min_effect:g} either way"
+        return f"unchanged: {_interval(_geo(cell), cell['ratio_ci95'], as_answer)}, inside ×{min_effect:g} either way"
     cared = cared_effect_pct(min_effect)
     detectable = cell["detectable_pct"]
     words = "within noise"
