@@ -162,8 +162,9 @@ def compare_figures(figures: Sequence[RunFigures], request: ComparisonRequest) -
 @dataclass(frozen=True, slots=True)
 class UploadLinks:
     """The comparisons an upload's answer offers as its next step: the runs grouped by the one tag key that tells
-    them apart (`key`; else as their parameters group them), and, of two runs or more, the same relative to the
-    first run's configuration, named `baseline`."""
+    them apart (`key`; else as their parameters group them), and with that key the same relative to the first run's
+    configuration, named `baseline` (without it, what a configuration is, and so the baseline, is the reader's to
+    say)."""
 
     grouped: str
     key: str | None
@@ -180,11 +181,10 @@ def upload_links(session: Session, run_ids: Sequence[int]) -> UploadLinks | None
     tags = run_store.tags_of_runs(session=session, run_ids=run_ids)
     key = grouping.telling_key([tags[run_id] for run_id in run_ids])
     asked = of_runs(run_ids, (key,) if key else ())
-    if len(run_ids) < 2:
+    if key is None:
         return UploadLinks(permalink(asked), key)
     relative = settle(replace(asked, mode=RELATIVE), run_ids, strict=False)
-    first = run_ids[0]
-    baseline = f"{key}={tags[first].get(key, grouping.UNSET)}" if key else f"the configuration of #{first}"
+    baseline = f"{key}={tags[run_ids[0]].get(key, grouping.UNSET)}"
     return UploadLinks(permalink(asked), key, permalink(relative), baseline)
 
 
