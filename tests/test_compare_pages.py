@@ -286,7 +286,32 @@ def test_a_group_key_with_a_space_is_refused_with_its_name(client, ids):
 def test_upload_result_offers_to_compare_the_runs(client):
     html = post_form(client, "/upload", {"lines": sweep_csv("ext4")}).text
     created = re.findall(r'<a href="/runs/(\d+)">', html)
-    assert f'<a class="compare-these" href="/compare?runs={",".join(created)}">Compare these runs</a>' in html
+    link = f'<a class="compare-these" href="/compare?runs={",".join(created)}" autofocus>Compare these runs</a></p>'
+    assert link in html and "compare-relative" not in html  # one configuration: nothing to be relative to
+
+
+def test_upload_result_groups_by_the_one_tag_that_varies_and_links_the_relative_view(client):
+    """Machines ext4-box and xfs-box tagged fs= by the name pattern: the runs differ by fs alone, so the first link
+    groups by it and the second is the same relative to fs=ext4, each the permalink the compare page answers with
+    (no redirect), and the page says what it shows."""
+    lines = sweep_csv("ext4") + sweep_csv("xfs")
+    html = post_form(client, "/upload", {"lines": lines, "name_tags": "{fs}-box", "tags": "lab=a"}).text
+    created = re.findall(r'<a href="/runs/(\d+)">', html)
+    runs = ",".join(created)
+    grouped = re.search(r'<a class="compare-these" href="([^"]+)" autofocus>Compare these runs grouped by fs</a>', html)
+    relative = re.search(r'<a class="compare-relative" href="([^"]+)">as % vs fs=ext4</a>', html)
+    assert grouped and relative, html
+    assert grouped[1] == f"/compare?runs={runs}&amp;group=fs"
+    assert relative[1] == f"/compare?runs={runs}&amp;baseline={created[0]}&amp;mode=relative&amp;group=fs"
+    page = client.get(relative[1].replace("&amp;", "&"), follow_redirects=False)
+    assert page.status_code == 200
+    assert 'value="fs"' in page.text and 'value="relative" checked' in page.text
+
+
+def test_upload_result_of_runs_differing_by_two_tags_groups_by_neither(client):
+    lines = "".join(sweep_line(f"{fs}-{disk}", *SWEEP[fs][0]) + "\n" for fs, disk in (("ext4", "ssd"), ("xfs", "hdd")))
+    html = post_form(client, "/upload", {"lines": lines, "name_tags": "{fs}-{disk}"}).text
+    assert ">Compare these runs</a>" in html and "grouped by" not in html and "compare-relative" not in html
 
 
 def test_the_folded_tables_are_pages_of_their_own_without_javascript(client, ids):

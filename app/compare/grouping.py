@@ -15,7 +15,7 @@ Configurations keep the order of their first run in the request.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from app.compare.figures import RunFigures
@@ -47,6 +47,14 @@ class Configuration:
     name: str
     runs: tuple[RunFigures, ...]
     tags: dict[str, str]  # the tags every run of it has, with the same value
+
+
+def telling_key(tags: Sequence[Mapping[str, str]]) -> str | None:
+    """The one tag key whose values tell runs apart (a run without it counts as one more value), given each run's
+    tags; None when no key or more than one varies: which to group by is then the reader's choice."""
+    keys = {key for run in tags for key in run}
+    varying = [key for key in keys if len({run.get(key) for run in tags}) > 1]
+    return varying[0] if len(varying) == 1 else None
 
 
 def params_key(run: RunFigures) -> tuple[object, ...]:

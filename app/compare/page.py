@@ -15,17 +15,25 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from sqlalchemy.orm import Session
 
-from app.compare import answer, embed, engine, heat, matrix, summary
+from app.compare import answer, embed, engine, grouping, heat, matrix, summary
 from app.compare.cache import CACHE
 from app.compare.figures import RunFigures, figures_of
 from app.compare.matrix import MatrixRequest
-from app.compare.request import MAX_RUNS, ComparisonRequest, effective_min_effect, permalink, settle
+from app.compare.request import (
+    MAX_RUNS,
+    RELATIVE,
+    ComparisonRequest,
+    effective_min_effect,
+    of_runs,
+    permalink,
+    settle,
+)
 from app.compare.view import compare_view
 from app.config import get_settings
 from app.errors import BadRequest
@@ -150,6 +158,35 @@ def compare_figures(figures: Sequence[RunFigures], request: ComparisonRequest) -
         grouping=request.grouping,
         min_effect=effective_min_effect(request.min_effect),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class UploadLinks:
+    """The comparisons an upload's answer offers as its next step: the runs grouped by the one tag key that tells
+    them apart (`key`; else as their parameters group them), and with that key the same relative to the first run's
+    configuration, named `baseline` (without it, what a configuration is, and so the baseline, is the reader's to
+    say)."""
+
+    grouped: str
+    key: str | None
+    relative: str | None = None
+    baseline: str | None = None
+
+
+def upload_links(session: Session, run_ids: Sequence[int]) -> UploadLinks | None:
+    """The links after an upload of the runs `run_ids` (created or already stored, in the file's order): none for
+    no runs or more than a comparison holds. Each is the permalink of its view, so that it opens without a
+    redirect."""
+    if not 0 < len(run_ids) <= MAX_RUNS:
+        return None
+    tags = run_store.tags_of_runs(session=session, run_ids=run_ids)
+    key = grouping.telling_key([tags[run_id] for run_id in run_ids])
+    asked = of_runs(run_ids, (key,) if key else ())
+    if key is None:
+        return UploadLinks(permalink(asked), key)
+    relative = settle(replace(asked, mode=RELATIVE), run_ids, strict=False)
+    baseline = f"{key}={tags[run_ids[0]].get(key, grouping.UNSET)}"
+    return UploadLinks(permalink(asked), key, permalink(relative), baseline)
 
 
 def matrix_runs(session: Session, request: MatrixRequest, *, missing_ok: bool = False) -> list[RunFigures]:

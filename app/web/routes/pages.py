@@ -17,7 +17,6 @@ from app.compare import matrix
 from app.compare import page as comparisons
 from app.compare.request import (
     ABSOLUTE,
-    MAX_RUNS,
     ComparisonRequest,
     of_runs,
     parse_run_ids,
@@ -498,8 +497,8 @@ async def upload_submit(
         if outcome.created:
             background.add_task(detect_after_upload, outcome.upload_id)  # after the answer, as the API's
         run_ids = list(dict.fromkeys(outcome.created + outcome.duplicates))
-        compare = permalink(of_runs(run_ids)) if 0 < len(run_ids) <= MAX_RUNS else None
-        context.update(outcome=outcome, errors=outcome.errors, error_count=outcome.error_count, compare_url=compare)
+        compare = await run_in_threadpool(comparisons.upload_links, session, run_ids)
+        context.update(outcome=outcome, errors=outcome.errors, error_count=outcome.error_count, compare=compare)
     except InvalidUpload as exc:
         session.rollback()
         context.update(detail=exc.detail, errors=exc.errors, error_count=exc.error_count)
