@@ -333,3 +333,25 @@ def test_0009_reads_each_distinct_document_once_however_many_copies(empty_databa
         limiters = session.scalars(select(run_table.c.limiters).order_by(run_table.c.id)).all()
         assert limiters == [{"getc": LIMITER}] * 60
     engine.dispose()
+
+
+def test_a_limiter_keeps_the_evidence_history_explains_changes_by_and_nothing_out_of_range():
+    def test_facts(evidence: object) -> dict:
+        return {"limiter": {"code": "device_bound", "text": "throttled", "evidence": evidence}}
+
+    kept = limiters_of(
+        {
+            "get_block": test_facts({"run_delay_pct": 2.0068, "device_share_pct": 84.375, "blocked_pct": 98.0}),
+            "put_block": test_facts({"run_delay_pct": 140.0, "device_share_pct": 100.06}),
+            "rewrite": test_facts({"run_delay_pct": True, "device_share_pct": -1}),
+            "getc": test_facts("not a mapping"),
+        }
+    )
+    assert kept["get_block"] == {
+        "code": "device_bound",
+        "text": "throttled",
+        "cpu_wait_pct": 2.0,
+        "device_share_pct": 84.4,
+    }
+    assert kept["put_block"] == {"code": "device_bound", "text": "throttled", "device_share_pct": 100.1}
+    assert kept["rewrite"] == kept["getc"] == {"code": "device_bound", "text": "throttled"}

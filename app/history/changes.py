@@ -46,8 +46,8 @@ from app.store.db import begin_write
 from app.store.models import change_table, history_state_table, run_table
 
 OPEN, EXPECTED, FALSE_ALARM, ACKNOWLEDGED = "open", "expected", "false_alarm", "acknowledged"
-# Found where the runner saw the test wait for a CPU much more, or less, than before: the machine's load, not its
-# storage. Not an alert; a person may still triage it.
+# Found where the runner's evidence shows a cause other than the storage (EXPLANATIONS: the machine's load, the
+# page cache); the change's label names it. Not an alert; a person may still triage it.
 EXPLAINED = "explained"
 STATES = (OPEN, EXPECTED, FALSE_ALARM, ACKNOWLEDGED, EXPLAINED)
 STATE_WORDS = {
@@ -55,15 +55,49 @@ STATE_WORDS = {
     EXPECTED: "expected",
     FALSE_ALARM: "false alarm",
     ACKNOWLEDGED: "acknowledged",
-    EXPLAINED: "explained by the machine's load",
+    EXPLAINED: "explained by the runner's evidence",
 }
-SETUP_CHANGE, MACHINE_EVENT, MACHINE_LOAD = "setup_change", "machine_event", "machine_load"
-# The runner's run-queue delay of a test (the share of its time it waited for a CPU) must move this many points
-# across a change, in the change's direction, for the machine's load to explain it. Under 2 points on an idle
-# machine; 30-50 with another job on every core (tests/data/history/tmpfs).
-LOAD_WAIT_POINTS = 10.0
+SETUP_CHANGE, MACHINE_EVENT = "setup_change", "machine_event"
+MACHINE_LOAD, PAGE_CACHE = "machine_load", "page_cache"
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """A cause the runner's evidence can show for a change under an unchanged setup: the median of one figure of a
+    test's evidence (RunPoint.`figure`, by test) moved `points` or more across the change, the way that explains
+    it (`faster_when_lower`: the test is faster where the figure is lower)."""
+
+    kind: str
+    figure: str
+    points: float
+    faster_when_lower: bool
+    words: str  # "{before}" and "{after}" are the medians
+
+
+# The machine's load: the run-queue delay of a test (the share of its time it waited for a CPU), under 2 points on
+# an idle machine and 30-50 with another job on every core (tests/data/history/tmpfs). The page cache: the share of
+# a test's bytes its device moved; the rest the page cache served (a read) or absorbed (a write). A 32 MiB file read
+# under a 16 MiB/s throttle moved 84-100 % of its bytes on the device, 19.7 MB/s at 84 % and 16.3 at 100 %
+# (tests/data/history/ext4-throttled): the device's rate is the same, the page cache's share is not.
+EXPLANATIONS = (
+    Explanation(
+        MACHINE_LOAD,
+        "cpu_wait_pct",
+        10.0,
+        True,
+        "machine load: the test waited for a CPU {before} of its time before, {after} after",
+    ),
+    Explanation(
+        PAGE_CACHE,
+        "device_share_pct",
+        10.0,
+        True,
+        "page cache: the device moved {before} of the test's bytes before, {after} after",
+    ),
+)
+EXPLAINED_KINDS = frozenset(explanation.kind for explanation in EXPLANATIONS)
 # Bumped when detection changes: every machine's stored changes are then found again.
-DETECTION_VERSION = 2
+DETECTION_VERSION = 3
 
 
 @dataclass(slots=True)
@@ -77,15 +111,16 @@ class Found:
     window_start: datetime  # the time of the series' run before it
     kind: str | None = None
     setup: list[str] = field(default_factory=list)
-    load: tuple[float, float] | None = None  # the test's median CPU wait before and after, % of its time
+    # what explains it (an EXPLANATIONS entry) and its figure's median before and after, in %
+    explained: tuple[Explanation, float, float] | None = None
 
     @property
     def label(self) -> str | None:
         if self.kind == SETUP_CHANGE:
             return "setup change: " + "; ".join(self.setup)
-        if self.kind == MACHINE_LOAD and self.load is not None:
-            before, after = self.load
-            return f"machine load: the test waited for a CPU {before:.0f} % of its time before, {after:.0f} % after"
+        if self.explained is not None:
+            explanation, before, after = self.explained
+            return explanation.words.format(before=f"{before:.0f} %", after=f"{after:.0f} %")
         if self.kind == MACHINE_EVENT:
             return "machine event: every configuration changed here"
         return None
@@ -186,9 +221,9 @@ def _label(configs: Sequence[Configuration], found: list[Found]) -> None:
         )
     for item in found:
         if item.kind is None:
-            item.load = _load_explains(item, sorted(starts[(item.series.configuration.key, item.series.name)]))
-            if item.load is not None:
-                item.kind = MACHINE_LOAD
+            item.explained = _explained(item, sorted(starts[(item.series.configuration.key, item.series.name)]))
+            if item.explained is not None:
+                item.kind = item.explained[0].kind
     if len(configs) < 2:
         return
     for item in found:
@@ -209,24 +244,28 @@ def _label(configs: Sequence[Configuration], found: list[Found]) -> None:
             item.kind = MACHINE_EVENT
 
 
-def _load_explains(item: Found, starts: list[int]) -> tuple[float, float] | None:
-    """The test's median CPU wait in the stretches before and after the change (`starts`: where each of its
-    series' changes starts, by position in the configuration's runs), when it moved by LOAD_WAIT_POINTS or more
-    the way that explains the change (less waiting: a higher rate, a lower latency)."""
+def _explained(item: Found, starts: list[int]) -> tuple[Explanation, float, float] | None:
+    """The first of EXPLANATIONS whose figure's median, in the stretches before and after the change (`starts`:
+    where each of its series' changes starts, by position in the configuration's runs), moved its points or more
+    the way that explains the change; with the two medians."""
     runs = item.series.configuration.runs
     at = next(i for i, run in enumerate(runs) if run.run_id == item.run_id)
     bounds = [0, *starts, len(runs)]
     where = bounds.index(at)
     test = item.series.test
-    before = [run.cpu_wait_pct[test] for run in runs[bounds[where - 1] : at] if test in run.cpu_wait_pct]
-    after = [run.cpu_wait_pct[test] for run in runs[at : bounds[where + 1]] if test in run.cpu_wait_pct]
-    if len(before) < 3 or len(after) < 3:
-        return None
-    wait_before, wait_after = statistics.median(before), statistics.median(after)
     faster = item.change.ratio > 1 if item.series.measure == RATE else item.change.ratio < 1
-    less_wait = wait_after < wait_before
-    if abs(wait_after - wait_before) >= LOAD_WAIT_POINTS and faster == less_wait:
-        return wait_before, wait_after
+    for explanation in EXPLANATIONS:
+        by_run = [getattr(run, explanation.figure) for run in runs]
+        before = [figures[test] for figures in by_run[bounds[where - 1] : at] if test in figures]
+        after = [figures[test] for figures in by_run[at : bounds[where + 1]] if test in figures]
+        if len(before) < 3 or len(after) < 3:
+            continue
+        median_before, median_after = statistics.median(before), statistics.median(after)
+        lower = median_after < median_before
+        if abs(median_after - median_before) >= explanation.points and faster == (
+            lower == explanation.faster_when_lower
+        ):
+            return explanation, median_before, median_after
     return None
 
 
@@ -240,6 +279,7 @@ def _digest(configs: Sequence[Configuration], points: Points, min_effect: float)
         hasher.update(array("d", (run.time.timestamp() for run in config.runs)).tobytes())
         hasher.update(repr([sorted(run.facts.items()) for run in config.runs]).encode())
         hasher.update(repr([sorted(run.cpu_wait_pct.items()) for run in config.runs]).encode())
+        hasher.update(repr([sorted(run.device_share_pct.items()) for run in config.runs]).encode())
     for (config_key, name), found in points.items():
         hasher.update(f"\x00{config_key}\x00{name}\x00".encode())
         hasher.update(array("q", (point.run_id for point in found)).tobytes())
@@ -372,7 +412,7 @@ def _store(session: Session, machine: str, found: list[Found], digest: bytes, ru
                     active=True,
                     found_at=now,
                     facts=item.facts(),
-                    state=EXPLAINED if item.kind == MACHINE_LOAD else OPEN,
+                    state=EXPLAINED if item.kind in EXPLAINED_KINDS else OPEN,
                 )
             )
         else:

@@ -12,8 +12,9 @@ of one; and a tag every run carries with the same value, which tells nothing apa
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -49,6 +50,8 @@ class RunPoint:
     file_size_mib: int | None
     num_files: int | None
     cpu_wait_pct: dict[str, float]  # by test, where the runner measured it: the share of its time it waited for a CPU
+    # by test, where the runner measured it: the share of the test's bytes its device moved (the rest, the page cache)
+    device_share_pct: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,12 +156,26 @@ def _run_point(row, tags: dict[str, str]) -> RunPoint:
         row.setup if isinstance(row.setup, dict) else None, row.bonnie_version, row.file_size_mib, row.num_files
     )
     limiters = row.limiters if isinstance(row.limiters, dict) else {}
-    cpu_wait = {
-        test: float(limiter["cpu_wait_pct"])
+    return RunPoint(
+        row.id,
+        _aware(row.time),
+        tags,
+        facts,
+        results,
+        row.file_size_mib,
+        row.num_files,
+        _evidence(limiters, "cpu_wait_pct"),
+        _evidence(limiters, "device_share_pct"),
+    )
+
+
+def _evidence(limiters: dict[str, Any], name: str) -> dict[str, float]:
+    """One figure of the runner's evidence that ingest kept beside each test's limiter, by test, where it is."""
+    return {
+        test: float(limiter[name])
         for test, limiter in limiters.items()
-        if isinstance(limiter, dict) and isinstance(limiter.get("cpu_wait_pct"), int | float)
+        if isinstance(limiter, dict) and isinstance(limiter.get(name), int | float)
     }
-    return RunPoint(row.id, _aware(row.time), tags, facts, results, row.file_size_mib, row.num_files, cpu_wait)
 
 
 def default_group(runs: Sequence[RunPoint]) -> tuple[str, ...]:

@@ -35,11 +35,17 @@ def line_facts(document_runs: Any, raw_line: str) -> dict[str, Any] | None:
     return next((run for run in document_runs if isinstance(run, dict) and run.get("csv") == raw_line), None)
 
 
+# What history reads of a limiter's evidence (runner/README.md, "What limited each test"), kept beside the limiter
+# as (kept name, evidence name, highest valid value): the share of the test's time it waited for a CPU tells the
+# machine's load from its storage; the share of the test's bytes its device moved (under 100 % when the page cache
+# served or absorbed the rest; over 100 with writeback of metadata) tells the page cache from the device.
+EVIDENCE_KEPT = (("cpu_wait_pct", "run_delay_pct", 100.0), ("device_share_pct", "device_share_pct", 1000.0))
+
+
 def limiters_of(document_tests: Any) -> dict[str, dict[str, Any]]:
     """{test: {code, text}} from a line's per-test facts (line_facts(...)["tests"]), where a test has a
-    valid limiter (runner/README.md, "What limited each test"); with `cpu_wait_pct`, the share of the test's time
-    it waited for a CPU (its evidence's run_delay_pct), where the runner measured it: history tells a machine's
-    load from its storage by it."""
+    valid limiter (runner/README.md, "What limited each test"); with `cpu_wait_pct` and `device_share_pct`
+    (EVIDENCE_KEPT) where the runner measured them."""
     if not isinstance(document_tests, dict):
         return {}
     found: dict[str, dict[str, Any]] = {}
@@ -49,9 +55,12 @@ def limiters_of(document_tests: Any) -> dict[str, dict[str, Any]]:
         if isinstance(limiter, dict) and isinstance(limiter.get("code"), str) and isinstance(limiter.get("text"), str):
             found[test] = {"code": limiter["code"][:40], "text": limiter["text"][:500]}
             evidence = limiter.get("evidence")
-            wait = evidence.get("run_delay_pct") if isinstance(evidence, dict) else None
-            if isinstance(wait, int | float) and not isinstance(wait, bool) and 0 <= wait <= 100:
-                found[test]["cpu_wait_pct"] = round(float(wait), 1)
+            if not isinstance(evidence, dict):
+                continue
+            for kept, name, highest in EVIDENCE_KEPT:
+                value = evidence.get(name)
+                if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= highest:
+                    found[test][kept] = round(float(value), 1)
     return found
 
 

@@ -54,7 +54,9 @@ class ChangeFacts(BaseModel):
     bound: str | None = Field(description="above/below: the ratio is only a bound, a +++++ median's")
     kind: str | None = Field(description="setup_change, machine_load, machine_event or null")
     label: str | None = Field(description="setup change: kernel 6.1 → 6.6, or machine event: ...")
-    state: str = Field(description="open, expected, false_alarm, acknowledged or explained (by the machine's load)")
+    state: str = Field(
+        description="open, expected, false_alarm, acknowledged or explained (by the runner's evidence: its label says how)"
+    )
     note: str | None
     triaged_by: str | None
     triaged_at: str | None
@@ -266,7 +268,9 @@ def changes_filter(
     tag: Annotated[list[Annotated[str, TAG_FILTER_PARAM_SCHEMA]], TAG_FILTERS_QUERY] = [],  # noqa: B006 - FastAPI copies the default per request
     state: Annotated[
         list[Literal["open", "expected", "false_alarm", "acknowledged", "explained", "all", ""]],
-        Query(description="open (default), expected, false_alarm, acknowledged, explained (by the load) or all"),
+        Query(
+            description="open (default), expected, false_alarm, acknowledged, explained (by the runner's evidence) or all"
+        ),
     ] = [],  # noqa: B006 - FastAPI copies the default per request
 ) -> tuple[str | None, dict[str, str], list[str]]:
     states: list[str] = [one for one in state if one] or [history_changes.OPEN]
