@@ -3,10 +3,12 @@
  * Reads the JSON /history embeds (<script type="application/json" id="history-data">, app/history/view.py's
  * page_data: per configuration its runs' ids and times, per test and configuration the values by run position
  * (`at`, null when every run has one), the
- * stable stretches [first, last, level, band low, band high], the changes [point, ratio, id] and the +++++ points)
+ * stable stretches [first, last, level, band low, band high], the changes [point, ratio, id, explained] and the
+ * +++++ points)
  * and draws one Chart.js chart per <canvas data-test="TEST">: time across, the figure on a log axis. Each run is a
  * point (a click opens it); a +++++ run is a ▲ at the rate it is above, never zero; each stretch is a step at its
- * level inside its 95 % band; a change is a ◆ at its first run; a setup change is a dashed line across the chart.
+ * level inside its 95 % band; a change is a ◆ at its first run (a step the runner's evidence explains, the machine's
+ * load or the page cache, a hollow ◇); a setup change is a dashed line across the chart.
  * No inline script, no eval: the page's CSP allows only this file, Chart.js and htmx.
  */
 (function () {
@@ -75,7 +77,10 @@
         pointStyle: points.map(function (p) { return p.change ? "rectRot" : p.above ? "triangle" : "circle"; }),
         pointRadius: points.map(function (p) { return p.change ? 7 : p.above ? 5 : 3; }),
         pointBorderWidth: points.map(function (p) { return p.change ? 2 : 1; }),
-        pointBorderColor: points.map(function (p) { return p.change ? "#111" : colour(c); }),
+        pointBorderColor: points.map(function (p) { return p.change && !p.change[3] ? "#111" : colour(c); }),
+        pointBackgroundColor: points.map(function (p) {
+          return p.change && p.change[3] ? "#fff" : colour(c, 0.55);
+        }),
       },
     ];
   }
@@ -109,7 +114,9 @@
     if (!p || p.run === undefined) return null;
     const lines = ["run " + p.run + ", " + dateText(p.x, true)];
     lines.push(p.above ? "+++++ too fast: above " + formatValue(p.y) + " " + unit : formatValue(p.y) + " " + unit);
-    if (p.change) lines.push("change here: ×" + p.change[1].toFixed(2));
+    if (p.change) {
+      lines.push((p.change[3] ? "step the runner's evidence explains: ×" : "change here: ×") + p.change[1].toFixed(2));
+    }
     return lines;
   }
 

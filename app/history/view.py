@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from app.bonnie import BY_NAME, FAMILIES, too_fast_above
-from app.history.changes import OPEN, STATE_WORDS, ChangeView, MachineHistory, SeriesView
+from app.history.changes import EXPLAINED, OPEN, STATE_WORDS, ChangeView, MachineHistory, SeriesView
 from app.history.series import LATENCY, RATE, Configuration, RunPoint
 from app.history.setup import differences
 
@@ -161,10 +161,13 @@ def api_answer(history: MachineHistory, asked: HistoryAsked) -> dict[str, Any]:
 def page_view(history: MachineHistory, asked: HistoryAsked) -> dict[str, Any]:
     """All the page shows of the history, as JSON-able data (app/history/snapshot.py keeps it)."""
     data = page_data(history, asked)
+    rows = change_rows(history, asked)
     return {
         "data": data,
-        "changes": change_rows(history, asked),
-        "groups": change_groups(change_rows(history, asked)),
+        "changes": rows,
+        # Steps the runner's evidence explains (the machine's load, the page cache) are listed apart, unmarked.
+        "groups": change_groups([row for row in rows if row["state"] != EXPLAINED]),
+        "explained_groups": change_groups([row for row in rows if row["state"] == EXPLAINED]),
         "group": list(history.group),
         "run_count": sum(len(config["runs"]) for config in data["configs"]),
         "families": families_of(list(data["charts"])),
@@ -208,7 +211,10 @@ def page_data(history: MachineHistory, asked: HistoryAsked) -> dict[str, Any]:
                         [s.start, s.stop - 1, *map(_compact, (s.level, *(s.band95 or (None, None))))]
                         for s in view.stretches
                     ],
-                    "changes": [[c.index, _compact(c.facts["ratio"]), c.id] for c in view.changes],
+                    # [point, ratio, id, explained]: a step the runner's evidence explains is drawn unmarked
+                    "changes": [
+                        [c.index, _compact(c.facts["ratio"]), c.id, int(c.state == EXPLAINED)] for c in view.changes
+                    ],
                 }
             )
     return {

@@ -4,7 +4,9 @@ throttle moved from 16 to 8 MiB/s at run 21, the block tests' change is found at
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -50,6 +52,10 @@ def test_forty_tmpfs_runs_on_a_loaded_machine_show_no_open_change(client):
     assert all(c["kind"] == "machine_load" and c["state"] == "explained" for c in changes), changes
     assert all(c["label"].startswith("machine load: the test waited for a CPU") for c in changes)
     assert client.get("/api/changes").json() == {"changes": []}
+    page = client.get("/history", params={"machine": "history-tmpfs"}).text
+    marks = re.findall(r'class="change-mark" aria-hidden="true">(.)<', page)
+    assert marks and set(marks) == {"◇"}, marks  # nothing marked better or worse
+    assert "No change found in the storage" in page
 
 
 @pytest.mark.slow
@@ -68,6 +74,12 @@ def test_forty_throttled_ext4_runs_show_no_open_change(client):
     assert change["run"] == ids[14] and 0.8 < change["ratio"] < 0.95, change
     assert change["label"] == "page cache: the device moved 86 % of the test's bytes before, 100 % after", change
     assert client.get("/api/changes").json() == {"changes": []}
+    # The page marks nothing better or worse: the step is listed apart, folded, with what explains it.
+    page = html.unescape(client.get("/history", params={"machine": "history-ext4"}).text)
+    marks = re.findall(r'class="change-mark" aria-hidden="true">(.)<', page)
+    assert marks == ["◇"], marks
+    assert "No change found in the storage: every series is one stable stretch but for 1 step" in page
+    assert '<details class="explained-changes">' in page and change["label"] in page
 
 
 @pytest.mark.slow
