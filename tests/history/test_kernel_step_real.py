@@ -21,8 +21,8 @@ import pytest
 
 from tests.browser_support import running_server
 from tests.helpers import kernel_marks
-from tests.test_runner import RUNNER, RUNNER_DIR, require_tool, run
-from tests.test_runner_limits import _hierarchy, cgroups, in_cgroups
+from tests.runner.test_runner import RUNNER, RUNNER_DIR, require_tool, run
+from tests.runner.test_runner_limits import _hierarchy, cgroups, in_cgroups
 
 pytestmark = [pytest.mark.slow, *kernel_marks("cgroups, a loop device and a mount")]
 
