@@ -69,7 +69,7 @@ $(VENV)/bin/python:
 # from a plain install too.
 # -qq for bonnieboard itself: setuptools tells every editable install of a package laid out as this one
 # (templates/ mapped to app.templates) to "be careful with folders in your working directory", ten lines pip
-# shows as a warning; pip's errors, a failed build's included, still show. tests/test_install.py holds the
+# shows as a warning; pip's errors, a failed build's included, still show. tests/e2e/test_install.py holds the
 # build itself to no warning.
 $(VENV)/.installed: pyproject.toml requirements-bench.lock | $(VENV)/bin/python
 	$(BIN)/pip install -q --require-hashes -r requirements-bench.lock

@@ -10,7 +10,7 @@ older engine with this tree's A/A data and simulation (tests/aa_splits.py, loade
    random into 2 v 2, 3 v 3, 5 v 5 (--splits each) and a baseline + 5 configurations of 2 (--splits / 2), and
    simulated pages with a setup (256 MiB, -n 16) and 20-80 % of each bounded test's runs +++++ (--pages each).
 2. Power: a true +20 % on block write at CV 5 %, N = 5, two configurations.
-3. What detectable_pct and runs_needed promise against what the page does (tests/test_power.py's simulation:
+3. What detectable_pct and runs_needed promise against what the page does (tests/compare/test_power.py's simulation:
    Welch on the logs, Holm among m verdicts, ×1.05 on the estimate): at the stated change and at the stated N.
 Every row has its own seed: the figures are deterministic. Prints Markdown.
 """
@@ -54,7 +54,7 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, args.app)
     aa = load(HERE / "tests" / "aa_splits.py", "aa_splits_here")
-    power_test = load(HERE / "tests" / "test_power.py", "test_power_here")
+    power_test = load(HERE / "tests" / "compare" / "test_power.py", "test_power_here")
     from app.compare import engine, stats
     from app.compare.grouping import Grouping
     from app.ingest.parsing import TESTS

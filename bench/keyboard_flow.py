@@ -1,5 +1,5 @@
 """Key presses from upload to a grouped comparison relative to a baseline on pages without the upload answer's direct
-links (main's before they came): the way a keyboard user has there, counted by tests/test_browser_keys.py's Keys.
+links (main's before they came): the way a keyboard user has there, counted by tests/e2e/test_browser_keys.py's Keys.
 
 Usage: PYTHONPATH=. .venv/bin/python bench/keyboard_flow.py [--code DIR]
 
@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from playwright.sync_api import Page, expect, sync_playwright
 
 from tests.browser_support import CHROMIUM_ARGS, chromium_path
+from tests.e2e.test_browser_keys import COUNT_KEYDOWNS, Keys, assert_grouped_relative, focused, sweep_file
 from tests.live_server import live_server
-from tests.test_browser_keys import COUNT_KEYDOWNS, Keys, assert_grouped_relative, focused, sweep_file
 
 
 def upload(keys: Keys, page: Page, file: Path) -> None:

@@ -12,7 +12,7 @@
 # the runner's seeker processes, each counted from fork() to _exit() (callgrind writes a file per process;
 # the parent dumps its counts just before each fork, so a child starts from zero).
 # Kernel work is not counted (callgrind sees user space only); the system calls themselves are the
-# same, call for call (tests/test_runner.py::test_system_calls_match_bonnie).
+# same, call for call (tests/runner/test_runner.py::test_system_calls_match_bonnie).
 #
 # usage: sudo bench/runner_instructions.sh
 #   env: PARAMS (default "-s 16:8192:4000 -r 0 -n 1 -f1"), BONNIE (an unstripped bonnie++ 2.00a; default:

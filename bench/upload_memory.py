@@ -7,7 +7,7 @@ limits), and the server's peak RSS (VmHWM, from /proc/PID/status) is read after 
 so one server per body. The bodies are at most --mib MiB (the default limit, BONNIEBOARD_MAX_UPLOAD_BYTES):
 
 * valid csv: distinct real-looking format-1.98 lines (the reference: an upload that stores everything);
-* csv junk: 16-byte lines of text (the case tests/test_ingest_memory.py holds under 300 MB);
+* csv junk: 16-byte lines of text (the case tests/ingest/test_upload_memory.py holds under 300 MB);
 * csv a-lines: `a\\n` again and again, 16 million one-character lines (also with partial=true, which reads all);
 * report + comma junk: a real bonnie++ 2.00a report, then lines of 11 commas (each looks like a CSV line gone wrong;
   also with partial=true);

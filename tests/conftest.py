@@ -179,12 +179,12 @@ def ingest_path(request) -> Iterator[str]:
     app_config.get_settings.cache_clear()
 
 
-# The runner binary and scratch loop devices, for the sweep's tests (tests/test_sweep*.py).
+# The runner binary and scratch loop devices, for the sweep's tests (tests/runner/test_sweep*.py).
 
 
 @pytest.fixture(scope="session")
 def runner_binary() -> Path:
-    from tests.test_runner import RUNNER, RUNNER_DIR, run
+    from tests.runner.test_runner import RUNNER, RUNNER_DIR, run
 
     built = run(["make", "-C", RUNNER_DIR])
     assert built.returncode == 0, built.stdout + built.stderr
@@ -194,8 +194,8 @@ def runner_binary() -> Path:
 @pytest.fixture
 def loop_device(tmp_path) -> Iterator[str]:
     """A 400 MiB loop device (xfs needs 300), detached whatever happens, unmounted first if a test left it so."""
-    from tests.test_runner import require_tool, run
-    from tests.test_sweep import _majmin
+    from tests.runner.test_runner import require_tool, run
+    from tests.runner.test_sweep import _majmin
 
     if os.geteuid() != 0:
         pytest.skip("needs root")

@@ -1,7 +1,7 @@
 """Runner documents that the API accepts (app/ingest/validation.py's check_document: at most 1 MiB of JSON, 20,000
 values, 32 levels) built to be as costly as possible to draw on the run page: wide mappings of distinct keys,
 long strings and lists, deep nesting, warnings of every shape. Text is apostrophes and angle brackets, which
-HTML escaping makes four or five times longer. tests/test_document_render.py uploads them, and so does
+HTML escaping makes four or five times longer. tests/web/test_document_render.py uploads them, and so does
 bench/document_render.py, which times their run pages."""
 
 from __future__ import annotations

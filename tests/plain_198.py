@@ -1,5 +1,5 @@
 """The plain-line check as regular expressions: the specification app/ingest/_bulk198.c implements in C, which
-tests/test_sqlite_bulk.py holds it to, line for line. PLAIN is any of the layouts: PLAIN_198, PLAIN_19X (1.97,
+tests/ingest/test_sqlite_bulk.py holds it to, line for line. PLAIN is any of the layouts: PLAIN_198, PLAIN_19X (1.97,
 1.96, 1.93c, the 47-field -s 0 lines included) and PLAIN_103."""
 
 from __future__ import annotations

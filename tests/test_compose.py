@@ -15,7 +15,7 @@ import yaml
 from sqlalchemy import make_url
 
 from app.config import Settings
-from tests.test_runner import require_tool
+from tests.runner.test_runner import require_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = yaml.safe_load((ROOT / "compose.yaml").read_text())

@@ -453,7 +453,7 @@ def _too_fast_above(runs: Sequence[RunFigures], index: int) -> float | None:
 
 
 # A configuration of one run (every one of an ungrouped comparison) takes a shortcut through
-# _single_sample and _single_cell: the same answer (tests/test_charts.py turns this off to check)
+# _single_sample and _single_cell: the same answer (tests/compare/test_engine.py turns this off to check)
 # for about half the work of the general path.
 SINGLE_RUN_SHORTCUT = True
 _NOTHING = (stats.NOTHING, None)

@@ -740,7 +740,7 @@ def t_quantile(p: float, df: float) -> float:
 # t_975 is needed a few hundred times per comparison (one per configuration and test, and Welch's df
 # is not an integer), and t_quantile takes ~70 µs. log t_975 is a smooth function of u = 1/df on
 # (0, 1] (df = 1 .. infinity), so a Chebyshev series fitted once at import (24 exact quantiles,
-# ~1.5 ms) gives it in ~3 µs to within 1e-9 relative of t_quantile (tests/test_stats.py checks).
+# ~1.5 ms) gives it in ~3 µs to within 1e-9 relative of t_quantile (tests/compare/test_stats.py checks).
 _CHEBYSHEV_NODES = 24
 _TERMS_KEPT = 16
 

@@ -79,7 +79,7 @@ def swatch(position: int) -> dict[str, int]:
 
 
 def _js_round(x: float) -> int:
-    """JavaScript's Math.round, as the reference in tests/test_charts.py (drawn_bars) rounds: the nearest integer,
+    """JavaScript's Math.round, as the reference in tests/compare/test_engine.py (drawn_bars) rounds: the nearest integer,
     halves upwards, where Python's round() takes them to the even one."""
     whole = math.floor(x)
     return whole + 1 if x - whole >= 0.5 else whole

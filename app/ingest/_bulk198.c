@@ -10,7 +10,7 @@
  * hashes it; every other line is handed back to the Python parser (app/ingest/parsing.py),
  * which alone names a bad line's field. Scan.insert() then converts and binds each kept line into the
  * `run` table, inside the transaction the caller's SQLite connection has open, by the rules of
- * app/ingest/parsing.py; tests/test_sqlite_bulk.py holds the two to the same stored rows. Both release the GIL.
+ * app/ingest/parsing.py; tests/ingest/test_sqlite_bulk.py holds the two to the same stored rows. Both release the GIL.
  *
  * A plain line can be no error for the parser, so nothing here reports one: a line this module is unsure
  * of is not plain. The line hash is BLAKE2b with a 16-byte digest, as app/ingest/service.py's line_hash(), by

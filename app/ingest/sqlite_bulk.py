@@ -7,7 +7,7 @@ statement's parameters through CPython's sqlite3 alone takes longer. So for the 
 the extension cuts the upload
 into lines, checks, hashes, converts and inserts them through SQLite's C API, without the GIL; every
 other line goes to the Python parser (parsing.parse_raw_line), which names a bad line's field as always.
-tests/test_sqlite_bulk.py holds the two to the same stored rows.
+tests/ingest/test_sqlite_bulk.py holds the two to the same stored rows.
 
 The extension writes through the sqlite3* of the connection the session uses, so its rows are part of
 the upload's one transaction (all or nothing, rolled back like any other). CPython 3.11 offers no API

@@ -8,7 +8,7 @@ document: each mapping or list shows at most MAX_ENTRIES entries, each string MA
 whole view at most MAX_NODES nodes and MAX_VIEW_CHARS characters of text; each part left out is counted in a
 "… N more" note. A mapping is a table only when its rows share most of at most MAX_TABLE_COLUMNS columns.
 Shaping looks at what it shows, plus one JSON serialisation of each container shown as a JSON excerpt: time
-linear in the document's size, and an HTML page well under 2 MB (tests/test_document_render.py).
+linear in the document's size, and an HTML page well under 2 MB (tests/web/test_document_render.py).
 """
 
 from __future__ import annotations

@@ -20,8 +20,8 @@ import pytest
 
 from tests.browser_support import running_server
 from tests.helpers import kernel_marks
-from tests.test_runner import run
-from tests.test_runner_limits import _hierarchy, cgroups, in_cgroups, mounted_ext4
+from tests.runner.test_runner import run
+from tests.runner.test_runner_limits import _hierarchy, cgroups, in_cgroups, mounted_ext4
 
 pytestmark = [pytest.mark.slow, *kernel_marks("cgroups, a loop device and a mount")]
 

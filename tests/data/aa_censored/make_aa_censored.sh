@@ -2,7 +2,7 @@
 # Remake the partly censored A/A data: one unchanged setup run 12 times, for each of two file counts, on a fresh
 # tmpfs with Debian's bonnie++ 2.00a. At these counts a file test takes about bonnie++'s 0.5 s, so some runs of a
 # test print +++++ and others a rate: the case where the +++++ bound decides a verdict, which a page of unchanged
-# runs must not turn into ▲/▼ more often than its error control allows (tests/test_verdict_calibration.py).
+# runs must not turn into ▲/▼ more often than its error control allows (tests/compare/test_verdict_calibration.py).
 # Needs root (mount) and: apt-get install -y bonnie++
 # Usage: sudo sh tests/data/aa_censored/make_aa_censored.sh [OUT_DIR]   (default: the folder this script is in)
 #   RUNS=12 (runs per setup)   COUNTS="80 64" (-n of each setup, in units of 1,024 files)

@@ -22,7 +22,7 @@ IMG_DIR=${IMG_DIR:-/var/tmp}
 MiB=1048576
 # ext4: a 32 MiB file in a 24 MiB memory cgroup, so the page cache cannot hold it and get_block reads the
 # device; -D writes put_block with O_DIRECT, because under cgroup v1 the kernel's flusher writes buffered
-# pages back as the root cgroup, past the throttle (tests/test_runner_limits.py found this). -f: the
+# pages back as the root cgroup, past the throttle (tests/runner/test_runner_limits.py found this). -f: the
 # per-character tests cannot run on an O_DIRECT file. -n 1: more files than about 30,000 need more kernel
 # memory than the 24 MiB cgroup allows (the kernel kills the runner), so the file tests stay under 0.5 s.
 EXT4_OPTS="-s 32:8192:64 -r 16 -n 1 -f -D"

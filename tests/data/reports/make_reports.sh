@@ -1,6 +1,6 @@
 #!/bin/sh
 # Remake the real-*.txt reports: what Debian's bonnie++ 2.00a prints on stdout (the text report, then its CSV
-# line) in several configurations. tests/test_report_text.py converts each report and compares the result with
+# line) in several configurations. tests/ingest/test_report_text.py converts each report and compares the result with
 # that CSV line. Needs root (mounts): sudo sh tests/data/reports/make_reports.sh
 # The files were made once and are kept; the tests never run bonnie++ for them.
 set -eu

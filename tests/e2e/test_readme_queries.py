@@ -10,7 +10,7 @@ import pytest
 from app.cli import main as bonnieboard
 from tests.helpers import reset_caches
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 QUERIES = re.findall(
     r"curl '?http://127\.0\.0\.1:8000(/api/runs\?[^' ]*(?:machine|tag)=[^' ]*)'?", (ROOT / "README.md").read_text()
 )

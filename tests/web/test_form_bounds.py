@@ -16,8 +16,8 @@ import pytest
 
 from app.web.routes.pages import UPLOAD_FORM_URLENCODED_BYTES
 from tests.helpers import csrf_token, distinct_lines
+from tests.ingest.test_upload_memory import peak_rss_bytes
 from tests.live_server import live_server
-from tests.test_ingest_memory import peak_rss_bytes
 
 pytestmark = pytest.mark.slow  # a real server: pytest -m 'not slow' skips it
 

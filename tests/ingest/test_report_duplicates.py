@@ -9,7 +9,7 @@ import html
 import pytest
 
 from tests.helpers import post_form, run_cli
-from tests.test_report_text import REAL, REPORTS, split_real
+from tests.ingest.test_report_text import REAL, REPORTS, split_real
 
 STORED_NOTE = (
     "the text report of run {}, stored before as its CSV line: not stored again (every figure the report shows "

@@ -16,9 +16,9 @@ import pytest
 from app.ingest import service
 from app.ingest.service import JUNK_ALLOWANCE_LINES, JUNK_PER_VALID_LINE
 from tests.helpers import LINE_103, distinct_lines, post_form, with_field
+from tests.ingest.test_upload_memory import REPORT, REPORT_AND_CSV
 from tests.live_server import live_server
-from tests.test_form_bounds import CLOCK_TICKS_S, cpu_s
-from tests.test_ingest_memory import REPORT, REPORT_AND_CSV
+from tests.web.test_form_bounds import CLOCK_TICKS_S, cpu_s
 
 CSV = {"Content-Type": "text/csv"}
 TEXT = {"Content-Type": "text/plain"}

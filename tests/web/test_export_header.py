@@ -14,7 +14,7 @@ import pytest
 from app.ingest.parsing import HEADER_198
 from tests.helpers import post_csv
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SWEEP_FILE = ROOT / "sample_data" / "sweep-ext4-loop-sync.csv"
 
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pyt
 
 BIG_UPLOAD_LINES = 10_000  # several insert batches (app.ingest.writers.BATCH_ROWS) are written before the stall
 WAIT_FOR_STALL_S = 120
-REPOSITORY = Path(__file__).resolve().parent.parent
+REPOSITORY = Path(__file__).resolve().parents[2]
 
 
 def check_consistent(database_url: str, database_kind: str) -> int:

@@ -7,8 +7,8 @@ import pytest
 
 from tests.helpers import LINE_198, post_form, run_cli, with_field
 
-REPORTS = Path(__file__).resolve().parent / "data" / "reports"
-SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
+REPORTS = Path(__file__).resolve().parents[1] / "data" / "reports"
+SAMPLE_DATA = Path(__file__).resolve().parents[2] / "sample_data"
 HEADER_198 = "format_version,bonnie_version,name,concurrency,seed,file_size,chunk_size,seeks,seek_proc_count"
 PATTERN = "raid{raid}_chunk{chunk_kib}_{fs}"
 

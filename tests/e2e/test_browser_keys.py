@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
 from tests.browser_support import CHROMIUM_ARGS, ROOT, chromium_path, running_server
-from tests.test_accessibility import AXE, FAILING_IMPACTS
+from tests.e2e.test_accessibility import AXE, FAILING_IMPACTS
 
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 

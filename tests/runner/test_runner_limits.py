@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import kernel_marks
-from tests.test_runner import require_tool, run
+from tests.runner.test_runner import require_tool, run
 
 pytestmark = [pytest.mark.slow, *kernel_marks("cgroups, a loop device and a mount")]
 

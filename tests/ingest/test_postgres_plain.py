@@ -21,7 +21,7 @@ from app.ingest.service import ingest_bytes
 from app.store.db import make_engine
 from app.store.migrate import upgrade
 from tests.helpers import CORPUS_DIR, LINE_198, distinct_lines, set_setting
-from tests.test_sqlite_bulk import HYPOTHESIS, PLAIN_LINES, describe, plain_lines_with_changes
+from tests.ingest.test_sqlite_bulk import HYPOTHESIS, PLAIN_LINES, describe, plain_lines_with_changes
 
 _bulk198 = pytest.importorskip("app.ingest._bulk198", reason="the compiled ingest path is not built")
 

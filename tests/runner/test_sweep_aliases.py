@@ -14,8 +14,8 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from tests.helpers import kernel_marks
-from tests.test_runner import require_tool, run
-from tests.test_sweep import _device_mounted, _head_hash, _plan, _sweep
+from tests.runner.test_runner import require_tool, run
+from tests.runner.test_sweep import _device_mounted, _head_hash, _plan, _sweep
 
 pytestmark = kernel_marks("loop devices, mkfs and mounts")
 

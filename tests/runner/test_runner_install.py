@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_runner import FILES_ONLY, RUNNER_DIR, require_tool, run, runner  # noqa: F401 (runner: a fixture)
+from tests.runner.test_runner import FILES_ONLY, RUNNER_DIR, require_tool, run, runner  # noqa: F401 (runner: a fixture)
 
 PROG = "bonnieboard-runner"
 

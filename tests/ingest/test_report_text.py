@@ -21,7 +21,7 @@ from app.ingest.parsing import (
 )
 from app.ingest.report_text import _FILE_COLUMNS, MAX_REPORT_ROWS, convert_report, csv_format_of, looks_like_report
 
-REPORTS = Path(__file__).resolve().parent / "data" / "reports"
+REPORTS = Path(__file__).resolve().parents[1] / "data" / "reports"
 REAL = sorted(REPORTS.glob("real-*.txt"))
 # Formats 1.93c-1.97 lack 1.98's seek_count and seek_proc_count (docs/bonnie-csv-format.md §3.1).
 COLUMNS_197 = tuple(name for name in COLUMNS_198 if name not in ("seek_count", "seek_proc_count"))
@@ -307,7 +307,7 @@ def test_a_hostile_report_upload_is_a_422_naming_the_line(client):
 
 # ---- bon_csv2txt's tables (docs/bonnie-csv-format.md §8.1) ----
 
-CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
 # Every real format-1.98 line at hand: bonnie++ 2.00a's (the reports' own lines and the corpus) and the runner's.
 REAL_198 = {path.stem: split_real(path)[1] for path in [*REAL, REPORTS / "runner-0.1.0.txt"] if split_real(path)[1]} | {
     f"{path.stem}-{number}": line

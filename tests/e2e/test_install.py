@@ -21,7 +21,7 @@ from tests.live_server import free_port
 
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # What the wheel is built from: the Dockerfile's build stage copies the same.
 SOURCES = ("pyproject.toml", "setup.py", "README.md", "LICENSE", "app", "templates", "static", "migrations")
 

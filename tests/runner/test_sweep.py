@@ -21,12 +21,12 @@ import pytest
 from app.bonnie import STATUS_OK, TESTS
 from tests.live_server import live_server
 from tests.parsing_oracle import parse_text
-from tests.test_runner import require_tool, run
+from tests.runner.test_runner import require_tool, run
 
 # Loop devices, mounts and cgroups are the kernel's, shared by every xdist worker: these tests run on one worker.
 pytestmark = [pytest.mark.xdist_group("kernel"), pytest.mark.root]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STUDY = ROOT / "sample_data" / "study-ext4-xfs"
 SMALL = "-s 32M -r 0 -n 1"
 

@@ -31,9 +31,9 @@ from tests.helpers import (
     set_setting,
     with_field,
 )
+from tests.ingest.test_report_text import REPORTS
 from tests.live_server import live_server
 from tests.parsing_oracle import parse_text
-from tests.test_report_text import REPORTS
 
 # Cells that each break a line in its own way: huge, negative, non-ASCII digits, control and
 # markup characters, a float where an integer belongs, an overflowing latency.

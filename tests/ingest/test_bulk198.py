@@ -20,7 +20,7 @@ from app.config import Settings, describe_invalid_settings
 from app.ingest import sqlite_bulk
 from tests.helpers import CORPUS_DIR, set_setting
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 bulk = pytest.importorskip("app.ingest._bulk198", reason="the compiled ingest path is not built")
 
 

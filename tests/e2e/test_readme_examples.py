@@ -17,7 +17,7 @@ from tests.sample_board import sample_board
 
 pytestmark = pytest.mark.slow  # a real server: pytest -m 'not slow' skips it
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 BOARD = "http://127.0.0.1:8000"
 # A path with a query, in backticks: `/matrix?rows=fs&cols=mode` (not a placeholder such as `/api/compare?...`).
 BACKTICKED = re.compile(r"`(/[A-Za-z0-9_./-]*\?[^`\s]+)`")

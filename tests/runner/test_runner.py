@@ -29,7 +29,7 @@ from tests.live_server import live_server
 
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RUNNER_DIR = ROOT / "runner"
 RUNNER = RUNNER_DIR / "bonnieboard-runner"
 README = RUNNER_DIR / "README.md"

@@ -16,7 +16,7 @@ from tests.sample_board import SWEEP_COMPARE, SWEEP_RUNS, sample_board
 pytestmark = pytest.mark.slow  # a real browser and server: pytest -m 'not slow' skips it
 
 AXE_VERSION = "4.14.1"
-AXE = Path(__file__).resolve().parent / "vendor" / f"axe-core-{AXE_VERSION}.min.js"
+AXE = Path(__file__).resolve().parents[1] / "vendor" / f"axe-core-{AXE_VERSION}.min.js"
 FAILING_IMPACTS = ("serious", "critical")
 WIDTHS = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
 PAGES = {

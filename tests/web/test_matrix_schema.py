@@ -1,5 +1,5 @@
 """GET /api/matrix has a response model (MatrixOut) in the OpenAPI schema, so schemathesis checks its bodies
-(tests/test_api_schema.py); the JSON itself is as it was: the model describes every field, adds none."""
+(tests/web/test_api_schema.py); the JSON itself is as it was: the model describes every field, adds none."""
 
 from __future__ import annotations
 

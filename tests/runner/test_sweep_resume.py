@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from tests.helpers import kernel_marks
 from tests.live_server import live_server
-from tests.test_sweep import (
+from tests.runner.test_sweep import (
     _device_mounted,
     _get_json,
     _mounted,

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from tests.browser_support import CHROMIUM_ARGS, chromium_path, running_server
-from tests.test_report_text import REPORTS, split_real
+from tests.ingest.test_report_text import REPORTS, split_real
 
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 

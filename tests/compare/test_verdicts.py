@@ -290,7 +290,7 @@ def test_within_noise_cells_say_what_they_could_have_seen_and_how_many_runs_a_10
     # of the candidate), so a lone real change must pass Holm's first step, t at 1 − 0.05 / 24, at the Welch df the
     # runs happen to show. From the sides' variances of the logs plus rounding: the SE of the log difference and the
     # first side's share of SE²; the change found 80 % of the time is the shift δ·SE where stats.welch_power is 0.8
-    # (tests/test_power.py holds that to simulation), and never less than the noncentral t at the df seen gives.
+    # (tests/compare/test_power.py holds that to simulation), and never less than the noncentral t at the df seen gives.
     scipy_optimize = pytest.importorskip("scipy.optimize")
     base_values, cand_values = (95_000, 100_000, 105_000), (97_000, 102_000, 107_100)
     data = engine.compare(

@@ -451,7 +451,7 @@ def test_the_single_run_shortcut_gives_the_same_answer_as_the_general_path(monke
     from tests.corpus_expected import EXPECTED
     from tests.helpers import CORPUS_DIR
 
-    # Every non-blank corpus line is a valid run (tests/test_parsing.py): one that fails to parse fails this test.
+    # Every non-blank corpus line is a valid run (tests/ingest/test_parsing.py): one that fails to parse fails this test.
     lines = [
         line for path in sorted(CORPUS_DIR.glob("*.csv")) for line in path.read_text().splitlines() if line.strip()
     ]
