@@ -187,7 +187,8 @@ def test_upload_page_takes_a_pattern_and_a_report_and_offers_to_compare(client):
     page = post_form(client, "/upload", form, headers={"HX-Request": "true"})
     assert page.status_code == 201, page.text
     ids = [run["id"] for run in client.get("/api/runs").json()["items"]]
-    assert f'href="/compare?runs={",".join(map(str, sorted(ids)))}"' in page.text
+    # The runs differ in one tag (raid): the comparison offered first is grouped by it.
+    assert f'href="/compare?runs={",".join(map(str, sorted(ids)))}&amp;group=raid"' in page.text
     assert tags_of(client, ids[0])["raid"] in ("5", "6")
     form["tags"] = "site=lab"
     again = post_form(client, "/upload", form, headers={"HX-Request": "true"})
