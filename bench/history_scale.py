@@ -7,7 +7,8 @@ upload with time= (ties keep id order), and one tag fs=ext4. `bonnieboard detect
 background detection costs), then a fresh server answers:
 - the first GET /history?machine=host0 of the process (cold: nothing cached in it), its size;
 - --firsts times: another machine's upload, a second's wait (its detection runs after its answer), then the first
-  GET /history?machine=host0 after it (the median, and the range);
+  GET /history?machine=host0 after it (the median, and the range); taking turns with the same page after a second
+  of nothing (no write): what the wait alone costs, the threads of an idle server woken on a shared machine;
 - then --requests rounds of /api/health, /history and /api/history on one keep-alive connection, taking turns;
 medians and the ratio to /api/health measured in the same rounds.
 
@@ -100,8 +101,12 @@ def bench(database: str, url: str, total: int, requests: int, firsts: int) -> No
         cold_ms = (time.perf_counter() - t0) * 1000
         assert cold.status_code == 200, cold.text[:300]
         # The same page after another machine's upload: the process warm, its answers cached for a write ago.
-        first_ms = []
+        first_ms, idle_ms = [], []
         for seed in range(firsts):
+            time.sleep(1)
+            t0 = time.perf_counter()
+            assert client.get("/history", params={"machine": MACHINE}).status_code == 200
+            idle_ms.append((time.perf_counter() - t0) * 1000)
             line = million_line(1795352513 + seed)
             upload = client.post("/api/runs?tag=fs=ext4", content=line, headers={"Content-Type": "text/csv"})
             assert upload.status_code == 201, upload.text
@@ -131,6 +136,11 @@ def bench(database: str, url: str, total: int, requests: int, firsts: int) -> No
         f"first /history after a write (another machine's upload), median of {firsts}: {median_first:.1f} ms = "
         f"{median_first / health:.1f}x /api/health ({min(first_ms):.1f}-{max(first_ms):.1f} ms); "
         f"{len(first.content) / 1024:.0f} KiB"
+    )
+    median_idle = statistics.median(idle_ms)
+    print(
+        f"first /history after an idle second (no write), median of {firsts}: {median_idle:.1f} ms = "
+        f"{median_idle / health:.1f}x /api/health ({min(idle_ms):.1f}-{max(idle_ms):.1f} ms)"
     )
     print("| URL | median ms (warm) | ratio to /api/health | KiB |\n|---|---|---|---|")
     for name, values in timings.items():
