@@ -6,10 +6,14 @@ figures of one real 1.98 line of the corpus with 3 % log-normal noise on every r
 upload with time= (ties keep id order), and one tag fs=ext4. `bonnieboard detect --machine host0` finds its changes (timed: what an upload's
 background detection costs), then a fresh server answers:
 - the first GET /history?machine=host0 of the process (cold: nothing cached in it), its size;
+- --firsts times: another machine's upload, a second's wait (its detection runs after its answer), then the first
+  GET /history?machine=host0 after it (the median, and the range); taking turns with the same page after a second
+  of nothing (no write): what the wait alone costs, the threads of an idle server woken on a shared machine;
 - then --requests rounds of /api/health, /history and /api/history on one keep-alive connection, taking turns;
 medians and the ratio to /api/health measured in the same rounds.
 
 Usage: .venv/bin/python bench/history_scale.py [--db sqlite,postgresql] [--total 1000,1000000] [--requests 20]
+           [--firsts 5]
 """
 
 from __future__ import annotations
@@ -73,12 +77,12 @@ def one_machine_series(url: str) -> None:
     engine.dispose()
 
 
-def million_line() -> str:
-    """A line of a machine of its own."""
-    return "1.98,2.00a,elsewhere,1,1795352513,512M,,8192,5,869,96,420469,81,+++++,+++,1443,98,+++++,+++,+++++,+++,16,,,,,16795,94,+++++,+++,+++++,+++,23036,95,+++++,+++,+++++,+++,18213us,4307us,1098us,10287us,117us,7618us,10730us,5072us,2346us,12162us,214us,6909us\n"
+def million_line(seed: int = 1795352513) -> str:
+    """A line of a machine of its own; each seed a line of its own (an upload of a stored line stores nothing)."""
+    return f"1.98,2.00a,elsewhere,1,{seed},512M,,8192,5,869,96,420469,81,+++++,+++,1443,98,+++++,+++,+++++,+++,16,,,,,16795,94,+++++,+++,+++++,+++,23036,95,+++++,+++,+++++,+++,18213us,4307us,1098us,10287us,117us,7618us,10730us,5072us,2346us,12162us,214us,6909us\n"
 
 
-def bench(database: str, url: str, total: int, requests: int) -> None:
+def bench(database: str, url: str, total: int, requests: int, firsts: int) -> None:
     # host0 gets every 1,000th run: 1,000 of them whatever the total.
     million.MACHINES = max(1, total // RUNS_PER_MACHINE)
     started = time.perf_counter()
@@ -97,12 +101,19 @@ def bench(database: str, url: str, total: int, requests: int) -> None:
         cold_ms = (time.perf_counter() - t0) * 1000
         assert cold.status_code == 200, cold.text[:300]
         # The same page after another machine's upload: the process warm, its answers cached for a write ago.
-        upload = client.post("/api/runs?tag=fs=ext4", content=million_line(), headers={"Content-Type": "text/csv"})
-        assert upload.status_code == 201, upload.text
-        time.sleep(1)  # its detection runs after its answer: let it end, as a reader a second later finds it
-        t0 = time.perf_counter()
-        first = client.get("/history", params={"machine": MACHINE})
-        first_ms = (time.perf_counter() - t0) * 1000
+        first_ms, idle_ms = [], []
+        for seed in range(firsts):
+            time.sleep(1)
+            t0 = time.perf_counter()
+            assert client.get("/history", params={"machine": MACHINE}).status_code == 200
+            idle_ms.append((time.perf_counter() - t0) * 1000)
+            line = million_line(1795352513 + seed)
+            upload = client.post("/api/runs?tag=fs=ext4", content=line, headers={"Content-Type": "text/csv"})
+            assert upload.status_code == 201, upload.text
+            time.sleep(1)  # its detection runs after its answer: let it end, as a reader a second later finds it
+            t0 = time.perf_counter()
+            first = client.get("/history", params={"machine": MACHINE})
+            first_ms.append((time.perf_counter() - t0) * 1000)
         paths = {
             "GET /api/health": ("/api/health", {}),
             "GET /history": ("/history", {"machine": MACHINE}),
@@ -120,8 +131,16 @@ def bench(database: str, url: str, total: int, requests: int) -> None:
     print(
         f"first /history of the process (templates compiled, connections opened): {cold_ms:.1f} ms = {cold_ms / health:.1f}x /api/health"
     )
+    median_first = statistics.median(first_ms)
     print(
-        f"first /history after a write (another machine's upload): {first_ms:.1f} ms = {first_ms / health:.1f}x /api/health; {len(first.content) / 1024:.0f} KiB"
+        f"first /history after a write (another machine's upload), median of {firsts}: {median_first:.1f} ms = "
+        f"{median_first / health:.1f}x /api/health ({min(first_ms):.1f}-{max(first_ms):.1f} ms); "
+        f"{len(first.content) / 1024:.0f} KiB"
+    )
+    median_idle = statistics.median(idle_ms)
+    print(
+        f"first /history after an idle second (no write), median of {firsts}: {median_idle:.1f} ms = "
+        f"{median_idle / health:.1f}x /api/health ({min(idle_ms):.1f}-{max(idle_ms):.1f} ms)"
     )
     print("| URL | median ms (warm) | ratio to /api/health | KiB |\n|---|---|---|---|")
     for name, values in timings.items():
@@ -134,17 +153,18 @@ def main() -> int:
     parser.add_argument("--db", default="sqlite,postgresql")
     parser.add_argument("--total", default="1000,1000000", help="runs in the database, comma-separated")
     parser.add_argument("--requests", type=int, default=20)
+    parser.add_argument("--firsts", type=int, default=5, help="uploads of another machine, each followed by a page")
     args = parser.parse_args()
     for total in (int(value) for value in args.total.split(",")):
         for database in args.db.split(","):
             if database == "sqlite":
                 with tempfile.TemporaryDirectory(prefix="bonnieboard-history-") as directory:
-                    bench(database, f"sqlite:///{directory}/runs.db", total, args.requests)
+                    bench(database, f"sqlite:///{directory}/runs.db", total, args.requests, args.firsts)
             else:
                 with postgres_server(os.environ.get("BONNIEBOARD_TEST_POSTGRES_URL")) as server:
                     url = server.create_database("bonnieboard_history")
                     try:
-                        bench(database, url, total, args.requests)
+                        bench(database, url, total, args.requests, args.firsts)
                     finally:
                         server.drop_database("bonnieboard_history")
     return 0

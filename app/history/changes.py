@@ -16,6 +16,7 @@ the machine that ran across that moment changed there too.
 from __future__ import annotations
 
 import hashlib
+import secrets
 import statistics
 import struct
 from array import array
@@ -428,9 +429,17 @@ def _store(session: Session, machine: str, found: list[Found], digest: bytes, ru
     if triaged:
         session.execute(update(change_table).where(change_table.c.id.in_(triaged)).values(active=False))
     session.execute(delete(history_state_table).where(history_state_table.c.machine == machine))
-    session.execute(history_state_table.insert().values(machine=machine, digest=digest, detected_at=now))
+    session.execute(
+        history_state_table.insert().values(machine=machine, digest=digest, detected_at=now, version=new_version())
+    )
     session.commit()
     return True
+
+
+def new_version() -> int:
+    """A machine's stored changes' new `history_state.version`: random, as the data's stamps are
+    (app/store/generation.py), so that a database made again never meets a version a process keeps answers under."""
+    return secrets.randbits(62) + 1
 
 
 def machines_of_upload(session: Session, upload_id: int) -> list[str]:
@@ -464,9 +473,11 @@ def triage(session: Session, change_id: int, *, state: str, note: str | None, by
         .values(state=state, note=note, triaged_by=by, triaged_at=datetime.now(UTC))
     )
     machine = session.scalar(select(change_table.c.machine).where(change_table.c.id == change_id))
-    # The machine's kept page shows the triage it had: it is made again.
+    # The machine's kept page shows the triage it had: it is made again, and answers kept in processes go.
     session.execute(
-        update(history_state_table).where(history_state_table.c.machine == machine).values(view_key=None, view=None)
+        update(history_state_table)
+        .where(history_state_table.c.machine == machine)
+        .values(view_key=None, view=None, version=new_version())
     )
     generation.bump(session, stored_runs_changed=False)
     return dict(session.execute(select(change_table).where(change_table.c.id == change_id)).one()._mapping)

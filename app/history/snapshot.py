@@ -5,7 +5,11 @@ The key holds what changes whenever the page could: the `stored_runs` stamp (a d
 app/store/generation.py), the machine's highest run id (an upload to it; a run given an earlier `time=` is still a
 new id), the minimum effect and the detection's version. Another machine's upload leaves it as it is. A triage
 drops the machine's snapshot (app.history.changes.triage). Only the default view is kept; others are made when
-asked (and cached in the process by the route)."""
+asked (and cached in the process by the route).
+
+A process keeps its answers under that key and the version of the machine's stored changes (replaced by detection's
+store and by a triage, in whichever process), not under the database's every-write stamp: another machine's upload
+leaves them too, and the first page after it is the process's, not the kept page read and decoded again."""
 
 from __future__ import annotations
 
@@ -31,19 +35,21 @@ GZIP_LEVEL = 3
 @dataclass(frozen=True, slots=True)
 class Keys:
     kept: str  # what a kept page was made from: the runs of the machine
-    process: str  # what an answer cached in a process was made from: that and the database's every write
+    process: str  # what an answer cached in a process was made from: that and the machine's stored changes
 
 
 def keys_of(session: Session, machine: str, min_effect: float) -> Keys | None:
-    """The keys of the machine's runs as they are now; None when no write has stamped the database (then nothing
-    is kept). A process's cache also goes with every write (a triage among them), a cheap miss: the kept page is
-    a read away."""
+    """The keys of the machine's runs and stored changes as they are now; None when no write has stamped the
+    database (then nothing is kept)."""
     stamps = generation.current(session)
     if stamps is None:
         return None
-    newest = session.scalar(select(func.max(run_table.c.id)).where(run_table.c.machine == machine))
-    kept = f"{stamps.stored_runs}:{newest}:{min_effect!r}:{DETECTION_VERSION}"
-    return Keys(kept, f"{kept}:{stamps.every_write}")
+    # One statement: both are a short read of an index or a row, and each statement is a round trip on PostgreSQL.
+    newest = select(func.max(run_table.c.id)).where(run_table.c.machine == machine).scalar_subquery()
+    version = select(history_state_table.c.version).where(history_state_table.c.machine == machine).scalar_subquery()
+    row = session.execute(select(newest, version)).one()
+    kept = f"{stamps.stored_runs}:{row[0]}:{min_effect!r}:{DETECTION_VERSION}"
+    return Keys(kept, f"{kept}:{row[1]}")
 
 
 def load(session: Session, machine: str, key: str) -> dict[str, Any] | None:

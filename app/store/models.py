@@ -244,7 +244,9 @@ change_table = Table(
 )
 
 # Per machine, the digest of the series its stored changes were found in (equal digests, nothing to detect again),
-# and its /history page's data, gzipped JSON, with the key of the runs it was made from (app/history/snapshot.py).
+# and its /history page's data, gzipped JSON, with the key of the runs it was made from (app/history/snapshot.py);
+# `version`, random, is replaced whenever its stored changes are (detection's store, a triage): the answers a
+# process keeps are keyed by it, so another machine's write leaves them.
 history_state_table = Table(
     "history_state",
     Base.metadata,
@@ -253,6 +255,7 @@ history_state_table = Table(
     Column("detected_at", DateTime(timezone=True), nullable=False),
     Column("view_key", Text),
     Column("view", LargeBinary),
+    Column("version", BigInteger),
 )
 
 # Two rows: id 1 a stamp every write replaces, id 2 one replaced when stored runs change (app/store/generation.py).

@@ -170,7 +170,8 @@ def _history(session: Session, asked: view.HistoryAsked) -> history_changes.Mach
     return history_changes.machine_history(session, asked.machine, runs, get_settings().min_effect, asked.group)
 
 
-# Answers made in this process, by (what was asked, the keys of the runs): a few machines' pages are read often.
+# Answers made in this process, by (what was asked, the keys of the machine's runs and stored changes): a few
+# machines' pages are read often, and another machine's write leaves them.
 _ANSWERS: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
 MAX_CACHED_ANSWERS = 32
 

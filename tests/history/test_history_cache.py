@@ -1,0 +1,56 @@
+"""The answers of /history and /api/history a process keeps: another machine's upload leaves them (the first page
+after it is no read of the kept page), a triage or a new run of the machine replaces them, in whichever process
+it was made."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import timedelta
+
+from app.history import changes as history_changes
+from app.history import snapshot
+from app.store.db import get_sessionmaker
+from tests.history.test_history_api import START, _line, _noisy, _post, _series
+
+
+def _page_data(client, machine: str) -> dict:
+    page = client.get("/history", params={"machine": machine})
+    assert page.status_code == 200, page.text
+    return json.loads(
+        re.search(r'<script type="application/json" id="history-data">(.*?)</script>', page.text, re.S)[1]
+    )
+
+
+def _states(client, machine: str) -> list[str]:
+    answer = client.get("/api/history", params={"machine": machine}).json()
+    return [c["state"] for s in answer["series"] for t in s["tests"] for c in t["changes"]]
+
+
+def test_another_machine_s_upload_leaves_the_answers_a_process_keeps(client, monkeypatch):
+    _series(client, "kept", _noisy([400_000] * 8 + [200_000] * 5, 0.02, 11))
+    before = _page_data(client, "kept")
+    assert _states(client, "kept") == ["open"]
+    _post(client, _line("other", 1, 300_000), START)
+    reads = []
+    monkeypatch.setattr(snapshot, "load", lambda *args: reads.append(args))
+    assert _page_data(client, "kept") == before
+    assert _states(client, "kept") == ["open"]
+    assert reads == []
+
+
+def test_a_triage_elsewhere_and_a_new_run_replace_the_answers_a_process_keeps(client):
+    _series(client, "triaged", _noisy([400_000] * 8 + [200_000] * 5, 0.02, 12))
+    data = _page_data(client, "triaged")
+    assert _states(client, "triaged") == ["open"]
+    assert "state-false_alarm" not in client.get("/history", params={"machine": "triaged"}).text
+    (change_id,) = [c[2] for c in data["charts"]["put_block"][0]["changes"]]
+    # Triaged as another worker or the CLI would: nothing of this process is told.
+    with get_sessionmaker()() as session:
+        history_changes.triage(session, change_id, state="false_alarm", note=None, by="ops")
+        session.commit()
+    assert _states(client, "triaged") == ["false_alarm"]
+    assert "state-false_alarm" in client.get("/history", params={"machine": "triaged"}).text
+    runs = len(data["configs"][0]["runs"])
+    _post(client, _line("triaged", 99, 200_000), START + timedelta(days=40))
+    assert len(_page_data(client, "triaged")["configs"][0]["runs"]) == runs + 1
