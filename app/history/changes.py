@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from app.errors import BadRequest, NotFound
@@ -444,6 +444,32 @@ def new_version() -> int:
 
 def machines_of_upload(session: Session, upload_id: int) -> list[str]:
     return list(session.scalars(select(run_table.c.machine).where(run_table.c.upload_id == upload_id).distinct()))
+
+
+# A change needs MIN_RUNS runs on each side: a machine of fewer runs has none to find.
+FEWEST_RUNS = 2 * detect.MIN_RUNS
+_IN_CHUNK = 500  # machines per IN (...) list: SQLite's bound on a statement's parameters is far above it
+
+
+def detectable(session: Session, machines: Sequence[str]) -> list[str]:
+    """The machines of `machines` that detection has anything to do for: FEWEST_RUNS runs or more, or a detection
+    kept from before (which a deletion may have to undo). An upload of 10,000 runs of 10,000 machines has
+    nothing to find, and would otherwise cost each machine its read, its detection, its page and its commit."""
+    found: set[str] = set()
+    for start in range(0, len(machines), _IN_CHUNK):
+        chunk = list(machines[start : start + _IN_CHUNK])
+        found.update(
+            session.scalars(
+                select(run_table.c.machine)
+                .where(run_table.c.machine.in_(chunk))
+                .group_by(run_table.c.machine)
+                .having(func.count() >= FEWEST_RUNS)
+            )
+        )
+        found.update(
+            session.scalars(select(history_state_table.c.machine).where(history_state_table.c.machine.in_(chunk)))
+        )
+    return [machine for machine in machines if machine in found]
 
 
 def stored_changes(

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from app.history.changes import DETECTION_VERSION, machine_history
+from app.history.changes import DETECTION_VERSION, detectable, machine_history
 from app.history.series import read_runs
 from app.history.view import HistoryAsked, page_view
 from app.store import generation
@@ -74,8 +74,9 @@ def save(session: Session, machine: str, key: str, data: dict[str, Any]) -> None
 
 def refresh(session: Session, machines: Sequence[str], min_effect: float) -> None:
     """Detection for each machine whose series changed, and its page kept: after an upload has committed, so that
-    the first page, list or feed that asks finds it done. Commits per machine."""
-    for machine in machines:
+    the first page, list or feed that asks finds it done; a machine with nothing to detect (`detectable`) is left
+    to its first page. Commits per machine."""
+    for machine in detectable(session, machines):
         keys = keys_of(session, machine, min_effect)
         runs = read_runs(session, machine)
         if not runs:

@@ -54,3 +54,29 @@ def test_a_triage_elsewhere_and_a_new_run_replace_the_answers_a_process_keeps(cl
     runs = len(data["configs"][0]["runs"])
     _post(client, _line("triaged", 99, 200_000), START + timedelta(days=40))
     assert len(_page_data(client, "triaged")["configs"][0]["runs"]) == runs + 1
+
+
+def _kept_machines() -> set[str]:
+    from sqlalchemy import select
+
+    from app.store.models import history_state_table
+
+    with get_sessionmaker()() as session:
+        return set(session.scalars(select(history_state_table.c.machine)))
+
+
+def test_detection_after_an_upload_skips_a_machine_too_young_to_have_a_change(client):
+    """A change needs three runs a side: an upload leaves a machine of fewer than six runs to its first page, so
+    an upload of thousands of new machines does not read, analyse, keep and commit each of them."""
+    young = [_line(f"young{i}", i, 300_000) for i in range(200)]
+    answer = client.post("/api/runs", content="\n".join(young) + "\n", headers={"Content-Type": "text/csv"})
+    assert answer.status_code == 201, answer.text
+    _series(client, "grown", _noisy([400_000] * 5, 0.02, 13))
+    assert _kept_machines() == set()
+    _post(client, _line("young7", 99, 300_000), START)
+    assert _kept_machines() == set()
+    _post(client, _line("grown", 99, 400_000), START + timedelta(days=5))  # its sixth run
+    assert _kept_machines() == {"grown"}
+    # a young machine's first page finds what there is: nothing yet
+    page = client.get("/history", params={"machine": "young7"})
+    assert page.status_code == 200 and "Nothing changed beyond the noise" in page.text
