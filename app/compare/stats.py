@@ -621,7 +621,9 @@ def runs_needed(
             if effect - floor > 5 * se or not _floor_binds(n - 1, n - 1, share, m, floor / se):
                 return True
             return welch_power(effect / se, n - 1, n - 1, share, m, floor / se) >= POWER
-        return effect / se >= detectable_shift(n - 1, n - 1, share, m)  # remembered: a page's cells share them
+        # one power figure: inverting it per n (detectable_shift's bisection) costs ~20 of them for each n the
+        # search meets, more than the page's cells ever share
+        return welch_power(effect / se, n - 1, n - 1, share, m) >= POWER
 
     # the smallest n without the minimum effect's cut (a monotone condition), from the normal approximation's n,
     # which never asks more than the t does: steps doubling from there, then halving the gap; then the cut
