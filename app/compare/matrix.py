@@ -21,9 +21,8 @@ own sweep never gets the sample runs (and their RAM) mixed in.
 
 from __future__ import annotations
 
+import functools
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -312,53 +311,45 @@ def comparison(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, 
     """What a matrix re-arranges: `runs` compared by configurations of its two tag keys, as
     /compare?group=ROWS,COLS compares them (the page's answer rows read it too).
 
-    Kept by what it is computed from (_COMPARED): a run's label names nothing in a comparison grouped by tags but
+    Kept by what it is computed from (_compared): a run's label names nothing in a comparison grouped by tags but
     the run in its `runs` list, so after a label is edited the next matrix (whose cached answer the edit's new
     stamp has made stale) reads its runs again but computes no statistic again."""
     baseline = request.baseline if request.baseline in {run.id for run in runs} else None
-    min_effect = effective_min_effect(request.min_effect)
-    key = (request.rows, request.cols, baseline, min_effect, tuple(_unlabelled(run) for run in runs))
-    data = _COMPARED.get(key)
-    if data is None:
-        grouping = Grouping(keys=(request.rows, request.cols), kind="tags")
-        data = compare(runs, baseline=baseline, grouping=grouping, min_effect=min_effect)
-        _COMPARED.put(key, data)
+    data = _compared(_Asked(runs, request.rows, request.cols, baseline, effective_min_effect(request.min_effect)))
     return {**data, "runs": [{"id": run.id, "label": run.label or run.machine} for run in runs]}
 
 
+class _Asked:
+    """A matrix's comparison to make, equal to another by what it is computed from: everything of each run a
+    comparison grouped by tags reads but its label, the two keys, the baseline and the minimum effect."""
+
+    __slots__ = ("runs", "rows", "cols", "baseline", "min_effect", "key")
+
+    def __init__(
+        self, runs: Sequence[RunFigures], rows: str, cols: str, baseline: int | None, min_effect: float
+    ) -> None:
+        self.runs, self.rows, self.cols, self.baseline, self.min_effect = runs, rows, cols, baseline, min_effect
+        self.key = (rows, cols, baseline, min_effect, tuple(_unlabelled(run) for run in runs))
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Asked) and self.key == other.key
+
+
 def _unlabelled(run: RunFigures) -> Hashable:
-    """Everything of `run` that a comparison grouped by tags reads, but its label (the runs list's only)."""
     limiters = tuple(sorted((test, tuple(sorted(found.items()))) for test, found in run.limiters.items()))
     tags = tuple(sorted(run.tags.items()))
     return (run.id, run.machine, tags, run.format_version, run.bonnie_version, run.results, run.setup, limiters)
 
 
-class _Memo:
-    """A small least-recently-used map, thread-safe (pages are made on worker threads). Its values are shared:
-    nothing that reads them writes to them (the matrix and its answer rows only read a comparison)."""
-
-    def __init__(self, max_entries: int) -> None:
-        self.max_entries = max_entries
-        self._entries: OrderedDict[Hashable, dict[str, Any]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> dict[str, Any] | None:
-        with self._lock:
-            value = self._entries.get(key)
-            if value is not None:
-                self._entries.move_to_end(key)
-            return value
-
-    def put(self, key: Hashable, value: dict[str, Any]) -> None:
-        with self._lock:
-            self._entries[key] = value
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
-
-
-# A few views' comparisons: a matrix of MAX_RUNS runs keeps ~1 MB of statistics.
-_COMPARED = _Memo(max_entries=8)
+# A few views' comparisons (a matrix of MAX_RUNS runs keeps ~1 MB of statistics), shared between requests:
+# nothing that reads a comparison writes to it.
+@functools.lru_cache(maxsize=8)
+def _compared(asked: _Asked) -> dict[str, Any]:
+    grouping = Grouping(keys=(asked.rows, asked.cols), kind="tags")
+    return compare(asked.runs, baseline=asked.baseline, grouping=grouping, min_effect=asked.min_effect)
 
 
 def build_from(runs: Sequence[RunFigures], request: MatrixRequest, data: dict[str, Any]) -> dict[str, Any]:
