@@ -98,3 +98,21 @@ def test_power_at_known_df_is_scipys_noncentral_t():
                 # a point where the noncentral t's tail is steep over SE-hat (df under 2, a large shift); a tenth
                 # of a point from df 2 on
                 assert stats.power(delta, df, m) == pytest.approx(expected, abs=0.01 if df < 2 else 1e-3)
+
+
+@pytest.mark.parametrize("m", [1, 12, 60])
+def test_runs_needed_is_the_smallest_n_a_scan_of_every_n_finds(m):
+    # The search asks few n (a first guess, a Newton step, a neighbour, then doubling and halving); whichever it
+    # asks, it must land where a scan of every n does: the first n whose power reaches POWER. Minimum effect 1,
+    # so the power figure is the whole condition.
+    rng = random.Random(f"scan {m}")
+    for _ in range(12):
+        side, base = rng.uniform(0.0005, 0.03), rng.uniform(0.0005, 0.03)
+        spread = stats.Spreads(side, 3, base, 4)
+        effect = math.log1p(rng.choice([5.0, 10.0, 20.0]) / 100)
+        total = side + base
+        share = stats._share(side / total)
+        n = 2
+        while stats.welch_power(effect / math.sqrt(total / n), n - 1, n - 1, share, m) < stats.POWER:
+            n += 1
+        assert stats.runs_needed(spread, m, 100 * math.expm1(effect), 1.0) == n, (side, base, effect)
