@@ -1,4 +1,4 @@
-/* app.ingest._bulk198: plain bonnie++ CSV lines checked, hashed, converted and inserted through SQLite's C API.
+/* app.ingest._plain_lines: plain bonnie++ CSV lines checked, hashed, converted and inserted through SQLite's C API.
  *
  * 100,000 lines are to be stored within 2x of sqlite3's `.import`
  * (docs/decisions.md, "Ingest within 2x of sqlite3's .import"), and old-format lines within 3x
@@ -1317,7 +1317,7 @@ static PyGetSetDef scan_getset[] = {
 
 static PyTypeObject ScanType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "app.ingest._bulk198.Scan",
+    .tp_name = "app.ingest._plain_lines.Scan",
     .tp_basicsize = sizeof(Scan),
     .tp_dealloc = (destructor)scan_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -1335,9 +1335,9 @@ static PyMethodDef module_methods[] = {
     {NULL},
 };
 
-static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "app.ingest._bulk198", NULL, -1, module_methods};
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "app.ingest._plain_lines", NULL, -1, module_methods};
 
-PyMODINIT_FUNC PyInit__bulk198(void) {
+PyMODINIT_FUNC PyInit__plain_lines(void) {
     if (PyType_Ready(&ScanType) < 0 || load_sqlite() < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
