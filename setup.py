@@ -18,7 +18,7 @@ setup(
         Extension(
             "app.ingest._plain_lines",
             sources=["app/ingest/_plain_lines.c", "app/ingest/blake2/blake2b-ref.c"],
-            depends=["app/ingest/sqlite_api.h", "app/ingest/blake2/blake2.h", "app/ingest/blake2/blake2-impl.h"],
+            depends=["app/ingest/_columns.h", "app/ingest/sqlite_api.h", "app/ingest/blake2/blake2.h", "app/ingest/blake2/blake2-impl.h"],
             # dlopen and dlsym live in libdl before glibc 2.34 (a manylinux2014 system's 2.17 included)
             libraries=["dl"] if sys.platform.startswith("linux") else [],
             extra_compile_args=[
