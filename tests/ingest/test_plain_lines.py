@@ -97,7 +97,9 @@ def test_without_the_extension_the_parser_stores_the_same_rows(tmp_path):
     for name, tree in (("without", source), ("with", ROOT)):
         database = tmp_path / f"{name}.db"
         version = _bonnieboard(tree, database, "--version")
-        expected = "(ingest: python: app.ingest._plain_lines is not built" if name == "without" else "(ingest: compiled)"
+        expected = (
+            "(ingest: python: app.ingest._plain_lines is not built" if name == "without" else "(ingest: compiled)"
+        )
         assert expected in version.stdout, version.stdout + version.stderr
         for command in (["migrate"], ["ingest", "--tag", "fs=xfs", "--tag", "disk=nvme", *files]):
             done = _bonnieboard(tree, database, *command)
