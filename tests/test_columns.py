@@ -14,7 +14,7 @@ from app.columns import (
     result_column,
 )
 from app.ingest import columns_header, sqlite_bulk
-from app.ingest.parsing import TESTS, FileTest, ParsedRun, Result, parse_line
+from app.ingest.parsing import CONVERSIONS, TESTS, FileTest, ParsedRun, Result, parse_line
 from app.ingest.writers import ROW_COLUMNS, run_values
 from app.store.models import run_table
 from app.web.schemas import FileTestOut, ResultOut, RunOut
@@ -90,3 +90,11 @@ def test_the_stored_columns_are_the_writers_columns():
     }
     for column in STORED_COLUMNS:
         assert (column.field is None) == (column.conversion in NOT_FROM_A_FIELD), column
+
+
+def test_the_parser_converts_a_lines_facts_and_file_test_by_the_same_table():
+    """app/ingest/parsing.py has one function per Conversion of a line's facts and file test; a result's columns go
+    through _parse_results, which reads a value with its %CPU (§1.1)."""
+    used = {column.conversion for column in STORED_COLUMNS if column.field is not None}
+    results = {conversion for conversion in Conversion if conversion.name.startswith("RESULT_")}
+    assert set(CONVERSIONS) == used - results
