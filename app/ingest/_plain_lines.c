@@ -32,6 +32,8 @@
 #include "sqlite_api.h"
 
 #define DIGEST_BYTES 16
+#define BOM_UTF8 "\xef\xbb\xbf" /* U+FEFF, the byte order mark: app.ingest.lines.BOM */
+#define BOM_BYTES 3
 #define MAX_MACHINE_CHARS 500 /* limits.MAX_MACHINE_CHARS: a longer name is the parser's error to report */
 
 typedef struct {
@@ -92,8 +94,8 @@ static int is_plain_text(Cell c) {
         for (int i = 2; i <= more; i++)
             if (s[i] < 0x80 || s[i] > 0xBF)
                 return 0;
-        if (b == 0xEF && s[1] == 0xBB && s[2] == 0xBF)
-            return 0; /* U+FEFF */
+        if (b == 0xEF && memcmp(s, BOM_UTF8, BOM_BYTES) == 0) /* three bytes, checked above */
+            return 0;
         if (b == 0xC2 && s[1] <= 0x9F)
             return 0; /* U+0080-U+009F, the C1 controls */
         if (b == 0xE2 && s[1] == 0x80 && (s[2] == 0xA8 || s[2] == 0xA9))
@@ -687,7 +689,7 @@ static int mark_repeats(Scan *scan) {
  * parsing.py, so the parser's length limit cannot apply to it. */
 static int scan_lines(Scan *scan, const unsigned char *data, Py_ssize_t size, Py_ssize_t max_line_bytes) {
     Py_ssize_t plain_capacity = 0, other_capacity = 0, line_no = 0;
-    Py_ssize_t start = size >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+    Py_ssize_t start = size >= BOM_BYTES && memcmp(data, BOM_UTF8, BOM_BYTES) == 0 ? BOM_BYTES : 0;
     Line fields;
     int in_other = 0;
     for (;;) {

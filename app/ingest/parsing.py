@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 from app.bonnie import FILE_TESTS, IO_TESTS, STATUS_NOT_RUN, STATUS_OK, STATUS_TOO_FAST, TESTS, Result
 from app.columns import FILE_TEST_COLUMNS, RUN_LINE_COLUMNS, STORED_COLUMNS, Conversion
 from app.errors import LineError as LineError  # re-exported: the parser's results carry it
+from app.ingest.lines import BOM, iter_lines
 from app.limits import MAX_MACHINE_CHARS
 
 # The 50 columns of format 1.98, named as bonnie++'s header names them, with the two columns its
@@ -109,27 +110,11 @@ _NOT_RUN = Result(STATUS_NOT_RUN, None, None, None)
 
 
 def iter_parse_bytes(data: bytes, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[ParsedRun | LineError]:
-    """Like iter_parse, for bytes: a line that is not UTF-8 is an error of its own.
-
-    Lines are cut out and decoded one at a time: 32 MiB of one-character lines must not become a
-    list of 16 million strings at once (docs/decisions.md, "Upload memory under 300 MB").
-    """
-    find = data.find
-    start = len(_BOM_BYTES) if data.startswith(_BOM_BYTES) else 0  # only at the start of the input
-    line_no = 0
-    while True:
-        line_no += 1
-        end = find(b"\n", start)
-        raw = data[start:] if end < 0 else data[start:end]
+    """Like iter_parse, for bytes: a line that is not UTF-8 is an error of its own."""
+    for line_no, raw in iter_lines(data):
         item = parse_raw_line(raw, line_no, max_line_bytes)
         if item is not None:
             yield item
-        if end < 0:
-            return
-        start = end + 1
-
-
-_BOM_BYTES = b"\xef\xbb\xbf"
 
 
 def parse_raw_line(raw: bytes, line_no: int, max_line_bytes: int) -> ParsedRun | LineError | None:
@@ -147,21 +132,10 @@ def parse_raw_line(raw: bytes, line_no: int, max_line_bytes: int) -> ParsedRun |
 
 def iter_parse(text: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[ParsedRun | LineError]:
     """Yield a ParsedRun or a LineError for each line that is neither blank, a comment nor a header."""
-    find = text.find
-    start = 1 if text.startswith(BOM) else 0  # only at the start of the input; elsewhere an error
-    line_no = 0
-    while True:
-        line_no += 1
-        end = find("\n", start)
-        item = parse_line(text[start:] if end < 0 else text[start:end], line_no, max_line_bytes=max_line_bytes)
+    for line_no, line in iter_lines(text):
+        item = parse_line(line, line_no, max_line_bytes=max_line_bytes)
         if item is not None:
             yield item
-        if end < 0:
-            return
-        start = end + 1
-
-
-BOM = "\ufeff"
 
 
 def parse_line(

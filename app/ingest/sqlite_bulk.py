@@ -34,6 +34,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from app.config import get_settings
+from app.ingest.lines import iter_lines
 from app.ingest.parsing import LineError, ParsedRun, parse_raw_line
 from app.store.db import save_pragmas
 
@@ -63,9 +64,7 @@ def extension_problem() -> str | None:
     if _plain_lines.SQLITE_PROBLEM is not None:
         return f"app.ingest._plain_lines finds no SQLite to call: {_plain_lines.SQLITE_PROBLEM}"
     if not _plain_lines.CONNECTION_LAYOUT_KNOWN:
-        return (
-            f"the layout of CPython {sys.version.split()[0]}'s sqlite3.Connection is not known to app.ingest._plain_lines"
-        )
+        return f"the layout of CPython {sys.version.split()[0]}'s sqlite3.Connection is not known to app.ingest._plain_lines"
     return None
 
 
@@ -127,18 +126,13 @@ class PlainLines:
         self.stored: PlainStored | None = None  # after insert() or numbered()
 
     def other_items(self) -> Iterator[ParsedRun | LineError]:
-        """Every other line's ParsedRun or LineError, in line order; cut out one at a time as iter_parse_bytes does."""
-        data, find, max_line_bytes = self.data, self.data.find, self.max_line_bytes
-        for line_no, start, end in self._scan.others:
-            while True:
-                newline = find(b"\n", start, end)
-                item = parse_raw_line(data[start : end if newline < 0 else newline], line_no, max_line_bytes)
+        """Every other line's ParsedRun or LineError, in line order, cut by app.ingest.lines as iter_parse_bytes cuts them."""
+        data, max_line_bytes = self.data, self.max_line_bytes
+        for first_line_no, start, end in self._scan.others:
+            for line_no, raw in iter_lines(data, start, end, first_line_no):
+                item = parse_raw_line(raw, line_no, max_line_bytes)
                 if item is not None:
                     yield item
-                if newline < 0:
-                    break
-                start = newline + 1
-                line_no += 1
 
     def distinct_before(self, line_no: int) -> int:
         """The distinct plain lines before line `line_no`: how many of this upload's run ids they take first."""
@@ -213,9 +207,7 @@ def connection_problem(session: Session) -> str | None:
         return f"the driver connection is a {type(connection).__module__}.{type(connection).__qualname__}, not a sqlite3.Connection"
     major, minor, patch = sqlite3.sqlite_version_info
     if _plain_lines.libversion_number() != major * 1_000_000 + minor * 1000 + patch:
-        return (
-            f"app.ingest._plain_lines runs SQLite {_plain_lines.libversion_number()}, Python's sqlite3 {sqlite3.sqlite_version}"
-        )
+        return f"app.ingest._plain_lines runs SQLite {_plain_lines.libversion_number()}, Python's sqlite3 {sqlite3.sqlite_version}"
     database = session.connection().engine.url.database
     filename = _plain_lines.db_filename(connection)
     if not database or database == ":memory:" or not filename:
