@@ -1,7 +1,7 @@
 # bonnieboard: the web app, installed from its wheel (templates, static files and migrations are package
 # data), so the image holds no source tree and runs from any directory.
 FROM python:3.11-slim AS build
-# app/ingest/_bulk198.c (the compiled ingest path) needs a compiler and Python's headers (the image has them).
+# app/ingest/_plain_lines.c (the compiled ingest path) needs a compiler and Python's headers (the image has them).
 RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src

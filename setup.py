@@ -1,5 +1,6 @@
-"""The one compiled module, app.ingest._bulk198: plain format-1.98 lines into SQLite at C speed
-(docs/decisions.md, "Ingest within 2x of sqlite3's .import").
+"""The one compiled module, app.ingest._plain_lines: the plain lines of every format bonnieboard reads (1.98, 1.97,
+1.96, 1.93c and 1.03) checked, hashed and converted at C speed, inserted into SQLite or written as PostgreSQL's COPY
+text (docs/decisions.md, "Ingest within 2x of sqlite3's .import").
 Everything else about the package is in pyproject.toml.
 
 Optional (docs/decisions.md, "The compiled ingest path is optional"): where it cannot be built (no C compiler or
@@ -15,14 +16,14 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension(
-            "app.ingest._bulk198",
-            sources=["app/ingest/_bulk198.c", "app/ingest/blake2/blake2b-ref.c"],
-            depends=["app/ingest/sqlite_api.h", "app/ingest/blake2/blake2.h", "app/ingest/blake2/blake2-impl.h"],
+            "app.ingest._plain_lines",
+            sources=["app/ingest/_plain_lines.c", "app/ingest/blake2/blake2b-ref.c"],
+            depends=["app/ingest/_columns.h", "app/ingest/sqlite_api.h", "app/ingest/blake2/blake2.h", "app/ingest/blake2/blake2-impl.h"],
             # dlopen and dlsym live in libdl before glibc 2.34 (a manylinux2014 system's 2.17 included)
             libraries=["dl"] if sys.platform.startswith("linux") else [],
             extra_compile_args=[
                 "-O2",
-                "-fvisibility=hidden",  # only PyInit__bulk198: the BLAKE2 functions stay this module's own
+                "-fvisibility=hidden",  # only PyInit__plain_lines: the BLAKE2 functions stay this module's own
                 "-Wall",
                 "-Wextra",
                 "-Wno-unused-parameter",

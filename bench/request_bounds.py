@@ -4,7 +4,7 @@ partial=true or stray lines after a text report (F4).
 Usage: .venv/bin/python bench/request_bounds.py [--mib 32] [--only NAME ...] [--baseline /path/to/other/checkout ...]
 
 Each request goes to a fresh `bonnieboard serve` (SQLite, one worker, default limits), served by this interpreter
-from the checkout's directory (which needs its own built app/ingest/_bulk198*.so), so that --baseline measures
+from the checkout's directory (which needs its own built app/ingest/_plain_lines*.so), so that --baseline measures
 another commit with the same bodies. Printed per request and server: the status, the seconds the POST took, the
 longest /api/health answer while it ran (polled every 50 ms from another thread: the event loop's stall), the
 server's CPU seconds, and its peak RSS (VmHWM) against the idle server's.

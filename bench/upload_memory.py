@@ -16,7 +16,7 @@ so one server per body. The bodies are at most --mib MiB (the default limit, BON
 * report rows: one report header, then its I/O row again and again (a report of a few hundred thousand runs).
 
 With --baseline (repeatable), another checkout's server (served by this interpreter from that checkout's
-directory, which needs its own built app/_bulk198*.so) takes the same bodies: before and after in one run.
+directory, which needs its own built app/_plain_lines*.so) takes the same bodies: before and after in one run.
 Prints, per body and server: the status, the seconds the POST took, and the peak RSS against the idle server's.
 """
 

@@ -1,4 +1,4 @@
-"""The plain-line check as regular expressions: the specification app/ingest/_bulk198.c implements in C, which
+"""The plain-line check as regular expressions: the specification app/ingest/_plain_lines.c implements in C, which
 tests/ingest/test_sqlite_bulk.py holds it to, line for line. PLAIN is any of the layouts: PLAIN_198, PLAIN_19X (1.97,
 1.96, 1.93c, the 47-field -s 0 lines included) and PLAIN_103."""
 
@@ -11,7 +11,7 @@ from app.limits import MAX_MACHINE_CHARS
 # A format-1.98 line of fifty fields (no comma in the name) whose cells all have the shapes bonnie++
 # writes, with the I/O tests, the file tests or both run, and no character JSON would need to
 # escape. For such a line parse_line() can raise no error, so its cells can be converted elsewhere
-# by the same rules: the C extension app/ingest/_bulk198.c keeps these lines (and only these) for itself.
+# by the same rules: the C extension app/ingest/_plain_lines.c keeps these lines (and only these) for itself.
 _PLAIN_CHAR = r'[^,"\\\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]'
 _PLAIN_TEXT = _PLAIN_CHAR + "*"
 _PAIR = r"(?:\d{1,15},\d{1,9}|\+\+\+\+\+,\+\+\+|,)"

@@ -1,16 +1,20 @@
 """One definition of a run's columns: app/columns.py. Everything that lists them derives from it."""
 
 from dataclasses import fields
+from pathlib import Path
 
 from app.columns import (
     FILE_TEST_COLUMNS,
+    NOT_FROM_A_FIELD,
     RESULT_COLUMNS,
     RESULT_PARTS,
     RUN_LINE_COLUMNS,
+    STORED_COLUMNS,
+    Conversion,
     result_column,
 )
-from app.ingest import sqlite_bulk
-from app.ingest.parsing import TESTS, FileTest, ParsedRun, Result, parse_line
+from app.ingest import columns_header, sqlite_bulk
+from app.ingest.parsing import CONVERSIONS, TESTS, FileTest, ParsedRun, Result, parse_line
 from app.ingest.writers import ROW_COLUMNS, run_values
 from app.store.models import run_table
 from app.web.schemas import FileTestOut, ResultOut, RunOut
@@ -55,3 +59,42 @@ def test_the_api_shape_derives_from_the_same_names():
     assert set(ResultOut.model_fields) == {*RESULT_PARTS, "unit"}
     assert set(RUN_LINE_COLUMNS) <= set(RunOut.model_fields)
     assert len(FileTestOut.model_fields) == len(FILE_TEST_COLUMNS)
+
+
+def test_the_c_readers_column_table_is_what_app_columns_generates():
+    """app/ingest/_columns.h is committed; a change to STORED_COLUMNS without `python -m app.ingest.columns_header`
+    would leave the C reader storing the old table."""
+    assert columns_header.HEADER_PATH.read_text() == columns_header.render(), (
+        "app/ingest/_columns.h is stale: run `python -m app.ingest.columns_header` and rebuild the extension"
+    )
+
+
+def test_every_conversion_has_one_rule_in_c():
+    """The C reader converts each Conversion in one case of convert(), which both writers' sinks take."""
+    source = (Path(columns_header.__file__).parent / "_plain_lines.c").read_text()
+    for conversion in Conversion:
+        assert source.count(f"case CONVERT_{conversion.name}:") >= 1, conversion
+    assert source.count("convert(&STORED_COLUMNS[c]") == 2  # the SQLite parameter and the COPY cell
+
+
+def test_the_stored_columns_are_the_writers_columns():
+    assert tuple(column.name for column in STORED_COLUMNS) == ("id", *ROW_COLUMNS)
+    assert {column.name for column in STORED_COLUMNS if column.field is None} == {
+        "id",
+        "upload_id",
+        "created_at",
+        "line_hash",
+        "raw_line",
+        "label",
+        "document_id",
+    }
+    for column in STORED_COLUMNS:
+        assert (column.field is None) == (column.conversion in NOT_FROM_A_FIELD), column
+
+
+def test_the_parser_converts_a_lines_facts_and_file_test_by_the_same_table():
+    """app/ingest/parsing.py has one function per Conversion of a line's facts and file test; a result's columns go
+    through _parse_results, which reads a value with its %CPU (§1.1)."""
+    used = {column.conversion for column in STORED_COLUMNS if column.field is not None}
+    results = {conversion for conversion in Conversion if conversion.name.startswith("RESULT_")}
+    assert set(CONVERSIONS) == used - results

@@ -14,12 +14,14 @@ every other column is counted from the end of the line (§1.4).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from app.bonnie import FILE_TESTS, IO_TESTS, STATUS_NOT_RUN, STATUS_OK, STATUS_TOO_FAST, TESTS, Result
+from app.columns import FILE_TEST_COLUMNS, RUN_LINE_COLUMNS, STORED_COLUMNS, Conversion
 from app.errors import LineError as LineError  # re-exported: the parser's results carry it
+from app.ingest.lines import BOM, iter_lines
 from app.limits import MAX_MACHINE_CHARS
 
 # The 50 columns of format 1.98, named as bonnie++'s header names them, with the two columns its
@@ -108,27 +110,11 @@ _NOT_RUN = Result(STATUS_NOT_RUN, None, None, None)
 
 
 def iter_parse_bytes(data: bytes, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[ParsedRun | LineError]:
-    """Like iter_parse, for bytes: a line that is not UTF-8 is an error of its own.
-
-    Lines are cut out and decoded one at a time: 32 MiB of one-character lines must not become a
-    list of 16 million strings at once (docs/decisions.md, "Upload memory under 300 MB").
-    """
-    find = data.find
-    start = len(_BOM_BYTES) if data.startswith(_BOM_BYTES) else 0  # only at the start of the input
-    line_no = 0
-    while True:
-        line_no += 1
-        end = find(b"\n", start)
-        raw = data[start:] if end < 0 else data[start:end]
+    """Like iter_parse, for bytes: a line that is not UTF-8 is an error of its own."""
+    for line_no, raw in iter_lines(data):
         item = parse_raw_line(raw, line_no, max_line_bytes)
         if item is not None:
             yield item
-        if end < 0:
-            return
-        start = end + 1
-
-
-_BOM_BYTES = b"\xef\xbb\xbf"
 
 
 def parse_raw_line(raw: bytes, line_no: int, max_line_bytes: int) -> ParsedRun | LineError | None:
@@ -146,21 +132,10 @@ def parse_raw_line(raw: bytes, line_no: int, max_line_bytes: int) -> ParsedRun |
 
 def iter_parse(text: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[ParsedRun | LineError]:
     """Yield a ParsedRun or a LineError for each line that is neither blank, a comment nor a header."""
-    find = text.find
-    start = 1 if text.startswith(BOM) else 0  # only at the start of the input; elsewhere an error
-    line_no = 0
-    while True:
-        line_no += 1
-        end = find("\n", start)
-        item = parse_line(text[start:] if end < 0 else text[start:end], line_no, max_line_bytes=max_line_bytes)
+    for line_no, line in iter_lines(text):
+        item = parse_line(line, line_no, max_line_bytes=max_line_bytes)
         if item is not None:
             yield item
-        if end < 0:
-            return
-        start = end + 1
-
-
-BOM = "\ufeff"
 
 
 def parse_line(
@@ -215,10 +190,9 @@ def _parse_fields(fields: list[str], line: str, line_no: int) -> ParsedRun:
         raise
 
 
-def _check_machine(machine: str) -> str:
+def _check_machine_length(machine: str) -> None:
     if len(machine) > MAX_MACHINE_CHARS:
         raise _FieldError("name", f"the machine name is {len(machine)} characters; the limit is {MAX_MACHINE_CHARS}")
-    return _check_text(machine, "name")
 
 
 def _check_text(text: str, field: str) -> str:
@@ -274,47 +248,50 @@ def _parse_9x(fields: list[str], line: str, line_no: int) -> ParsedRun:
         raise _FieldError(None, f"too few fields: a format {fmt} line has {expected}, this one has {count}")
     # Everything after the name has a fixed length; extra fields are commas in the name.
     name_end = count - (expected - 3)
-    machine = _check_machine(",".join(fields[2:name_end]))
     tail = fields[name_end:]
-
-    concurrency = _parse_count(tail[0], "concurrency")
-    seed = _check_text(tail[1], "seed") or None
-    at = 2
-    file_size_mib = _parse_size_9x(tail[at])
-    io_chunk_bytes = _parse_chunk_9x(tail[at + 1])
-    at += 2
-    seek_count = seek_procs = None
-    if fmt == "1.98":
-        seek_count = _parse_optional_uint(tail[at], "seek_count")
-        seek_procs = None if tail[at + 1] == "" else _parse_count(tail[at + 1], "seek_proc_count")
-        at += 2
+    # The cells by meaning (app.columns' field names); 1.9x lines before 1.98 have no seek columns (§3.1).
+    seeks = fmt == "1.98"
+    at = 6 if seeks else 4
+    cells = {
+        "format_version": fmt,
+        "bonnie_version": fields[1],
+        "name": ",".join(fields[2:name_end]),
+        "concurrency": tail[0],
+        "seed": tail[1],
+        "file_size": tail[2],
+        "io_chunk_size": tail[3],
+        "seek_count": tail[4] if seeks else "",
+        "seek_proc_count": tail[5] if seeks else "",
+    }
     io_cells = tail[at : at + 12]
     at += 12
-    file_cells = tail[at : at + 5]
+    num_cell, max_cell, min_cell, always_empty, dirs_cell = tail[at : at + 5]
     at += 5
     file_results_cells = tail[at : at + 12]
     at += 12
     latency_cells = tail[at : at + 12]
 
-    file_test = _parse_file_test_9x(file_cells)
+    _check_machine_length(cells["name"])
+    facts = _convert_facts(cells, _FACT_RULES)
+    # Every 1.9x line has a concurrency; it and seek_proc_count go into 32-bit columns (MAX_COUNT).
+    if facts["concurrency"] is None or facts["concurrency"] > MAX_COUNT:
+        _parse_count(tail[0], "concurrency")
+    if facts["seek_procs"] is not None and facts["seek_procs"] > MAX_COUNT:
+        _parse_count(cells["seek_proc_count"], "seek_proc_count")
+    file_cells = {"num_files": num_cell, "max_size": max_cell, "min_size": min_cell, "num_dirs": dirs_cell}
+    if num_cell == "" and (always_empty or any(file_cells.values())):
+        raise _FieldError("num_files", "num_files is empty but the file-test size fields are not")
+    if always_empty != "":
+        # §3.3-1: bonnie++ never fills this column; a value here means the columns are not bonnie++'s.
+        raise _FieldError(
+            "num_dirs",
+            f"num_dirs holds {_show(always_empty)}, but bonnie++ always leaves it empty (num_dirs is written one column later)",
+        )
+    file_test = _convert_file_test(file_cells, _FILE_TEST_RULES_9X)
     results = _parse_results(io_cells + file_results_cells, latency_cells)
-    _check_family_ran(file_size_mib is not None, results, "file_size")
+    _check_family_ran(facts["file_size_mib"] is not None, results, "file_size")
     _check_family_ran(file_test is not None, results, "num_files")
-    return ParsedRun(
-        line_no=line_no,
-        raw_line=line,
-        format_version=fmt,
-        bonnie_version=_check_text(fields[1], "bonnie_version") or None,
-        machine=machine,
-        concurrency=concurrency,
-        seed=seed,
-        file_size_mib=file_size_mib,
-        io_chunk_bytes=io_chunk_bytes,
-        seek_count=seek_count,
-        seek_procs=seek_procs,
-        file_test=file_test,
-        results=results,
-    )
+    return ParsedRun(line_no=line_no, raw_line=line, **facts, file_test=file_test, results=results)
 
 
 def _is_short_no_io_line(fields: list[str]) -> bool:
@@ -339,48 +316,6 @@ def _is_short_no_io_line(fields: list[str]) -> bool:
 _SHORT_NO_IO_FIELDS = 47
 
 
-def _parse_size_9x(cell: str) -> int | None:
-    if cell == "":
-        return None
-    match = _SIZE_9X_RE.fullmatch(cell)
-    if match is None:
-        raise _FieldError("file_size", f"file_size {_show(cell)} is not a size like 512M or 2G")
-    return int(match[1]) * (1024 if match[2] == "G" else 1)
-
-
-def _parse_chunk_9x(cell: str) -> int | None:
-    if cell == "":
-        return None
-    match = _CHUNK_9X_RE.fullmatch(cell)
-    if match is None:
-        raise _FieldError("io_chunk_size", f"io_chunk_size {_show(cell)} is not a size like 512, 4k or 1m")
-    return int(match[1]) * _CHUNK_FACTOR[match[2]]
-
-
-def _parse_file_test_9x(cells: list[str]) -> FileTest | None:
-    num_cell, max_cell, min_cell, always_empty, dirs_cell = cells
-    if num_cell == "":
-        if any(cells):
-            raise _FieldError("num_files", "num_files is empty but the file-test size fields are not")
-        return None
-    num_files = _parse_uint(num_cell, "num_files")
-    link = None
-    max_size = None
-    if max_cell in ("link", "symlink"):
-        link = max_cell
-    elif max_cell != "":
-        max_size = _parse_uint(max_cell, "max_size")
-    min_size = None if min_cell == "" else _parse_uint(min_cell, "min_size")
-    if always_empty != "":
-        # §3.3-1: bonnie++ never fills this column; a value here means the columns are not bonnie++'s.
-        raise _FieldError(
-            "num_dirs",
-            f"num_dirs holds {_show(always_empty)}, but bonnie++ always leaves it empty (num_dirs is written one column later)",
-        )
-    num_dirs = None if dirs_cell == "" else _parse_uint(dirs_cell, "file_chunk_size")
-    return FileTest(num_files, max_size, min_size, num_dirs, link)
-
-
 # ==== 1.0x family (§2) ====
 
 
@@ -390,59 +325,136 @@ def _parse_103(fields: list[str], line: str, line_no: int) -> ParsedRun:
     if count < expected:
         raise _FieldError(None, _too_few_fields("", count))
     name_end = count - (expected - 1)
-    machine = _check_machine(",".join(fields[:name_end]))
     tail = fields[name_end:]
-    file_size_mib, io_chunk_bytes = _parse_size_103(tail[0])
-    file_test = _parse_file_test_103(tail[13])
+    cells = {"format_version": FORMAT_103, "name": ",".join(fields[:name_end])}
+    # The name is held to its rules before the cells after it are cut, as a 1.9x line's is: one line, one first error.
+    _check_machine_length(cells["name"])
+    _check_text(cells["name"], "name")
+    cells |= _read_size_103(tail[0])
+    file_cells = _read_file_test_103(tail[13])
+    facts = _convert_facts(cells, _FACT_RULES)
+    file_test = _convert_file_test(file_cells, _FILE_TEST_RULES_103)
     results = _parse_results(tail[1:13] + tail[14:26], None)
-    _check_family_ran(file_size_mib is not None, results, "file_size")
+    _check_family_ran(facts["file_size_mib"] is not None, results, "file_size")
     _check_family_ran(file_test is not None, results, "num_files")
-    return ParsedRun(
-        line_no=line_no,
-        raw_line=line,
-        format_version=FORMAT_103,
-        bonnie_version=None,
-        machine=machine,
-        concurrency=None,
-        seed=None,
-        file_size_mib=file_size_mib,
-        io_chunk_bytes=io_chunk_bytes,
-        seek_count=None,
-        seek_procs=None,
-        file_test=file_test,
-        results=results,
-    )
+    return ParsedRun(line_no=line_no, raw_line=line, **facts, file_test=file_test, results=results)
 
 
-def _parse_size_103(cell: str) -> tuple[int | None, int | None]:
+def _read_size_103(cell: str) -> dict[str, str]:
+    """§2's file_size, 300M, 2G or 2G:4k, cut into the cells of file_size and io_chunk_size."""
     if cell == "":
-        return None, None
+        return {}
     match = _SIZE_103_RE.fullmatch(cell)
     if match is None:
         raise _FieldError("file_size", f"file_size {_show(cell)} is not a size like 300M, 2G or 2G:4k")
-    size_mib = int(match[1]) * (1024 if match[2] == "G" else 1)
-    chunk = None
-    if match[3] is not None:
-        chunk = int(match[3]) * (1024 if match[4] else 1)
-    return size_mib, chunk
+    size, unit, chunk, chunk_unit = match.groups()
+    return {"file_size": size + unit, "io_chunk_size": "" if chunk is None else chunk + chunk_unit}
 
 
-def _parse_file_test_103(cell: str) -> FileTest | None:
+def _read_file_test_103(cell: str) -> dict[str, str]:
+    """§2's num_files, 16, 16:100000:16, 4:link or 64/8, cut into the cells of the 1.9x file-test fields."""
     if cell == "":
-        return None
+        return {}
     match = _FILES_103_RE.fullmatch(cell)
     if match is None:
         raise _FieldError(
             "num_files", f"num_files {_show(cell)} is not a file-test spec like 16, 16:100000:16, 4:link or 64/8"
         )
     num_files, link, max_size, min_size, num_dirs = match.groups()
-    return FileTest(
-        int(num_files),
-        None if max_size is None else int(max_size),
-        None if min_size is None else int(min_size),
-        None if num_dirs is None else int(num_dirs),
-        link,
+    return {
+        "num_files": num_files,
+        "max_size": link or max_size or "",
+        "min_size": min_size or "",
+        "num_dirs": num_dirs or "",
+    }
+
+
+# ==== The line's facts and file test, by app.columns' table ====
+
+
+def _text(cell: str, field: str) -> str:
+    return _check_text(cell, field)
+
+
+def _optional_text(cell: str, field: str) -> str | None:
+    return _check_text(cell, field) or None
+
+
+def _optional_int(cell: str, field: str) -> int | None:
+    return None if cell == "" else _parse_uint(cell, field)
+
+
+def _size_mib(cell: str, field: str) -> int | None:
+    if cell == "":
+        return None
+    match = _SIZE_9X_RE.fullmatch(cell)
+    if match is None:
+        raise _FieldError(field, f"{field} {_show(cell)} is not a size like 512M or 2G")
+    return int(match[1]) * (1024 if match[2] == "G" else 1)
+
+
+def _chunk_bytes(cell: str, field: str) -> int | None:
+    if cell == "":
+        return None
+    match = _CHUNK_9X_RE.fullmatch(cell)
+    if match is None:
+        raise _FieldError(field, f"{field} {_show(cell)} is not a size like 512, 4k or 1m")
+    return int(match[1]) * _CHUNK_FACTOR[match[2]]
+
+
+_LINKS = ("link", "symlink")
+
+
+def _file_max_size(cell: str, field: str) -> int | None:
+    return None if cell == "" or cell in _LINKS else _parse_uint(cell, field)
+
+
+def _file_link(cell: str, field: str) -> str | None:
+    return cell if cell in _LINKS else None
+
+
+# One function per Conversion of a line's own facts and file test (app.columns.STORED_COLUMNS), given the cell and
+# the field's name for its error. A result's four columns go through _parse_results, which reads a value with its
+# %CPU (§1.1), by the same rules as the C reader's RESULT_* conversions.
+CONVERSIONS: dict[Conversion, Callable[[str, str], object]] = {
+    Conversion.TEXT: _text,
+    Conversion.OPTIONAL_TEXT: _optional_text,
+    Conversion.OPTIONAL_INT: _optional_int,
+    Conversion.SIZE_MIB: _size_mib,
+    Conversion.CHUNK_BYTES: _chunk_bytes,
+    Conversion.FILE_MAX_SIZE: _file_max_size,
+    Conversion.FILE_LINK: _file_link,
+}
+# A rule: (the ParsedRun attribute or FileTest field, the line field, the field's name in its errors, the conversion).
+_Rule = tuple[str, str, str, Callable[[str, str], Any]]
+
+
+def _rules(columns: tuple[str, ...], error_fields: dict[str, str]) -> tuple[_Rule, ...]:
+    return tuple(
+        (column.name, column.field, error_fields.get(column.field, column.field), CONVERSIONS[column.conversion])
+        for column in STORED_COLUMNS
+        if column.name in columns and column.field is not None
     )
+
+
+# Where a layout's header names a field otherwise than app.columns does, its errors use the header's name: bonnie++
+# 1.9x writes num_dirs under file_chunk_size (§3.3-1).
+_FACT_RULES = _rules(RUN_LINE_COLUMNS, {})
+_FILE_TEST_RULES_9X = _rules(FILE_TEST_COLUMNS, {"num_dirs": "file_chunk_size"})
+_FILE_TEST_RULES_103 = _rules(FILE_TEST_COLUMNS, {})
+
+
+def _convert_facts(cells: dict[str, str], rules: tuple[_Rule, ...]) -> dict[str, Any]:
+    """ParsedRun's RUN_LINE_COLUMNS from the line's cells by meaning (a cell the layout lacks is empty)."""
+    get = cells.get
+    return {name: convert(get(field, ""), error_name) for name, field, error_name, convert in rules}
+
+
+def _convert_file_test(cells: dict[str, str], rules: tuple[_Rule, ...]) -> FileTest | None:
+    if not cells or cells["num_files"] == "":
+        return None
+    values: list[Any] = [convert(cells[field], error_name) for _, field, error_name, convert in rules]
+    return FileTest(*values)
 
 
 # ==== Results (§1.1-§1.3) ====
@@ -552,10 +564,6 @@ def _parse_count(cell: str, field: str) -> int:
     if value > MAX_COUNT:
         raise _FieldError(field, f"{field} is {_show(cell)}: too large")
     return value
-
-
-def _parse_optional_uint(cell: str, field: str) -> int | None:
-    return None if cell == "" else _parse_uint(cell, field)
 
 
 def _parse_seeks(cell: str) -> float:

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 from app.bonnie import IO_TESTS, STATUS_OK, TESTS
 from app.errors import BadRequest, InvalidUpload
 from app.ingest.documents import limiters_by_line, store_document
+from app.ingest.lines import BOM_UTF8
 from app.ingest.name_tags import NameMismatchError, NamePattern
 from app.ingest.parsing import (
     COLUMNS_103,
@@ -316,10 +317,7 @@ def _lines_matching(pattern: re.Pattern[bytes], data: bytes) -> Iterator[tuple[i
         line_no += data.count(b"\n", counted_to, match.start())
         counted_to = match.start()
         raw = match[0]
-        yield line_no, raw[len(_BOM) :] if match.start() == 0 and raw.startswith(_BOM) else raw
-
-
-_BOM = "\ufeff".encode()
+        yield line_no, raw[len(BOM_UTF8) :] if match.start() == 0 and raw.startswith(BOM_UTF8) else raw
 
 
 def _csv_like_items(data: bytes, max_line_bytes: int) -> Iterator[ParsedRun | LineError]:

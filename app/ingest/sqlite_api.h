@@ -1,4 +1,4 @@
-/* The part of SQLite's C API that app/ingest/_bulk198.c calls, found at run time in the SQLite that CPython's
+/* The part of SQLite's C API that app/ingest/_plain_lines.c calls, found at run time in the SQLite that CPython's
  * _sqlite3 module runs, never linked.
  *
  * The module writes through the sqlite3* of a sqlite3.Connection, so it must run the very library that opened it:

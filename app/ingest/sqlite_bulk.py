@@ -1,4 +1,4 @@
-"""Plain bonnie++ CSV lines into SQLite (and as COPY text for PostgreSQL) through the C extension app.ingest._bulk198.
+"""Plain bonnie++ CSV lines into SQLite (and as COPY text for PostgreSQL) through the C extension app.ingest._plain_lines.
 
 Storing 100,000 lines within 2x of sqlite3's `.import` (docs/decisions.md, "Ingest within 2x of sqlite3's .import")
 leaves no time for Python per line: binding one
@@ -34,14 +34,15 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from app.config import get_settings
+from app.ingest.lines import iter_lines
 from app.ingest.parsing import LineError, ParsedRun, parse_raw_line
 from app.store.db import save_pragmas
 
 try:
-    from app.ingest import _bulk198
+    from app.ingest import _plain_lines
 except ImportError as exc:  # not built: the install had no C compiler or no Python headers
-    _bulk198 = None  # type: ignore[assignment]
-    _NOT_BUILT = f"app.ingest._bulk198 is not built ({exc})"
+    _plain_lines = None  # type: ignore[assignment]
+    _NOT_BUILT = f"app.ingest._plain_lines is not built ({exc})"
 
 log = logging.getLogger(__name__)
 _reported: set[str] = set()
@@ -58,14 +59,12 @@ def extension_problem() -> str | None:
     upload's connection is still checked: connection_problem())."""
     if get_settings().ingest_path == PYTHON:
         return CHOSEN_PYTHON
-    if _bulk198 is None:
+    if _plain_lines is None:
         return _NOT_BUILT
-    if _bulk198.SQLITE_PROBLEM is not None:
-        return f"app.ingest._bulk198 finds no SQLite to call: {_bulk198.SQLITE_PROBLEM}"
-    if not _bulk198.CONNECTION_LAYOUT_KNOWN:
-        return (
-            f"the layout of CPython {sys.version.split()[0]}'s sqlite3.Connection is not known to app.ingest._bulk198"
-        )
+    if _plain_lines.SQLITE_PROBLEM is not None:
+        return f"app.ingest._plain_lines finds no SQLite to call: {_plain_lines.SQLITE_PROBLEM}"
+    if not _plain_lines.CONNECTION_LAYOUT_KNOWN:
+        return f"the layout of CPython {sys.version.split()[0]}'s sqlite3.Connection is not known to app.ingest._plain_lines"
     return None
 
 
@@ -101,7 +100,7 @@ def upload_cache_kib(upload_bytes: int) -> int:
 
 
 # The run columns the extension fills, in its order; tests/test_columns.py compares it with app.columns.
-COLUMNS: tuple[str, ...] = _bulk198.COLUMNS if _bulk198 is not None else ()
+COLUMNS: tuple[str, ...] = _plain_lines.COLUMNS if _plain_lines is not None else ()
 # Those copy_chunks() writes after the run's id and the upload's own columns.
 COPY_COLUMNS: tuple[str, ...] = tuple(
     column for column in COLUMNS if column not in ("id", "upload_id", "created_at", "label", "document_id")
@@ -121,24 +120,19 @@ class PlainLines:
     def __init__(self, data: bytes, max_line_bytes: int):
         self.data = data
         self.max_line_bytes = max_line_bytes
-        self._scan = _bulk198.scan(data, max_line_bytes)
+        self._scan = _plain_lines.scan(data, max_line_bytes)
         self.count: int = self._scan.plain_count  # repeated lines included
         self.distinct_count: int = self._scan.distinct_count
         self.stored: PlainStored | None = None  # after insert() or numbered()
 
     def other_items(self) -> Iterator[ParsedRun | LineError]:
-        """Every other line's ParsedRun or LineError, in line order; cut out one at a time as iter_parse_bytes does."""
-        data, find, max_line_bytes = self.data, self.data.find, self.max_line_bytes
-        for line_no, start, end in self._scan.others:
-            while True:
-                newline = find(b"\n", start, end)
-                item = parse_raw_line(data[start : end if newline < 0 else newline], line_no, max_line_bytes)
+        """Every other line's ParsedRun or LineError, in line order, cut by app.ingest.lines as iter_parse_bytes cuts them."""
+        data, max_line_bytes = self.data, self.max_line_bytes
+        for first_line_no, start, end in self._scan.others:
+            for line_no, raw in iter_lines(data, start, end, first_line_no):
+                item = parse_raw_line(raw, line_no, max_line_bytes)
                 if item is not None:
                     yield item
-                if newline < 0:
-                    break
-                start = newline + 1
-                line_no += 1
 
     def distinct_before(self, line_no: int) -> int:
         """The distinct plain lines before line `line_no`: how many of this upload's run ids they take first."""
@@ -181,7 +175,7 @@ class PlainLines:
                 connection, first_id, parsed_lines, upload_id, created_at, label, document_id
             )
         except sqlite3.Error as exc:  # as SQLAlchemy would raise it: a full disk answers 503, as elsewhere
-            raise DBAPIError.instance("INSERT INTO run (app.ingest._bulk198)", None, exc, sqlite3.Error) from exc
+            raise DBAPIError.instance("INSERT INTO run (app.ingest._plain_lines)", None, exc, sqlite3.Error) from exc
         self.stored = PlainStored(created, duplicates, existing)
 
 
@@ -212,12 +206,10 @@ def connection_problem(session: Session) -> str | None:
     if type(connection) is not sqlite3.Connection:
         return f"the driver connection is a {type(connection).__module__}.{type(connection).__qualname__}, not a sqlite3.Connection"
     major, minor, patch = sqlite3.sqlite_version_info
-    if _bulk198.libversion_number() != major * 1_000_000 + minor * 1000 + patch:
-        return (
-            f"app.ingest._bulk198 runs SQLite {_bulk198.libversion_number()}, Python's sqlite3 {sqlite3.sqlite_version}"
-        )
+    if _plain_lines.libversion_number() != major * 1_000_000 + minor * 1000 + patch:
+        return f"app.ingest._plain_lines runs SQLite {_plain_lines.libversion_number()}, Python's sqlite3 {sqlite3.sqlite_version}"
     database = session.connection().engine.url.database
-    filename = _bulk198.db_filename(connection)
+    filename = _plain_lines.db_filename(connection)
     if not database or database == ":memory:" or not filename:
         return "the database is in memory"
     if os.path.realpath(filename) != os.path.realpath(database):

@@ -45,7 +45,7 @@ from sqlalchemy import bindparam, delete, func, insert, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
-from app.columns import FILE_TEST_COLUMNS, RESULT_COLUMNS, RUN_LINE_COLUMNS
+from app.columns import FILE_TEST_COLUMNS, RUN_LINE_COLUMNS, STORED_COLUMNS, Conversion
 from app.ingest.parsing import ParsedRun
 from app.ingest.sqlite_bulk import COPY_COLUMNS, PlainLines
 from app.store.db import committed_apart
@@ -55,18 +55,8 @@ BATCH_ROWS = 2000  # rows per executemany: memory stays flat however long the up
 # SQLite allows 32766 bound parameters per statement; PostgreSQL 65535.
 LOOKUP_CHUNK = 900
 
-# The run columns a writer fills, in the order run_values() gives them.
-ROW_COLUMNS: tuple[str, ...] = (
-    "upload_id",
-    "created_at",
-    "line_hash",
-    "raw_line",
-    *RUN_LINE_COLUMNS,
-    *FILE_TEST_COLUMNS,
-    "label",
-    "document_id",
-    *RESULT_COLUMNS,
-)
+# The run columns a writer fills, in the order run_values() gives them: app.columns.STORED_COLUMNS but the id.
+ROW_COLUMNS: tuple[str, ...] = tuple(column.name for column in STORED_COLUMNS if column.conversion != Conversion.ID)
 _line_values = attrgetter(*RUN_LINE_COLUMNS)  # ParsedRun's attributes are named as the columns
 _NO_FILE_TEST = (None,) * len(FILE_TEST_COLUMNS)
 _UPLOAD_COLUMNS = ("upload_id", "created_at", "label", "document_id")  # the same for every run of an upload

@@ -1,6 +1,6 @@
 """The lines of an upload that its errors name, to show each beside its error on the upload page."""
 
-from app.ingest.parsing import BOM
+from app.ingest.lines import BOM
 
 # An error's line is shown up to this many characters (a line may be up to BONNIEBOARD_MAX_LINE_BYTES).
 MAX_SHOWN_LINE_CHARS = 400

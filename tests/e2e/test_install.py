@@ -1,5 +1,5 @@
 """`pip install .` works: the wheel holds the templates, static files and migrations
-and every module of app/ (and the compiled app.ingest._bulk198), and an installed bonnieboard migrates a database,
+and every module of app/ (and the compiled app.ingest._plain_lines), and an installed bonnieboard migrates a database,
 serves a page and stores an upload from a directory with no source in it."""
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def test_the_wheel_installs_migrates_and_serves_from_anywhere(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     modules = {f"app/{p.relative_to(ROOT / 'app').as_posix()}" for p in (ROOT / "app").rglob("*.py")}
     assert modules <= names, sorted(modules - names)
-    assert any(name.startswith("app/ingest/_bulk198.") and name.endswith(".so") for name in names), sorted(names)
+    assert any(name.startswith("app/ingest/_plain_lines.") and name.endswith(".so") for name in names), sorted(names)
     for folder in ("templates", "static", "migrations"):
         shipped = {f"app/{p.relative_to(ROOT).as_posix()}" for p in (ROOT / folder).rglob("*") if p.is_file()}
         shipped = {name for name in shipped if "__pycache__" not in name}
@@ -152,12 +152,12 @@ def test_the_wheel_installs_migrates_and_serves_from_anywhere(tmp_path):
         assert page.status_code == 200 and 'class="upload"' in page.text
         css = httpx.get(f"{url}/static/app.css")
         assert css.status_code == 200 and len(css.content) > 100
-        # The compiled ingest path (app/ingest/_bulk198.c) works from the wheel: it takes this plain line.
+        # The compiled ingest path (app/ingest/_plain_lines.c) works from the wheel: it takes this plain line.
         compiled = subprocess.run(
             [
                 python,
                 "-c",
-                "from app.ingest import _bulk198; import sys; print(_bulk198.scan(sys.stdin.buffer.read(), 4096).plain_count)",
+                "from app.ingest import _plain_lines; import sys; print(_plain_lines.scan(sys.stdin.buffer.read(), 4096).plain_count)",
             ],
             input=LINE_198.encode(),
             cwd=elsewhere,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.ingest import _bulk198
+from app.ingest import _plain_lines
 from app.ingest.parsing import (
     TESTS,
     LineError,
@@ -234,7 +234,7 @@ def test_bom_anywhere_but_the_start_of_the_input_is_an_error_naming_the_line(whe
     ):
         assert len(items) == 2 and not isinstance(items[0], LineError)
         assert isinstance(items[1], LineError) and items[1].line == 2 and "byte order mark" in items[1].error
-    assert not _bulk198.line_is_plain(line.encode())  # the compiled SQLite path leaves it to the parser
+    assert not _plain_lines.line_is_plain(line.encode())  # the compiled SQLite path leaves it to the parser
 
 
 def test_only_one_bom_is_skipped():
@@ -243,11 +243,11 @@ def test_only_one_bom_is_skipped():
 
 
 def test_plain_line_check_takes_only_ascii_digits():
-    assert _bulk198.line_is_plain(LINE_198.encode())  # app/ingest/_bulk198.c's check
+    assert _plain_lines.line_is_plain(LINE_198.encode())  # app/ingest/_plain_lines.c's check
     arabic = LINE_198.replace(",1,1795352513,512M,", ",\u0663,1795352513,\u0665\u0661\u0662M,").replace(
         "869", "\u0668\u0666\u0669"
     )
-    assert not _bulk198.line_is_plain(arabic.encode())
+    assert not _plain_lines.line_is_plain(arabic.encode())
     (item,) = iter_parse(arabic)
     assert isinstance(item, LineError) and item.field == "concurrency"
 
@@ -362,7 +362,7 @@ def test_no_text_field_holds_a_control_or_line_separator_in_either_family(char):
     assert control_or_separator(f"a{char}b") == char
     for line, index, field in ((LINE_198, 2, "name"), (LINE_198, 1, "bonnie_version"), (LINE_198, 4, "seed")):
         changed = with_field(line, index, f"a{char}b")
-        assert not _bulk198.line_is_plain(changed.encode())
+        assert not _plain_lines.line_is_plain(changed.encode())
         [error] = parse_text(changed).errors
         assert error.field == field and f"U+{ord(char):04X}" in error.error, error
     [error] = parse_text(with_field(LINE_103, 0, f"a{char}b")).errors

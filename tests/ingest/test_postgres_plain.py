@@ -1,4 +1,4 @@
-"""On PostgreSQL the plain lines go straight into `run` as COPY text the extension writes (app/ingest/_bulk198.c,
+"""On PostgreSQL the plain lines go straight into `run` as COPY text the extension writes (app/ingest/_plain_lines.c,
 PlainLines.copy_chunks), never parsed in Python: each upload goes into two PostgreSQL databases, once so and once
 through the parser alone (BONNIEBOARD_INGEST_PATH=python), and the stored rows, tags, outcome and errors must be
 the same."""
@@ -23,7 +23,7 @@ from app.store.migrate import upgrade
 from tests.helpers import CORPUS_DIR, LINE_198, distinct_lines, set_setting
 from tests.ingest.test_sqlite_bulk import HYPOTHESIS, PLAIN_LINES, describe, plain_lines_with_changes
 
-_bulk198 = pytest.importorskip("app.ingest._bulk198", reason="the compiled ingest path is not built")
+_plain_lines = pytest.importorskip("app.ingest._plain_lines", reason="the compiled ingest path is not built")
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,7 @@ def stored_both_ways(engines, text: str | bytes, **options):
 
 def test_corpus_lines_store_the_same_either_way(two_postgres):
     lines = [line for path in sorted(CORPUS_DIR.glob("*.csv")) for line in path.read_text().splitlines()]
-    assert sum(_bulk198.line_is_plain(line.encode()) for line in lines) >= 30
+    assert sum(_plain_lines.line_is_plain(line.encode()) for line in lines) >= 30
     compiled, parsed = stored_both_ways(two_postgres, "\n".join(lines), tags={"fs": "xfs", "disk": "nvme0"})
     assert compiled == parsed and len(compiled[0]) == len(lines)
 
@@ -119,7 +119,7 @@ def test_an_invalid_line_among_plain_ones_stores_nothing_either_way(two_postgres
 @HYPOTHESIS
 @given(PLAIN_LINES)
 def test_any_plain_line_stores_the_same_either_way(two_postgres, line):
-    assert _bulk198.line_is_plain(line.encode()), line
+    assert _plain_lines.line_is_plain(line.encode()), line
     compiled, parsed = stored_both_ways(two_postgres, line, tags={"k": "v"})
     assert compiled == parsed
 
@@ -144,7 +144,7 @@ def test_the_upload_s_own_cells_go_into_copy_text_intact(two_postgres):
         [({"label": label, "document": document}, "pgcells1"), ({"label": None, "document": None}, "pgcells2")]
     ):
         data = distinct_lines(line, 3)
-        assert all(_bulk198.line_is_plain(row.encode()) for row in data)
+        assert all(_plain_lines.line_is_plain(row.encode()) for row in data)
         compiled, parsed = stored_both_ways(two_postgres, "\n".join(data), **options)
         assert compiled == parsed and len(compiled[2]) == 3
         for engine in two_postgres:

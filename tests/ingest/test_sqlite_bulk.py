@@ -1,4 +1,4 @@
-"""The compiled ingest path (app/ingest/_bulk198.c via app/ingest/sqlite_bulk.py) stores exactly what the Python parser would.
+"""The compiled ingest path (app/ingest/_plain_lines.c via app/ingest/sqlite_bulk.py) stores exactly what the Python parser would.
 
 Each upload goes into two SQLite databases: through ingest_bytes(), where the extension takes the plain
 format-1.98 lines, and through the parser alone (iter_parse_bytes, the path PostgreSQL and the fallback
@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.errors import InvalidUpload
-from app.ingest import _bulk198, sqlite_bulk
+from app.ingest import _plain_lines, sqlite_bulk
 from app.ingest.parsing import DEFAULT_MAX_LINE_BYTES, MAX_MACHINE_CHARS, iter_parse_bytes
 from app.ingest.service import ingest, ingest_bytes
 from app.store.db import make_engine
@@ -100,7 +100,7 @@ def stored_both_ways(engines, text: str | bytes, **options):
 
 def test_corpus_lines_store_the_same_either_way(two_databases):
     lines = [line for path in sorted(CORPUS_DIR.glob("*.csv")) for line in path.read_text().splitlines()]
-    plain = [line for line in lines if _bulk198.line_is_plain(line.encode())]
+    plain = [line for line in lines if _plain_lines.line_is_plain(line.encode())]
     assert len(plain) >= 6  # the test means something only if real lines take the compiled path
     compiled, parsed = stored_both_ways(two_databases, "\n".join(lines))
     assert compiled == parsed and len(compiled[0]) == len(lines)
@@ -110,11 +110,11 @@ def test_a_mixed_upload_stores_the_same_and_numbers_runs_in_line_order(fresh_dat
     """Plain lines around parsed ones, repeats of both, lines stored before, skipped lines, CRLF and a BOM,
     with tags: the same rows, tags and outcome, and the created ids in line order."""
     lines = [line for path in sorted(CORPUS_DIR.glob("*.csv")) for line in path.read_text().splitlines()]
-    plain = [line for line in lines if _bulk198.line_is_plain(line.encode())]
+    plain = [line for line in lines if _plain_lines.line_is_plain(line.encode())]
     # and lines only the parser reads: a comma in the machine name
-    other = [line for line in lines if line.count(",") > 20 and not _bulk198.line_is_plain(line.encode())]
+    other = [line for line in lines if line.count(",") > 20 and not _plain_lines.line_is_plain(line.encode())]
     other += [line.replace(",other,", ",other,x,", 1) for line in distinct_lines("other", 6)]
-    assert len(plain) >= 6 and len(other) >= 6 and not any(_bulk198.line_is_plain(line.encode()) for line in other)
+    assert len(plain) >= 6 and len(other) >= 6 and not any(_plain_lines.line_is_plain(line.encode()) for line in other)
     stored_both_ways(fresh_databases, "\n".join([plain[0], other[0]]), tags={"fs": "xfs"})  # stored before
     upload = [
         "# a comment",
@@ -158,8 +158,8 @@ def test_partial_upload_stores_the_plain_lines_and_reports_the_others(two_databa
 def test_a_line_longer_than_a_quarter_of_the_limit_goes_to_the_parser(two_databases):
     """The parser counts the limit in bytes; the extension keeps only lines it cannot be near."""
     line = LINE_198.replace(",1795352513,", f",{'7' * 2000},", 1)  # a seed is free text
-    assert _bulk198.line_is_plain(line.encode())
-    scan = _bulk198.scan(line.encode(), DEFAULT_MAX_LINE_BYTES)
+    assert _plain_lines.line_is_plain(line.encode())
+    scan = _plain_lines.scan(line.encode(), DEFAULT_MAX_LINE_BYTES)
     assert scan.plain_count == 0 and scan.others == [(1, 0, len(line))]
     compiled, parsed = stored_both_ways(two_databases, line)
     assert compiled == parsed and len(compiled[2]) == 1
@@ -211,7 +211,7 @@ def test_a_failing_insert_raises_a_database_error_and_stores_nothing(tmp_path):
             ingest_bytes(session=session, data=data, max_line_bytes=DEFAULT_MAX_LINE_BYTES, source="test")
         # As SQLAlchemy raises a driver error (so the app answers it as any other), from the extension's insert.
         assert isinstance(raised.value.orig, sqlite3.IntegrityError) and str(raised.value.orig) == "no"
-        assert "app.ingest._bulk198" in str(raised.value.statement)
+        assert "app.ingest._plain_lines" in str(raised.value.statement)
         with Session(engine) as session:
             assert session.execute(select(run_table.c.id)).all() == []
     finally:
@@ -336,7 +336,7 @@ PLAIN_LINES = st.one_of(plain_198_lines(), plain_19x_lines(), plain_103_lines())
 @HYPOTHESIS
 @given(PLAIN_LINES)
 def test_any_plain_line_stores_the_same_either_way(two_databases, line):
-    assert PLAIN.fullmatch(line) and _bulk198.line_is_plain(line.encode()), line
+    assert PLAIN.fullmatch(line) and _plain_lines.line_is_plain(line.encode()), line
     compiled, parsed = stored_both_ways(two_databases, line, tags={"k": "v"})
     assert compiled == parsed
 
@@ -346,7 +346,7 @@ def test_a_line_the_parser_reads_as_the_short_layout_is_not_plain(two_databases,
     """48 fields of 1.96 or 1.93c with a size but no other I/O cell: the parser reads a comma in the name and the
     47-field -s 0 layout (parsing._is_short_no_io_line), so the extension must leave it alone."""
     line = f"{fmt},{fmt},lab,1,12345,2G," + "," * 13 + "16,,,,," + ",".join(["1,2"] * 6) + "," * 12
-    assert line.count(",") == 47 and not PLAIN.fullmatch(line) and not _bulk198.line_is_plain(line.encode())
+    assert line.count(",") == 47 and not PLAIN.fullmatch(line) and not _plain_lines.line_is_plain(line.encode())
     compiled, parsed = stored_both_ways(two_databases, line)
     assert compiled == parsed
 
@@ -362,7 +362,7 @@ def test_each_layouts_lines_are_its_own(strategy, pattern):
     @settings(max_examples=50, deadline=None, derandomize=True)
     @given(strategy)
     def check(line):
-        assert pattern.fullmatch(line) and _bulk198.line_is_plain(line.encode()), line
+        assert pattern.fullmatch(line) and _plain_lines.line_is_plain(line.encode()), line
 
     check()
 
@@ -396,7 +396,7 @@ def test_a_changed_plain_line_has_the_same_outcome_either_way(two_databases, lin
     """The extension keeps exactly the lines PLAIN matches, and a changed line either stays plain and
     stores what the parser stores, or goes to the parser ("٣" is a digit to a Unicode \\d, not to SQLite)."""
     data = line.encode("utf-8", "surrogatepass")
-    assert _bulk198.line_is_plain(data) == bool(PLAIN.fullmatch(line)), line
+    assert _plain_lines.line_is_plain(data) == bool(PLAIN.fullmatch(line)), line
     compiled, parsed = stored_both_ways(two_databases, data)
     assert compiled == parsed, line
 
@@ -548,10 +548,10 @@ def test_an_uploads_cache_is_bounded():
 def test_a_machine_name_over_the_limit_is_the_lines_error_either_way(two_databases, char):
     """PostgreSQL refused a (machine, id) index entry over 2,704 bytes, and the whole upload failed as a 503.
     A name of MAX_MACHINE_CHARS characters is stored; one more is its line's error, named, on either path."""
-    assert _bulk198.MAX_MACHINE_CHARS == MAX_MACHINE_CHARS
+    assert _plain_lines.MAX_MACHINE_CHARS == MAX_MACHINE_CHARS
     longest = LINE_198.replace(",vm,", f",{char * MAX_MACHINE_CHARS},", 1)
     too_long = LINE_198.replace(",vm,", f",{char * (MAX_MACHINE_CHARS + 1)},", 1)
-    assert _bulk198.line_is_plain(longest.encode()) and not _bulk198.line_is_plain(too_long.encode())
+    assert _plain_lines.line_is_plain(longest.encode()) and not _plain_lines.line_is_plain(too_long.encode())
     compiled, parsed = stored_both_ways(two_databases, "\n".join([longest, too_long]), partial=True)
     assert compiled == parsed
     assert compiled[2] == [longest]
@@ -570,12 +570,12 @@ def test_outside_the_known_cpython_versions_the_parser_stores_without_reading_th
     data = "\n".join([LINE_198, LINE_198.replace("vm", "vm2", 1)]).encode()
     try:
         compiled = store(reference_engine, data, compiled=True)
-        monkeypatch.setattr(_bulk198, "CONNECTION_LAYOUT_KNOWN", 0)
+        monkeypatch.setattr(_plain_lines, "CONNECTION_LAYOUT_KNOWN", 0)
 
         def never(*_args):
             raise AssertionError("the connection was handed to the extension")
 
-        monkeypatch.setattr(_bulk198, "db_filename", never)
+        monkeypatch.setattr(_plain_lines, "db_filename", never)
         with Session(engine) as session:
             problem = sqlite_bulk.connection_problem(session)
             assert problem is not None and "layout of CPython" in problem
@@ -587,4 +587,4 @@ def test_outside_the_known_cpython_versions_the_parser_stores_without_reading_th
 
 
 def test_the_extension_reads_connections_of_the_cpython_versions_whose_layout_it_knows():
-    assert ((3, 8) <= sys.version_info[:2] < (3, 14)) == _bulk198.CONNECTION_LAYOUT_KNOWN
+    assert ((3, 8) <= sys.version_info[:2] < (3, 14)) == _plain_lines.CONNECTION_LAYOUT_KNOWN

@@ -1,4 +1,4 @@
-"""The compiled ingest path is optional: without app.ingest._bulk198 (an install with no C compiler) the parser
+"""The compiled ingest path is optional: without app.ingest._plain_lines (an install with no C compiler) the parser
 stores the same rows, and `bonnieboard --version` and /api/health say which path uploads take. The extension's
 BLAKE2b (app/ingest/blake2/, the reference code) gives hashlib's digests byte for byte."""
 
@@ -21,7 +21,7 @@ from app.ingest import sqlite_bulk
 from tests.helpers import CORPUS_DIR, set_setting
 
 ROOT = Path(__file__).resolve().parents[2]
-bulk = pytest.importorskip("app.ingest._bulk198", reason="the compiled ingest path is not built")
+bulk = pytest.importorskip("app.ingest._plain_lines", reason="the compiled ingest path is not built")
 
 
 @settings(max_examples=500, deadline=None, derandomize=True)
@@ -97,7 +97,9 @@ def test_without_the_extension_the_parser_stores_the_same_rows(tmp_path):
     for name, tree in (("without", source), ("with", ROOT)):
         database = tmp_path / f"{name}.db"
         version = _bonnieboard(tree, database, "--version")
-        expected = "(ingest: python: app.ingest._bulk198 is not built" if name == "without" else "(ingest: compiled)"
+        expected = (
+            "(ingest: python: app.ingest._plain_lines is not built" if name == "without" else "(ingest: compiled)"
+        )
         assert expected in version.stdout, version.stdout + version.stderr
         for command in (["migrate"], ["ingest", "--tag", "fs=xfs", "--tag", "disk=nvme", *files]):
             done = _bonnieboard(tree, database, *command)

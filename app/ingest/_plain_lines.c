@@ -1,4 +1,5 @@
-/* app.ingest._bulk198: plain bonnie++ CSV lines checked, hashed, converted and inserted through SQLite's C API.
+/* app.ingest._plain_lines: plain bonnie++ CSV lines checked, hashed and converted in C, then inserted through
+ * SQLite's C API or written as PostgreSQL's COPY text.
  *
  * 100,000 lines are to be stored within 2x of sqlite3's `.import`
  * (docs/decisions.md, "Ingest within 2x of sqlite3's .import"), and old-format lines within 3x
@@ -9,8 +10,10 @@
  * cell as bonnie++ writes it and no comma in the name (PLAIN (tests/plain_198.py) says the same in Python), and
  * hashes it; every other line is handed back to the Python parser (app/ingest/parsing.py),
  * which alone names a bad line's field. Scan.insert() then converts and binds each kept line into the
- * `run` table, inside the transaction the caller's SQLite connection has open, by the rules of
- * app/ingest/parsing.py; tests/ingest/test_sqlite_bulk.py holds the two to the same stored rows. Both release the GIL.
+ * `run` table, inside the transaction the caller's SQLite connection has open, and Scan.copy_text() writes it as
+ * PostgreSQL's COPY text: both by one walk over app/columns.py's STORED_COLUMNS (generated into _columns.h), each
+ * column converted by its Conversion as app/ingest/parsing.py converts it; tests/ingest/test_sqlite_bulk.py and
+ * tests/ingest/test_postgres_plain.py hold the paths to the same stored rows. Both release the GIL.
  *
  * A plain line can be no error for the parser, so nothing here reports one: a line this module is unsure
  * of is not plain. The line hash is BLAKE2b with a 16-byte digest, as app/ingest/service.py's line_hash(), by
@@ -21,6 +24,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -28,28 +32,9 @@
 #include "sqlite_api.h"
 
 #define DIGEST_BYTES 16
+#define BOM_UTF8 "\xef\xbb\xbf" /* U+FEFF, the byte order mark: app.ingest.lines.BOM */
+#define BOM_BYTES 3
 #define MAX_MACHINE_CHARS 500 /* limits.MAX_MACHINE_CHARS: a longer name is the parser's error to report */
-
-/* ==== the run table's columns, in the order bound (checked against app/columns.py by a test) ==== */
-
-static const char *const TESTS[12] = {
-    "putc", "put_block", "rewrite", "getc", "get_block", "seeks",
-    "seq_create", "seq_stat", "seq_del", "ran_create", "ran_stat", "ran_del",
-};
-static const char *const RESULT_PARTS[4] = {"status", "value", "cpu_pct", "latency_us"};
-static const char *const HEAD_COLUMNS[] = {
-    "id", "upload_id", "created_at", "line_hash", "raw_line", "machine", "format_version", "bonnie_version",
-    "concurrency", "seed", "file_size_mib", "io_chunk_bytes", "seek_count", "seek_procs", "num_files",
-    "file_max_size", "file_min_size", "file_num_dirs", "file_link", "label", "document_id",
-};
-enum {
-    P_ID = 1, P_UPLOAD_ID, P_CREATED_AT, P_LINE_HASH, P_RAW_LINE, P_MACHINE, P_FORMAT_VERSION, P_BONNIE_VERSION,
-    P_CONCURRENCY, P_SEED, P_FILE_SIZE_MIB, P_IO_CHUNK_BYTES, P_SEEK_COUNT, P_SEEK_PROCS, P_NUM_FILES,
-    P_FILE_MAX_SIZE, P_FILE_MIN_SIZE, P_FILE_NUM_DIRS, P_FILE_LINK, P_LABEL, P_DOCUMENT_ID,
-    P_FIRST_RESULT, /* then four per test */
-};
-#define HEAD_COUNT ((int)(sizeof HEAD_COLUMNS / sizeof HEAD_COLUMNS[0]))
-#define COLUMN_COUNT (HEAD_COUNT + 12 * 4)
 
 typedef struct {
     const unsigned char *at;
@@ -109,8 +94,8 @@ static int is_plain_text(Cell c) {
         for (int i = 2; i <= more; i++)
             if (s[i] < 0x80 || s[i] > 0xBF)
                 return 0;
-        if (b == 0xEF && s[1] == 0xBB && s[2] == 0xBF)
-            return 0; /* U+FEFF */
+        if (b == 0xEF && memcmp(s, BOM_UTF8, BOM_BYTES) == 0) /* three bytes, checked above */
+            return 0;
         if (b == 0xC2 && s[1] <= 0x9F)
             return 0; /* U+0080-U+009F, the C1 controls */
         if (b == 0xE2 && s[1] == 0x80 && (s[2] == 0xA8 || s[2] == 0xA9))
@@ -164,18 +149,20 @@ static int all_empty(const Cell *cells, int count) {
     return 1;
 }
 
-/* A line's cells by meaning, whichever layout it came in: what the checks and convert_and_bind() read. A cell
- * a layout lacks is empty (stored as NULL). */
+/* A line's cells by meaning, whichever layout it came in: what the checks and convert() read. The members are named
+ * as the fields of app/columns.py's STORED_COLUMNS (a test's three: value, cpu and latency, in TESTS order), whose
+ * offsets app/ingest/_columns.h holds. A cell a layout lacks is empty (stored as NULL). */
 typedef struct {
-    Cell format;          /* "1.98", "1.97", "1.96", "1.93c", or "1.03" for the 27-field layout */
+    Cell format_version;  /* "1.98", "1.97", "1.96", "1.93c", or "1.03" for the 27-field layout */
     Cell bonnie_version, name, concurrency, seed;
     Cell file_size;       /* 512M or 2G */
-    Cell io_chunk;        /* digits; io_chunk_unit 'k', 'm' or 0 */
-    char io_chunk_unit;
-    Cell seek_count, seek_procs;
+    Cell io_chunk_size;   /* digits, and 1.03's k */
+    Cell seek_count, seek_proc_count;
     Cell num_files, max_size, min_size, always_empty, num_dirs; /* max_size may be "link" or "symlink" */
     Cell value[12], cpu[12], latency[12];
 } Line;
+
+#include "_columns.h"
 
 static const Cell NO_CELL = {(const unsigned char *)"", 0};
 
@@ -198,11 +185,11 @@ static int split_fields(const unsigned char *line, Py_ssize_t len, Cell *f, int 
  * (1.98: seek_count, seek_proc_count), twelve I/O cells, five file-test size cells, twelve file-test cells and
  * twelve latencies. `f` has the 48 or 50 fields of the format. */
 static void read_9x(const Cell *f, int seeks, Line *l) {
-    l->format = f[0], l->bonnie_version = f[1], l->name = f[2], l->concurrency = f[3], l->seed = f[4];
-    l->file_size = f[5], l->io_chunk = f[6];
+    l->format_version = f[0], l->bonnie_version = f[1], l->name = f[2], l->concurrency = f[3], l->seed = f[4];
+    l->file_size = f[5], l->io_chunk_size = f[6];
     int at = 7;
     if (seeks)
-        l->seek_count = f[7], l->seek_procs = f[8], at = 9;
+        l->seek_count = f[7], l->seek_proc_count = f[8], at = 9;
     for (int test = 0; test < 6; test++)
         l->value[test] = f[at + 2 * test], l->cpu[test] = f[at + 2 * test + 1];
     at += 12;
@@ -248,10 +235,10 @@ static int read_size_103(Cell c, Line *l) {
     c.at++, c.len--;
     if (c.len == 0)
         return 1;
-    if (!take(&c, ":") || !take_digits(&c, &l->io_chunk, 1, 12))
+    if (!take(&c, ":") || !take_digits(&c, &l->io_chunk_size, 1, 12))
         return 0;
     if (take(&c, "k"))
-        l->io_chunk_unit = 'k';
+        l->io_chunk_size.len++; /* the cell keeps its unit: 4k */
     return c.len == 0;
 }
 
@@ -276,7 +263,7 @@ static int read_files_103(Cell c, Line *l) {
 
 /* The 27 fields of 1.03 (§2): name, file_size, twelve I/O cells, num_files, twelve file-test cells. */
 static int read_103(const Cell *f, Line *l) {
-    l->format = (Cell){(const unsigned char *)"1.03", 4};
+    l->format_version = (Cell){(const unsigned char *)"1.03", 4};
     l->name = f[0];
     for (int test = 0; test < 6; test++)
         l->value[test] = f[2 + 2 * test], l->cpu[test] = f[3 + 2 * test];
@@ -294,10 +281,9 @@ static int read_layout(const unsigned char *text, Py_ssize_t len, Line *l) {
     Cell f[51];
     for (int i = 0; i < 12; i++)
         l->latency[i] = NO_CELL;
-    l->format = l->bonnie_version = l->name = l->concurrency = l->seed = l->file_size = l->io_chunk = NO_CELL;
-    l->seek_count = l->seek_procs = l->num_files = l->max_size = l->min_size = l->always_empty = NO_CELL;
+    l->format_version = l->bonnie_version = l->name = l->concurrency = l->seed = l->file_size = l->io_chunk_size = NO_CELL;
+    l->seek_count = l->seek_proc_count = l->num_files = l->max_size = l->min_size = l->always_empty = NO_CELL;
     l->num_dirs = NO_CELL;
-    l->io_chunk_unit = 0;
     int count = split_fields(text, len, f, 50);
     if (count == 27) /* always 1.03, whatever its first field (parsing._parse_fields) */
         return read_103(f, l);
@@ -330,7 +316,7 @@ static int io_tests_ran_plainly(const Line *l) {
     if (!(size.len >= 2 && (size.at[size.len - 1] == 'M' || size.at[size.len - 1] == 'G') &&
           is_digits((Cell){size.at, size.len - 1}, 1, 12)))
         return 0;
-    if (!is_digits(l->seek_count, 0, 15) || !is_digits(l->seek_procs, 0, 9))
+    if (!is_digits(l->seek_count, 0, 15) || !is_digits(l->seek_proc_count, 0, 9))
         return 0;
     for (int test = 0; test < 6; test++)
         if (!is_pair(l->value[test], l->cpu[test], test == 5) || !is_latency(l->latency[test]))
@@ -353,7 +339,7 @@ static int file_tests_ran_plainly(const Line *l) {
 
 /* A family of tests that did not run leaves every cell of its own empty (-s 0, -n 0: §4). */
 static int io_tests_not_run(const Line *l) {
-    if (l->io_chunk.len || l->seek_count.len || l->seek_procs.len)
+    if (l->io_chunk_size.len || l->seek_count.len || l->seek_proc_count.len)
         return 0;
     return all_empty(l->value, 6) && all_empty(l->cpu, 6) && all_empty(l->latency, 6);
 }
@@ -374,10 +360,12 @@ static int is_plain(const unsigned char *text, Py_ssize_t len, Line *l) {
         return 0;
     if (!is_plain_text(l->name) || !chars_at_most(l->name, MAX_MACHINE_CHARS))
         return 0;
-    if (l->format.at[2] != '0' && !is_digits(l->concurrency, 1, 9)) /* every 1.9x line has it, 1.03 none */
+    if (l->format_version.at[2] != '0' && !is_digits(l->concurrency, 1, 9)) /* every 1.9x line has it, 1.03 none */
         return 0;
-    /* 1.98 leaves io_chunk_size empty (§3.3-2); the older formats write 8192 (a 4k or 1m is the parser's) */
-    if (l->io_chunk.len && (is(l->format, "1.98") || !is_digits(l->io_chunk, 1, 12)))
+    /* 1.98 leaves io_chunk_size empty (§3.3-2); the older 1.9x formats write 8192 (a 4k or 1m is the parser's);
+     * 1.03's 2G:4k was read by read_size_103() */
+    Cell chunk = l->io_chunk_size;
+    if (chunk.len && l->format_version.at[2] != '0' && (is(l->format_version, "1.98") || !is_digits(chunk, 1, 12)))
         return 0;
     int io_ran = l->file_size.len != 0, files_ran = l->num_files.len != 0;
     if (!io_ran && !files_ran)
@@ -389,7 +377,28 @@ static int is_plain(const unsigned char *text, Py_ssize_t len, Line *l) {
     return 1;
 }
 
-/* ==== conversion: the values app/ingest/parsing.py gives such a line ==== */
+/* ==== conversion: the values app/ingest/parsing.py gives such a line ====
+ *
+ * One walk over STORED_COLUMNS (app/ingest/_columns.h, generated from app/columns.py) converts each column's cell by
+ * its Conversion into a Value, once, for both writers: bind_value() binds it to the SQLite statement's parameter,
+ * put_value() writes it as a cell of PostgreSQL's COPY text. */
+
+/* A column's value. DIGITS and DECIMAL keep the cell as written: SQLite is given the number, COPY the digits (which
+ * PostgreSQL reads as the parser's int(), or rounds as Python's float() does: correctly). */
+typedef enum { V_NULL, V_TEXT, V_DIGITS, V_DECIMAL, V_INT, V_HASH, V_UPLOAD } ValueType;
+
+typedef struct {
+    ValueType type;
+    Cell text;       /* TEXT, DIGITS, DECIMAL */
+    sqlite3_int64 n; /* INT */
+} Value;
+
+/* What one line brings besides its cells: its run's id, hash and text. */
+typedef struct {
+    sqlite3_int64 id;
+    const unsigned char *digest;
+    Cell raw;
+} LineKeys;
 
 static sqlite3_int64 to_int(Cell c) {
     sqlite3_int64 n = 0;
@@ -398,80 +407,111 @@ static sqlite3_int64 to_int(Cell c) {
     return n;
 }
 
-static int bind_text(sqlite3_stmt *s, int param, Cell c) {
-    return sqlite3_bind_text(s, param, (const char *)c.at, (int)c.len, SQLITE_STATIC);
-}
+static const Value NULL_VALUE = {V_NULL, {(const unsigned char *)"", 0}, 0};
 
-static int bind_optional_int(sqlite3_stmt *s, int param, Cell c) {
-    return c.len ? sqlite3_bind_int64(s, param, to_int(c)) : sqlite3_bind_null(s, param);
-}
+static Value text_value(const char *text) { return (Value){V_TEXT, {(const unsigned char *)text, (Py_ssize_t)strlen(text)}, 0}; }
 
-static int bind_optional_text(sqlite3_stmt *s, int param, Cell c) {
-    return c.len ? bind_text(s, param, c) : sqlite3_bind_null(s, param);
-}
+static Value int_value(sqlite3_int64 n) { return (Value){V_INT, {NULL, 0}, n}; }
 
-static int bind_result(sqlite3_stmt *s, int test, Cell value, Cell cpu, Cell latency) {
-    int p = P_FIRST_RESULT + 4 * test, rc;
-    /* §1.1: empty is not run, +++++ too fast; value and %CPU only for a measured result. */
-    if (value.len == 0 || value.at[0] == '+') {
-        rc = sqlite3_bind_text(s, p, value.len ? "too_fast" : "not_run", -1, SQLITE_STATIC);
-        rc |= sqlite3_bind_null(s, p + 1) | sqlite3_bind_null(s, p + 2);
-    } else {
-        rc = sqlite3_bind_text(s, p, "ok", 2, SQLITE_STATIC);
-        if (test == 5) { /* seeks/s is a REAL column; strtod rounds as Python's float() does (correctly) */
-            char digits[24];
-            memcpy(digits, value.at, (size_t)value.len);
-            digits[value.len] = '\0';
-            rc |= sqlite3_bind_double(s, p + 1, strtod(digits, NULL));
-        } else {
-            rc |= sqlite3_bind_int64(s, p + 1, to_int(value));
-        }
-        rc |= sqlite3_bind_int64(s, p + 2, to_int(cpu));
+static Value digits_value(Cell c) { return c.len ? (Value){V_DIGITS, c, 0} : NULL_VALUE; }
+
+/* "link" or "symlink" where the maximum file size goes (§3.3-1) */
+static int is_link(Cell c) { return c.len && (c.at[0] == 'l' || c.at[0] == 's'); }
+
+/* The value of `column` for line `l` (is_plain() accepted it, so every cell has the shape its rule reads). */
+static Value convert(const StoredColumn *column, const Line *l, const LineKeys *keys) {
+    Cell c = *(const Cell *)((const char *)l + column->cell);
+    switch (column->conversion) {
+    case CONVERT_ID:
+        return int_value(keys->id);
+    case CONVERT_UPLOAD_ID:
+    case CONVERT_CREATED_AT:
+    case CONVERT_LABEL:
+    case CONVERT_DOCUMENT_ID:
+        return (Value){V_UPLOAD, {NULL, 0}, 0};
+    case CONVERT_LINE_HASH:
+        return (Value){V_HASH, {keys->digest, DIGEST_BYTES}, 0};
+    case CONVERT_RAW_LINE:
+        return (Value){V_TEXT, keys->raw, 0};
+    case CONVERT_TEXT: /* an empty name is the empty string, not NULL */
+        return (Value){V_TEXT, c, 0};
+    case CONVERT_OPTIONAL_TEXT:
+        return c.len ? (Value){V_TEXT, c, 0} : NULL_VALUE;
+    case CONVERT_OPTIONAL_INT:
+    case CONVERT_RESULT_VALUE:
+    case CONVERT_RESULT_CPU: /* +++++ and +++ are no number */
+        return c.len && c.at[0] != '+' ? digits_value(c) : NULL_VALUE;
+    case CONVERT_SIZE_MIB: /* 512M or 2G */
+        if (c.len == 0)
+            return NULL_VALUE;
+        return int_value(to_int((Cell){c.at, c.len - 1}) * (c.at[c.len - 1] == 'G' ? 1024 : 1));
+    case CONVERT_CHUNK_BYTES: { /* 8192, or 1.03's 4k */
+        if (c.len == 0)
+            return NULL_VALUE;
+        char unit = (char)c.at[c.len - 1];
+        if (unit >= '0' && unit <= '9')
+            return digits_value(c);
+        return int_value(to_int((Cell){c.at, c.len - 1}) * (unit == 'k' ? 1024 : 1024 * 1024));
     }
-    if (latency.len == 0)
-        return rc | sqlite3_bind_null(s, p + 3);
-    /* §1.3: 117us, 228ms or 105s, stored in microseconds */
-    sqlite3_int64 factor = 1000000;
-    Py_ssize_t unit = 1;
-    if (latency.len >= 2 && latency.at[latency.len - 2] == 'u')
-        factor = 1, unit = 2;
-    else if (latency.len >= 2 && latency.at[latency.len - 2] == 'm')
-        factor = 1000, unit = 2;
-    return rc | sqlite3_bind_int64(s, p + 3, to_int((Cell){latency.at, latency.len - unit}) * factor);
+    case CONVERT_FILE_MAX_SIZE:
+        return is_link(c) ? NULL_VALUE : digits_value(c);
+    case CONVERT_FILE_LINK:
+        return is_link(c) ? (Value){V_TEXT, c, 0} : NULL_VALUE;
+    case CONVERT_RESULT_STATUS: /* §1.1: empty is not run, +++++ too fast */
+        return text_value(c.len == 0 ? "not_run" : c.at[0] == '+' ? "too_fast" : "ok");
+    case CONVERT_RESULT_DECIMAL:
+        return c.len && c.at[0] != '+' ? (Value){V_DECIMAL, c, 0} : NULL_VALUE;
+    case CONVERT_RESULT_LATENCY_US: { /* §1.3: 117us, 228ms or 105s */
+        if (c.len == 0)
+            return NULL_VALUE;
+        sqlite3_int64 factor = 1000000;
+        Py_ssize_t unit = 1;
+        if (c.len >= 2 && c.at[c.len - 2] == 'u')
+            factor = 1, unit = 2;
+        else if (c.len >= 2 && c.at[c.len - 2] == 'm')
+            factor = 1000, unit = 2;
+        return int_value(to_int((Cell){c.at, c.len - unit}) * factor);
+    }
+    }
+    return NULL_VALUE;
 }
 
-/* A line is_plain() accepted -> the statement's parameters, except the upload's own (upload_id, created_at,
- * label, document_id), bound once. */
-static int convert_and_bind(sqlite3_stmt *s, const Line *l) {
-    int rc = bind_text(s, P_MACHINE, l->name);
-    rc |= bind_text(s, P_FORMAT_VERSION, l->format);
-    rc |= bind_optional_text(s, P_BONNIE_VERSION, l->bonnie_version);
-    rc |= bind_optional_int(s, P_CONCURRENCY, l->concurrency);
-    rc |= bind_optional_text(s, P_SEED, l->seed);
-    Cell size = l->file_size;
-    if (size.len) /* §3.4: 512M or 2G */
-        rc |= sqlite3_bind_int64(s, P_FILE_SIZE_MIB, to_int((Cell){size.at, size.len - 1}) * (size.at[size.len - 1] == 'G' ? 1024 : 1));
-    else
-        rc |= sqlite3_bind_null(s, P_FILE_SIZE_MIB);
-    if (l->io_chunk.len) /* 8192, or 1.03's 4k */
-        rc |= sqlite3_bind_int64(s, P_IO_CHUNK_BYTES, to_int(l->io_chunk) * (l->io_chunk_unit == 'k' ? 1024 : 1));
-    else
-        rc |= sqlite3_bind_null(s, P_IO_CHUNK_BYTES);
-    rc |= bind_optional_int(s, P_SEEK_COUNT, l->seek_count);
-    rc |= bind_optional_int(s, P_SEEK_PROCS, l->seek_procs);
-    rc |= bind_optional_int(s, P_NUM_FILES, l->num_files);
-    Cell max = l->max_size;
-    int link = max.len && (max.at[0] == 'l' || max.at[0] == 's'); /* link or symlink (§3.3-1) */
-    rc |= link ? sqlite3_bind_null(s, P_FILE_MAX_SIZE) : bind_optional_int(s, P_FILE_MAX_SIZE, max);
-    rc |= link ? bind_text(s, P_FILE_LINK, max) : sqlite3_bind_null(s, P_FILE_LINK);
-    rc |= bind_optional_int(s, P_FILE_MIN_SIZE, l->min_size);
-    rc |= bind_optional_int(s, P_FILE_NUM_DIRS, l->num_dirs);
-    for (int test = 0; test < 12; test++)
-        rc |= bind_result(s, test, l->value[test], l->cpu[test], l->latency[test]);
+/* ---- sink 1: a SQLite statement's parameter ---- */
+
+static int bind_value(sqlite3_stmt *s, int param, Value v) {
+    switch (v.type) {
+    case V_TEXT:
+        return sqlite3_bind_text(s, param, (const char *)v.text.at, (int)v.text.len, SQLITE_STATIC);
+    case V_DIGITS:
+        return sqlite3_bind_int64(s, param, to_int(v.text));
+    case V_DECIMAL: { /* a REAL column; strtod rounds as Python's float() does (correctly) */
+        char digits[24];
+        memcpy(digits, v.text.at, (size_t)v.text.len);
+        digits[v.text.len] = '\0';
+        return sqlite3_bind_double(s, param, strtod(digits, NULL));
+    }
+    case V_INT:
+        return sqlite3_bind_int64(s, param, v.n);
+    case V_HASH:
+        return sqlite3_bind_blob(s, param, v.text.at, (int)v.text.len, SQLITE_STATIC);
+    case V_UPLOAD: /* bound once per upload (prepare_and_insert) */
+        return SQLITE_OK;
+    case V_NULL:
+        break;
+    }
+    return sqlite3_bind_null(s, param);
+}
+
+/* A line is_plain() accepted -> the statement's parameters (the ?N of STORED_COLUMNS[N - 1]), except the upload's
+ * own, bound once. */
+static int convert_and_bind(sqlite3_stmt *s, const Line *l, const LineKeys *keys) {
+    int rc = SQLITE_OK;
+    for (int c = 0; c < STORED_COLUMN_COUNT; c++)
+        rc |= bind_value(s, c + 1, convert(&STORED_COLUMNS[c], l, keys));
     return rc;
 }
 
-/* ==== PostgreSQL: the same values as COPY text ==== */
+/* ---- sink 2: a cell of PostgreSQL's COPY text ---- */
 
 /* A growing buffer; `failed` once an allocation failed (then nothing more is written). */
 typedef struct {
@@ -480,9 +520,10 @@ typedef struct {
     int failed;
 } Text;
 
-static void put(Text *t, const void *bytes, size_t n) {
+/* Room for n more bytes at the end of t: where they go, or NULL once an allocation failed. */
+static char *reserve(Text *t, size_t n) {
     if (t->failed)
-        return;
+        return NULL;
     if (t->len + n > t->cap) {
         size_t cap = t->cap ? t->cap : 65536;
         while (cap < t->len + n)
@@ -490,45 +531,32 @@ static void put(Text *t, const void *bytes, size_t n) {
         char *bigger = PyMem_RawRealloc(t->buf, cap);
         if (bigger == NULL) {
             t->failed = 1;
-            return;
+            return NULL;
         }
         t->buf = bigger, t->cap = cap;
     }
-    memcpy(t->buf + t->len, bytes, n);
+    return t->buf + t->len;
+}
+
+static void put(Text *t, const void *bytes, size_t n) {
+    char *out = reserve(t, n);
+    if (out == NULL)
+        return;
+    memcpy(out, bytes, n);
     t->len += n;
 }
 
-/* COPY's text format: \N is NULL, a tab ends a cell. Plain text holds no backslash, tab or newline
- * (is_plain_text()), so a cell goes as it is; digits too, which PostgreSQL reads as the parser's int(). */
-static void put_cell(Text *t, Cell c) {
-    if (c.len)
-        put(t, c.at, (size_t)c.len);
-    else
-        put(t, "\\N", 2);
-    put(t, "\t", 1);
-}
-
-static void put_text(Text *t, Cell c) {
-    put(t, c.at, (size_t)c.len);
-    put(t, "\t", 1);
-}
-
-static void put_int(Text *t, sqlite3_int64 n) {
-    char digits[24];
-    int written = snprintf(digits, sizeof digits, "%lld\t", n);
-    put(t, digits, (size_t)written);
-}
-
-static void put_null(Text *t) { put(t, "\\N\t", 3); }
-
-static sqlite3_int64 latency_us(Cell latency) {
-    sqlite3_int64 factor = 1000000;
-    Py_ssize_t unit = 1;
-    if (latency.len >= 2 && latency.at[latency.len - 2] == 'u')
-        factor = 1, unit = 2;
-    else if (latency.len >= 2 && latency.at[latency.len - 2] == 'm')
-        factor = 1000, unit = 2;
-    return to_int((Cell){latency.at, latency.len - unit}) * factor;
+/* n in decimal and a tab, without snprintf's parsing of a format per cell */
+static void put_int_cell(Text *t, sqlite3_int64 n) {
+    char digits[24], *end = digits + sizeof digits, *at = end;
+    unsigned long long u = n < 0 ? 0ULL - (unsigned long long)n : (unsigned long long)n;
+    *--at = '\t';
+    do
+        *--at = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (n < 0)
+        *--at = '-';
+    put(t, at, (size_t)(end - at));
 }
 
 /* A line's hash as a bytea cell of COPY text: \\x and its hex digits (the backslash escaped for COPY). */
@@ -540,53 +568,47 @@ static void hash_as_bytea(char out[BYTEA_CHARS], const unsigned char *digest) {
         out[3 + 2 * i] = hex[digest[i] >> 4], out[4 + 2 * i] = hex[digest[i] & 15];
 }
 
-/* One row of `run`: its id, the upload's own cells (`upload`: upload_id, created_at, label and document_id as COPY
- * text, each cell ending in a tab), then the columns of COLUMNS from line_hash on, in that order; the values
- * convert_and_bind() binds. */
-static void copy_row(Text *t, sqlite3_int64 id, Cell upload, const unsigned char *digest, Cell raw, const Line *l) {
-    put_int(t, id);
-    put(t, upload.at, (size_t)upload.len);
-    char bytea[BYTEA_CHARS];
-    hash_as_bytea(bytea, digest);
-    put(t, bytea, sizeof bytea);
-    put(t, "\t", 1);
-    put_text(t, raw);
-    put_text(t, l->name); /* an empty name is the empty string, not NULL */
-    put_text(t, l->format);
-    put_cell(t, l->bonnie_version);
-    put_cell(t, l->concurrency);
-    put_cell(t, l->seed);
-    Cell size = l->file_size;
-    if (size.len)
-        put_int(t, to_int((Cell){size.at, size.len - 1}) * (size.at[size.len - 1] == 'G' ? 1024 : 1));
-    else
-        put_null(t);
-    if (l->io_chunk.len)
-        put_int(t, to_int(l->io_chunk) * (l->io_chunk_unit == 'k' ? 1024 : 1));
-    else
-        put_null(t);
-    put_cell(t, l->seek_count);
-    put_cell(t, l->seek_procs);
-    put_cell(t, l->num_files);
-    int link = l->max_size.len && (l->max_size.at[0] == 'l' || l->max_size.at[0] == 's');
-    put_cell(t, link ? NO_CELL : l->max_size);
-    put_cell(t, l->min_size);
-    put_cell(t, l->num_dirs);
-    put_cell(t, link ? l->max_size : NO_CELL);
-    for (int test = 0; test < 12; test++) {
-        Cell value = l->value[test];
-        if (value.len == 0 || value.at[0] == '+') {
-            put(t, value.len ? "too_fast\t\\N\t\\N\t" : "not_run\t\\N\t\\N\t", value.len ? 15 : 14);
-        } else {
-            put(t, "ok\t", 3);
-            put_cell(t, value); /* seeks/s as written: PostgreSQL rounds it as Python's float() does (correctly) */
-            put_cell(t, l->cpu[test]);
-        }
-        if (l->latency[test].len)
-            put_int(t, latency_us(l->latency[test]));
-        else
-            put_null(t);
+/* COPY's text format: \N is NULL, a tab ends a cell. Plain text holds no backslash, tab or newline
+ * (is_plain_text()), so a text cell goes as it is. */
+static void put_value(Text *t, Value v) {
+    char *out;
+    switch (v.type) {
+    case V_TEXT:
+    case V_DIGITS:
+    case V_DECIMAL:
+        if ((out = reserve(t, (size_t)v.text.len + 1)) == NULL)
+            return;
+        memcpy(out, v.text.at, (size_t)v.text.len);
+        out[v.text.len] = '\t';
+        t->len += (size_t)v.text.len + 1;
+        return;
+    case V_INT:
+        put_int_cell(t, v.n);
+        return;
+    case V_HASH: {
+        char bytea[BYTEA_CHARS + 1];
+        hash_as_bytea(bytea, v.text.at);
+        bytea[BYTEA_CHARS] = '\t';
+        put(t, bytea, sizeof bytea);
+        return;
     }
+    case V_UPLOAD: /* written before the walk (copy_row) */
+        return;
+    case V_NULL:
+        put(t, "\\N\t", 3);
+        return;
+    }
+}
+
+/* One row of `run`: its id, the upload's own cells (`upload`: upload_id, created_at, label and document_id as COPY
+ * text, each cell ending in a tab), then STORED_COLUMNS' others in their order (COPY_COLUMNS in
+ * app/ingest/sqlite_bulk.py); the values convert_and_bind() binds. */
+static void copy_row(Text *t, Cell upload, const Line *l, const LineKeys *keys) {
+    put_value(t, int_value(keys->id));
+    put(t, upload.at, (size_t)upload.len);
+    for (int c = 0; c < STORED_COLUMN_COUNT; c++)
+        if (STORED_COLUMNS[c].conversion != CONVERT_ID)
+            put_value(t, convert(&STORED_COLUMNS[c], l, keys));
     if (!t->failed)
         t->buf[t->len - 1] = '\n'; /* the last cell's tab ends the row */
 }
@@ -667,7 +689,7 @@ static int mark_repeats(Scan *scan) {
  * parsing.py, so the parser's length limit cannot apply to it. */
 static int scan_lines(Scan *scan, const unsigned char *data, Py_ssize_t size, Py_ssize_t max_line_bytes) {
     Py_ssize_t plain_capacity = 0, other_capacity = 0, line_no = 0;
-    Py_ssize_t start = size >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+    Py_ssize_t start = size >= BOM_BYTES && memcmp(data, BOM_UTF8, BOM_BYTES) == 0 ? BOM_BYTES : 0;
     Line fields;
     int in_other = 0;
     for (;;) {
@@ -923,10 +945,8 @@ static void insert_lines(Insert *job, sqlite3_stmt *insert, sqlite3_stmt *lookup
         sqlite3_int64 id = job->first_id + line->distinct_before + parsed_before;
         const unsigned char *text = data + line->start;
         is_plain(text, line->len, &fields); /* true: scan() kept it */
-        int rc = sqlite3_bind_int64(insert, P_ID, id);
-        rc |= sqlite3_bind_blob(insert, P_LINE_HASH, line->digest, DIGEST_BYTES, SQLITE_STATIC);
-        rc |= bind_text(insert, P_RAW_LINE, (Cell){text, line->len});
-        rc |= convert_and_bind(insert, &fields);
+        LineKeys keys = {id, line->digest, {text, line->len}};
+        int rc = convert_and_bind(insert, &fields, &keys);
         if (rc != SQLITE_OK)
             return fail(job, rc);
         sqlite3_int64 changes = sqlite3_total_changes64(job->db);
@@ -957,14 +977,10 @@ static int prepare_and_insert(Insert *job, sqlite3_int64 upload_id, const char *
     char sql[4096];
     SqlText text = {sql, sizeof sql, 0};
     sql_append(&text, "INSERT INTO run (");
-    for (int c = 0; c < COLUMN_COUNT; c++) {
-        if (c < HEAD_COUNT)
-            sql_append(&text, "%s%s", c ? ", " : "", HEAD_COLUMNS[c]);
-        else
-            sql_append(&text, ", %s_%s", TESTS[(c - HEAD_COUNT) / 4], RESULT_PARTS[(c - HEAD_COUNT) % 4]);
-    }
+    for (int c = 0; c < STORED_COLUMN_COUNT; c++)
+        sql_append(&text, "%s%s", c ? ", " : "", STORED_COLUMNS[c].name);
     sql_append(&text, ") VALUES (");
-    for (int c = 1; c <= COLUMN_COUNT; c++)
+    for (int c = 1; c <= STORED_COLUMN_COUNT; c++)
         sql_append(&text, "%s?%d", c > 1 ? ", " : "", c);
     sql_append(&text, "%s", INSERT_SQL_TAIL);
     if (text.overflowed) {
@@ -978,11 +994,23 @@ static int prepare_and_insert(Insert *job, sqlite3_int64 upload_id, const char *
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(job->db, "SELECT id FROM run WHERE line_hash = ?1", -1, &lookup, NULL);
     if (rc == SQLITE_OK) {
-        rc = sqlite3_bind_int64(insert, P_UPLOAD_ID, upload_id);
-        rc |= sqlite3_bind_text(insert, P_CREATED_AT, created_at, -1, SQLITE_STATIC);
-        rc |= label ? sqlite3_bind_text(insert, P_LABEL, label, (int)label_len, SQLITE_STATIC) : sqlite3_bind_null(insert, P_LABEL);
-        rc |= has_document ? sqlite3_bind_int64(insert, P_DOCUMENT_ID, document_id)
-                           : sqlite3_bind_null(insert, P_DOCUMENT_ID);
+        for (int c = 0; c < STORED_COLUMN_COUNT; c++) {
+            int p = c + 1;
+            switch (STORED_COLUMNS[c].conversion) {
+            case CONVERT_UPLOAD_ID:
+                rc |= sqlite3_bind_int64(insert, p, upload_id);
+                break;
+            case CONVERT_CREATED_AT:
+                rc |= sqlite3_bind_text(insert, p, created_at, -1, SQLITE_STATIC);
+                break;
+            case CONVERT_LABEL:
+                rc |= label ? sqlite3_bind_text(insert, p, label, (int)label_len, SQLITE_STATIC) : sqlite3_bind_null(insert, p);
+                break;
+            case CONVERT_DOCUMENT_ID:
+                rc |= has_document ? sqlite3_bind_int64(insert, p, document_id) : sqlite3_bind_null(insert, p);
+                break;
+            }
+        }
     }
     if (rc != SQLITE_OK) {
         fail(job, rc);
@@ -1156,7 +1184,8 @@ static PyObject *scan_copy_text(Scan *self, PyObject *args) {
         if (self->created_ids[i] == 0)
             continue;
         is_plain(data + line->start, line->len, &fields); /* true: scan() kept it */
-        copy_row(&text, self->created_ids[i], upload_cells, line->digest, (Cell){data + line->start, line->len}, &fields);
+        LineKeys keys = {self->created_ids[i], line->digest, {data + line->start, line->len}};
+        copy_row(&text, upload_cells, &fields, &keys);
         copied++;
     }
     Py_END_ALLOW_THREADS
@@ -1317,7 +1346,7 @@ static PyGetSetDef scan_getset[] = {
 
 static PyTypeObject ScanType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "app.ingest._bulk198.Scan",
+    .tp_name = "app.ingest._plain_lines.Scan",
     .tp_basicsize = sizeof(Scan),
     .tp_dealloc = (destructor)scan_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -1335,18 +1364,17 @@ static PyMethodDef module_methods[] = {
     {NULL},
 };
 
-static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "app.ingest._bulk198", NULL, -1, module_methods};
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "app.ingest._plain_lines", NULL, -1, module_methods};
 
-PyMODINIT_FUNC PyInit__bulk198(void) {
+PyMODINIT_FUNC PyInit__plain_lines(void) {
     if (PyType_Ready(&ScanType) < 0 || load_sqlite() < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
         return NULL;
-    PyObject *columns = PyTuple_New(COLUMN_COUNT);
-    for (int c = 0; columns && c < COLUMN_COUNT; c++) {
-        PyObject *name = c < HEAD_COUNT ? PyUnicode_FromString(HEAD_COLUMNS[c])
-                                        : PyUnicode_FromFormat("%s_%s", TESTS[(c - HEAD_COUNT) / 4], RESULT_PARTS[(c - HEAD_COUNT) % 4]);
+    PyObject *columns = PyTuple_New(STORED_COLUMN_COUNT);
+    for (int c = 0; columns && c < STORED_COLUMN_COUNT; c++) {
+        PyObject *name = PyUnicode_FromString(STORED_COLUMNS[c].name);
         if (name == NULL) {
             Py_CLEAR(columns);
             break;

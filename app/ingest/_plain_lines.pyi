@@ -1,4 +1,4 @@
-# Types of the C extension app/ingest/_bulk198.c (what it does is described there and in app/ingest/sqlite_bulk.py).
+# Types of the C extension app/ingest/_plain_lines.c (what it does is described there and in app/ingest/sqlite_bulk.py).
 import sqlite3
 from array import array
 
