@@ -257,7 +257,7 @@ class ListedRun:
             # SQLite gives back naive datetimes; every run was stored in UTC.
             created_at=created_at if created_at.tzinfo else created_at.replace(tzinfo=UTC),
             tags=tags,
-            results={test: ListedResult(*(row[i] for i in indexes)) for test, indexes in _RESULT_INDEXES},
+            results={test: ListedResult._make(row[start : start + _PARTS]) for test, start in _RESULT_STARTS},
         )
 
 
@@ -274,11 +274,12 @@ _LIST_HEAD = ("id", "machine", "label", "format_version", "file_size_mib", "crea
 _LIST_SELECT = select(*(run_table.c[name] for name in (*_LIST_HEAD, *RESULT_COLUMNS))).where(
     run_table.c.id.in_(bindparam("run_ids", expanding=True))
 )
-# Each test's parts, by position in a row of _LIST_SELECT.
-_RESULT_INDEXES = tuple(
-    (test, tuple(len(_LIST_HEAD) + RESULT_COLUMNS.index(result_column(test, part)) for part in RESULT_PARTS))
-    for test in TESTS
+# Where each test's parts start in a row of _LIST_SELECT: RESULT_COLUMNS holds them side by side, in RESULT_PARTS
+# order, so a slice of the row is a ListedResult.
+_RESULT_STARTS = tuple(
+    (test, len(_LIST_HEAD) + RESULT_COLUMNS.index(result_column(test, RESULT_PARTS[0]))) for test in TESTS
 )
+_PARTS = len(RESULT_PARTS)
 
 
 # By name, a page this deep starts from the machine its first run belongs to (_machine_at) rather than from
