@@ -22,8 +22,9 @@ def test_front_page_lists_runs_with_key_figures(client):
 
 
 def test_the_kept_list_follows_every_write(client):
-    # The list is kept per URL under the data's stamp (docs/decisions.md, "The runs list kept as the comparisons
-    # are"): an upload, a label, a tag and a delete each show on the next read of the same URLs, page and part.
+    # The list is kept per URL under the data's stamp, which every write replaces
+    # (docs/decisions.md, "The runs list kept as the comparisons are"): an upload, a label, a tag and a delete
+    # each show on the next read of the same URLs, page and part.
     urls = ["/", "/?sort=name&tag=fs=xfs"]
     post_csv(client, LINE_198, tag="fs=xfs")
     run_id = client.get("/api/runs").json()["items"][0]["id"]
