@@ -60,8 +60,8 @@ class Settings(BaseSettings):
     compare_cache_mib: int = Field(
         64,
         ge=0,
-        description="Memory each server worker may keep comparisons in (/api/compare, /compare), reused until "
-        "the data changes; 0 turns the cache off.",
+        description="Memory each server worker may keep comparisons in (/api/compare, /compare; also the matrix "
+        "and the runs list's pages), reused until the data changes; 0 turns the cache off.",
     )
     secret_key: str | None = Field(
         None,

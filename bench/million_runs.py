@@ -2,7 +2,10 @@
 CSV export (first byte, whole body, server RSS) and startup, against /api/health, on SQLite and PostgreSQL.
 
 Usage: .venv/bin/python bench/million_runs.py [--db sqlite,postgresql] [--runs 1000000] [--requests 30]
-           [--workers 1] [--exports 2] [--export-only] [--export-reference]
+           [--workers 1] [--exports 2] [--export-only] [--export-reference] [--no-cache]
+
+--no-cache serves with BONNIEBOARD_COMPARE_CACHE_MIB=0: nothing is kept (comparisons, the matrix, the runs list),
+so every request makes its answer, as the first reader after a write does.
 
 --export-reference also serves the database from a server whose export sends its first batch as large as the
 others (bench/export_full_first_batch.py, the reference of docs/decisions.md, "A small first export batch"); the
@@ -271,6 +274,7 @@ def bench(
     exports: int = 2,
     export_only: bool = False,
     export_reference: bool = False,
+    no_cache: bool = False,
 ) -> None:
     started = time.perf_counter()
     load(database_url, runs)
@@ -279,7 +283,8 @@ def bench(
         flush=True,
     )
     started = time.perf_counter()
-    with live_server(database_url, workers=workers) as server:
+    env = {"BONNIEBOARD_COMPARE_CACHE_MIB": "0"} if no_cache else None
+    with live_server(database_url, workers=workers, env=env) as server:
         if export_only or export_reference:
             if export_reference:
                 compare_exports(database_url, server, exports)
@@ -318,8 +323,14 @@ def main() -> int:
     parser.add_argument("--exports", type=int, default=2, help="exports measured (per server)")
     parser.add_argument("--export-only", action="store_true", help="measure only the export")
     parser.add_argument("--export-reference", action="store_true", help="and a first-batch-2,000 reference server")
+    parser.add_argument("--no-cache", action="store_true", help="serve with BONNIEBOARD_COMPARE_CACHE_MIB=0")
     args = parser.parse_args()
-    options = {"exports": args.exports, "export_only": args.export_only, "export_reference": args.export_reference}
+    options = {
+        "exports": args.exports,
+        "export_only": args.export_only,
+        "export_reference": args.export_reference,
+        "no_cache": args.no_cache,
+    }
     for database in args.db.split(","):
         if database == "sqlite":
             with tempfile.TemporaryDirectory(prefix="bonnieboard-million-") as directory:

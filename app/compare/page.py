@@ -241,6 +241,7 @@ def cached(
     make: Callable[[Session], T],
     size_of: Callable[[T], int],
     also: Callable[[T], Hashable | None] | None = None,
+    rewarm: bool = True,
 ) -> T:
     """`make(session)`'s value for `key`, from the cache while the database holds the data generation's stamp
     it depends on; make() gets a read session (app.store.db.read_session) only when it has to run.
@@ -260,7 +261,7 @@ def cached(
     browser is redirected to: the comparison is not made again for it).
 
     The view is remembered (REWARM): after the next write it is made again in the background, so its next reader
-    finds it made."""
+    finds it made; unless not `rewarm` (a view cheap enough for its first reader to make)."""
     max_bytes = get_settings().compare_cache_mib * BYTES_PER_MIB
     stamps = _current_stamps() if max_bytes else None
     if stamps is None:
@@ -272,7 +273,8 @@ def cached(
     value = CACHE.fetch(key, stamps, made, size_of, max_bytes)
     # Once answered (a view that fails is not made again): the first reader of another process's write has
     # its own view made before the others are.
-    REWARM.served(key, _View(make, size_of), stamps)
+    if rewarm:
+        REWARM.served(key, _View(make, size_of), stamps)
     return value
 
 

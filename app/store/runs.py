@@ -13,14 +13,13 @@ from typing import Any, NamedTuple
 from sqlalchemy import ColumnElement, Select, bindparam, delete, false, func, insert, select, text, union_all, update
 from sqlalchemy.orm import Session
 
-from app.bonnie import TESTS
+from app.bonnie import HEADLINE_TESTS
 from app.columns import (
     FILE_TEST_COLUMNS,
     IDENTITY_COLUMNS,
     LIMITERS,
     RAM_BYTES,
     RESULT_COLUMNS,
-    RESULT_PARTS,
     SETUP_COLUMNS,
     result_column,
 )
@@ -118,9 +117,9 @@ def list_runs(
     `at_machine` and after (a cursor that skips whole machines; `offset` then counts within that machine's runs,
     and a deep `offset` without one is turned into one: _machine_at);
     after skipping `offset` of them; and how many match in all, counted up to COUNT_LIMIT."""
-    ids, page_ids = _page_ids(session, run_filter, limit, offset, before, after, at_machine, order)
+    ids, page_ids, counted = _page_ids(session, run_filter, limit, offset, before, after, at_machine, order)
     found, tags = _rows_and_tags(session, _RUN_SELECT, page_ids)
-    total, is_estimate = _count(session, run_filter, ids)
+    total, is_estimate = counted or _count(session, run_filter, ids)
     return RunPage([found[i] for i in page_ids if i in found], tags, total, is_estimate)
 
 
@@ -151,9 +150,9 @@ def list_run_rows(
 ) -> ListedPage:
     """list_runs' page as ListedRun rows: the columns the runs list shows, read without the ORM (building 50 ORM
     runs and their response models took a fifth of the front page's time at a million runs)."""
-    ids, page_ids = _page_ids(session, run_filter, limit, offset, before, after, at_machine, order)
+    ids, page_ids, counted = _page_ids(session, run_filter, limit, offset, before, after, at_machine, order)
     found, tags = _rows_and_tags(session, _LIST_SELECT, page_ids)
-    total, is_estimate = _count(session, run_filter, ids)
+    total, is_estimate = counted or _count(session, run_filter, ids)
     return ListedPage([ListedRun.of(found[i], tags[i]) for i in page_ids if i in found], total, is_estimate)
 
 
@@ -166,9 +165,11 @@ def _page_ids(
     after: int | None,
     at_machine: str | None,
     order: str,
-) -> tuple[Select, list[int]]:
-    """(the select of every matching id, the ids of the page asked for, in order)."""
+) -> tuple[Select, list[int], tuple[int, bool] | None]:
+    """(the select of every matching id, the ids of the page asked for, in order, and _count()'s answer where the
+    order needed it: the caller's count then costs no second look at the data's stamp)."""
     ids, run_id = _matching_ids(run_filter)
+    counted = None
     if order == "newest":
         newest = ids if before is None else ids.where(run_id < before)
         blocks = _blocks_in_flight(session)
@@ -188,13 +189,14 @@ def _page_ids(
         if at_machine is not None:
             ordered = ordered.where(run_table.c.machine >= at_machine)
         if run_filter.tags:
-            if not _few_match(session, run_filter, ids):
+            counted = _count(session, run_filter, ids)
+            if not _few_match(*counted):
                 walked = _walked_by_name(session, run_filter, at_machine, limit, offset)
                 if walked is not None:
-                    return ids, walked
+                    return ids, walked, counted
             ordered = _sorted_by_name(run_filter, at_machine)
     # Ids first, then their rows: skipping `offset` rows reads only an index, not the wide rows.
-    return ids, list(session.scalars(ordered.limit(limit).offset(offset)))
+    return ids, list(session.scalars(ordered.limit(limit).offset(offset))), counted
 
 
 def _blocks_in_flight(session: Session) -> list[tuple[int, int, int]]:
@@ -224,17 +226,16 @@ def _stepping_over(ids: Select, run_id: ColumnElement[int], blocks: list[tuple[i
 
 
 class ListedResult(NamedTuple):
-    """A result as the runs list shows it: the parts of app.columns.RESULT_PARTS."""
+    """A result as the runs list shows it: its status and value (the list shows no %CPU or latency)."""
 
     status: str
     value: float | None
-    cpu_pct: int | None
-    latency_us: int | None
 
 
 @dataclass(frozen=True, slots=True)
 class ListedRun:
-    """A run as the runs list shows it: its attributes are those of the API's RunOut that the list reads."""
+    """A run as the runs list shows it: its attributes are those of the API's RunOut that the list reads, and the
+    results of bonnie.HEADLINE_TESTS, the list's columns."""
 
     id: int
     machine: str
@@ -257,7 +258,7 @@ class ListedRun:
             # SQLite gives back naive datetimes; every run was stored in UTC.
             created_at=created_at if created_at.tzinfo else created_at.replace(tzinfo=UTC),
             tags=tags,
-            results={test: ListedResult(*(row[i] for i in indexes)) for test, indexes in _RESULT_INDEXES},
+            results={test: ListedResult._make(row[start : start + _LISTED_PARTS]) for test, start in _HEADLINE_STARTS},
         )
 
 
@@ -271,14 +272,15 @@ class ListedPage:
 # Lists never show a runner's document (up to BONNIEBOARD_MAX_DOCUMENT_BYTES each): it is not in run's row.
 _RUN_SELECT = select(*run_table.c).where(run_table.c.id.in_(bindparam("run_ids", expanding=True)))
 _LIST_HEAD = ("id", "machine", "label", "format_version", "file_size_mib", "created_at")
-_LIST_SELECT = select(*(run_table.c[name] for name in (*_LIST_HEAD, *RESULT_COLUMNS))).where(
-    run_table.c.id.in_(bindparam("run_ids", expanding=True))
-)
-# Each test's parts, by position in a row of _LIST_SELECT.
-_RESULT_INDEXES = tuple(
-    (test, tuple(len(_LIST_HEAD) + RESULT_COLUMNS.index(result_column(test, part)) for part in RESULT_PARTS))
-    for test in TESTS
-)
+# The list's columns only: each headline test's status and value (ListedResult's fields), 12 of the 48 result
+# columns, each read and built for every row of every page.
+_LIST_SELECT = select(
+    *(run_table.c[name] for name in _LIST_HEAD),
+    *(run_table.c[result_column(test, part)] for test in HEADLINE_TESTS for part in ListedResult._fields),
+).where(run_table.c.id.in_(bindparam("run_ids", expanding=True)))
+_LISTED_PARTS = len(ListedResult._fields)
+# Where each headline test's status and value start in a row of _LIST_SELECT: a slice of the row is a ListedResult.
+_HEADLINE_STARTS = tuple((test, len(_LIST_HEAD) + _LISTED_PARTS * i) for i, test in enumerate(HEADLINE_TESTS))
 
 
 # By name, a page this deep starts from the machine its first run belongs to (_machine_at) rather than from
@@ -302,8 +304,7 @@ NAME_WALK_FACTORS = (4, 20)
 NAME_SORT_MATCHES = COUNT_LIMIT
 
 
-def _few_match(session: Session, run_filter: RunFilter, ids: Select) -> bool:
-    total, is_estimate = _count(session, run_filter, ids)
+def _few_match(total: int, is_estimate: bool) -> bool:
     return not is_estimate and total <= NAME_SORT_MATCHES
 
 

@@ -21,6 +21,27 @@ def test_front_page_lists_runs_with_key_figures(client):
     assert "+++++" in html
 
 
+def test_the_kept_list_follows_every_write(client):
+    # The list is kept per URL under the data's stamp, which every write replaces
+    # (docs/decisions.md, "The runs list kept as the comparisons are"): an upload, a label, a tag and a delete
+    # each show on the next read of the same URLs, page and part.
+    urls = ["/", "/?sort=name&tag=fs=xfs"]
+    post_csv(client, LINE_198, tag="fs=xfs")
+    run_id = client.get("/api/runs").json()["items"][0]["id"]
+    for url in urls:
+        assert client.get(url).text == client.get(url).text  # nothing of a request in what is kept
+        assert f'value="{run_id}"' in client.get(url, headers={"HX-Request": "true"}).text
+    post_csv(client, LINE_103, tag="fs=xfs")
+    assert all("mindpipe" in client.get(url).text for url in urls)
+    client.patch(f"/api/runs/{run_id}", json={"label": "relabelled-run"})
+    assert all("relabelled-run" in client.get(url).text for url in urls)
+    client.patch(f"/api/runs/{run_id}", json={"tags": {"fs": "btrfs"}})
+    assert "fs=btrfs" in client.get("/").text
+    assert f'value="{run_id}"' not in client.get(urls[1]).text
+    assert client.delete(f"/api/runs/{run_id}").status_code == 204
+    assert f'value="{run_id}"' not in client.get("/").text
+
+
 def test_htmx_request_gets_only_the_table(client):
     post_csv(client, LINE_198)
     partial = client.get("/?machine=vm", headers={"HX-Request": "true"})

@@ -1,5 +1,6 @@
 """HTML pages. Each renders a whole page, or only its partial when htmx asks (HX-Request)."""
 
+import functools
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -61,7 +62,6 @@ def wants_partial(request: Request) -> bool:
 @router.get("/", response_class=HTMLResponse)
 def runs_page(
     request: Request,
-    session: SessionDep,
     machine: str | None = None,
     tag: Annotated[list[str], Query()] = [],  # noqa: B006 - FastAPI copies the default per request
     format: str | None = None,
@@ -101,56 +101,100 @@ def runs_page(
     cursor = {"newest": before, "oldest": after, "name": at_machine}[sort]
     # Each order reads its own cursor only (run_store.list_runs); skip counts within at_machine's runs.
     offset = (page - 1) * PAGE_SIZE + (skip if sort == "name" and at_machine is not None else 0)
-    listed = (
-        run_store.ListedPage([], 0, False)
-        if filter_error
-        else run_store.list_run_rows(
-            session=session,
-            run_filter=run_filter,
-            limit=PAGE_SIZE + 1,
-            offset=offset,
-            before=before,
-            after=after,
-            at_machine=at_machine,
-            order=sort,
-        )
-    )
-    found, total = listed.runs[:PAGE_SIZE], listed.total
-    more = len(listed.runs) > PAGE_SIZE
-    by_name_cursor = more and sort == "name" and (at_machine is not None or page == 1)
-    # The way in for a new board: what the sample data is, and a comparison of each of its studies.
-    first_screen = not wants_partial(request) and not filter_error and run_filter == run_store.RunFilter()
-    sample = samples.sample_data(session=session) if first_screen and cursor is None and page == 1 else None
+    listing = _Listing(run_filter, sort, page, offset, before, after, at_machine, wants_partial(request))
     context = {
-        "samples": sample,
-        "study_urls": {study.name: _study_url(study) for study in sample.studies} if sample else {},
         "chosen": chosen,
         "sort": sort,
         "sorts": {"newest": "newest first", "oldest": "oldest first", "name": "by name"},
-        "runs": found,
-        "total": total,
-        "total_is_estimate": listed.total_is_estimate,
         "filtered": run_filter != run_store.RunFilter(),
         "page": page,
         "cursor": cursor,
-        "older_before": found[-1].id if more and sort == "newest" else None,
-        "newer_after": found[-1].id if more and sort == "oldest" else None,
-        "next_by_name": _next_by_name(found, at_machine, offset) if by_name_cursor else None,
-        # Offset paging: page=N was typed (the runs of the last machine on the pages before are not known).
-        "next_page": page + 1 if more and sort == "name" and not by_name_cursor else None,
-        "pages": max(1, -(-total // PAGE_SIZE)),
         "filter": {"machine": machine or "", "tag": " ".join(tag_terms), "tags": tag_terms, "format": format or ""},
         "filter_error": filter_error,
         "key_tests": bonnie.HEADLINE_TESTS,
         "units": UNITS,
         "too_fast": STATUS_TOO_FAST,
     }
-    return render(
-        request,
-        "_runs_table.html" if wants_partial(request) else "runs.html",
-        context,
-        status_code=400 if filter_error else 200,
+    if filter_error:
+        empty: dict[str, Any] = {"samples": None, "runs": [], "total": 0, "total_is_estimate": False, "pages": 1}
+        return _with_vary(render(request, listing.template, context | empty, status_code=400))
+    # Kept as the comparisons are (app/compare/page.py's cached(): per worker, under the data's stamp, which every
+    # write replaces), keyed by all it is made from: what the URL asks and whether htmx asks a part.
+    asked = (machine, tuple(tag_terms), format, page, tuple(chosen), sort, before, after, at_machine, skip)
+    key = ("/", listing.partial, request.scope.get("root_path", ""), asked)
+    # Not re-made after each write, as comparisons are: a list costs its first reader tens of milliseconds, and
+    # remaking the last views served after every upload would be work for pages nobody may read again.
+    made = functools.partial(_runs_list_body, request, listing, context)
+    body = comparisons.cached(key, made, cache.Body.size_bytes, rewarm=False)
+    gzipped = cache.accepts_gzip(request.headers.get("accept-encoding"))
+    return _with_vary(HTMLResponse(body.gzipped() if gzipped else body.data, headers=cache.encoding_headers(gzipped)))
+
+
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """What a runs list page reads and in which order, from its URL."""
+
+    run_filter: run_store.RunFilter
+    sort: str
+    page: int
+    offset: int
+    before: int | None
+    after: int | None
+    at_machine: str | None
+    partial: bool  # htmx asks for the table only
+
+    @property
+    def template(self) -> str:
+        return "_runs_table.html" if self.partial else "runs.html"
+
+
+def _runs_list_body(request: Request, listing: _Listing, context: dict[str, Any], session: Session) -> cache.Body:
+    """The runs list page (or its table) as kept: rendered for a request that holds only the root path."""
+    listed = run_store.list_run_rows(
+        session=session,
+        run_filter=listing.run_filter,
+        limit=PAGE_SIZE + 1,
+        offset=listing.offset,
+        before=listing.before,
+        after=listing.after,
+        at_machine=listing.at_machine,
+        order=listing.sort,
     )
+    comparisons.reads_beyond_named_runs()  # a list shows the newest runs: every write changes it
+    found, total, sort = listed.runs[:PAGE_SIZE], listed.total, listing.sort
+    more = len(listed.runs) > PAGE_SIZE
+    by_name_cursor = more and sort == "name" and (listing.at_machine is not None or listing.page == 1)
+    # The way in for a new board: what the sample data is, and a comparison of each of its studies.
+    first_screen = not listing.partial and listing.run_filter == run_store.RunFilter() and context["cursor"] is None
+    sample = samples.sample_data(session=session) if first_screen and listing.page == 1 else None
+    shown = context | {
+        "samples": sample,
+        "study_urls": {study.name: _study_url(study) for study in sample.studies} if sample else {},
+        "runs": found,
+        "total": total,
+        "total_is_estimate": listed.total_is_estimate,
+        "older_before": found[-1].id if more and sort == "newest" else None,
+        "newer_after": found[-1].id if more and sort == "oldest" else None,
+        "next_by_name": _next_by_name(found, listing.at_machine, listing.offset) if by_name_cursor else None,
+        # Offset paging: page=N was typed (the runs of the last machine on the pages before are not known).
+        "next_page": listing.page + 1 if more and sort == "name" and not by_name_cursor else None,
+        "pages": max(1, -(-total // PAGE_SIZE)),
+    }
+    html = templates.get_template(listing.template).render(shown, request=_layout_request(request, "/"))
+    return cache.Body(html.encode())
+
+
+def _with_vary(response: Response) -> Response:
+    # The same URL answers with a whole page or a fragment, depending on HX-Request.
+    response.headers["Vary"] = "HX-Request"
+    return response
+
+
+def _layout_request(request: Request, path: str) -> Request:
+    """A request that holds only what the layout's links need (the app and the root path), never the browser's
+    cookies or headers: a page rendered with it may be kept and served to every reader."""
+    scope = {"type": "http", "method": "GET", "app": request.app, "path": path, "headers": []}
+    return Request(scope | {"root_path": request.scope.get("root_path", "")})
 
 
 def _study_url(study: samples.Study) -> str:
@@ -359,16 +403,13 @@ async def matrix_page(
 def _matrix_page_body(request: Request, asked: matrix.MatrixRequest, context: dict[str, Any]) -> cache.Body:
     """The whole matrix page, cached as the comparisons are: it is rendered for a request that holds only the
     root path (the layout's links need it), never the browser's cookies or headers, so every reader may get it."""
-    root_path = request.scope.get("root_path", "")
-    layout_request = Request(
-        {"type": "http", "method": "GET", "app": request.app, "root_path": root_path, "path": "/matrix", "headers": []}
-    )
+    layout_request = _layout_request(request, "/matrix")
 
     def make(session: Session) -> cache.Body:
         shown = context | comparisons.matrix_context(session, asked)
         return cache.Body(templates.get_template("matrix.html").render(shown, request=layout_request).encode())
 
-    return comparisons.cached(("/matrix", asked, root_path), make, cache.Body.size_bytes)
+    return comparisons.cached(("/matrix", asked, layout_request.scope["root_path"]), make, cache.Body.size_bytes)
 
 
 # The newest runs, offered when adding runs to a comparison.
