@@ -3,11 +3,11 @@
 Each class's fields are the keys of GET /api/compare's JSON, in its order: orjson writes a dataclass as a map of
 its fields in the order they are declared, and leaves out a field whose name starts with an underscore, so a
 cell's scratch for the page's verdicts (`_power`, `_rank`) is never sent. The one form that differs from the
-dataclasses themselves is the API's, whose cells leave their null figures out (`api_answer`; docs/decisions.md,
-"A compare answer without its nulls"); the page, /api/matrix and compare.csv keep them.
+dataclasses themselves is the API's, whose cells leave their null figures out (`api_answer`); the page,
+/api/matrix and compare.csv keep them (docs/decisions.md, "A compare answer without its nulls"). Why it is typed:
+docs/decisions.md, "The comparison typed".
 
-Hints and warnings stay {"code", "text"} maps: app/compare/hints.py and app/compare/comparability.py make them, and
-the answer rows and the history pages read them too.
+Hints and warnings stay {"code", "text"} maps, as app/compare/hints.py and app/compare/comparability.py make them.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from typing import Any
 
 from app.compare.comparison import Comparison
 
-# Of the comparison and of each chart of the view: what the page writes as HTML.
+# Of each chart of the view: what the page writes as HTML.
 VIEW_CHART_IN_THE_HTML = frozenset({"notes", "hint_list"})
 
 
