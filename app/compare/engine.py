@@ -533,7 +533,7 @@ def _cell(
     hints = _cell_hints(spec, config, facts, sample, test, status, n_too_fast) if status != STATUS_NOT_RUN else []
     ci95 = described.ci95
     bound_ratio = against.bound_ratio
-    # Positional, in Cell's order: a cell is built ~2,000 times for a 50-run page, and keywords cost nearly four times as much.
+    # Positional, in Cell's order: a 50-run page builds ~2,000 cells, and keywords cost nearly four times as much.
     return Cell(
         test,
         status,
