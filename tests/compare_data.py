@@ -3,6 +3,9 @@
 import json
 import re
 
+import orjson
+
+from app.compare.comparison import CELL_FIELDS, Cell, Comparison
 from app.compare.engine import CELL_FIGURES
 from tests.helpers import CONTRACT_LINE, with_field
 
@@ -21,6 +24,19 @@ def sweep_line(machine: str, put_block: int, getc: int) -> str:
 def sweep_csv(fs: str) -> str:
     """The three lines of one configuration, machine `{fs}-box`."""
     return "".join(sweep_line(f"{fs}-box", *row) + "\n" for row in SWEEP[fs])
+
+
+def cell_of(test: str, **figures) -> Cell:
+    """A comparison's cell for `test` with the figures given: measured (status ok) with no runs, no hints and every
+    other figure null unless given."""
+    given = {"test": test, "status": "ok", "n": 0, "n_too_fast": 0, "n_not_run": 0, "hints": []} | figures
+    return Cell(**{name: given.get(name) for name in CELL_FIELDS})
+
+
+def json_form(comparison: Comparison) -> dict:
+    """A comparison as orjson writes it for the page and /api/matrix (null figures kept): the JSON a test of the
+    contract reads."""
+    return orjson.loads(orjson.dumps(comparison))
 
 
 def embedded_data(html: str) -> dict:

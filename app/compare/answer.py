@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from app import bonnie
+from app.compare.comparison import Cell, Comparison
 from app.compare.stats import cared_effect_pct
 from app.units import format_size_mib, gib_at_least
 
@@ -66,24 +67,28 @@ QUESTIONS = (
 )
 
 
-def cells_by_test(data: dict[str, Any], rate_charts: Sequence[str]) -> dict[int, dict[str, dict[str, Any]]]:
+def cells_by_test(data: Comparison, rate_charts: Sequence[str]) -> dict[int, dict[str, Cell]]:
     """configuration id -> test -> its rate cell."""
-    found: dict[int, dict[str, dict[str, Any]]] = {c["id"]: {} for c in data["configurations"]}
-    for chart in data["charts"]:
-        if chart["key"] not in rate_charts:
+    found: dict[int, dict[str, Cell]] = {c.id: {} for c in data.configurations}
+    for chart in data.charts:
+        if chart.key not in rate_charts:
             continue
-        for entry in chart["configurations"]:
-            for cell in entry["tests"]:
-                found[entry["configuration"]][cell["test"]] = cell
+        for entry in chart.configurations:
+            for cell in entry.tests:
+                found[entry.configuration][cell.test] = cell
     return found
 
 
-def _factor(cell: dict[str, Any]) -> float | None:
+def _factor(cell: Cell) -> float | None:
+    return _factor_of(cell.bound_ratio, cell.geo_ratio, cell.ratio)
+
+
+def _factor_of(bound_ratio: float | None, geo_ratio: float | None, ratio: float | None) -> float | None:
     """The ratio to the baseline the verdict is about: the +++++ bound when it decided, else the geometric
     means' ratio (what the interval is built on), else the arithmetic one."""
-    for key in ("bound_ratio", "geo_ratio", "ratio"):
-        if cell.get(key) is not None:
-            return float(cell[key])
+    for value in (bound_ratio, geo_ratio, ratio):
+        if value is not None:
+            return float(value)
     return None
 
 
@@ -115,20 +120,28 @@ def times(x: float, *, floor: bool = False) -> str:
     return f"×{math.floor(x):,}" if floor else f"×{x:,.0f}"
 
 
-def factor_text(cell: dict[str, Any]) -> str:
-    """One cell's factor against the baseline, as a speed-up or a slow-down (never ×0.07), with its 95 %
-    interval in the same direction, or "at least" for a +++++ bound."""
-    bound = cell.get("bound_ratio")
+def factor_text(cell: Cell) -> str:
+    """One cell's factor against the baseline (factor_words)."""
+    return factor_words(cell.bound_ratio, cell.geo_ratio, cell.ratio, cell.ratio_ci95)
+
+
+def factor_words(
+    bound_ratio: float | None, geo_ratio: float | None, ratio: float | None, ratio_ci95: Sequence[float] | None
+) -> str:
+    """A factor against the baseline, as a speed-up or a slow-down (never ×0.07), with its 95 % interval in the
+    same direction, or "at least" for a +++++ bound. Of a comparison's cell (factor_text) or a matrix cell's
+    figures."""
+    bound = bound_ratio
     if bound is not None:
         return (
             f"at least {times(bound if bound >= 1 else 1 / bound, floor=True)} {'faster' if bound >= 1 else 'slower'}"
         )
-    ratio = _factor(cell)
-    if ratio is None:
+    factor = _factor_of(bound_ratio, geo_ratio, ratio)
+    if factor is None:
         return ""
-    faster = ratio >= 1
-    text = f"{times(ratio if faster else 1 / ratio)} {'faster' if faster else 'slower'}"
-    ci = cell.get("ratio_ci95")
+    faster = factor >= 1
+    text = f"{times(factor if faster else 1 / factor)} {'faster' if faster else 'slower'}"
+    ci = ratio_ci95
     if ci:
         text += f" ({interval_text(ci, faster)})"
     return text
@@ -141,14 +154,14 @@ def interval_text(ci: Sequence[float], faster: bool) -> str:
     return f"95 % CI {times(low) if low >= 1 else f'×{low:.2f}'} to {times(high)}"
 
 
-def _range_text(cells: list[dict[str, Any]], faster: bool) -> str:
+def _range_text(cells: list[Cell], faster: bool) -> str:
     """Several cells' factors in one direction: their range, "at least" when a +++++ bound decided any."""
     if len(cells) == 1:
         return factor_text(cells[0])
     sizes = [(_factor(c) or 1.0) for c in cells]
     sizes = [s if faster else 1 / s for s in sizes]
     low, high = min(sizes), max(sizes)
-    bounded = any(c.get("bound_ratio") is not None for c in cells)
+    bounded = any(c.bound_ratio is not None for c in cells)
     low_text, high_text = times(low, floor=bounded), times(high, floor=bounded)
     span = low_text if low_text == high_text else f"{low_text} to {high_text}"
     return f"{'at least ' if bounded else ''}{span} {'faster' if faster else 'slower'}"
@@ -177,15 +190,15 @@ def caveat_text(code: str, tests: Sequence[str], setup: dict[str, int | None], w
     return f"{bonnie.TOO_FAST_MARK}{where}: raise {' and '.join(options)}"
 
 
-def _codes(cell: dict[str, Any]) -> set[str]:
-    codes = {h["code"] for h in cell.get("hints", ())}
-    if cell.get("n_too_fast"):
+def _codes(cell: Cell) -> set[str]:
+    codes = {h["code"] for h in cell.hints}
+    if cell.n_too_fast:
         codes.add("too_fast")
     return codes
 
 
 def _caveat(
-    involved: list[tuple[dict[str, Any], bool]], tests: Sequence[str], setup: dict[str, int | None]
+    involved: list[tuple[Cell, bool]], tests: Sequence[str], setup: dict[str, int | None]
 ) -> tuple[str | None, str | None]:
     """The row's caveat (code, text) from the cells it rests on, each flagged whether it is the baseline's."""
     for code in CAVEAT_ORDER:
@@ -212,13 +225,13 @@ def _ram_unknown(tests: Sequence[str], setup: dict[str, int | None]) -> bool:
     )
 
 
-def _setup_of(data: dict[str, Any]) -> dict[str, int | None]:
+def _setup_of(data: Comparison) -> dict[str, int | None]:
     """The smallest file size and RAM of the compared runs: the most cached case decides the caveat; and whether a
     run with a file has no known RAM."""
-    rows = data.get("setup", ())
-    sizes = [row["file_size_mib"] for row in rows if row.get("file_size_mib")]
-    rams = [row["ram_mib"] for row in rows if row.get("ram_mib")]
-    unknown = any(row.get("file_size_mib") and not row.get("ram_mib") for row in rows)
+    rows = data.setup
+    sizes = [row.file_size_mib for row in rows if row.file_size_mib]
+    rams = [row.ram_mib for row in rows if row.ram_mib]
+    unknown = any(row.file_size_mib and not row.ram_mib for row in rows)
     return {
         "file_size_mib": min(sizes) if sizes else None,
         "ram_mib": min(rams) if rams else None,
@@ -242,7 +255,7 @@ class _Said(NamedTuple):
     leader: int | None = None
 
 
-Cells = dict[int, dict[str, dict[str, Any]]]
+Cells = dict[int, dict[str, Cell]]
 
 
 def answer_row(
@@ -256,13 +269,13 @@ def answer_row(
     """One question's row, or None when none of its tests ran in any configuration."""
     base = cells[base_id]
     others = [cid for cid in cells if cid != base_id]
-    tests = [t for t in question.tests if any(cells[cid][t]["status"] != "not_run" for cid in cells)]
+    tests = [t for t in question.tests if any(cells[cid][t].status != "not_run" for cid in cells)]
     if not tests:
         return None
     by_verdict: dict[str, list[tuple[int, str]]] = {BETTER: [], WORSE: [], NOISE: [], UNKNOWN: []}
     for cid in others:
         for test in tests:
-            verdict = cells[cid][test]["verdict"] or UNKNOWN
+            verdict = cells[cid][test].verdict or UNKNOWN
             by_verdict.setdefault(verdict, []).append((cid, test))
     if by_verdict[BETTER]:
         said = _better(by_verdict[BETTER], cells, names, tests)
@@ -327,7 +340,7 @@ def _worse(found: list[tuple[int, str]], cells: Cells, names: dict[int, str]) ->
 def _within_noise(
     found: list[tuple[int, str]],
     cells: Cells,
-    base: dict[str, dict[str, Any]],
+    base: dict[str, Cell],
     names: dict[int, str],
     min_effect: float,
 ) -> _Said:
@@ -338,13 +351,11 @@ def _within_noise(
     size = times(max(ratio, 1 / ratio))
     direction = "faster" if ratio >= 1 else "slower"
     blind = [
-        (cells[c][t], base[t])
-        for c, t in found
-        if (cells[c][t].get("detectable_pct") or 0) > cared_effect_pct(min_effect)
+        (cells[c][t], base[t]) for c, t in found if (cells[c][t].detectable_pct or 0) > cared_effect_pct(min_effect)
     ]
     if blind:
-        runs = min(min(cell["n"], base_cell["n"]) for cell, base_cell in blind)
-        widest = max(cell["detectable_pct"] for cell, _ in blind)
+        runs = min(min(cell.n, base_cell.n) for cell, base_cell in blind)
+        widest = max(cell.detectable_pct or 0 for cell, _ in blind)  # each is above the cared-for change
         seen = "no change" if size == "×1.00" else f"{size} {direction} ({names[cid]})"
         return _Said(
             NOISE,
@@ -360,15 +371,15 @@ def _within_noise(
 
 
 def _with_bound(
-    said: _Said, unknown: list[tuple[int, str]], cells: Cells, base: dict[str, dict[str, Any]], names: dict[int, str]
+    said: _Said, unknown: list[tuple[int, str]], cells: Cells, base: dict[str, Cell], names: dict[int, str]
 ) -> _Said:
     """Every run of one side beyond the other's with +++++ runs, as chance does with few runs: said, not claimed."""
-    bounded = [(cid, t) for cid, t in unknown if cells[cid][t].get("bound_ratio") is not None]
+    bounded = [(cid, t, bound) for cid, t in unknown if (bound := cells[cid][t].bound_ratio) is not None]
     if not bounded:
         return said
-    cid, test = max(bounded, key=lambda ct: abs(math.log(cells[ct[0]][ct[1]]["bound_ratio"])))
+    cid, test, _ = max(bounded, key=lambda found: abs(math.log(found[2])))
     cell, base_cell = cells[cid][test], base[test]
-    runs = f"{cell['n'] + cell['n_too_fast']} v {base_cell['n'] + base_cell['n_too_fast']} runs"
+    runs = f"{cell.n + cell.n_too_fast} v {base_cell.n + base_cell.n_too_fast} runs"
     if said.outcome == UNKNOWN:
         return said._replace(named=[cid], factor=f"{runs}; {factor_text(cell)} in these runs ({names[cid]})")
     return said._replace(
@@ -376,15 +387,15 @@ def _with_bound(
     )
 
 
-def rows(data: dict[str, Any], rate_charts: Sequence[str]) -> list[dict[str, Any]]:
+def rows(data: Comparison, rate_charts: Sequence[str]) -> list[dict[str, Any]]:
     """The answer rows of a comparison (engine.compare()'s result); none with a single configuration."""
-    if len(data["configurations"]) < 2:
+    if len(data.configurations) < 2:
         return []
-    names = {c["id"]: c["name"] for c in data["configurations"]}
+    names = {c.id: c.name for c in data.configurations}
     cells = cells_by_test(data, rate_charts)
     setup = _setup_of(data)
-    min_effect = data["min_effect"]
-    found = (answer_row(f, cells, names, data["baseline_configuration"], setup, min_effect) for f in QUESTIONS)
+    min_effect = data.min_effect
+    found = (answer_row(f, cells, names, data.baseline_configuration, setup, min_effect) for f in QUESTIONS)
     answer = [row for row in found if row is not None]
     # a caveat every row has is said once, above the rows (the rows keep it for the charts' PNG)
     if len(answer) > 1 and answer[0]["caveat"] and all(row["caveat"] == answer[0]["caveat"] for row in answer):
@@ -398,10 +409,10 @@ def shared_caveat(answer: list[dict[str, Any]]) -> str | None:
     return answer[0]["caveat"] if answer and answer[0]["caveat_shared"] else None
 
 
-def legend(data: dict[str, Any]) -> str:
+def legend(data: Comparison) -> str:
     """What the marks claim, next to them: the minimum effect is of the estimate, and the page's verdicts are
     controlled together, so that a larger page needs a larger change (or more runs) for the same mark."""
-    min_effect = data["min_effect"]
+    min_effect = data.min_effect
     return (
         f"▲/▼ hold with all this page's verdicts counted together (more configurations, larger changes needed) and "
         f"an estimate at least ×{min_effect:g} either way: the minimum effect is of the estimate, not its interval."
@@ -415,12 +426,12 @@ def lead_chart(answer: list[dict[str, Any]]) -> str | None:
     return chosen[0]["chart"] if chosen else None
 
 
-def lead(data: dict[str, Any], answer: list[dict[str, Any]]) -> str:
+def lead(data: Comparison, answer: list[dict[str, Any]]) -> str:
     """The sentence above the rows: what they compare, and how many are not disk results."""
-    base = next(c for c in data["configurations"] if c["id"] == data["baseline_configuration"])
-    counts = sorted({len(c["runs"]) for c in data["configurations"]})
+    base = next(c for c in data.configurations if c.id == data.baseline_configuration)
+    counts = sorted({len(c.runs) for c in data.configurations})
     runs = f"N = {counts[0]} each" if len(counts) == 1 else f"N = {counts[0]} to {counts[-1]}"
-    text = f"Each row against {base['name']} ({len(data['configurations'])} configurations, {runs})."
+    text = f"Each row against {base.name} ({len(data.configurations)} configurations, {runs})."
     limited = sum(1 for row in answer if row["caveat_code"] in NOT_DISK_CODES)
     if limited:
         text += (

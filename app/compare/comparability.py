@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from app.compare.comparison import Note, SetupRow
 from app.compare.figures import RunFigures
 from app.compare.hints import OLD_FORMAT
 
@@ -113,7 +114,7 @@ def _ids(run_ids: list[int]) -> str:
     return named + (f" and {len(run_ids) - MAX_IDS_NAMED} more" if len(run_ids) > MAX_IDS_NAMED else "")
 
 
-def warnings(runs: Sequence[RunFigures]) -> list[dict[str, str]]:
+def warnings(runs: Sequence[RunFigures]) -> list[Note]:
     """A warning per parameter whose (known) values differ between the runs."""
     found = []
     for code, what, read, why in _CHECKS:
@@ -135,22 +136,22 @@ def warnings(runs: Sequence[RunFigures]) -> list[dict[str, str]]:
 
 def setup_table(
     runs: Sequence[RunFigures], sources: Callable[[RunFigures], str], configuration_of: dict[int, int]
-) -> list[dict[str, Any]]:
+) -> list[SetupRow]:
     """One row per run: its configuration, machine, bonnie++ version, size, -n spec, chunk, seeks, RAM
     if known, tags."""
     return [
-        {
-            "run": run.id,
-            "configuration": configuration_of[run.id],
-            "machine": run.machine,
-            "version": sources(run),
-            "file_size_mib": run.setup.file_size_mib,
-            "file_test": file_test_text(run.setup.file_test),
-            "io_chunk_bytes": run.setup.io_chunk_bytes,
-            "seeks": seeks_text(run),
-            "concurrency": run.setup.concurrency,
-            "ram_mib": run.setup.ram_mib,
-            "tags": run.tags,
-        }
+        SetupRow(
+            run=run.id,
+            configuration=configuration_of[run.id],
+            machine=run.machine,
+            version=sources(run),
+            file_size_mib=run.setup.file_size_mib,
+            file_test=file_test_text(run.setup.file_test),
+            io_chunk_bytes=run.setup.io_chunk_bytes,
+            seeks=seeks_text(run),
+            concurrency=run.setup.concurrency,
+            ram_mib=run.setup.ram_mib,
+            tags=run.tags,
+        )
         for run in runs
     ]

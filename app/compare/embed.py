@@ -12,18 +12,30 @@ from __future__ import annotations
 
 from typing import Any
 
-# Of each chart of the comparison: what the charts read (the bars come from the view).
-CHART_FIELDS = ("key", "unit", "higher_is_better", "tests")
-# Of the comparison and of each chart of the view: what the page writes as HTML.
-IN_THE_HTML = frozenset({"setup", "summary", "warnings"})
+from app.compare.comparison import Comparison
+
+# Of each chart of the view: what the page writes as HTML.
 VIEW_CHART_IN_THE_HTML = frozenset({"notes", "hint_list"})
 
 
-def chart_data(data: dict[str, Any], view: dict[str, Any], answer: list[dict[str, Any]]) -> dict[str, Any]:
+def chart_data(data: Comparison, view: dict[str, Any], answer: list[dict[str, Any]]) -> dict[str, Any]:
     """The embedded JSON of a comparison `data` (engine.compare), its `view` (view.compare_view) and `answer`
-    (answer.rows)."""
-    compare = {key: value for key, value in data.items() if key not in IN_THE_HTML and key != "charts"}
-    compare["charts"] = [{field: chart[field] for field in CHART_FIELDS} for chart in data["charts"]]
+    (answer.rows). Of the comparison: all but its setup, summary and warnings (the page writes them as HTML), and of
+    each chart what the charts read (the bars come from the view), in the API's order."""
+    compare = {
+        "mode": data.mode,
+        "baseline": data.baseline,
+        "runs": data.runs,
+        "group": data.group,
+        "configurations": data.configurations,
+        "baseline_configuration": data.baseline_configuration,
+        "min_effect": data.min_effect,
+        "error_control": data.error_control,
+        "charts": [
+            {"key": chart.key, "unit": chart.unit, "higher_is_better": chart.higher_is_better, "tests": chart.tests}
+            for chart in data.charts
+        ],
+    }
     charts = [
         {key: value for key, value in chart.items() if key not in VIEW_CHART_IN_THE_HTML} for chart in view["charts"]
     ]

@@ -11,12 +11,24 @@ person needs to read it and app/compare/heat.py the tables under the charts; thi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from app import bonnie
 from app.bonnie import STATUS_NOT_RUN, STATUS_OK, STATUS_TOO_FAST, TESTS, Result
 from app.compare import comparability, stats, summary
+from app.compare.comparison import (
+    CELL_FIELDS,
+    Cell,
+    Chart,
+    Comparison,
+    ConfigurationCells,
+    ConfigurationEntry,
+    Hint,
+    Note,
+    RunEntry,
+    Series,
+)
 from app.compare.figures import RunFigures
 from app.compare.grouping import DEFAULT, Configuration, Grouping, group_runs
 from app.compare.hints import (
@@ -82,40 +94,8 @@ FAMILY_RATE_CHARTS = {
 }
 
 # What /api/compare gives per test of a configuration (CompareOut's cell, besides its `test` and `hints`),
-# in the order the matrix and the CSV export copy them.
-CELL_FIGURES = (
-    "status",
-    "n",
-    "n_too_fast",
-    "n_not_run",
-    "mean",
-    "median",
-    "sd",
-    "cv_pct",
-    "geo_mean",
-    "ci95",
-    "ratio",
-    "ratio_ci95",
-    "geo_ratio",
-    "p_value",
-    "p_adjusted",
-    "too_fast_above",
-    "bound_ratio",
-    "verdict",
-    "detectable_pct",
-    "runs_needed",
-    "work_unit",
-    "cpu_per_work",
-    "cpu_per_work_ci95",
-    "cpu_per_work_ratio",
-    "cpu_per_work_ratio_ci95",
-    "cpu_per_work_p_value",
-    "cpu_per_work_p_adjusted",
-    "cpu_per_work_verdict",
-)
-# The per-work fields of a cell, null outside the %CPU chart.
-PER_WORK_FIGURES = tuple(key for key in CELL_FIGURES if key == "work_unit" or key.startswith("cpu_per_work"))
-NO_PER_WORK: dict[str, Any] = dict.fromkeys(PER_WORK_FIGURES)
+# in the order the matrix and the CSV export copy them: Cell's own.
+CELL_FIGURES = tuple(name for name in CELL_FIELDS if name not in ("test", "hints"))
 
 
 def _work_scale(test: str) -> tuple[float, str]:
@@ -173,13 +153,13 @@ ALL_TESTS = list(range(len(TESTS)))
 MEASURES = (VALUE, CPU, LATENCY)
 
 
-def _series(runs: Sequence[RunFigures], base_run: RunFigures | None) -> dict[str, list[dict[str, Any]]]:
+def _series(runs: Sequence[RunFigures], base_run: RunFigures | None) -> dict[str, list[Series]]:
     """Per chart, one series per run: its values and statuses (relative to base_run's when given,
     which then has no series). Each run's 36 cells are worked out once, then cut per chart."""
     if base_run is not None:
         base_cells = {measure: chart_cells(base_run.results, ALL_TESTS, measure) for measure in MEASURES}
         reasons = {m: [baseline_reason(s, v) for s, v in zip(*base_cells[m], strict=True)] for m in MEASURES}
-    by_chart: dict[str, list[dict[str, Any]]] = {spec.key: [] for spec in CHARTS}
+    by_chart: dict[str, list[Series]] = {spec.key: [] for spec in CHARTS}
     for run in runs:
         if run is base_run:
             continue
@@ -201,12 +181,10 @@ def _series(runs: Sequence[RunFigures], base_run: RunFigures | None) -> dict[str
         for spec in CHARTS:
             statuses, values = cells[spec.measure]
             if spec.measure != VALUE:  # the latency and %CPU charts hold all twelve tests
-                by_chart[spec.key].append({"run": run.id, "values": values, "status": statuses})
+                by_chart[spec.key].append(Series(run.id, values, statuses))
             else:
                 indexes = TEST_INDEXES[spec.key]
-                by_chart[spec.key].append(
-                    {"run": run.id, "values": [values[i] for i in indexes], "status": [statuses[i] for i in indexes]}
-                )
+                by_chart[spec.key].append(Series(run.id, [values[i] for i in indexes], [statuses[i] for i in indexes]))
     return by_chart
 
 
@@ -224,7 +202,7 @@ def compare(
     baseline: int | None = None,
     grouping: Grouping = DEFAULT,
     min_effect: float = stats.DEFAULT_MIN_EFFECT,
-) -> dict[str, Any]:
+) -> Comparison:
     """The body of GET /api/compare for `runs` (in the order asked)."""
     baseline = baseline_of([run.id for run in runs], parse_mode(mode), baseline, strict=True)
     base_run = next((run for run in runs if run.id == baseline), None)
@@ -232,24 +210,21 @@ def compare(
     configurations = group_runs(runs, grouping)
     base_config = next((c for c in configurations if base_run in c.runs), configurations[0])
     charts = _charts(runs, configurations, base_config, base_run if relative else None, relative=relative)
-    data = {
-        "mode": mode,
-        "baseline": baseline,
-        "runs": [{"id": run.id, "label": run.label or run.machine} for run in runs],
-        "group": grouping.spelling,
-        "configurations": [
-            {"id": c.id, "name": c.name, "runs": [run.id for run in c.runs], "tags": c.tags} for c in configurations
-        ],
-        "baseline_configuration": base_config.id,
-        "min_effect": min_effect,
-        "error_control": stats.ERROR_CONTROL,
-        "charts": charts,
-        "warnings": comparability.warnings(runs) + _spread_warnings(charts, configurations),
-        "setup": comparability.setup_table(runs, source_of, {run.id: c.id for c in configurations for run in c.runs}),
-    }
+    data = Comparison(
+        mode=mode,
+        baseline=baseline,
+        runs=[RunEntry(run.id, run.label or run.machine) for run in runs],
+        group=grouping.spelling,
+        configurations=[ConfigurationEntry(c.id, c.name, [run.id for run in c.runs], c.tags) for c in configurations],
+        baseline_configuration=base_config.id,
+        min_effect=min_effect,
+        error_control=stats.ERROR_CONTROL,
+        charts=charts,
+        warnings=comparability.warnings(runs) + _spread_warnings(charts, configurations),
+        setup=comparability.setup_table(runs, source_of, {run.id: c.id for c in configurations for run in c.runs}),
+    )
     adjust_verdicts(charts, base_config.id, min_effect)
-    data["summary"] = summary.summarise(data, TEST_TITLES, RATE_CHART_KEYS)
-    return data
+    return replace(data, summary=summary.summarise(data, TEST_TITLES, RATE_CHART_KEYS))
 
 
 def _charts(
@@ -259,7 +234,7 @@ def _charts(
     base_run: RunFigures | None,
     *,
     relative: bool,
-) -> list[dict[str, Any]]:
+) -> list[Chart]:
     """Each chart of CHARTS: its runs' series and every configuration's cells, before the page's verdicts."""
     samples = {config.id: _samples(config) for config in configurations}
     facts = {config.id: _facts(config) for config in configurations}
@@ -270,16 +245,16 @@ def _charts(
         indexes = TEST_INDEXES[spec.key]
         series = all_series[spec.key]
         charts.append(
-            {
-                "key": spec.key,
-                "unit": "%" if relative else spec.unit,
-                "higher_is_better": spec.higher_is_better,
-                "tests": list(spec.tests),
-                "series": series,
-                "configurations": [
-                    {
-                        "configuration": config.id,
-                        "tests": [
+            Chart(
+                key=spec.key,
+                unit="%" if relative else spec.unit,
+                higher_is_better=spec.higher_is_better,
+                tests=list(spec.tests),
+                series=series,
+                configurations=[
+                    ConfigurationCells(
+                        config.id,
+                        [
                             _cell(
                                 spec,
                                 index,
@@ -290,11 +265,11 @@ def _charts(
                             )
                             for index in indexes
                         ],
-                    }
+                    )
                     for config in configurations
                 ],
-                "hints": [WORST_LATENCY] if spec.measure == LATENCY else [],
-            }
+                hints=[WORST_LATENCY] if spec.measure == LATENCY else [],
+            )
         )
     return charts
 
@@ -313,51 +288,50 @@ VERDICT_KINDS = {
 }
 
 
-POWER_KEY = "_power"  # a cell's stats.Spreads (what its power depends on) until adjust_verdicts()
-RANK_KEY = "_rank"  # a cell whose p is the +++++ rank test's (stats.censored_rank_p), until adjust_verdicts()
-
-
-def adjust_verdicts(charts: list[dict[str, Any]], base_id: int, min_effect: float) -> None:
+def adjust_verdicts(charts: list[Chart], base_id: int, min_effect: float) -> None:
     """Give every compared cell of `charts` its page-wide verdict: Holm's adjustment of the raw p-values of
     all the page's verdicts of one kind (VERDICT_KINDS), then stats.decide() with `min_effect`. A rate test with
     +++++ runs takes part with its rank test's p (stats.censored_rank_p) and is decided by its bound: better or
     worse only when its adjusted p is under 0.05 and the bound is at least `min_effect` from 1, else unknown. Each
     within-noise cell then gets the smallest change the page could have seen there (detectable_pct) and the runs
     a side the change a reader cares about needs at its spreads (runs_needed), both at the page's level: Holm's
-    first step over the verdicts of its kind."""
-    by_key = {chart["key"]: chart for chart in charts}
+    first step over the verdicts of its kind. The cells' scratch (`_rank`, `_power`) is cleared as it is used."""
+    by_key = {chart.key: chart for chart in charts}
     sizes = {}
     for kind, (keys, (p_key, ratio_key, adjusted_key, verdict_key)) in VERDICT_KINDS.items():
+        # the kind's fields are named: the rates' and latency's own, or CPU per unit of work's
         cells = [
-            (by_key[key]["higher_is_better"], cell)
+            (by_key[key].higher_is_better, cell, p_value)
             for key in keys
-            for entry in by_key[key]["configurations"]
-            if entry["configuration"] != base_id
-            for cell in entry["tests"]
-            if cell[p_key] is not None
+            for entry in by_key[key].configurations
+            if entry.configuration != base_id
+            for cell in entry.tests
+            if (p_value := getattr(cell, p_key)) is not None
         ]
-        adjusted = stats.holm([cell[p_key] for _, cell in cells])
+        adjusted = stats.holm([p_value for _, _, p_value in cells])
         sizes[kind] = len(cells)
-        for (higher_is_better, cell), p_adjusted in zip(cells, adjusted, strict=True):
-            cell[adjusted_key] = _significant(p_adjusted)
-            if cell.pop(RANK_KEY, False):
-                bound = cell["bound_ratio"]
-                decided = bound is not None and p_adjusted < stats.ALPHA
-                cell[verdict_key] = (
-                    stats.decide_bounded(bound, higher_is_better, min_effect) if decided else stats.UNKNOWN
-                )
+        for (higher_is_better, cell, _), p_adjusted in zip(cells, adjusted, strict=True):
+            setattr(cell, adjusted_key, _significant(p_adjusted))
+            if cell._rank:
+                cell._rank = False
+                bound = cell.bound_ratio
+                if bound is not None and p_adjusted < stats.ALPHA:
+                    verdict = stats.decide_bounded(bound, higher_is_better, min_effect)
+                else:
+                    verdict = stats.UNKNOWN
             else:
-                cell[verdict_key] = stats.decide(cell[ratio_key], p_adjusted, higher_is_better, min_effect)
+                verdict = stats.decide(getattr(cell, ratio_key), p_adjusted, higher_is_better, min_effect)
+            setattr(cell, verdict_key, verdict)
     cared = stats.cared_effect_pct(min_effect)
     for chart in charts:
-        m = sizes[LATENCY if chart["key"] == "latency" else VALUE]
-        for entry in chart["configurations"]:
-            for cell in entry["tests"]:
-                power = cell.pop(POWER_KEY, None)
-                if power is not None and cell["verdict"] == stats.WITHIN_NOISE:
+        m = sizes[LATENCY if chart.key == "latency" else VALUE]
+        for entry in chart.configurations:
+            for cell in entry.tests:
+                power, cell._power = cell._power, None
+                if power is not None and cell.verdict == stats.WITHIN_NOISE:
                     detectable = stats.detectable_pct(power, m, min_effect)
-                    cell["detectable_pct"] = None if detectable is None else _significant_2(detectable)
-                    cell["runs_needed"] = stats.runs_needed(power, m, cared, min_effect)
+                    cell.detectable_pct = None if detectable is None else _significant_2(detectable)
+                    cell.runs_needed = stats.runs_needed(power, m, cared, min_effect)
 
 
 def _significant_2(pct: float) -> float:
@@ -535,7 +509,7 @@ NOT_AGAINST = _Against()  # the baseline's own cell
 
 def _cell(
     spec: ChartSpec, index: int, config: Configuration, facts: ConfigFacts, sample: Sample, base: Sample | None
-) -> dict[str, Any]:
+) -> Cell:
     """One configuration's statistics for one test of a chart, and its verdict against the
     baseline's (base is None for the baseline configuration itself)."""
     measure = spec.measure
@@ -559,33 +533,34 @@ def _cell(
     hints = _cell_hints(spec, config, facts, sample, test, status, n_too_fast) if status != STATUS_NOT_RUN else []
     ci95 = described.ci95
     bound_ratio = against.bound_ratio
-    return {
-        "test": test,
-        "status": status,
-        "n": n,
-        "n_too_fast": n_too_fast,
-        "n_not_run": n_not_run,
-        "mean": None if described.mean is None else _round3(described.mean),
-        "median": None if described.median is None else _round3(described.median),
-        "sd": None if described.sd is None else round(described.sd, 3) + 0.0,
-        "cv_pct": None if cv_pct is None else round(cv_pct, 2) + 0.0,
-        "geo_mean": None if described.geo_mean is None else round(described.geo_mean, 3) + 0.0,
-        "ci95": None if ci95 is None else [round(ci95[0], 3) + 0.0, round(ci95[1], 3) + 0.0],
-        "ratio": against.ratio,
-        "ratio_ci95": against.ratio_ci95,
-        "geo_ratio": against.geo_ratio,
-        "p_value": against.p_value,
-        "p_adjusted": None,
-        "too_fast_above": _too_fast_figure(sample) if n_too_fast else None,
-        "bound_ratio": None if bound_ratio is None else round(bound_ratio, 4) + 0.0,
-        "verdict": against.verdict,
-        "detectable_pct": None,
-        "runs_needed": None,
-        **(_per_work(index, sample, base) if measure == CPU else NO_PER_WORK),
-        "hints": hints,
-        **({} if against.power is None else {POWER_KEY: against.power}),
-        **({RANK_KEY: True} if against.rank else {}),
-    }
+    # Positional, in Cell's order: a 50-run page builds ~2,000 cells, and keywords cost nearly four times as much.
+    return Cell(
+        test,
+        status,
+        n,
+        n_too_fast,
+        n_not_run,
+        None if described.mean is None else _round3(described.mean),  # mean
+        None if described.median is None else _round3(described.median),  # median
+        None if described.sd is None else round(described.sd, 3) + 0.0,  # sd
+        None if cv_pct is None else round(cv_pct, 2) + 0.0,  # cv_pct
+        None if described.geo_mean is None else round(described.geo_mean, 3) + 0.0,  # geo_mean
+        None if ci95 is None else [round(ci95[0], 3) + 0.0, round(ci95[1], 3) + 0.0],  # ci95
+        against.ratio,
+        against.ratio_ci95,
+        against.geo_ratio,
+        against.p_value,
+        None,  # p_adjusted
+        _too_fast_figure(sample) if n_too_fast else None,  # too_fast_above
+        None if bound_ratio is None else round(bound_ratio, 4) + 0.0,  # bound_ratio
+        against.verdict,
+        None,  # detectable_pct
+        None,  # runs_needed
+        *(_per_work(index, sample, base) if measure == CPU else NO_PER_WORK),
+        hints,
+        against.power,
+        against.rank,
+    )
 
 
 def _against(spec: ChartSpec, sample: Sample, base: Sample) -> _Against:
@@ -628,7 +603,7 @@ def _against(spec: ChartSpec, sample: Sample, base: Sample) -> _Against:
 
 def _cell_hints(
     spec: ChartSpec, config: Configuration, facts: ConfigFacts, sample: Sample, test: str, status: str, n_too_fast: int
-) -> list[dict[str, str]]:
+) -> list[Hint]:
     """The limiter hints of a cell that has a result (hints.result_hints)."""
     rate = spec.measure == VALUE
     cpu_pct = sample.stats[CPU][0].mean if rate else None
@@ -663,34 +638,45 @@ def _cell_hints(
     )
 
 
-def _per_work(index: int, sample: Sample, base: Sample | None) -> dict[str, Any]:
+class PerWork(NamedTuple):
+    """A cell's per-work figures, in Cell's order (work_unit .. cpu_per_work_verdict): all None outside the %CPU
+    chart."""
+
+    work_unit: str | None = None
+    cpu_per_work: float | None = None
+    cpu_per_work_ci95: list[float] | None = None
+    cpu_per_work_ratio: float | None = None
+    cpu_per_work_ratio_ci95: list[float] | None = None
+    cpu_per_work_p_value: float | None = None
+    cpu_per_work_p_adjusted: float | None = None
+    cpu_per_work_verdict: str | None = None
+
+
+NO_PER_WORK = PerWork()
+
+
+def _per_work(index: int, sample: Sample, base: Sample | None) -> PerWork:
     """A %CPU cell's CPU per unit of work (WORK_SCALES): its mean and the 95 % CI of its geometric mean, and
     against the baseline the geometric-mean ratio, its CI and raw p (adjust_verdicts() gives the verdict). A
     test with +++++ runs on a side has no CPU figure for them: no verdict, as for its rate."""
     described, side = sample.stats[WORK]
     ci95 = described.ci95
-    figures: dict[str, Any] = {
-        "work_unit": WORK_SCALES[index][1],
-        "cpu_per_work": None if described.mean is None else _round_sig(described.mean),
-        "cpu_per_work_ci95": None if ci95 is None else [_round_sig(ci95[0]), _round_sig(ci95[1])],
-        "cpu_per_work_ratio": None,
-        "cpu_per_work_ratio_ci95": None,
-        "cpu_per_work_p_value": None,
-        "cpu_per_work_p_adjusted": None,
-        "cpu_per_work_verdict": None,
-    }
+    own = PerWork(
+        WORK_SCALES[index][1],
+        None if described.mean is None else _round_sig(described.mean),
+        None if ci95 is None else [_round_sig(ci95[0]), _round_sig(ci95[1])],
+    )
     if base is None:
-        return figures
+        return own
     compared = stats.ratio_between(side, base.stats[WORK][1])
-    verdict = stats.UNKNOWN
-    if compared.geo_ratio is not None and compared.ci95 is not None and not (sample.n_too_fast or base.n_too_fast):
-        figures["cpu_per_work_ratio"] = round(compared.geo_ratio, 4) + 0.0
-        figures["cpu_per_work_ratio_ci95"] = [round(compared.ci95[0], 4) + 0.0, round(compared.ci95[1], 4) + 0.0]
-        if compared.p_value is not None:
-            figures["cpu_per_work_p_value"] = _significant(compared.p_value)
-        verdict = stats.WITHIN_NOISE  # adjust_verdicts() decides from the p-value
-    figures["cpu_per_work_verdict"] = verdict
-    return figures
+    if compared.geo_ratio is None or compared.ci95 is None or sample.n_too_fast or base.n_too_fast:
+        return own._replace(cpu_per_work_verdict=stats.UNKNOWN)
+    return own._replace(
+        cpu_per_work_ratio=round(compared.geo_ratio, 4) + 0.0,
+        cpu_per_work_ratio_ci95=[round(compared.ci95[0], 4) + 0.0, round(compared.ci95[1], 4) + 0.0],
+        cpu_per_work_p_value=None if compared.p_value is None else _significant(compared.p_value),
+        cpu_per_work_verdict=stats.WITHIN_NOISE,  # adjust_verdicts() decides from the p-value
+    )
 
 
 def _round_sig(x: float) -> float:
@@ -735,9 +721,7 @@ def _round3(x: float) -> float:
     return x + 0.0 if type(x) is int or x.is_integer() else round(x, 3) + 0.0
 
 
-def _single_cell(
-    spec: ChartSpec, index: int, facts: ConfigFacts, sample: Sample, base: Sample | None
-) -> dict[str, Any]:
+def _single_cell(spec: ChartSpec, index: int, facts: ConfigFacts, sample: Sample, base: Sample | None) -> Cell:
     """_cell() for a configuration of one run, the common case of an ungrouped comparison: no spread,
     no interval, a verdict that can only be unknown — the same answer with a fraction of the work."""
     measure = spec.measure
@@ -758,36 +742,37 @@ def _single_cell(
             ratio = round(mean / base_mean, 4) + 0.0
     hints = _single_hints(test, measure, status, n_too_fast, sample, facts)
     value = None if mean is None else _round3(mean)
-    return {
-        "test": test,
-        "status": status,
-        "n": described.n,
-        "n_too_fast": n_too_fast,
-        "n_not_run": n_not_run,
-        "mean": value,
-        "median": value,
-        "sd": None,
-        "cv_pct": None,
-        "geo_mean": value if value is not None and value > 0 else None,
-        "ci95": None,
-        "ratio": ratio,
-        "ratio_ci95": None,
-        "geo_ratio": None,
-        "p_value": None,
-        "p_adjusted": None,
-        "too_fast_above": _too_fast_figure(sample) if n_too_fast else None,
-        "bound_ratio": None,
-        "verdict": verdict,
-        "detectable_pct": None,
-        "runs_needed": None,
-        **(_per_work(index, sample, base) if measure == CPU else NO_PER_WORK),
-        "hints": hints,
-    }
+    # Positional, in Cell's order, as _cell() builds one.
+    return Cell(
+        test,
+        status,
+        described.n,
+        n_too_fast,
+        n_not_run,
+        value,  # mean
+        value,  # median
+        None,  # sd
+        None,  # cv_pct
+        value if value is not None and value > 0 else None,  # geo_mean
+        None,  # ci95
+        ratio,
+        None,  # ratio_ci95
+        None,  # geo_ratio
+        None,  # p_value
+        None,  # p_adjusted
+        _too_fast_figure(sample) if n_too_fast else None,  # too_fast_above
+        None,  # bound_ratio
+        verdict,
+        None,  # detectable_pct
+        None,  # runs_needed
+        *(_per_work(index, sample, base) if measure == CPU else NO_PER_WORK),
+        hints,
+    )
 
 
 def _single_hints(
     test: str, measure: str, status: str, n_too_fast: int, sample: Sample, facts: ConfigFacts
-) -> list[dict[str, str]]:
+) -> list[Hint]:
     """A single run's hints, only where one can apply: most cells have none, and result_hints costs a call each."""
     measures_rate = measure == VALUE
     cpu_pct = sample.stats[CPU][0].mean if measures_rate else None
@@ -821,19 +806,17 @@ def _evidence(config: Configuration, test: str) -> list[dict[str, str]] | None:
     return list(found.values()) or None
 
 
-def _spread_warnings(charts: list[dict[str, Any]], configurations: list[Configuration]) -> list[dict[str, str]]:
+def _spread_warnings(charts: list[Chart], configurations: list[Configuration]) -> list[Note]:
     """One warning naming every configuration whose runs disagree (CV above 5 %) on a rate."""
     names = {c.id: c.name for c in configurations}
     where: dict[int, list[str]] = {}
     for chart, spec in zip(charts, CHARTS, strict=True):
         if spec.measure != VALUE:
             continue
-        for entry in chart["configurations"]:
-            for cell in entry["tests"]:
-                if cell["cv_pct"] is not None and cell["cv_pct"] > HIGH_SPREAD_CV_PCT:
-                    where.setdefault(entry["configuration"], []).append(
-                        f"{TEST_TITLES[cell['test']]} {cell['cv_pct']:.1f} %"
-                    )
+        for entry in chart.configurations:
+            for cell in entry.tests:
+                if cell.cv_pct is not None and cell.cv_pct > HIGH_SPREAD_CV_PCT:
+                    where.setdefault(entry.configuration, []).append(f"{TEST_TITLES[cell.test]} {cell.cv_pct:.1f} %")
     if not where:
         return []
     listed = "; ".join(f"{names[cid]}: {', '.join(items)}" for cid, items in where.items())

@@ -8,6 +8,7 @@ import csv
 import io
 from typing import Any
 
+from app.compare.comparison import Chart, Comparison
 from app.compare.engine import CELL_FIGURES, CHARTS
 from app.units import display_unit
 
@@ -49,39 +50,39 @@ def _divided(value: float, divisor: int) -> float:
     return round(value / divisor, API_DECIMALS + extra)
 
 
-def _test_units(chart: dict[str, Any], unit: str) -> dict[str, tuple[str, int]]:
+def _test_units(chart: Chart, unit: str) -> dict[str, tuple[str, int]]:
     """Per test of a chart, the unit the page's table shows it in (the largest its means reach) and its
     divisor from the stored unit (app.units)."""
     means: dict[str, list[float | None]] = {}
-    for entry in chart["configurations"]:
-        for cell in entry["tests"]:
-            means.setdefault(cell["test"], []).append(cell["mean"])
+    for entry in chart.configurations:
+        for cell in entry.tests:
+            means.setdefault(cell.test, []).append(cell.mean)
     return {test: display_unit(unit, values) for test, values in means.items()}
 
 
-def compare_csv(data: dict[str, Any]) -> str:
+def compare_csv(data: Comparison) -> str:
     """`data` (what app.compare.engine.compare() returned, absolute values) as CSV; empty fields for nulls."""
-    configurations = {c["id"]: c for c in data["configurations"]}
+    configurations = {c.id: c for c in data.configurations}
     units = {spec.key: spec.unit for spec in CHARTS}  # of the means (a relative answer's "unit" is "%")
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
-    for chart in data["charts"]:
-        shown = _test_units(chart, units[chart["key"]])
-        for entry in chart["configurations"]:
-            config = configurations[entry["configuration"]]
-            for cell in entry["tests"]:
-                unit, divisor = shown[cell["test"]]
+    for chart in data.charts:
+        shown = _test_units(chart, units[chart.key])
+        for entry in chart.configurations:
+            config = configurations[entry.configuration]
+            for cell in entry.tests:
+                unit, divisor = shown[cell.test]
                 writer.writerow(
                     [
-                        chart["key"],
+                        chart.key,
                         unit,
-                        cell["test"],
-                        config["id"],
-                        _text(config["name"]),
-                        " ".join(map(str, config["runs"])),
-                        int(config["id"] == data["baseline_configuration"]),
-                        *(part for key in CELL_FIGURES for part in _cells(key, cell[key], divisor)),
+                        cell.test,
+                        config.id,
+                        _text(config.name),
+                        " ".join(map(str, config.runs)),
+                        int(config.id == data.baseline_configuration),
+                        *(part for key in CELL_FIGURES for part in _cells(key, getattr(cell, key), divisor)),
                     ]
                 )
     return out.getvalue()

@@ -24,14 +24,15 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlencode
 
 from app import bonnie
 from app.bonnie import STATUS_OK, STATUS_TOO_FAST, TESTS
 from app.compare import stats
-from app.compare.answer import cells_by_test, factor_text
+from app.compare.answer import cells_by_test, factor_words
+from app.compare.comparison import Comparison, ConfigurationEntry, RunEntry
 from app.compare.engine import CELL_FIGURES, RATE_CHART_KEYS, STATUS_TEXT, TEST_TITLES, compare
 from app.compare.figures import RunFigures
 from app.compare.grouping import UNSET, Grouping
@@ -44,7 +45,7 @@ from app.compare.request import (
 )
 from app.compare.request import permalink as permalink_of
 from app.compare.summary import percent
-from app.compare.view import TOO_FAST_MARKS, VERDICT_MARK, shown_ratio, swatch
+from app.compare.view import TOO_FAST_MARKS, VERDICT_MARK, shown_ratio_of, swatch
 from app.errors import BadRequest
 from app.tags import parse_tag_filters, split_tag_terms
 from app.units import display_unit, format_in
@@ -233,13 +234,13 @@ def _family_moments(runs: Sequence[RunFigures], tests: Sequence[str]) -> tuple[s
 
 
 def _family_cells(
-    runs: Sequence[RunFigures], data: dict[str, Any], view_families: list[dict[str, Any]], min_effect: float
+    runs: Sequence[RunFigures], data: Comparison, view_families: list[dict[str, Any]], min_effect: float
 ) -> dict[int, list[dict[str, Any]]]:
     """configuration id -> its family summaries (in FAMILIES order), verdicts adjusted by Holm over every family
     verdict of the view."""
     by_id = {run.id: run for run in runs}
-    base_id = data["baseline_configuration"]
-    runs_of = {c["id"]: [by_id[r] for r in c["runs"]] for c in data["configurations"]}
+    base_id = data.baseline_configuration
+    runs_of = {c.id: [by_id[r] for r in c.runs] for c in data.configurations}
     moments = {
         (cid, f["family"]): _family_moments(config_runs, f["tests"]) if f["tests"] else (stats.NOTHING, None)
         for cid, config_runs in runs_of.items()
@@ -307,7 +308,7 @@ def build(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
     return build_from(runs, request, comparison(runs, request))
 
 
-def comparison(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, Any]:
+def comparison(runs: Sequence[RunFigures], request: MatrixRequest) -> Comparison:
     """What a matrix re-arranges: `runs` compared by configurations of its two tag keys, as
     /compare?group=ROWS,COLS compares them (the page's answer rows read it too).
 
@@ -316,7 +317,7 @@ def comparison(runs: Sequence[RunFigures], request: MatrixRequest) -> dict[str, 
     stamp has made stale) reads its runs again but computes no statistic again."""
     baseline = request.baseline if request.baseline in {run.id for run in runs} else None
     data = _compared(_Asked(runs, request.rows, request.cols, baseline, effective_min_effect(request.min_effect)))
-    return {**data, "runs": [{"id": run.id, "label": run.label or run.machine} for run in runs]}
+    return replace(data, runs=[RunEntry(run.id, run.label or run.machine) for run in runs])
 
 
 class _Asked:
@@ -347,27 +348,27 @@ def _unlabelled(run: RunFigures) -> Hashable:
 # A few views' comparisons (a matrix of MAX_RUNS runs keeps ~1 MB of statistics), shared between requests:
 # nothing that reads a comparison writes to it.
 @functools.lru_cache(maxsize=8)
-def _compared(asked: _Asked) -> dict[str, Any]:
+def _compared(asked: _Asked) -> Comparison:
     grouping = Grouping(keys=(asked.rows, asked.cols), kind="tags")
     return compare(asked.runs, baseline=asked.baseline, grouping=grouping, min_effect=asked.min_effect)
 
 
-def build_from(runs: Sequence[RunFigures], request: MatrixRequest, data: dict[str, Any]) -> dict[str, Any]:
+def build_from(runs: Sequence[RunFigures], request: MatrixRequest, data: Comparison) -> dict[str, Any]:
     """The matrix of `runs` from their comparison(): build() with the comparison made once for the page."""
     grouping = Grouping(keys=(request.rows, request.cols), kind="tags")
-    base_id = data["baseline_configuration"]
+    base_id = data.baseline_configuration
     cells = cells_by_test(data, RATE_CHART_KEYS)  # the statistics of compare()
     run_tags = {run.id: run.tags for run in runs}
 
-    def value_of(config: dict[str, Any], key: str) -> str:
-        return run_tags[config["runs"][0]].get(key, UNSET)
+    def value_of(config: ConfigurationEntry, key: str) -> str:
+        return run_tags[config.runs[0]].get(key, UNSET)
 
-    row_values = sorted({value_of(c, request.rows) for c in data["configurations"]}, key=_natural)
-    col_values = sorted({value_of(c, request.cols) for c in data["configurations"]}, key=_natural)
-    by_position = {(value_of(c, request.rows), value_of(c, request.cols)): c for c in data["configurations"]}
-    names_of = {run_id: c["name"] for c in data["configurations"] for run_id in c["runs"]}
+    row_values = sorted({value_of(c, request.rows) for c in data.configurations}, key=_natural)
+    col_values = sorted({value_of(c, request.cols) for c in data.configurations}, key=_natural)
+    by_position = {(value_of(c, request.rows), value_of(c, request.cols)): c for c in data.configurations}
+    names_of = {run_id: c.name for c in data.configurations for run_id in c.runs}
     view_families = families(runs, names_of)
-    family_cells = _family_cells(runs, data, view_families, data["min_effect"])
+    family_cells = _family_cells(runs, data, view_families, data.min_effect)
     matrix_rows = []
     for row_value in row_values:
         row_cells: list[dict[str, Any] | None] = []
@@ -376,15 +377,15 @@ def build_from(runs: Sequence[RunFigures], request: MatrixRequest, data: dict[st
             if config is None:
                 row_cells.append(None)
                 continue
-            cell = cells[config["id"]][request.test]
+            cell = cells[config.id][request.test]
             row_cells.append(
                 {
-                    "configuration": config["id"],
-                    "name": config["name"],
-                    "runs": config["runs"],
-                    "baseline": config["id"] == base_id,
-                    **{k: cell[k] for k in CELL_FIGURES},
-                    "families": family_cells[config["id"]],
+                    "configuration": config.id,
+                    "name": config.name,
+                    "runs": config.runs,
+                    "baseline": config.id == base_id,
+                    **{k: getattr(cell, k) for k in CELL_FIGURES},
+                    "families": family_cells[config.id],
                 }
             )
         matrix_rows.append({"value": row_value, "cells": row_cells})
@@ -395,14 +396,14 @@ def build_from(runs: Sequence[RunFigures], request: MatrixRequest, data: dict[st
         "unit": bonnie.UNITS[request.test],
         "higher_is_better": True,
         "runs": [run.id for run in runs],
-        "baseline": data["baseline"],
+        "baseline": data.baseline,
         "baseline_configuration": base_id,
-        "min_effect": data["min_effect"],
+        "min_effect": data.min_effect,
         "columns": col_values,
         "rows": matrix_rows,
-        "configurations": data["configurations"],
+        "configurations": data.configurations,
         "families": view_families,
-        "warnings": data["warnings"] + _family_warning(view_families),
+        "warnings": data.warnings + _family_warning(view_families),
         "compare_url": permalink_of(
             ComparisonRequest(tuple(run.id for run in runs), grouping=grouping, min_effect=request.min_effect)
         ),
@@ -479,8 +480,8 @@ def _relative_text(cell: dict[str, Any]) -> str:
         return ""
     mark = VERDICT_MARK[cell["verdict"]]
     if cell["bound_ratio"] is not None and cell["verdict"] in (stats.BETTER, stats.WORSE):
-        return f"{mark} {factor_text(cell)}"
-    return "" if cell["ratio"] is None else f"{percent(shown_ratio(cell))} {mark}"
+        return f"{mark} {factor_words(cell['bound_ratio'], cell['geo_ratio'], cell['ratio'], cell['ratio_ci95'])}"
+    return "" if cell["ratio"] is None else f"{percent(shown_ratio_of(cell['geo_ratio'], cell['ratio']))} {mark}"
 
 
 def display(built: dict[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from app.compare import answer, embed, engine, grouping, heat, matrix, summary
 from app.compare.cache import CACHE
+from app.compare.comparison import Comparison
 from app.compare.figures import RunFigures, figures_of
 from app.compare.matrix import MatrixRequest
 from app.compare.request import (
@@ -68,7 +69,7 @@ class PageData:
     request: ComparisonRequest
     figures: list[RunFigures]
     missing: list[int]
-    data: dict[str, Any] | None
+    data: Comparison | None
 
     @property
     def url(self) -> str:
@@ -81,7 +82,7 @@ class PageData:
             return None
         return f"No run {', '.join(f'#{run_id}' for run_id in self.missing)}: left out."
 
-    def answer(self) -> dict[str, Any]:
+    def answer(self) -> Comparison:
         """compare()'s answer; a strict page_data() always has one (no runs is a 400 there)."""
         if self.data is None:
             raise BadRequest("no runs to compare: give their ids as runs=1,2,3")
@@ -113,7 +114,7 @@ def page_context(shown: PageData, notice: str | None) -> dict[str, Any]:
         return context
     data, figures = shown.data, shown.figures
     rows = answer.rows(data, engine.RATE_CHART_KEYS)
-    keys = [chart["key"] for chart in data["charts"]]
+    keys = [chart.key for chart in data.charts]
     lead = answer.lead_chart(rows)
     charts_view = compare_view(figures, data)
     return context | {
@@ -130,7 +131,7 @@ def page_context(shown: PageData, notice: str | None) -> dict[str, Any]:
         "chart_data": embed.chart_data(data, charts_view, rows),
         "setup_url": permalink(settled, "/compare/setup"),
         "figures_url": permalink(settled, "/compare/figures"),
-        "baseline": data["baseline"],
+        "baseline": data.baseline,
         "csv_url": permalink(settled, "/api/compare.csv"),
         "matrix_url": matrix.link_for(settled, figures),
         "matrix_keys": matrix.matrix_keys(settled, figures),
@@ -143,13 +144,13 @@ def table_context(shown: PageData, table: str) -> dict[str, Any]:
     if shown.data is None:
         return context
     data = shown.data
-    context.update(data=data, names={c["id"]: c["name"] for c in data["configurations"]})
+    context.update(data=data, names={c.id: c.name for c in data.configurations})
     if table == "figures":
         context["table"] = heat.heat_table(data)
     return context
 
 
-def compare_figures(figures: Sequence[RunFigures], request: ComparisonRequest) -> dict[str, Any]:
+def compare_figures(figures: Sequence[RunFigures], request: ComparisonRequest) -> Comparison:
     """engine.compare() of `figures` as `request` asks: its mode, baseline, grouping and minimum effect."""
     return engine.compare(
         figures,
@@ -227,7 +228,7 @@ def matrix_context(session: Session, asked: MatrixRequest) -> dict[str, Any]:
     return {
         "m": built,
         "answer": rows_shown,
-        "answer_lead": answer.lead(built, rows_shown) if rows_shown else "",
+        "answer_lead": answer.lead(data, rows_shown) if rows_shown else "",
         "answer_legend": answer.legend(data),
         "answer_caveat": answer.shared_caveat(rows_shown),
         "url": matrix.permalink(asked),

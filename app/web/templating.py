@@ -7,6 +7,7 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import pass_context
 
 from app import bonnie
+from app.compare.comparison import json_default
 from app.paths import TEMPLATES_DIR
 from app.units import format_latency, format_rate
 from app.web.urls import site_url
@@ -27,6 +28,9 @@ def render(request: Request, name: str, context: dict[str, Any], status_code: in
 
 templates.env.filters["rate"] = format_rate
 templates.env.filters["latency"] = format_latency
+# `tojson` as Jinja writes it (keys sorted), and a comparison's dataclasses as orjson writes them (the matrix page
+# embeds its configurations).
+templates.env.policies["json.dumps_kwargs"] = {"sort_keys": True, "default": json_default}
 # The catalog of bonnie++'s tests, for what every page says of them (e.g. bonnie.TOO_FAST_TITLE).
 templates.env.globals["bonnie"] = bonnie
 

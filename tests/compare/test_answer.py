@@ -4,15 +4,17 @@ from the cells' numbers in the comment beside it."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from app import bonnie
 from app.compare import answer
-from app.compare.engine import RATE_CHART_KEYS, RunFigures, compare
+from app.compare.comparison import Cell, Chart, Comparison, ConfigurationCells, ConfigurationEntry, SetupRow
+from app.compare.engine import CHARTS, RATE_CHART_KEYS, RunFigures, compare
 from app.compare.request import parse_group
 from app.config import DEFAULT_MIN_EFFECT
 from app.ingest.parsing import parse_line
-from tests.compare_data import SWEEP, embedded_data, sweep_csv, sweep_line
+from tests.compare_data import SWEEP, cell_of, embedded_data, sweep_csv, sweep_line
 from tests.helpers import post_csv
 
 BASE, OTHER, THIRD = 1, 2, 3
@@ -22,48 +24,55 @@ CPU = {"code": "cpu_bound", "text": "CPU-bound (95 % CPU): …"}
 TOO_FAST = {"code": "too_fast", "text": "all runs +++++ …"}
 
 
-def cell(test: str, verdict: str | None = None, **figures: Any) -> dict[str, Any]:
-    return {
-        "test": test,
-        "status": figures.pop("status", "ok"),
-        "n": 3,
-        "n_too_fast": figures.pop("n_too_fast", 0),
-        "geo_ratio": figures.pop("geo", None),
-        "ratio": figures.pop("ratio", None),
-        "ratio_ci95": figures.pop("ci", None),
-        "bound_ratio": figures.pop("bound", None),
-        "verdict": verdict,
-        "hints": list(figures.pop("hints", ())),
-    }
+def cell(test: str, verdict: str | None = None, **figures: Any) -> Cell:
+    """A measured cell of 3 runs with the figures given, every other figure null."""
+    return cell_of(
+        test,
+        status=figures.pop("status", "ok"),
+        n=figures.pop("n", 3),
+        n_too_fast=figures.pop("n_too_fast", 0),
+        geo_ratio=figures.pop("geo", None),
+        ratio=figures.pop("ratio", None),
+        ratio_ci95=figures.pop("ci", None),
+        bound_ratio=figures.pop("bound", None),
+        verdict=verdict,
+        detectable_pct=figures.pop("detectable_pct", None),
+        hints=list(figures.pop("hints", ())),
+    )
 
 
-def comparison(cells: dict[int, dict[str, dict[str, Any]]], *, size_mib=3072, ram_mib=24105) -> dict[str, Any]:
+def comparison(cells: dict[int, dict[str, Cell]], *, size_mib=3072, ram_mib=24105) -> Comparison:
     """A compare() result holding `cells` (configuration -> test -> cell); every other rate cell is a
     measured one within noise of ×1.00, without hints."""
     charts = []
-    for key in RATE_CHART_KEYS:
-        tests = [t.name for t in bonnie.CATALOG if _chart_of(t.name) == key]
+    for spec in CHARTS:
+        if spec.key not in RATE_CHART_KEYS:
+            continue
+        tests = [t.name for t in bonnie.CATALOG if _chart_of(t.name) == spec.key]
         entries = []
         for cid in cells:
             default = None if cid == BASE else "within_noise"
             entries.append(
-                {
-                    "configuration": cid,
-                    "tests": [cells[cid].get(t) or cell(t, default, geo=None if cid == BASE else 1.0) for t in tests],
-                }
+                ConfigurationCells(
+                    cid, [cells[cid].get(t) or cell(t, default, geo=None if cid == BASE else 1.0) for t in tests]
+                )
             )
-        charts.append({"key": key, "configurations": entries})
-    return {
-        "configurations": [
-            {"id": cid, "name": NAMES[cid], "runs": [cid * 10, cid * 10 + 1, cid * 10 + 2]} for cid in cells
+        charts.append(Chart(spec.key, spec.unit, spec.higher_is_better, tests, [], entries, []))
+    return Comparison(
+        mode="absolute",
+        baseline=None,
+        runs=[],
+        group="fs",
+        configurations=[
+            ConfigurationEntry(cid, NAMES[cid], [cid * 10, cid * 10 + 1, cid * 10 + 2], {}) for cid in cells
         ],
-        "baseline_configuration": BASE,
-        "min_effect": DEFAULT_MIN_EFFECT,
-        "charts": charts,
-        "setup": [
-            {"run": cid * 10, "configuration": cid, "file_size_mib": size_mib, "ram_mib": ram_mib} for cid in cells
-        ],
-    }
+        baseline_configuration=BASE,
+        min_effect=DEFAULT_MIN_EFFECT,
+        error_control="holm",
+        charts=charts,
+        warnings=[],
+        setup=[SetupRow(cid * 10, cid, "m", "", size_mib, "", None, "", None, ram_mib, {}) for cid in cells],
+    )
 
 
 def _chart_of(test: str) -> str:
@@ -75,7 +84,7 @@ def _chart_of(test: str) -> str:
     return "metadata_stat" if spec.operation == bonnie.STAT else "metadata"
 
 
-def row(data: dict[str, Any], family: str) -> dict[str, Any]:
+def row(data: Comparison, family: str) -> dict[str, Any]:
     return next(r for r in answer.rows(data, RATE_CHART_KEYS) if r["family"] == family)
 
 
@@ -95,7 +104,7 @@ def test_a_storage_win_names_the_configuration_and_its_factor_with_the_interval(
     )
     assert block_write["outcome"] == "better"  # a caution, not a finding: the verdict stands
     # the RAM known (a runner's document or a ram_mib tag) and no counter saying "cached": no caveat
-    data["setup"] = [dict(r, ram_mib=24105) for r in data["setup"]]
+    data = replace(data, setup=[replace(r, ram_mib=24105) for r in data.setup])
     assert row(data, "block_write")["caveat"] is None
     # and the file tests' working set is their files, not -s: no RAM caveat on them
     assert row(comparison({BASE: {}, OTHER: {}}, ram_mib=None), "files")["caveat"] is None
@@ -313,7 +322,7 @@ def test_a_row_the_page_could_not_have_seen_says_it_cannot_tell_with_its_runs():
     # the issue's seeks row: ×8.77 slower, all three runs of one side below all three of the other, within noise on
     # a page whose 3 runs a side could have seen only changes past ×100: not "no difference beyond noise"
     data = comparison(
-        {BASE: {}, OTHER: {"seeks": cell("seeks", "within_noise", geo=1 / 8.77) | {"detectable_pct": 12_000.0}}},
+        {BASE: {}, OTHER: {"seeks": cell("seeks", "within_noise", geo=1 / 8.77, detectable_pct=12_000.0)}},
         ram_mib=None,
     )
     seeks = row(data, "seeks")
@@ -321,18 +330,18 @@ def test_a_row_the_page_could_not_have_seen_says_it_cannot_tell_with_its_runs():
     assert seeks["who"] == "cannot tell with 3 runs a side"
     assert seeks["factor"] == "×8.77 slower (fs=xfs) in these runs; N = 3 cannot tell changes smaller than ×100 here"
     # two significant figures below ×100; and "no difference" where a 10 % change could have been seen
-    data["charts"][1]["configurations"][1]["tests"][0]["detectable_pct"] = 140.0
+    data.charts[1].configurations[1].tests[0].detectable_pct = 140.0
     assert row(data, "seeks")["factor"].endswith("in these runs; could have seen ×2.4 either way")
-    data["charts"][1]["configurations"][1]["tests"][0]["detectable_pct"] = 9.7
+    data.charts[1].configurations[1].tests[0].detectable_pct = 9.7
     assert row(data, "seeks")["who"] == "no difference beyond noise"
 
 
 def test_a_bound_its_rank_test_does_not_hold_is_said_not_claimed():
     # 3 v 3 runs, every +++++ run above every measured one: at least ×1.76 slower in these runs, as chance separates
     # them once in 10 pages; the cell is unknown, and the row says what the runs show without a mark
-    slow = cell("seq_create", "unknown", bound=1 / 1.7612, n_too_fast=0) | {"n": 3}
-    base = cell("seq_create", n_too_fast=3) | {"n": 0}
-    others = {t: cell(t, "unknown", n_too_fast=3) | {"n": 0} for t in answer.QUESTIONS[-1].tests if t != "seq_create"}
+    slow = cell("seq_create", "unknown", bound=1 / 1.7612, n_too_fast=0, n=3)
+    base = cell("seq_create", n_too_fast=3, n=0)
+    others = {t: cell(t, "unknown", n_too_fast=3, n=0) for t in answer.QUESTIONS[-1].tests if t != "seq_create"}
     data = comparison({BASE: {"seq_create": base}, OTHER: {"seq_create": slow} | others})
     files = row(data, "files")
     assert files["outcome"] == "unknown" and files["mark"] == "?"
@@ -363,7 +372,7 @@ def test_a_caveat_every_row_has_is_said_once_above_them():
 
 
 def test_the_legend_says_the_minimum_effect_is_of_the_estimate_and_the_page_is_controlled_together():
-    text = answer.legend({"min_effect": 1.1})
+    text = answer.legend(replace(comparison({BASE: {}, OTHER: {}}), min_effect=1.1))
     assert "×1.1 either way" in text and "of the estimate, not its interval" in text
     assert "counted together (more configurations, larger changes needed)" in text
 

@@ -12,7 +12,7 @@ from app.compare import view as page_view
 from app.compare.request import parse_group
 from app.errors import BadRequest
 from app.ingest.parsing import TESTS, Result, parse_line
-from tests.compare_data import BOUND, drawn_reason, shown_ratio
+from tests.compare_data import BOUND, drawn_reason, json_form, shown_ratio
 from tests.helpers import LINE_103, LINE_197, LINE_198
 
 
@@ -35,11 +35,12 @@ def synthetic(run_id: int, tags: dict[str, str] | None = None, **values) -> engi
     return engine.RunFigures(run_id, f"m{run_id}", None, tags or {}, "1.98", "2.00a", results)
 
 
-def chart(data, key):
+def chart(data: dict, key: str) -> dict:
+    """A chart of a comparison's JSON form."""
     return next(c for c in data["charts"] if c["key"] == key)
 
 
-def series(data, key, run_id):
+def series(data: dict, key: str, run_id: int) -> dict:
     return next(s for s in chart(data, key)["series"] if s["run"] == run_id)
 
 
@@ -47,7 +48,7 @@ V198, V197, V103 = figures(LINE_198, 1), figures(LINE_197, 2), figures(LINE_103,
 
 
 def test_absolute_values_are_the_lines_figures_in_stored_units():
-    data = engine.compare([V198, V197, V103])
+    data = json_form(engine.compare([V198, V197, V103]))
     assert data["mode"] == "absolute" and data["baseline"] is None
     assert data["runs"] == [{"id": 1, "label": "vm"}, {"id": 2, "label": "wifo3-02"}, {"id": 3, "label": "mindpipe"}]
     assert [c["key"] for c in data["charts"]] == ["block_io", "seeks", "metadata", "metadata_stat", "latency", "cpu"]
@@ -66,7 +67,7 @@ def test_absolute_values_are_the_lines_figures_in_stored_units():
 
 
 def test_latency_chart_has_every_latency_even_of_too_fast_tests_and_says_when_a_line_has_none():
-    data = engine.compare([V198, V197, V103])
+    data = json_form(engine.compare([V198, V197, V103]))
     latency = chart(data, "latency")
     assert latency["tests"] == list(TESTS) and latency["unit"] == "µs" and latency["higher_is_better"] is False
     # rewrite was +++++ in the 1.98 line, but its latency (1098us) was measured.
@@ -90,7 +91,7 @@ def test_latency_chart_has_every_latency_even_of_too_fast_tests_and_says_when_a_
 
 
 def test_cpu_chart_is_the_tests_own_status():
-    data = engine.compare([V198, V103])
+    data = json_form(engine.compare([V198, V103]))
     cpu = chart(data, "cpu")
     assert cpu["unit"] == "%CPU" and cpu["higher_is_better"] is False
     assert series(data, "cpu", 1)["values"] == [96, 81, None, 98, None, None, 94, None, None, 95, None, None]
@@ -99,7 +100,7 @@ def test_cpu_chart_is_the_tests_own_status():
 
 
 def test_units_and_direction_per_chart():
-    absolute = engine.compare([V198, V197])
+    absolute = json_form(engine.compare([V198, V197]))
     assert {c["key"]: (c["unit"], c["higher_is_better"]) for c in absolute["charts"]} == {
         "block_io": ("KiB/s", True),
         "seeks": ("seeks/s", True),
@@ -108,13 +109,13 @@ def test_units_and_direction_per_chart():
         "latency": ("µs", False),
         "cpu": ("%CPU", False),
     }
-    relative = engine.compare([V198, V197], mode="relative")
+    relative = json_form(engine.compare([V198, V197], mode="relative"))
     assert {c["unit"] for c in relative["charts"]} == {"%"}
     assert [c["higher_is_better"] for c in relative["charts"]] == [True, True, True, True, False, False]
 
 
 def test_relative_values_rounded_to_one_decimal_and_the_baseline_has_no_series():
-    data = engine.compare([V198, V197, V103], mode="relative")
+    data = json_form(engine.compare([V198, V197, V103], mode="relative"))
     assert data["baseline"] == 1  # the first run by default
     assert [s["run"] for s in chart(data, "block_io")["series"]] == [2, 3]
     # 1842/869 - 1 = 111.97 %, 347029/420469 - 1 = -17.47 %, 3404/1443 - 1 = 135.90 %
@@ -130,12 +131,12 @@ def test_relative_values_rounded_to_one_decimal_and_the_baseline_has_no_series()
 
 
 def test_relative_nulls_say_why():
-    data = engine.compare([V197, V198, V103], mode="relative", baseline=2)
+    data = json_form(engine.compare([V197, V198, V103], mode="relative", baseline=2))
     assert data["baseline"] == 2
     # the run's own status comes first: 1.98's rewrite and get_block are +++++
     assert series(data, "block_io", 1)["status"] == ["ok", "ok", "too_fast", "ok", "too_fast"]
     assert series(data, "latency", 3)["status"] == ["no_latency"] * 12
-    data = engine.compare([V103, V197], mode="relative")
+    data = json_form(engine.compare([V103, V197], mode="relative"))
     assert series(data, "latency", 2) == {"run": 2, "values": [None] * 12, "status": ["baseline_no_latency"] * 12}
     # mindpipe's seeks used 0 %CPU: wifo3-02's 11 % cannot be a percentage of it
     assert series(data, "cpu", 2)["status"][5] == "baseline_zero" and series(data, "cpu", 2)["values"][5] is None
@@ -146,13 +147,13 @@ def test_not_run_on_either_side():
         "1.98,2.00a,vm,1,1795352069,512M,,8192,5,,,564124,74,955896,61,,,+++++,+++,+++++,+++,16,,,,,3411,97,+++++,+++,+++++,+++,2189,99,+++++,+++,+++++,+++,,5996us,9384us,,1514us,5243us,8781us,703us,7380us,10912us,144us,5710us",
         4,
     )
-    data = engine.compare([V197, no_char], mode="relative")
+    data = json_form(engine.compare([V197, no_char], mode="relative"))
     assert series(data, "block_io", 4)["status"] == ["not_run", "ok", "ok", "not_run", "too_fast"]
     assert series(data, "block_io", 4)["values"][1:3] == [62.6, 443.7]  # 564124/347029, 955896/175829
     # -f: putc did not run, and its latency is missing for that reason, not because the line has none
     assert series(data, "latency", 4)["status"][0] == "not_run"
     assert series(data, "latency", 4)["status"][1] == "ok"
-    reverse = engine.compare([no_char, V197], mode="relative")
+    reverse = json_form(engine.compare([no_char, V197], mode="relative"))
     assert series(reverse, "block_io", 2)["status"] == [
         "baseline_not_run",
         "ok",
@@ -164,7 +165,7 @@ def test_not_run_on_either_side():
 
 def test_baseline_zero_and_negative_zero():
     zero = synthetic(1, put_block=0, putc=1_000_000)
-    data = engine.compare([zero, synthetic(2, put_block=500, putc=999_996)], mode="relative")
+    data = json_form(engine.compare([zero, synthetic(2, put_block=500, putc=999_996)], mode="relative"))
     s = series(data, "block_io", 2)
     assert s["status"][1] == "baseline_zero" and s["values"][1] is None
     # -0.0004 % rounds to 0.0, never -0.0
@@ -173,7 +174,7 @@ def test_baseline_zero_and_negative_zero():
 
 
 def test_absolute_mode_keeps_the_baseline_asked_for_and_checks_it():
-    assert engine.compare([V198, V197], baseline=2)["baseline"] == 2
+    assert engine.compare([V198, V197], baseline=2).baseline == 2
     with pytest.raises(BadRequest, match="baseline 9 is not one of the runs"):
         engine.compare([V198, V197], mode="relative", baseline=9)
     with pytest.raises(BadRequest, match="mode must be"):
@@ -183,7 +184,7 @@ def test_absolute_mode_keeps_the_baseline_asked_for_and_checks_it():
 
 
 def test_label_falls_back_to_the_machine():
-    data = engine.compare([figures(LINE_198, 1, label="ext3 on RAID-5"), V197])
+    data = json_form(engine.compare([figures(LINE_198, 1, label="ext3 on RAID-5"), V197]))
     assert data["runs"] == [{"id": 1, "label": "ext3 on RAID-5"}, {"id": 2, "label": "wifo3-02"}]
 
 
@@ -330,20 +331,21 @@ def test_the_view_ships_the_bars_the_page_draws(mode, group):
     ]
     data = engine.compare(runs, mode=mode, baseline=4, grouping=parse_group(group))
     view = page_view.compare_view(runs, data)
-    positions = {c["id"]: i for i, c in enumerate(data["configurations"])}
-    repeated = any(len(c["runs"]) > 1 for c in data["configurations"])
-    for chart, chart_view in zip(data["charts"], view["charts"], strict=True):
+    positions = {c.id: i for i, c in enumerate(data.configurations)}
+    repeated = any(len(c.runs) > 1 for c in data.configurations)
+    for chart, chart_view in zip(data.charts, view["charts"], strict=True):
         bars = chart_view["bars"]
+        # the reference reads the JSON, as static/charts.js does
         assert [
             (b["configuration"], b["values"], b["status"], b["errors"], b["verdicts"], b["n"]) for b in bars
-        ] == drawn_bars(data, chart), chart["key"]
+        ] == drawn_bars(json_form(data), json_form(chart)), chart.key
         for bar in bars:
             position = positions[bar["configuration"]]
             assert (bar["position"], bar["colour"], bar["pattern"]) == (position, position % 12, position // 12 % 3)
             name = view["configuration_names"][str(bar["configuration"])]
-            runs_in = len(data["configurations"][position]["runs"])
+            runs_in = len(data.configurations[position].runs)
             assert bar["label"] == (f"{name} (N={runs_in})" if repeated else name)
-            assert bar["baseline"] == (bar["configuration"] == data["baseline_configuration"])
+            assert bar["baseline"] == (bar["configuration"] == data.baseline_configuration)
 
 
 def test_bars_round_halves_up_as_the_browser_did():
@@ -425,7 +427,7 @@ def test_heat_table_shades_only_cells_whose_verdict_is_better_or_worse():
         for i, v, g, c in ((4, 120_000, 1010, 40), (5, 121_200, 1060, 41), (6, 118_800, 960, 39))
     ]
     runs = [*base, *fast]
-    assert len(engine.compare(runs)["configurations"]) == 6  # by machine and parameters: each machine differs
+    assert len(engine.compare(runs).configurations) == 6  # by machine and parameters: each machine differs
     data = engine.compare(runs, grouping=parse_group("cfg"))
     table = heat.heat_table(data)
     put_block = heat_cells(table, 2, "put_block")
@@ -478,11 +480,12 @@ def test_a_relative_bar_is_the_ratio_its_verdict_and_interval_are_about():
         synthetic(4, {"cfg": "other"}, put_block=200_000),
     ]
     data = engine.compare(runs, mode="relative", baseline=1, grouping=parse_group("cfg"))
-    cell = next(c for c in chart(data, "block_io")["configurations"][1]["tests"] if c["test"] == "put_block")
-    assert cell["ratio"] == 1.0 and cell["geo_ratio"] == round(200_000 / math.sqrt(100_000 * 300_000), 4)
+    block_io = next(c for c in data.charts if c.key == "block_io")
+    cell = next(c for c in block_io.configurations[1].tests if c.test == "put_block")
+    assert cell.ratio == 1.0 and cell.geo_ratio == round(200_000 / math.sqrt(100_000 * 300_000), 4)
     view = page_view.compare_view(runs, data)
     (bar,) = view["charts"][0]["bars"]
-    put_block = chart(data, "block_io")["tests"].index("put_block")
+    put_block = block_io.tests.index("put_block")
     assert bar["values"][put_block] == 15.5
     low, high = bar["errors"][put_block]
     assert low < 15.5 < high

@@ -38,27 +38,23 @@ def test_the_runners_evidence_is_listed_with_its_own_figures_where_they_were_mea
     """Two tests limited by a CPU quota at 19 % and 20 % CPU, and two throttled tests with their own MiB: each text
     is listed where it holds, never one test's figures for both nor the ≥ 90 % CPU rule; a line rule whose figures
     differ is still said once by its general rule."""
+    from app.compare.comparison import Chart, ConfigurationCells
     from app.compare.hints import GENERAL_TEXT, cpu_bound, hint
     from app.compare.view import hint_list
+    from tests.compare_data import cell_of
 
     quota = "the CPU quota of 0.2 CPUs held the runner: CPU time was {} % of the wall time"
     read = "throttled to 16 MiB/s read: the {} MiB read there take 2.00 s at its read limit"
-    chart = {
-        "hints": [],
-        "configurations": [
-            {
-                "configuration": 1,
-                "tests": [
-                    {"test": "putc", "hints": [hint("cpu_bound", quota.format(19))]},
-                    {"test": "getc", "hints": [hint("cpu_bound", quota.format(20))]},
-                    {"test": "put_block", "hints": [hint("device_bound", read.format("0.0"))]},
-                    {"test": "get_block", "hints": [hint("device_bound", read.format("32.0"))]},
-                    {"test": "seq_create", "hints": [cpu_bound(95)]},
-                    {"test": "ran_create", "hints": [cpu_bound(97)]},
-                ],
-            }
-        ],
+    measured = {
+        "putc": [hint("cpu_bound", quota.format(19))],
+        "getc": [hint("cpu_bound", quota.format(20))],
+        "put_block": [hint("device_bound", read.format("0.0"))],
+        "get_block": [hint("device_bound", read.format("32.0"))],
+        "seq_create": [cpu_bound(95)],
+        "ran_create": [cpu_bound(97)],
     }
+    cells = [cell_of(test, hints=hints) for test, hints in measured.items()]
+    chart = Chart("cpu", "%CPU", False, list(measured), [], [ConfigurationCells(1, cells)], [])
     listed = [(item["text"], item["where"]) for item in hint_list(chart, {1: "ext4"})]
     assert listed == [
         (quota.format(19), ["ext4: putc"]),

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from app.compare import engine
+from app.compare.comparison import Cell, Comparison
 from app.compare.grouping import Grouping
 from app.ingest.parsing import TESTS
 from tests.aa_splits import (
@@ -34,35 +35,35 @@ FALSE_PAGE_SHARE = 0.05
 PAGES = 200
 
 
-def compare_page(page: list[Any]) -> dict[str, Any]:
+def compare_page(page: list[Any]) -> Comparison:
     return engine.compare(page, baseline=page[0].id, grouping=PAGE_GROUPING)
 
 
-def marks(comparison: dict[str, Any], chart_keys: tuple[str, ...]) -> list[tuple[int, str, str]]:
+def marks(comparison: Comparison, chart_keys: tuple[str, ...]) -> list[tuple[int, str, str]]:
     """(configuration, test, verdict) of every ▲/▼ in the charts `chart_keys` (the baseline has none)."""
     return [
-        (entry["configuration"], cell["test"], cell["verdict"])
-        for chart in comparison["charts"]
-        if chart["key"] in chart_keys
-        for entry in chart["configurations"]
-        for cell in entry["tests"]
-        if cell["verdict"] in FLAGGED
+        (entry.configuration, cell.test, cell.verdict)
+        for chart in comparison.charts
+        if chart.key in chart_keys
+        for entry in chart.configurations
+        for cell in entry.tests
+        if cell.verdict in FLAGGED
     ]
 
 
-def rate_marks(comparison: dict[str, Any]) -> list[tuple[int, str, str]]:
+def rate_marks(comparison: Comparison) -> list[tuple[int, str, str]]:
     return marks(comparison, engine.RATE_CHART_KEYS)
 
 
-def cpu_per_work_marks(comparison: dict[str, Any]) -> list[tuple[int, str]]:
+def cpu_per_work_marks(comparison: Comparison) -> list[tuple[int, str]]:
     """(configuration, test) of every CPU-per-work ▲/▼; %CPU itself never has one."""
-    chart = next(c for c in comparison["charts"] if c["key"] == "cpu")
+    chart = next(c for c in comparison.charts if c.key == "cpu")
     found = []
-    for entry in chart["configurations"]:
-        for cell in entry["tests"]:
-            assert cell["verdict"] is None
-            if cell["cpu_per_work_verdict"] in FLAGGED:
-                found.append((entry["configuration"], cell["test"]))
+    for entry in chart.configurations:
+        for cell in entry.tests:
+            assert cell.verdict is None
+            if cell.cpu_per_work_verdict in FLAGGED:
+                found.append((entry.configuration, cell.test))
     return found
 
 
@@ -150,19 +151,19 @@ def test_simulated_partly_censored_aa_pages_rarely_show_a_rate_mark(configuratio
     for page in pages:
         comparison = compare_page(page)
         flagged += bool(rate_marks(comparison))
-        bounded += any(cell["bound_ratio"] is not None for cell in _rate_cells(comparison))
+        bounded += any(cell.bound_ratio is not None for cell in _rate_cells(comparison))
     assert flagged / PAGES <= FALSE_PAGE_SHARE, f"{flagged} of {PAGES} partly censored A/A pages show a rate ▲/▼"
     if n <= 3:  # the case of the issue is there: runs separated by chance, a bound worked out
         assert bounded >= PAGES // 4, f"only {bounded} of {PAGES} pages have a +++++ bound"
 
 
-def _rate_cells(comparison: dict[str, Any]) -> list[dict[str, Any]]:
+def _rate_cells(comparison: Comparison) -> list[Cell]:
     return [
         cell
-        for chart in comparison["charts"]
-        if chart["key"] in engine.RATE_CHART_KEYS
-        for entry in chart["configurations"]
-        for cell in entry["tests"]
+        for chart in comparison.charts
+        if chart.key in engine.RATE_CHART_KEYS
+        for entry in chart.configurations
+        for cell in entry.tests
     ]
 
 

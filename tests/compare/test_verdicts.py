@@ -9,6 +9,7 @@ import pytest
 
 from app.bonnie import STATUS_NOT_RUN, STATUS_OK, STATUS_TOO_FAST, TESTS, Result
 from app.compare import engine, heat, stats
+from app.compare.comparison import Cell, Comparison
 from app.compare.figures import NO_SETUP, RunFigures
 from app.compare.grouping import Grouping
 
@@ -28,13 +29,13 @@ def page(tests: dict[str, tuple[list[Result], list[Result]]]) -> list[RunFigures
     return runs
 
 
-def cell(data: dict, test: str, measure_chart: str | None = None) -> dict:
-    for chart in data["charts"]:
-        if (measure_chart is None and test in chart["tests"] and chart["key"] in engine.RATE_CHART_KEYS) or (
-            chart["key"] == measure_chart
+def cell(data: Comparison, test: str, measure_chart: str | None = None) -> Cell:
+    for chart in data.charts:
+        if (measure_chart is None and test in chart.tests and chart.key in engine.RATE_CHART_KEYS) or (
+            chart.key == measure_chart
         ):
-            entry = next(e for e in chart["configurations"] if e["configuration"] != data["baseline_configuration"])
-            return entry["tests"][chart["tests"].index(test)]
+            entry = next(e for e in chart.configurations if e.configuration != data.baseline_configuration)
+            return entry.tests[chart.tests.index(test)]
     raise KeyError(test)
 
 
@@ -51,26 +52,26 @@ def test_plus_runs_do_not_invert_a_verdict():
     got = cell(data, "seq_create")
     # the rank test (+++++ above every measured rate) has a p, and it joins the page's Holm family; the
     # measured runs' mean decides nothing
-    assert got["verdict"] == "unknown"
-    assert got["p_value"] == round(
+    assert got.verdict == "unknown"
+    assert got.p_value == round(
         stats.censored_rank_p([38_600, 38_900], 3, [39_500, 40_100, 40_800, 40_200, 40_200], 0), 4
     )
-    assert "3 of 5 runs faster than measurable here, 0 of 5 in the baseline" in data["summary"]
-    assert got["bound_ratio"] is None and got["too_fast_above"] is None  # the line's size is not known here
-    assert "worse" not in data["summary"]
+    assert "3 of 5 runs faster than measurable here, 0 of 5 in the baseline" in data.summary
+    assert got.bound_ratio is None and got.too_fast_above is None  # the line's size is not known here
+    assert "worse" not in data.summary
 
 
 def test_identical_integer_repeats_are_not_certain():
     # seeks 200, 200, 200 vs 202, 202, 202: +1.0 %, below ×1.05 and with a CI of non-zero width
     data = engine.compare(page({"seeks": ([ok(200)] * 3, [ok(202)] * 3)}), grouping=CFG)
     got = cell(data, "seeks")
-    assert got["verdict"] == "within_noise"
-    assert got["ratio_ci95"][0] < 1.01 < got["ratio_ci95"][1]
+    assert got.verdict == "within_noise"
+    assert got.ratio_ci95[0] < 1.01 < got.ratio_ci95[1]
     # %CPU 99, 99, 99 vs 98, 98, 98 was "better"
     data = engine.compare(page({"put_block": ([ok(1000, 99)] * 3, [ok(1000, 98)] * 3)}), grouping=CFG)
     # (%CPU has no verdict of its own now; CPU per MiB, 99 vs 98 % for the same 1,000 KiB/s, is within noise)
     got = cell(data, "put_block", "cpu")
-    assert got["verdict"] is None and got["cpu_per_work_verdict"] == "within_noise"
+    assert got.verdict is None and got.cpu_per_work_verdict == "within_noise"
 
 
 def test_a_clear_change_is_still_better():
@@ -79,8 +80,8 @@ def test_a_clear_change_is_still_better():
     cand = [ok(v) for v in (129_000, 130_000, 131_000, 130_500, 129_500)]
     data = engine.compare(page({"put_block": (base, cand)}), grouping=CFG)
     got = cell(data, "put_block")
-    assert got["verdict"] == "better" and got["p_adjusted"] < 0.05 and got["geo_ratio"] > 1.29
-    assert data["min_effect"] == 1.05 and data["error_control"] == "holm"
+    assert got.verdict == "better" and got.p_adjusted < 0.05 and got.geo_ratio > 1.29
+    assert data.min_effect == 1.05 and data.error_control == "holm"
 
 
 def sized(runs: list[RunFigures], num_files: int) -> list[RunFigures]:
@@ -98,17 +99,15 @@ def test_plus_runs_against_measured_ones_give_a_bounded_verdict():
     measured = [ok(v) for v in (950, 954, 958, 951, 955, 953)]
     data = engine.compare(sized(page({"seq_create": (measured, [too_fast] * 6)}), 8), grouping=CFG)
     got = cell(data, "seq_create")
-    assert got["too_fast_above"] == 16_384 and got["bound_ratio"] == round(16_384 / 958, 4)
-    assert got["p_value"] == pytest.approx(2 / math.comb(12, 6), rel=1e-3)
-    assert got["p_adjusted"] == pytest.approx(12 * 2 / math.comb(12, 6), rel=1e-3)
-    assert got["verdict"] == "better"
-    assert (
-        "seq. create at least ×17 faster (6 of 6 runs faster than measurable (> 16,384 files/s) here" in data["summary"]
-    )
+    assert got.too_fast_above == 16_384 and got.bound_ratio == round(16_384 / 958, 4)
+    assert got.p_value == pytest.approx(2 / math.comb(12, 6), rel=1e-3)
+    assert got.p_adjusted == pytest.approx(12 * 2 / math.comb(12, 6), rel=1e-3)
+    assert got.verdict == "better"
+    assert "seq. create at least ×17 faster (6 of 6 runs faster than measurable (> 16,384 files/s) here" in data.summary
     data = engine.compare(sized(page({"seq_create": ([too_fast] * 6, measured)}), 8), grouping=CFG)
     got = cell(data, "seq_create")
-    assert got["verdict"] == "worse" and got["bound_ratio"] == round(958 / 16_384, 4)
-    assert "seq. create at least ×17 slower" in data["summary"]
+    assert got.verdict == "worse" and got.bound_ratio == round(958 / 16_384, 4)
+    assert "seq. create at least ×17 slower" in data.summary
 
 
 @pytest.mark.parametrize("zero", ["a measured run of the +++++ side", "every run of the measured side"])
@@ -120,7 +119,7 @@ def test_a_run_that_measured_0_beside_plus_runs_bounds_nothing(zero):
     else:
         sides = ([ok(0)] * 6, [too_fast] * 6)
     data = engine.compare(sized(page({"seq_create": sides}), 8), grouping=CFG)
-    assert cell(data, "seq_create")["bound_ratio"] is None
+    assert cell(data, "seq_create").bound_ratio is None
 
 
 def test_plus_runs_separated_by_chance_are_no_verdict():
@@ -131,9 +130,9 @@ def test_plus_runs_separated_by_chance_are_no_verdict():
     measured = [ok(v) for v in (950, 954, 958)]
     data = engine.compare(sized(page({"seq_create": (measured, [too_fast] * 3)}), 8), grouping=CFG)
     got = cell(data, "seq_create")
-    assert got["bound_ratio"] == round(16_384 / 958, 4) and got["p_value"] == 0.1 and got["p_adjusted"] == 1.0
-    assert got["verdict"] == "unknown"
-    assert "seq. create cannot tell (3 v 3 runs; at least ×17 faster in these runs)" in data["summary"]
+    assert got.bound_ratio == round(16_384 / 958, 4) and got.p_value == 0.1 and got.p_adjusted == 1.0
+    assert got.verdict == "unknown"
+    assert "seq. create cannot tell (3 v 3 runs; at least ×17 faster in these runs)" in data.summary
 
 
 def test_plus_runs_decide_only_when_every_run_clears_the_other_side():
@@ -144,20 +143,20 @@ def test_plus_runs_decide_only_when_every_run_clears_the_other_side():
     cand = [too_fast] * 3 + [ok(38_600), ok(38_900)]
     data = engine.compare(sized(page({"seq_create": (base, cand)}), 16), grouping=CFG)
     got = cell(data, "seq_create")
-    assert (got["verdict"], got["bound_ratio"], got["too_fast_above"]) == ("unknown", None, 32_768)
-    assert "3 of 5 runs faster than measurable (> 32,768 files/s) here, 0 of 5 in the baseline" in data["summary"]
+    assert (got.verdict, got.bound_ratio, got.too_fast_above) == ("unknown", None, 32_768)
+    assert "3 of 5 runs faster than measurable (> 32,768 files/s) here, 0 of 5 in the baseline" in data.summary
     # measured runs at ×1.03 of the baseline's highest: separated, but under the minimum effect
     cand = [too_fast] * 3 + [ok(42_100), ok(42_500)]
     got = cell(engine.compare(sized(page({"seq_create": (base, cand)}), 64), grouping=CFG), "seq_create")
-    assert got["verdict"] == "unknown" and 1 < got["bound_ratio"] < 1.05
+    assert got.verdict == "unknown" and 1 < got.bound_ratio < 1.05
     # and beyond it (×1.10): at least ×1.1 faster whatever the +++++ runs were, once the rank test holds on the
     # page: with 6 runs a side (5 v 5 separated is p = 2 / 252 = 0.0079, 0.095 with the page's 12 verdicts)
     cand = [too_fast] * 3 + [ok(45_000), ok(46_000)]
     got = cell(engine.compare(sized(page({"seq_create": (base, cand)}), 64), grouping=CFG), "seq_create")
-    assert got["verdict"] == "unknown" and got["bound_ratio"] == round(45_000 / 40_800, 4)
+    assert got.verdict == "unknown" and got.bound_ratio == round(45_000 / 40_800, 4)
     base6, cand6 = base + [ok(40_000)], cand + [ok(45_500)]
     got = cell(engine.compare(sized(page({"seq_create": (base6, cand6)}), 64), grouping=CFG), "seq_create")
-    assert got["verdict"] == "better" and got["bound_ratio"] == round(45_000 / 40_800, 4)
+    assert got.verdict == "better" and got.bound_ratio == round(45_000 / 40_800, 4)
 
 
 # ==== %CPU judged per unit of work ====
@@ -171,11 +170,11 @@ def test_more_throughput_at_the_same_cpu_per_kib_is_not_worse():
     cand = [ok(v, 60) for v in (118_800, 120_000, 121_200)]
     data = engine.compare(page({"put_block": (base, cand)}), grouping=CFG)
     cpu = cell(data, "put_block", "cpu")
-    assert cpu["verdict"] is None and cpu["p_value"] is None and cpu["mean"] == 60
-    assert cpu["work_unit"] == "CPU-s/MiB" and cpu["cpu_per_work"] == pytest.approx(0.00512, rel=2e-3)
-    assert cpu["cpu_per_work_ratio"] == 1.0 and cpu["cpu_per_work_verdict"] == "within_noise"
-    assert cell(data, "put_block")["verdict"] == "better"
-    assert "worse" not in data["summary"] and "CPU per unit of work" not in data["summary"]
+    assert cpu.verdict is None and cpu.p_value is None and cpu.mean == 60
+    assert cpu.work_unit == "CPU-s/MiB" and cpu.cpu_per_work == pytest.approx(0.00512, rel=2e-3)
+    assert cpu.cpu_per_work_ratio == 1.0 and cpu.cpu_per_work_verdict == "within_noise"
+    assert cell(data, "put_block").verdict == "better"
+    assert "worse" not in data.summary and "CPU per unit of work" not in data.summary
 
 
 def test_cpu_per_seek_is_judged_not_the_lower_cpu_of_a_slower_run():
@@ -187,11 +186,11 @@ def test_cpu_per_seek_is_judged_not_the_lower_cpu_of_a_slower_run():
     cand = [ok(v, 10) for v in (1_150, 1_160, 1_140)]
     data = engine.compare(page({"seeks": (base, cand)}), grouping=CFG)
     cpu = cell(data, "seeks", "cpu")
-    assert cpu["verdict"] is None and cpu["work_unit"] == "CPU-s/1,000 seeks"
-    assert cpu["cpu_per_work_ratio"] == pytest.approx(1.7391, abs=1e-4)
-    assert cpu["cpu_per_work_verdict"] == "worse" and cpu["cpu_per_work_p_adjusted"] < 0.05
-    assert cell(data, "seeks")["verdict"] == "worse"
-    assert "CPU per unit of work: random seeks +73.9 % CPU-s/1,000 seeks (95 % CI +" in data["summary"]
+    assert cpu.verdict is None and cpu.work_unit == "CPU-s/1,000 seeks"
+    assert cpu.cpu_per_work_ratio == pytest.approx(1.7391, abs=1e-4)
+    assert cpu.cpu_per_work_verdict == "worse" and cpu.cpu_per_work_p_adjusted < 0.05
+    assert cell(data, "seeks").verdict == "worse"
+    assert "CPU per unit of work: random seeks +73.9 % CPU-s/1,000 seeks (95 % CI +" in data.summary
     # the heat table shows %CPU as it is, then CPU per unit of work with its mark
     table = heat.heat_table(data)
     seeks_cpu = next(i for i, c in enumerate(table["columns"]) if (c["test"], c["measure"]) == ("seeks", engine.CPU))
@@ -203,7 +202,7 @@ def with_versions(runs: list[RunFigures], format_version: str, bonnie_version: s
 
 
 def hint_codes(data: dict, test: str) -> list[str]:
-    return [h["code"] for h in cell(data, test)["hints"]]
+    return [h["code"] for h in cell(data, test).hints]
 
 
 def test_bonnie_19x_seek_cpu_is_no_cpu_bound_hint_unless_the_runner_says_so():
@@ -218,7 +217,7 @@ def test_bonnie_19x_seek_cpu_is_no_cpu_bound_hint_unless_the_runner_says_so():
     runner = [dataclasses.replace(run, limiters=evidence) for run in page({"seeks": sides})]
     assert hint_codes(engine.compare(runner, grouping=CFG), "seeks")[0] == "cpu_bound"
     # and the summary no longer calls 1.9x seeks "CPU-bound in both"
-    assert "CPU-bound" not in engine.compare(page({"seeks": sides}), grouping=CFG)["summary"]
+    assert "CPU-bound" not in engine.compare(page({"seeks": sides}), grouping=CFG).summary
 
 
 # ==== Words that overstate ====
@@ -233,16 +232,15 @@ def test_a_wide_interval_is_not_unchanged():
     cand = [ok(v, 99) for v in (400, 860, 1_320)]
     data = engine.compare(with_versions(page({"seeks": (base, cand)}), "1.03", None), grouping=CFG)
     got = cell(data, "seeks")
-    assert got["ratio"] == 0.43 and got["geo_ratio"] == pytest.approx(0.423, abs=1e-3)
-    assert got["verdict"] == "within_noise" and got["ratio_ci95"][0] < 0.2 and got["ratio_ci95"][1] > 1.5
-    assert "random seeks unchanged" not in data["summary"]
+    assert got.ratio == 0.43 and got.geo_ratio == pytest.approx(0.423, abs=1e-3)
+    assert got.verdict == "within_noise" and got.ratio_ci95[0] < 0.2 and got.ratio_ci95[1] > 1.5
+    assert "random seeks unchanged" not in data.summary
     # far past the 10 % a reader cares about: said as low power, not as "within noise"
-    assert (
-        "random seeks −57.7 % (cannot tell with 3 runs a side: N = 3 cannot tell changes smaller than ×100 here"
-        in (data["summary"])
+    assert "random seeks −57.7 % (cannot tell with 3 runs a side: N = 3 cannot tell changes smaller than ×100 here" in (
+        data.summary
     )
-    assert "random seeks CPU-bound in both (99 % CPU)" in data["summary"]
-    assert got["detectable_pct"] > 100 and got["runs_needed"] > 50
+    assert "random seeks CPU-bound in both (99 % CPU)" in data.summary
+    assert got.detectable_pct > 100 and got.runs_needed > 50
 
 
 def test_unchanged_is_said_only_when_the_interval_lies_inside_the_minimum_effect():
@@ -250,7 +248,7 @@ def test_unchanged_is_said_only_when_the_interval_lies_inside_the_minimum_effect
     base = [ok(v) for v in (99_900, 100_000, 100_100, 99_950, 100_050)]
     cand = [ok(v) for v in (100_400, 100_500, 100_600, 100_450, 100_550)]
     data = engine.compare(page({"put_block": (base, cand)}), grouping=CFG)
-    assert "block write +0.5 % (unchanged: 95 % CI +0.4 % to +0.6 %, inside ×1.05 either way)" in data["summary"]
+    assert "block write +0.5 % (unchanged: 95 % CI +0.4 % to +0.6 %, inside ×1.05 either way)" in data.summary
 
 
 def not_run() -> Result:
@@ -263,9 +261,9 @@ def test_one_test_with_one_measured_run_does_not_lead_with_single_runs():
     base = [ok(v) for v in (99_000, 100_000, 101_000)]
     cand = [ok(110_000), not_run(), not_run()]
     data = engine.compare(page({"put_block": (base, cand)}), grouping=CFG)
-    assert cell(data, "put_block")["verdict"] == "unknown"
-    assert not data["summary"].startswith("Single runs")
-    assert "block write +10.0 % (no verdict: one measured run here)" in data["summary"]
+    assert cell(data, "put_block").verdict == "unknown"
+    assert not data.summary.startswith("Single runs")
+    assert "block write +10.0 % (no verdict: one measured run here)" in data.summary
 
 
 def test_a_value_of_0_is_not_too_few_runs():
@@ -274,11 +272,10 @@ def test_a_value_of_0_is_not_too_few_runs():
     base = [ok(v) for v in (990, 1_000, 1_010)]
     cand = [ok(v) for v in (0, 1_000, 1_010)]
     data = engine.compare(page({"put_block": (base, cand)}), grouping=CFG)
-    assert cell(data, "put_block")["verdict"] == "unknown"
-    assert "too few runs" not in data["summary"]
-    assert (
-        "block write −33.0 % (no verdict: a run measured 0 here, and a ratio of rates needs them above 0)"
-        in (data["summary"])
+    assert cell(data, "put_block").verdict == "unknown"
+    assert "too few runs" not in data.summary
+    assert "block write −33.0 % (no verdict: a run measured 0 here, and a ratio of rates needs them above 0)" in (
+        data.summary
     )
 
 
@@ -297,7 +294,7 @@ def test_within_noise_cells_say_what_they_could_have_seen_and_how_many_runs_a_10
         page({"put_block": ([ok(v) for v in base_values], [ok(v) for v in cand_values])}), grouping=CFG
     )
     got = cell(data, "put_block")
-    assert got["verdict"] == "within_noise"
+    assert got.verdict == "within_noise"
 
     def log_var(values):
         logs = [math.log(v) for v in values]
@@ -309,7 +306,7 @@ def test_within_noise_cells_say_what_they_could_have_seen_and_how_many_runs_a_10
     share = stats._share(var_c / (var_b + var_c))
     m = 12  # put_block and the 11 identical tests: each has a p-value
     delta = scipy_optimize.brentq(lambda d: stats.welch_power(d, 2, 2, share, m) - 0.8, 1, 1_000)
-    assert got["detectable_pct"] == pytest.approx(100 * math.expm1(delta * se), rel=0.01)
+    assert got.detectable_pct == pytest.approx(100 * math.expm1(delta * se), rel=0.01)
     df = (var_b / 3 + var_c / 3) ** 2 / ((var_b / 3) ** 2 / 2 + (var_c / 3) ** 2 / 2)
     nct_delta = scipy_optimize.brentq(lambda d: stats.power(d, df, m) - 0.8, 1, 1_000)  # scipy's nct: test_power.py
     assert delta >= nct_delta
@@ -327,14 +324,14 @@ def test_within_noise_cells_say_what_they_could_have_seen_and_how_many_runs_a_10
         < 0.8
     ):
         n += 1
-    assert got["runs_needed"] == n
-    assert f"a 10 % change needs {got['runs_needed']} runs a side" in data["summary"]
+    assert got.runs_needed == n
+    assert f"a 10 % change needs {got.runs_needed} runs a side" in data.summary
     # a cell judged better or worse carries neither
     clear = engine.compare(
         page({"put_block": ([ok(v) for v in base_values], [ok(v * 2) for v in base_values])}), grouping=CFG
     )
-    assert cell(clear, "put_block")["verdict"] == "better"
-    assert cell(clear, "put_block")["detectable_pct"] is None and cell(clear, "put_block")["runs_needed"] is None
+    assert cell(clear, "put_block").verdict == "better"
+    assert cell(clear, "put_block").detectable_pct is None and cell(clear, "put_block").runs_needed is None
 
 
 def test_the_pages_critical_t_is_scipys_to_within_its_stated_accuracy():

@@ -102,9 +102,9 @@ def test_a_test_that_never_ran_has_no_latency_because_it_did_not_run():
         for run_id in (1, 2, 3)
     ]
     for compared in (runs, runs[:1]):
-        latency = next(chart for chart in engine.compare(compared)["charts"] if chart["key"] == "latency")
-        [entry] = latency["configurations"]
-        statuses = {cell["test"]: cell["status"] for cell in entry["tests"]}
+        latency = next(chart for chart in engine.compare(compared).charts if chart.key == "latency")
+        [entry] = latency.configurations
+        statuses = {cell.test: cell.status for cell in entry.tests}
         assert statuses["putc"] == statuses["getc"] == "not_run"
         assert statuses["put_block"] == "ok"
     assert engine.STATUS_TEXT["not_run"] == "not run"

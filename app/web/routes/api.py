@@ -13,6 +13,7 @@ from starlette.convertors import Convertor, register_url_convertor
 
 from app.compare import export_csv, matrix
 from app.compare import page as comparisons
+from app.compare.comparison import api_answer
 from app.compare.request import ComparisonRequest, read_request
 from app.config import DEFAULT_MIN_EFFECT, MIN_EFFECT_RANGE, get_settings
 from app.ingest.parsing import HEADER_198, TESTS
@@ -287,31 +288,13 @@ async def comparison_query(
 ComparisonQueryDep = Annotated[ComparisonRequest, Depends(comparison_query)]
 
 
-def without_null_figures(data: dict[str, Any]) -> dict[str, Any]:
-    """/api/compare's answer with each cell's null figures left out: a cell holds the figures it has. Of a 50-run
-    comparison's 31 figures per cell most are null (one run: no spread, no CI, no p; CPU per unit of work outside
-    the %CPU chart), and their names alone made the answer 1.1 MB; without them it is 0.4 MB
-    (docs/decisions.md, "A compare answer without its nulls"). The page, /api/matrix and compare.csv keep them."""
-    charts = [
-        chart
-        | {
-            "configurations": [
-                entry | {"tests": [{k: v for k, v in cell.items() if v is not None} for cell in entry["tests"]]}
-                for entry in chart["configurations"]
-            ]
-        }
-        for chart in data["charts"]
-    ]
-    return data | {"charts": charts}
-
-
 def _compare_json(query: ComparisonRequest, gzipped: bool) -> bytes:
     # orjson directly: FastAPI's generic encoder, and even json.dumps, cost as much as the statistics
     # of a 100-run comparison (a few hundred KB of numbers).
     body = comparisons.cached(
         ("/api/compare", query),
         lambda session: response_cache.Body(
-            orjson.dumps(without_null_figures(comparisons.page_data(session, query, strict=True).answer()))
+            orjson.dumps(api_answer(comparisons.page_data(session, query, strict=True).answer()))
         ),
         response_cache.Body.size_bytes,
     )
