@@ -45,6 +45,7 @@ checked against scipy in the tests.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -635,37 +636,43 @@ def runs_needed(
     # (_t_guess); one Newton step from the power found there (_newton_n) is most often the answer or next to it,
     # and its neighbour settles it. Where they did not, steps double and then halve the gap.
     guess = min(max(low + 1, _t_guess(total / (effect * effect), m, low)), MAX_RUNS_NEEDED - 1)
-    found = welch_power(effect / math.sqrt(total / guess), guess - 1, guess - 1, share, m)
-    high: int | None = None
-    if found >= POWER:
-        high = guess
-    else:
-        low = guess
-    n = _newton_n(guess, found, effect / math.sqrt(total / guess))
-    for _ in range(2):  # n, then its neighbour on the side not yet settled
+    delta = effect / math.sqrt(total / guess)
+    found = welch_power(delta, guess - 1, guess - 1, share, m)
+    without_cut, first = functools.partial(enough, with_floor=False), _newton_n(guess, found, delta)
+    high = _smallest(without_cut, low, guess, first) if found >= POWER else _smallest(without_cut, guess, None, first)
+    if high >= MAX_RUNS_NEEDED:
+        return MAX_RUNS_NEEDED
+    while not enough(high, True):
+        high += 1 if high < 100 else high // 50
+        if high >= MAX_RUNS_NEEDED:
+            return MAX_RUNS_NEEDED
+    return high
+
+
+def _smallest(enough: Callable[[int], bool], low: int, high: int | None, n: int) -> int:
+    """The smallest n in (low, high] that is `enough` (a monotone condition; high None: unbounded, up to
+    MAX_RUNS_NEEDED), asking `n` first and then its neighbour on the side not yet settled, then doubling steps
+    and halving the gap."""
+    for _ in range(2):
         if low < n and (high is None or n < high):
-            if enough(n, False):
+            if enough(n):
                 high, n = n, n - 1
             else:
                 low, n = n, n + 1
     if high is None:
         step = 1
         high = low + step
-        while not enough(high, False):
+        while not enough(high):
             low, step = high, step * 2
             high = low + step
             if high >= MAX_RUNS_NEEDED:
                 return MAX_RUNS_NEEDED
     while high - low > 1:
         middle = (low + high) // 2
-        if enough(middle, False):
+        if enough(middle):
             high = middle
         else:
             low = middle
-    while not enough(high, True):
-        high += 1 if high < 100 else high // 50
-        if high >= MAX_RUNS_NEEDED:
-            return MAX_RUNS_NEEDED
     return high
 
 
