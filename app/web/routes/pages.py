@@ -76,7 +76,7 @@ def runs_page(
 ):
     # The filter form's one text box holds "raid=5 fs=xfs"; links repeat tag= instead.
     tag_terms = [term for value in tag for term in split_tag_terms(value)]
-    filter_error = None
+    run_filter, filter_error = _read_filter(machine, tag_terms, format, at_machine)
     # The ticked runs, in the order they were ticked (static/runs.js keeps `runs=`; the boxes' run= add
     # to it without script): they survive filter changes, and the first one is the comparison's baseline.
     try:
@@ -85,14 +85,6 @@ def runs_page(
         chosen, filter_error = [], exc.detail
     if sort not in run_store.RUN_ORDERS:
         sort, filter_error = "newest", f"sort must be one of {', '.join(run_store.RUN_ORDERS)}"
-    try:
-        tags = parse_tag_filters(tag_terms)
-        check_machine_text(machine, "machine")
-        check_filter_text(format, "format")
-        check_machine_text(at_machine, "at_machine")
-    except BadRequest as exc:
-        tags, filter_error = {}, exc.detail
-    run_filter = run_store.RunFilter(machine=machine or None, tags=tags, format_version=format or None)
     # "older" (newest first) and "newer" (oldest first) links carry a keyset cursor, before= or after= the last
     # id shown: page 20,000 costs what page 1 does. By name, "next" carries the last machine shown and how many
     # of its runs were shown (at_machine=, skip=): a page skips whole machines through their index and sorts the
@@ -128,6 +120,20 @@ def runs_page(
     body = comparisons.cached(key, made, cache.Body.size_bytes, rewarm=False)
     gzipped = cache.accepts_gzip(request.headers.get("accept-encoding"))
     return _with_vary(HTMLResponse(body.gzipped() if gzipped else body.data, headers=cache.encoding_headers(gzipped)))
+
+
+def _read_filter(
+    machine: str | None, tag_terms: list[str], format: str | None, at_machine: str | None
+) -> tuple[run_store.RunFilter, str | None]:
+    """The runs a list's URL asks for, and what is wrong with it (the page then lists nothing and says so)."""
+    try:
+        tags = parse_tag_filters(tag_terms)
+        check_machine_text(machine, "machine")
+        check_filter_text(format, "format")
+        check_machine_text(at_machine, "at_machine")
+    except BadRequest as exc:
+        return run_store.RunFilter(machine=machine or None, format_version=format or None), exc.detail
+    return run_store.RunFilter(machine=machine or None, tags=tags, format_version=format or None), None
 
 
 @dataclass(frozen=True, slots=True)
