@@ -202,8 +202,12 @@ def compare(
     baseline: int | None = None,
     grouping: Grouping = DEFAULT,
     min_effect: float = stats.DEFAULT_MIN_EFFECT,
+    power_figures: bool = True,
 ) -> Comparison:
-    """The body of GET /api/compare for `runs` (in the order asked)."""
+    """The body of GET /api/compare for `runs` (in the order asked). Without `power_figures` no within-noise cell
+    states the change it could have seen or the runs a side a change needs (detectable_pct, runs_needed): most of a
+    comparison's CPU, which a reader of verdicts alone (the verdicts' calibration) need not pay; every verdict is
+    the same."""
     baseline = baseline_of([run.id for run in runs], parse_mode(mode), baseline, strict=True)
     base_run = next((run for run in runs if run.id == baseline), None)
     relative = mode == RELATIVE
@@ -223,7 +227,7 @@ def compare(
         warnings=comparability.warnings(runs) + _spread_warnings(charts, configurations),
         setup=comparability.setup_table(runs, source_of, {run.id: c.id for c in configurations for run in c.runs}),
     )
-    adjust_verdicts(charts, base_config.id, min_effect)
+    adjust_verdicts(charts, base_config.id, min_effect, power_figures=power_figures)
     return replace(data, summary=summary.summarise(data, TEST_TITLES, RATE_CHART_KEYS))
 
 
@@ -288,14 +292,15 @@ VERDICT_KINDS = {
 }
 
 
-def adjust_verdicts(charts: list[Chart], base_id: int, min_effect: float) -> None:
+def adjust_verdicts(charts: list[Chart], base_id: int, min_effect: float, *, power_figures: bool = True) -> None:
     """Give every compared cell of `charts` its page-wide verdict: Holm's adjustment of the raw p-values of
     all the page's verdicts of one kind (VERDICT_KINDS), then stats.decide() with `min_effect`. A rate test with
     +++++ runs takes part with its rank test's p (stats.censored_rank_p) and is decided by its bound: better or
     worse only when its adjusted p is under 0.05 and the bound is at least `min_effect` from 1, else unknown. Each
     within-noise cell then gets the smallest change the page could have seen there (detectable_pct) and the runs
     a side the change a reader cares about needs at its spreads (runs_needed), both at the page's level: Holm's
-    first step over the verdicts of its kind. The cells' scratch (`_rank`, `_power`) is cleared as it is used."""
+    first step over the verdicts of its kind (unless not `power_figures`). The cells' scratch (`_rank`, `_power`)
+    is cleared as it is used."""
     by_key = {chart.key: chart for chart in charts}
     sizes = {}
     for kind, (keys, (p_key, ratio_key, adjusted_key, verdict_key)) in VERDICT_KINDS.items():
@@ -328,7 +333,7 @@ def adjust_verdicts(charts: list[Chart], base_id: int, min_effect: float) -> Non
         for entry in chart.configurations:
             for cell in entry.tests:
                 power, cell._power = cell._power, None
-                if power is not None and cell.verdict == stats.WITHIN_NOISE:
+                if power_figures and power is not None and cell.verdict == stats.WITHIN_NOISE:
                     detectable = stats.detectable_pct(power, m, min_effect)
                     cell.detectable_pct = None if detectable is None else _significant_2(detectable)
                     cell.runs_needed = stats.runs_needed(power, m, cared, min_effect)

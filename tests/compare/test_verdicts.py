@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import random
 
 import pytest
 
@@ -12,6 +13,7 @@ from app.compare import engine, heat, stats
 from app.compare.comparison import Cell, Comparison
 from app.compare.figures import NO_SETUP, RunFigures
 from app.compare.grouping import Grouping
+from tests.aa_splits import CONFIG_TAG, Noise, simulated_page
 
 CFG = Grouping(keys=("cfg",))
 OTHER = Result(STATUS_OK, 1000, 50, 100)  # every other test: equal everywhere
@@ -341,3 +343,24 @@ def test_the_pages_critical_t_is_scipys_to_within_its_stated_accuracy():
         for df in (2.0, 4.3, 29.9, 30.0, 31.7, 200.0, 1e5):
             expected = scipy_stats.t.ppf(1 - 0.05 / (2 * m), round(df, 1))
             assert stats.page_t(df, m) == pytest.approx(expected, rel=3e-3), (m, df)
+
+
+def test_verdicts_are_the_same_without_power_figures():
+    # engine.compare(power_figures=False) is what the verdicts' calibration pays for: every verdict and adjusted p
+    # must be the page's own, with only detectable_pct and runs_needed left out (and the words that state them)
+    rng = random.Random("power figures")
+    stated = 0
+    for configurations, n, cv, effect in [(2, 3, 0.05, None), (2, 5, 0.05, 1.2), (6, 2, 0.3, 1.5), (3, 4, 0.02, 1.06)]:
+        for _ in range(10):
+            noise = Noise(cv, rounded=True, censored=rng.random() < 0.5)
+            page = simulated_page(rng, noise, configurations, n, None if effect is None else (1, 0, effect))
+            kept = engine.compare(page, baseline=page[0].id, grouping=Grouping(keys=(CONFIG_TAG,)))
+            bare = engine.compare(page, baseline=page[0].id, grouping=Grouping(keys=(CONFIG_TAG,)), power_figures=False)
+            for chart, bare_chart in zip(kept.charts, bare.charts, strict=True):
+                for entry, bare_entry in zip(chart.configurations, bare_chart.configurations, strict=True):
+                    for cell, bare_cell in zip(entry.tests, bare_entry.tests, strict=True):
+                        stated += cell.runs_needed is not None
+                        assert bare_cell.detectable_pct is None and bare_cell.runs_needed is None
+                        figureless = dataclasses.replace(cell, detectable_pct=None, runs_needed=None)
+                        assert dataclasses.replace(bare_cell) == figureless
+    assert stated > 100  # the pages had within-noise cells whose figures the option leaves out
