@@ -16,12 +16,21 @@ TEST_DEBS := $(RUN_DEBS) curl bonnie++ strace chromium postgresql sqlite3 e2fspr
 run: debs-run $(VENV)/.installed runner migrate samples
 	$(BIN)/bonnieboard serve --host $(HOST) --port $(PORT)
 
-# The runner's warnings are errors here and in CI (WERROR=1), never in a user's `make run` or install. The 30
-# slowest tests are listed at the end: where the suite's time goes.
+# The runner's warnings are errors here and in CI (WERROR=1), never in a user's `make run` or install. Lint and
+# the runner's C tests run beside pytest, their output kept in $(SIDE_LOG) and shown after pytest's: pytest's
+# workers leave a core idle while their tests wait for a throttled device, a browser or a server. The 30 slowest
+# tests are listed at the end: where the suite's time goes.
+SIDE_LOG := test-output/lint-and-runner.log
 test: RUNNER_FLAGS = WERROR=1
-test: debs-test $(VENV)/.installed-test runner lint
-	$(MAKE) -C runner test $(RUNNER_FLAGS)
-	$(BIN)/python -m pytest $(XDIST) --durations=30 $(PYTEST_ARGS)
+test: debs-test $(VENV)/.installed-test runner
+	@mkdir -p $(dir $(SIDE_LOG))
+	@{ $(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory -C runner test $(RUNNER_FLAGS); } \
+		> $(SIDE_LOG) 2>&1 & side=$$!; \
+	$(BIN)/python -m pytest $(XDIST) --durations=30 $(PYTEST_ARGS); tests=$$?; \
+	wait $$side; side=$$?; \
+	echo "==== lint and the runner's C tests ($(SIDE_LOG))"; cat $(SIDE_LOG); \
+	if [ $$side -ne 0 ]; then echo "make test: lint or the runner's C tests failed (above)"; fi; \
+	[ $$tests -eq 0 ] && [ $$side -eq 0 ]
 
 # The tests spread over one pytest-xdist worker per core; the tests of loop devices, mounts and cgroups share one
 # worker (xdist_group "kernel"). PYTEST_WORKERS=0 runs them all in this process.
@@ -34,7 +43,7 @@ QUICK_MARKERS := not slow and not root
 test-quick: $(VENV)/.installed-test runner
 	$(BIN)/python -m pytest $(XDIST) --db sqlite -m '$(QUICK_MARKERS)' $(PYTEST_ARGS)
 
-# Format, lint, types and the layers' import contracts (all configured in pyproject.toml); `make test` runs it first.
+# Format, lint, types and the layers' import contracts (all configured in pyproject.toml); `make test` runs it too.
 LINT_PATHS := app tests bench migrations
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff format --check $(LINT_PATHS)
