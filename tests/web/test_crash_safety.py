@@ -33,14 +33,17 @@ def check_consistent(database_url: str, database_kind: str) -> int:
             assert connection.exec_driver_sql("PRAGMA foreign_key_check").all() == []
         else:
             deadline = time.monotonic() + 30  # the killed server's backends notice, roll back and go
-            while (
-                connection.execute(
+
+            def others() -> int:
+                connection.execute(text("select pg_stat_clear_snapshot()"))  # else one answer all transaction long
+                return connection.execute(
                     text(
                         "select count(*) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()"
                     )
-                ).scalar()
-                and time.monotonic() < deadline
-            ):
+                ).scalar_one()
+
+            while others():
+                assert time.monotonic() < deadline, "a killed server's backend outlived it by 30 s"
                 time.sleep(0.1)
             connection.execute(text("create extension if not exists amcheck"))
             indexes = (
