@@ -16,26 +16,32 @@ TEST_DEBS := $(RUN_DEBS) curl bonnie++ strace chromium postgresql sqlite3 e2fspr
 run: debs-run $(VENV)/.installed runner migrate samples
 	$(BIN)/bonnieboard serve --host $(HOST) --port $(PORT)
 
-# The runner's warnings are errors here and in CI (WERROR=1), never in a user's `make run` or install. Lint and
-# the runner's C tests run beside pytest, their output kept in $(SIDE_LOG) and shown after pytest's: pytest's
-# workers leave a core idle while their tests wait for a throttled device, a browser or a server. The 30 slowest
-# tests are listed at the end: where the suite's time goes.
+# `make test` runs three things side by side, because pytest's workers leave a core idle while their tests wait for
+# a throttled device, a browser or a server:
+# - the tests marked root (loop devices, mounts and cgroups: the kernel's, shared by every process) in a pytest
+#   process of their own, one at a time; output in $(KERNEL_LOG);
+# - lint, then the runner's C tests (its warnings are errors here and in CI, WERROR=1, never in a user's `make run`
+#   or install); output in $(SIDE_LOG);
+# - every other test, spread over one pytest-xdist worker per core (PYTEST_WORKERS=0: in one process).
+# Both logs are shown after the workers' output, and `make test` fails if any of the three does. Each pytest lists
+# its 30 slowest tests at the end: where the suite's time goes.
+KERNEL_LOG := test-output/kernel-tests.log
 SIDE_LOG := test-output/lint-and-runner.log
+PYTEST_WORKERS ?= auto
+XDIST := -n $(PYTEST_WORKERS)
 test: RUNNER_FLAGS = WERROR=1
 test: debs-test $(VENV)/.installed-test runner
-	@mkdir -p $(dir $(SIDE_LOG))
-	@{ $(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory -C runner test $(RUNNER_FLAGS); } \
+	@mkdir -p $(dir $(KERNEL_LOG))
+	@$(BIN)/python -m pytest -p no:xdist -m root --durations=30 $(PYTEST_ARGS) > $(KERNEL_LOG) 2>&1 & kernel=$$!; \
+	{ $(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory -C runner test $(RUNNER_FLAGS); } \
 		> $(SIDE_LOG) 2>&1 & side=$$!; \
-	$(BIN)/python -m pytest $(XDIST) --durations=30 $(PYTEST_ARGS); tests=$$?; \
-	wait $$side; side=$$?; \
+	$(BIN)/python -m pytest $(XDIST) -m 'not root' --durations=30 $(PYTEST_ARGS); tests=$$?; \
+	wait $$kernel; kernel=$$?; wait $$side; side=$$?; \
+	echo "==== the tests marked root, one at a time ($(KERNEL_LOG))"; cat $(KERNEL_LOG); \
 	echo "==== lint and the runner's C tests ($(SIDE_LOG))"; cat $(SIDE_LOG); \
-	if [ $$side -ne 0 ]; then echo "make test: lint or the runner's C tests failed (above)"; fi; \
-	[ $$tests -eq 0 ] && [ $$side -eq 0 ]
-
-# The tests spread over one pytest-xdist worker per core; the tests of loop devices, mounts and cgroups share one
-# worker (xdist_group "kernel"). PYTEST_WORKERS=0 runs them all in this process.
-PYTEST_WORKERS ?= auto
-XDIST := -n $(PYTEST_WORKERS) --dist loadgroup
+	echo "==== make test: workers $$tests, root tests $$kernel, lint and C tests $$side (0 passed; 5 no test chosen)"; \
+	[ $$tests -eq 0 -o $$tests -eq 5 ] && [ $$kernel -eq 0 -o $$kernel -eq 5 ] && [ $$tests$$kernel != 55 ] && \
+		[ $$side -eq 0 ]
 
 # The inner loop: the tests of neither a browser, root, real bonnie++ nor a slow load (markers slow and root),
 # on SQLite only. `make test` (and CI) still runs every test on both databases.

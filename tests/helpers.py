@@ -137,14 +137,10 @@ BONNIEBOARD = Path(sys.executable).parent / "bonnieboard"
 
 
 def kernel_marks(needs: str) -> list:
-    """The marks of a test of loop devices, mounts or cgroups: the kernel's, shared by every xdist worker, so these
-    tests run on one worker ("kernel"), one at a time; root-only (make test-quick leaves them out). `needs` says
-    what root is needed for."""
-    return [
-        pytest.mark.skipif(os.geteuid() != 0, reason=f"needs root: {needs}"),
-        pytest.mark.xdist_group("kernel"),
-        pytest.mark.root,
-    ]
+    """The marks of a test of loop devices, mounts or cgroups: the kernel's, shared by every test process, so
+    `make test` runs these tests (marker `root`) in a process of their own, one at a time; root-only (make
+    test-quick leaves them out). `needs` says what root is needed for."""
+    return [pytest.mark.skipif(os.geteuid() != 0, reason=f"needs root: {needs}"), pytest.mark.root]
 
 
 def run_cli(tmp_path, *args):

@@ -849,8 +849,7 @@ def test_a_tiny_run_on_tmpfs_is_cached_and_per_char_is_cpu_bound(runner, tmp_pat
     assert re.search(rf"^  putc\s+{codes['putc']}\s+\S", notes, re.MULTILINE), notes
 
 
-@pytest.mark.root
-@pytest.mark.xdist_group("kernel")  # a loop device, like the sweep's tests
+@pytest.mark.root  # a loop device, like the sweep's tests: run one at a time
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to attach a loop device and mount it")
 @pytest.mark.parametrize("fs", ["ext4", "btrfs"])
 def test_a_loop_device_shows_device_writes_and_its_backing_file(runner, tmp_path, fs):

@@ -23,8 +23,9 @@ from tests.live_server import live_server
 from tests.parsing_oracle import parse_text
 from tests.runner.test_runner import require_tool, run
 
-# Loop devices, mounts and cgroups are the kernel's, shared by every xdist worker: these tests run on one worker.
-pytestmark = [pytest.mark.xdist_group("kernel"), pytest.mark.root]
+# Loop devices, mounts and cgroups are the kernel's, shared by every test process: `make test` runs the tests marked
+# root in a process of their own, one at a time.
+pytestmark = pytest.mark.root
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDY = ROOT / "sample_data" / "study-ext4-xfs"
