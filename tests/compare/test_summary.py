@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from app.bonnie import FAMILIES, TITLES
 from app.main import create_app
 from tests.compare_data import sweep_line
-from tests.helpers import post_csv
+from tests.helpers import post_csv, reset_caches
 from tests.sample_board import STUDY_IDS, SWEEP_COMPARE, load_samples
 
 MAX_OPEN_WORDS = 200
@@ -168,6 +168,8 @@ def board(tmp_path_factory) -> Iterator[tuple[TestClient, list[str]]]:
     database = load_samples(tmp_path_factory.mktemp("words"))
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("BONNIEBOARD_DATABASE_URL", f"sqlite:///{database}")
+        # settings and the engine an earlier test of this process may have kept are another database's
+        reset_caches()
         with TestClient(create_app()) as client:
             lines = [
                 sweep_line(f"box{i:02d}", 100_000 + 997 * i + 211 * run, 1_000 + 7 * i + 13 * run)
@@ -178,6 +180,7 @@ def board(tmp_path_factory) -> Iterator[tuple[TestClient, list[str]]]:
             assert len(created) == 2 * CONFIGURATIONS_MADE
             made = f"/compare?runs={','.join(map(str, created))}"
             yield client, [*SAMPLE_COMPARISONS, made]
+        reset_caches()
 
 
 def test_what_is_open_stays_under_200_words_on_the_biggest_comparisons(board):
