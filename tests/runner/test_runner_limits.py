@@ -310,9 +310,11 @@ def test_a_tmpfs_create_that_waits_in_sync_for_another_disk_is_noisy_naming_it(r
     assert limiter["evidence"]["sync_pct"] >= 50, limiter
     # the loop device, and the disk under its image file that its writes reach too
     waited_for = limiter["evidence"]["sync_waited_for"]
-    # another loop device named here is one some other test had attached: say which, and to what
-    attached = run(["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"]).stdout
-    assert loop_ext4["name"] in waited_for.split(", not the test's device")[0], (limiter, attached)
+    # another loop device named here is one some other test had attached: on failure, say which, and to what
+    assert loop_ext4["name"] in waited_for.split(", not the test's device")[0], (
+        limiter,
+        run(["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"]).stdout,
+    )
     assert waited_for.endswith("(the test's files are on no block device)"), limiter
 
 
