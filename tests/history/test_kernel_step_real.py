@@ -21,7 +21,7 @@ import pytest
 from tests.browser_support import running_server
 from tests.helpers import kernel_marks
 from tests.runner.test_runner import run
-from tests.runner.test_runner_limits import _hierarchy, cgroups, in_cgroups, mounted_ext4
+from tests.runner.test_runner_limits import _hierarchy, cgroups, in_cgroups, mounted_ext4, oom_state
 
 pytestmark = [pytest.mark.slow, *kernel_marks("cgroups, a loop device and a mount")]
 
@@ -85,7 +85,7 @@ def make_throttle_step_series(
             doc_path = out / "docs" / f"{number:03d}.json"
             command = [runner, "-d", loop["mnt"], *RUNNER_OPTIONS, "-q", "-m", machine, "--json", doc_path]
             proc = run(in_cgroups(procs, command))
-            assert proc.returncode == 0, proc.stderr
+            assert proc.returncode == 0, f"run {number}: {proc.stderr or 'no message'} ({oom_state(procs)})"
             (line,) = proc.stdout.splitlines()
             series.append((line, json.loads(doc_path.read_text())))
     (out / "lines.csv").write_text("".join(line + "\n" for line, _ in series))
