@@ -64,8 +64,10 @@ migrate: $(VENV)/.installed
 samples: $(VENV)/.installed
 	$(BIN)/bonnieboard ingest --if-empty --tag source=sample_data --manifest sample_data/manifest
 
+# One compiler a core: the runner's sources are independent objects.
+CORES := $(shell nproc 2>/dev/null || echo 1)
 runner:
-	$(MAKE) -C runner $(RUNNER_FLAGS)
+	$(MAKE) -C runner -j$(CORES) $(RUNNER_FLAGS)
 
 # python3-venv is needed only where the interpreter cannot make a venv by itself (Debian's python3).
 debs-run:
