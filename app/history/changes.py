@@ -98,7 +98,7 @@ EXPLANATIONS = (
 )
 EXPLAINED_KINDS = frozenset(explanation.kind for explanation in EXPLANATIONS)
 # Bumped when detection changes: every machine's stored changes are then found again.
-DETECTION_VERSION = 3
+DETECTION_VERSION = 4
 
 
 @dataclass(slots=True)
@@ -172,9 +172,10 @@ Points = dict[tuple[str, str], list[Point]]  # each series' points, by (configur
 
 
 def analyse_series(
-    series: Sequence[Series], points: Points, min_effect: float
+    configs: Sequence[Configuration], series: Sequence[Series], points: Points, min_effect: float
 ) -> dict[tuple[str, str], detect.Analysis]:
     counts = Counter(one.measure for one in series)
+    changed = _setup_change_runs(configs)
     found = {}
     for one in series:
         key = (one.configuration.key, one.name)
@@ -183,8 +184,19 @@ def analyse_series(
             [point.censored for point in points[key]],
             max_p=detect.series_max_p(counts[one.measure], one.measure),
             min_effect=detect.series_min_effect(min_effect, one.measure),
+            setup_changes=[index for index, point in enumerate(points[key]) if point.run_id in changed],
         )
     return found
+
+
+def _setup_change_runs(configs: Sequence[Configuration]) -> set[int]:
+    """The runs whose setup differs from the run before them in their configuration."""
+    return {
+        run.run_id
+        for config in configs
+        for before, run in zip(config.runs, config.runs[1:], strict=False)
+        if differences(before.facts, run.facts)
+    }
 
 
 def found_changes(
@@ -301,14 +313,14 @@ def machine_history(
     # A series with no point (latency columns a 1.03 line lacks) has nothing to draw or detect.
     series = [one for config in configs for one in series_of(config) if points[(one.configuration.key, one.name)]]
     if chosen != default:
-        analyses = analyse_series(series, points, min_effect)
+        analyses = analyse_series(configs, series, points, min_effect)
         changes = _unstored(found_changes(configs, series, points, analyses))
         return MachineHistory(chosen, configs, [_view(one, points, changes, analyses) for one in series])
     digest = _digest(configs, points, min_effect)
     stored_digest = session.scalar(select(history_state_table.c.digest).where(history_state_table.c.machine == machine))
     analyses = {}
     if stored_digest != digest:
-        analyses = analyse_series(series, points, min_effect)
+        analyses = analyse_series(configs, series, points, min_effect)
         found = found_changes(configs, series, points, analyses)
         if not _store(session, machine, found, digest, sorted(run.run_id for run in runs)):
             # Runs came or went since these were read: what was found in them is the answer, not the store's.

@@ -56,6 +56,8 @@ FAMILY_P = {RATE: 0.008, LATENCY: 0.002}
 LATENCY_MIN_EFFECT = 1.25
 # Among the newest runs, a step E-divisive left unseen is looked for directly (_Series.newest).
 NEWEST = 5
+# A change this many runs or fewer from a run whose setup changed is tried at that run (_Series.at_setup_changes).
+NEAR_SETUP_CHANGE = 2
 # Log differences below this are float rounding of equal values, not a difference.
 LOG_EPSILON = 1e-12
 T_TEST = "t-test"
@@ -107,10 +109,12 @@ def analyse(
     *,
     max_p: float,
     min_effect: float = DEFAULT_MIN_EFFECT,
+    setup_changes: Sequence[int] = (),
 ) -> Analysis:
     """The changes of one series (in run order) and the stretches between them: a change where p < max_p (the
     family's share, series_max_p) with at least MIN_RUNS runs a side and a ratio at least `min_effect` from 1.
-    values[i] > 0 (a rate, or a latency) unless censored[i] (+++++), where it is ignored and may be None."""
+    values[i] > 0 (a rate, or a latency) unless censored[i] (+++++), where it is ignored and may be None.
+    `setup_changes`: the indices of the runs whose setup differs from the run before (`_Series.at_setup_changes`)."""
     measured, cens = _checked(values, censored)
     n = len(cens)
     if n == 0:
@@ -119,6 +123,8 @@ def analyse(
     tested = merge(split(series.z, WINDOW, first_pass_p(max_p), MIN_RUNS, series.compare), n, max_p, series.compare)
     if not series.ranked:
         tested = series.newest(tested, max_p)
+    if setup_changes:
+        tested = series.at_setup_changes(tested, sorted(set(setup_changes)), max_p)
     bounds = [0, *(index for index, _ in tested), n]
     changes = tuple(series.change(bounds[i], bounds[i + 1], bounds[i + 2], test) for i, (_, test) in enumerate(tested))
     stretches = tuple(series.stretch(start, stop) for start, stop in zip(bounds, bounds[1:], strict=False))
@@ -196,6 +202,40 @@ class _Series:
                 return tested
             tested = [*tested[:-1], (index, before)]
         return [*tested, best]
+
+    def at_setup_changes(
+        self, tested: list[tuple[int, Comparison]], setup_changes: list[int], max_p: float
+    ) -> list[tuple[int, Comparison]]:
+        """The changes, each within NEAR_SETUP_CHANGE runs of a run whose setup changed moved to that run where the
+        split there passes too (and its neighbours still pass against it). The data alone can place a step a run or
+        two late, when its first runs land between the two levels (a rewrite whose writeback goes partly past a
+        new throttle); a setup change is where a step most likely starts, and the change is then tied to it."""
+        result = list(tested)
+        n = len(self.logs)
+        for i, (index, _) in enumerate(result):
+            if index in setup_changes:
+                continue
+            start = result[i - 1][0] if i > 0 else 0
+            stop = result[i + 1][0] if i + 1 < len(result) else n
+            best: tuple[int, Comparison] | None = None
+            for run in setup_changes:
+                if run == index or abs(run - index) > NEAR_SETUP_CHANGE:
+                    continue
+                test = self.compare(start, run, stop)
+                if test.large_enough and test.p_value < max_p and (best is None or test.p_value < best[1].p_value):
+                    best = (run, test)
+            if best is None:
+                continue
+            before = self.compare(result[i - 2][0] if i > 1 else 0, start, best[0]) if i > 0 else None
+            after = self.compare(best[0], stop, result[i + 2][0] if i + 2 < len(result) else n) if stop < n else None
+            if any(test is not None and not (test.large_enough and test.p_value < max_p) for test in (before, after)):
+                continue
+            if before is not None:
+                result[i - 1] = (start, before)
+            if after is not None:
+                result[i + 1] = (stop, after)
+            result[i] = best
+        return result
 
     def _large(self, log_ratio: float) -> bool:
         return abs(log_ratio) >= self.min_log_effect - LOG_EPSILON

@@ -274,3 +274,33 @@ def test_three_new_runs_the_search_misses_are_tested_against_the_stretch_before(
 def test_the_newest_runs_are_not_tested_where_a_change_is_already_there():
     values = [100.0, 101.0, 99.0, 100.0] * 5 + [120.0, 121.0, 119.0, 120.0]
     assert [c.index for c in plain(values).changes] == [20]
+
+
+# The rewrite rates of a real throttle halving (a CI run of tests/history/test_kernel_step_real.py, a machine of 4
+# rate series): the throttle moved at the 6th run, and its first two runs wrote back partly past it.
+THROTTLED_REWRITE = [11321, 10670, 10732, 10653, 13270, 7817, 7811, 5388, 5395, 5512]
+FOUR_RATES_P = series_max_p(4)
+
+
+def geometric_mean(values: list[int]) -> float:
+    return math.exp(np.mean(np.log(values)))
+
+
+def test_a_change_near_a_setup_change_moves_to_it_when_the_split_there_passes():
+    alone = plain(THROTTLED_REWRITE, max_p=FOUR_RATES_P)
+    assert [c.index for c in alone.changes] == [7]  # where the lower level starts
+    moved = plain(THROTTLED_REWRITE, max_p=FOUR_RATES_P, setup_changes=[5])
+    assert [c.index for c in moved.changes] == [5] and moved.changes[0].p_value < FOUR_RATES_P
+    ratio = geometric_mean(THROTTLED_REWRITE[5:]) / geometric_mean(THROTTLED_REWRITE[:5])
+    assert moved.changes[0].ratio == pytest.approx(ratio)
+    assert [(s.start, s.stop) for s in moved.stretches] == [(0, 5), (5, 10)]
+
+
+def test_a_setup_change_far_from_a_change_or_without_a_step_of_its_own_moves_nothing():
+    values = noisy(1_000, 20, seed=1) + noisy(1_200, 20, seed=2)
+    assert [c.index for c in plain(values, setup_changes=[17]).changes] == [20]  # three runs away
+    assert [c.index for c in plain(values, setup_changes=[5, 35]).changes] == [20]
+    # two runs early, where the split puts two runs of the old level after it: it does not pass, and nothing moves
+    flat_then_step = [1_000.0] * 8 + [1_200.0] * 6
+    assert [c.index for c in plain(flat_then_step, setup_changes=[6]).changes] == [8]
+    assert [c.index for c in plain(flat_then_step, setup_changes=[8]).changes] == [8]
