@@ -190,7 +190,7 @@ class _Series:
         best: tuple[int, Comparison] | None = None
         for index in range(max(last + MIN_RUNS, n - NEWEST), n - MIN_RUNS + 1):
             test = self.compare(last, index, n)
-            if test.large_enough and test.p_value < max_p and (best is None or test.p_value < best[1].p_value):
+            if _passes(test, max_p) and (best is None or test.p_value < best[1].p_value):
                 best = (index, test)
         if best is None:
             return tested
@@ -198,7 +198,7 @@ class _Series:
             # the last change's stretch after it now ends where the new one starts: tested again, it must still pass
             index, _ = tested[-1]
             before = self.compare(tested[-2][0] if len(tested) > 1 else 0, index, best[0])
-            if not (before.large_enough and before.p_value < max_p):
+            if not _passes(before, max_p):
                 return tested
             tested = [*tested[:-1], (index, before)]
         return [*tested, best]
@@ -222,13 +222,13 @@ class _Series:
                 if run == index or abs(run - index) > NEAR_SETUP_CHANGE:
                     continue
                 test = self.compare(start, run, stop)
-                if test.large_enough and test.p_value < max_p and (best is None or test.p_value < best[1].p_value):
+                if _passes(test, max_p) and (best is None or test.p_value < best[1].p_value):
                     best = (run, test)
             if best is None:
                 continue
             before = self.compare(result[i - 2][0] if i > 1 else 0, start, best[0]) if i > 0 else None
             after = self.compare(best[0], stop, result[i + 2][0] if i + 2 < len(result) else n) if stop < n else None
-            if any(test is not None and not (test.large_enough and test.p_value < max_p) for test in (before, after)):
+            if any(test is not None and not _passes(test, max_p) for test in (before, after)):
                 continue
             if before is not None:
                 result[i - 1] = (start, before)
@@ -313,6 +313,11 @@ class _Series:
             return Stretch(start, stop, math.exp(mean), None, 0)
         half = t_975(len(logs) - 1) * float(logs.std(ddof=1))
         return Stretch(start, stop, math.exp(mean), (math.exp(mean - half), math.exp(mean + half)), 0)
+
+
+def _passes(test: Comparison, max_p: float) -> bool:
+    """A change: significant at the series' threshold and at least the minimum effect."""
+    return test.large_enough and test.p_value < max_p
 
 
 def log_standard_error(var1: float, n1: int, var2: float, n2: int) -> tuple[float, float]:
