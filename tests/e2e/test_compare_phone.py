@@ -99,7 +99,9 @@ def test_charts_below_the_phone_screen_are_drawn_later_as_the_legend_shows_them(
 
         # A fresh load: the last chart's PNG asked for before anything drew it.
         page.goto(f"{base_url}/compare?runs={','.join(map(str, ids))}", wait_until="commit")
-        page.wait_for_function("() => document.querySelectorAll('canvas[data-chart]').length && window.Chart")
+        # Chart.js can be there while charts.js, the deferred script after it, is still loading, and charts.js's
+        # click listener makes the PNG: wait for the shared legend, which charts.js builds once it runs.
+        page.wait_for_function("() => document.querySelector('.chart-legend button[data-configuration]')")
         last_key = page.evaluate("[...document.querySelectorAll('canvas[data-chart]')].pop().dataset.chart")
         with page.expect_download() as download:
             page.locator(f'button[data-export-chart="{last_key}"]').dispatch_event("click")
