@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,7 @@ from app import config as app_config
 from app.compare import page as comparisons
 from app.store import db
 from app.web import auth
+from tests import zygote
 
 DATA_DIR = Path(__file__).parent / "data"
 CORPUS_DIR = DATA_DIR / "corpus"
@@ -133,7 +132,7 @@ def sign_in(client, token: str, next_url: str = "/upload"):
     return post_form(client, "/login", {"token": token, "next": next_url}, follow_redirects=False)
 
 
-BONNIEBOARD = Path(sys.executable).parent / "bonnieboard"
+BONNIEBOARD = zygote.BONNIEBOARD
 
 
 def kernel_marks(needs: str) -> list:
@@ -144,8 +143,6 @@ def kernel_marks(needs: str) -> list:
 
 
 def run_cli(tmp_path, *args):
-    """The installed `bonnieboard` command on a SQLite file in tmp_path, as a user runs it."""
+    """`bonnieboard ARGS` on a SQLite file in tmp_path, as a user runs it (forked by the zygote, tests/zygote.py)."""
     env = os.environ | {"BONNIEBOARD_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}"}
-    return subprocess.run(
-        [BONNIEBOARD, *map(str, args)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
-    )
+    return zygote.run(list(args), env=env, cwd=tmp_path)

@@ -1,14 +1,12 @@
-"""A real `bonnieboard serve` in a subprocess (uvicorn, one or more workers) on a free loopback port,
-for the load, crash and revocation tests and the concurrency benchmark."""
+"""A real `bonnieboard serve` (uvicorn, one or more workers) on a free loopback port, forked by the test process's
+zygote (tests/zygote.py), for the load, crash and revocation tests and the concurrency benchmark."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -18,14 +16,18 @@ from pathlib import Path
 
 import httpx
 
-BONNIEBOARD = Path(sys.executable).parent / "bonnieboard"
+from tests import zygote
+from tests.zygote import BONNIEBOARD
+
+__all__ = ["BONNIEBOARD", "LiveServer", "free_port", "live_server"]
+
 START_TIMEOUT_S = 60
 
 
 @dataclass
 class LiveServer:
     url: str
-    process: subprocess.Popen
+    process: zygote.ForkedProcess
     log_path: Path
 
     def log(self) -> str:
@@ -36,17 +38,6 @@ class LiveServer:
         with suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=30)
-
-
-def _own_group_dying_with_parent() -> None:
-    """In the child: a process group of its own (killed whole), and SIGTERM if the test run dies
-    first, so a killed pytest or benchmark leaves no server behind."""
-    os.setsid()
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-PR_SET_PDEATHSIG = 1
-_PRELOADED = "import sys, {}; from app.cli import main; sys.exit(main())"
 
 
 def free_port() -> int:
@@ -71,16 +62,13 @@ def live_server(
     port = free_port()
     environment = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url} | (env or {})
     assert preload is None or workers == 1, "a preloaded module reaches the serving process only with one worker"
-    command = [str(BONNIEBOARD)] if preload is None else [sys.executable, "-c", _PRELOADED.format(preload)]
+    args = ["serve", "--host", host, "--port", str(port), "--workers", str(workers), *args]
     with tempfile.NamedTemporaryFile(prefix="bonnieboard-server-", suffix=".log") as log_file:
-        process = subprocess.Popen(
-            [*command, "serve", "--host", host, "--port", str(port), "--workers", str(workers), *args],
-            env=environment,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            preexec_fn=_own_group_dying_with_parent,
+        log = Path(log_file.name)
+        process = zygote.start(
+            args, env=environment, cwd=os.getcwd(), stdout=log, stderr=log, session=True, preload=preload
         )
-        server = LiveServer(f"http://127.0.0.1:{port}", process, Path(log_file.name))
+        server = LiveServer(f"http://127.0.0.1:{port}", process, log)
         try:
             _wait_until_serving(server, workers)
             yield server

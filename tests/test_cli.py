@@ -1,4 +1,4 @@
-"""The `bonnieboard` command, run as a user runs it: the installed console script in a subprocess."""
+"""The `bonnieboard` command, run as a user runs it: its main() in a process of its own (forked by tests/zygote.py)."""
 
 import json
 import os
@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from tests import zygote
 from tests.helpers import BONNIEBOARD, CORPUS_DIR, LINE_103, LINE_198, run_cli
 
 SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
 
-pytestmark = pytest.mark.slow  # the console script in a subprocess
+pytestmark = pytest.mark.slow  # the command in a process of its own
 
 
 def count_runs(tmp_path):
@@ -27,9 +28,7 @@ def count_runs(tmp_path):
 def run_cli_env(tmp_path, env, *args):
     """run_cli with settings of its own."""
     env = os.environ | env | {"BONNIEBOARD_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}"}
-    return subprocess.run(
-        [BONNIEBOARD, *map(str, args)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
-    )
+    return zygote.run(list(args), env=env, cwd=tmp_path)
 
 
 def test_ingest_reports_created_duplicates_and_tags(tmp_path):

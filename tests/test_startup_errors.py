@@ -1,6 +1,6 @@
 """Starting bonnieboard with a wrong setting or a database it cannot use ends with one line saying which and why
 (exit 1 or 2), never a traceback; `serve --help` shows the defaults; `python -m app` is the same command. Run as a
-user runs it: the real command in a subprocess."""
+user runs it: the command's main() in a process of its own (forked by tests/zygote.py)."""
 
 import os
 import socket
@@ -10,19 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import BONNIEBOARD
+from tests import zygote
 
 ROOT = Path(__file__).resolve().parent.parent
 IS_ROOT = os.geteuid() == 0
-pytestmark = pytest.mark.slow  # the command in a subprocess, a dozen times
+pytestmark = pytest.mark.slow  # the command in a process of its own, a dozen times
 
 
 def start(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     """`bonnieboard ARGS` with these BONNIEBOARD_ settings on top of the test run's, in tmp_path."""
     environment = os.environ | {"BONNIEBOARD_DATABASE_URL": f"sqlite:///{tmp_path / 'bb.db'}"} | env
-    return subprocess.run(
-        [str(BONNIEBOARD), *args], capture_output=True, text=True, env=environment, cwd=tmp_path, timeout=60
-    )
+    return zygote.run(list(args), env=environment, cwd=tmp_path)
 
 
 def one_line(process: subprocess.CompletedProcess, code: int) -> str:

@@ -5,7 +5,6 @@ holds no session's secrets and stays within its bounds."""
 
 import gzip
 import os
-import subprocess
 
 import httpx
 import pytest
@@ -17,9 +16,9 @@ from app.compare.cache import CACHE, ResponseCache
 from app.main import create_app
 from app.store.generation import Stamps
 from app.store.models import data_generation_table
+from tests import zygote
 from tests.compare_data import embedded_data
 from tests.helpers import (
-    BONNIEBOARD,
     DATA_DIR,
     LINE_197,
     LINE_198,
@@ -94,9 +93,7 @@ def test_a_cli_ingest_shows_at_once(client, database_url, tmp_path):
     path = tmp_path / "line.csv"
     path.write_text(LINE_198 + "\n")
     env = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url}
-    result = subprocess.run(
-        [BONNIEBOARD, "ingest", "--tag", "disk=ssd", path], env=env, capture_output=True, text=True, timeout=60
-    )
+    result = zygote.run(["ingest", "--tag", "disk=ssd", path], env=env, cwd=tmp_path)
     assert result.returncode == 0 and "1 already stored given new tags" in result.stdout, result.stderr
     assert_run_1_on_ssd(client)
 

@@ -3,12 +3,12 @@ again after any write: an upload, a tag edit, a deletion, another process's inge
 
 import os
 import re
-import subprocess
 
 import pytest
 
 from app.store import runs as run_store
-from tests.helpers import BONNIEBOARD, LINE_103, LINE_197, LINE_198, post_csv
+from tests import zygote
+from tests.helpers import LINE_103, LINE_197, LINE_198, post_csv
 
 
 def shown_count(client, query: str = "") -> str:
@@ -62,8 +62,7 @@ def test_the_count_is_kept_until_a_write_changes_it(client, counting, database_u
     fields[2] = "another-machine"
     path.write_text(",".join(fields) + "\n")
     env = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url}
-    command = [BONNIEBOARD, "ingest", "--tag", "disk=ssd", path]
-    assert subprocess.run(command, env=env, capture_output=True, timeout=60).returncode == 0
+    assert zygote.run(["ingest", "--tag", "disk=ssd", path], env=env, cwd=tmp_path).returncode == 0
     assert shown_count(client) == "3 runs" and shown_count(client, "?tag=disk%3Dssd") == "2 runs"
 
 
@@ -102,6 +101,6 @@ def test_a_count_is_carried_only_from_the_stamp_the_upload_replaced(client, coun
     fields[2] = "another-machine"
     path.write_text(",".join(fields) + "\n")
     env = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url}
-    assert subprocess.run([BONNIEBOARD, "ingest", path], env=env, capture_output=True, timeout=60).returncode == 0
+    assert zygote.run(["ingest", path], env=env, cwd=tmp_path).returncode == 0
     assert post_csv(client, LINE_103).status_code == 201
     assert shown_count(client) == "4 runs" and len(counting) == 2  # counted again: 2 + 1 would be wrong

@@ -5,7 +5,6 @@ in the app, through the `bonnieboard token` commands, in the browser, and in a r
 import hashlib
 import os
 import re
-import subprocess
 
 import httpx
 import pytest
@@ -16,6 +15,7 @@ from app.errors import BadRequest
 from app.main import create_app
 from app.store.models import ApiToken, BrowserLogin
 from app.web import auth
+from tests import zygote
 from tests.helpers import (
     LINE_103,
     LINE_197,
@@ -28,7 +28,7 @@ from tests.helpers import (
     set_setting,
     sign_in,
 )
-from tests.live_server import BONNIEBOARD, live_server
+from tests.live_server import live_server
 
 ENV_TOKEN = "env-token-0123456789"
 
@@ -131,7 +131,7 @@ def test_tokens_are_stored_hashed(session):
 
 def run_cli(*args, database_url):
     env = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url}
-    return subprocess.run([BONNIEBOARD, *args], capture_output=True, text=True, env=env, timeout=60)
+    return zygote.run(list(args), env=env, cwd=os.getcwd())
 
 
 @pytest.mark.slow
