@@ -102,5 +102,6 @@ def test_the_image_make_and_ci_install_from_the_locks():
     assert re.search(r"pip install [^\n]*--no-deps /dist/\*\.whl", dockerfile)
     makefile = (ROOT / "Makefile").read_text()
     for lock in ("requirements-bench.lock", "requirements-test.lock"):
-        assert f"$(BIN)/pip install -q --require-hashes -r {lock}\n\t$(BIN)/pip install -qq --no-deps -e ." in makefile
+        assert f"$(UV_INSTALL) --require-hashes -r {lock}\n\t$(UV_INSTALL) --no-deps -e ." in makefile
+    assert re.search(r"^UV_INSTALL := \$\(BIN\)/uv pip install .*--python \$\(BIN\)/python", makefile, re.MULTILINE)
     assert "make test" in (ROOT / ".ci/run").read_text()  # CI installs through `make test`
