@@ -62,11 +62,11 @@ def live_server(
     port = free_port()
     environment = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url} | (env or {})
     assert preload is None or workers == 1, "a preloaded module reaches the serving process only with one worker"
-    args = ["serve", "--host", host, "--port", str(port), "--workers", str(workers), *args]
+    command = ["serve", "--host", host, "--port", str(port), "--workers", str(workers), *args]
     with tempfile.NamedTemporaryFile(prefix="bonnieboard-server-", suffix=".log") as log_file:
         log = Path(log_file.name)
         process = zygote.start(
-            args, env=environment, cwd=os.getcwd(), stdout=log, stderr=log, session=True, preload=preload
+            command, env=environment, cwd=os.getcwd(), stdout=log, stderr=log, session=True, preload=preload
         )
         server = LiveServer(f"http://127.0.0.1:{port}", process, log)
         try:
