@@ -40,7 +40,7 @@ def children_cpu_s() -> float:
 
 
 def zygote_stat() -> list[str]:
-    return Path(f"/proc/{zygote._the_zygote().process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return Path(f"/proc/{zygote.pid()}/stat").read_text().rsplit(")", 1)[1].split()
 
 
 def zygote_children_cpu_s() -> float:

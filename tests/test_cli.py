@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests import zygote
 from tests.helpers import BONNIEBOARD, CORPUS_DIR, LINE_103, LINE_198, run_cli
 
 SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
@@ -23,12 +22,6 @@ def count_runs(tmp_path):
         count = connection.execute(text("select count(*) from run")).scalar()
     engine.dispose()
     return count
-
-
-def run_cli_env(tmp_path, env, *args):
-    """run_cli with settings of its own."""
-    env = os.environ | env | {"BONNIEBOARD_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}"}
-    return zygote.run(list(args), env=env, cwd=tmp_path)
 
 
 def test_ingest_reports_created_duplicates_and_tags(tmp_path):
@@ -85,7 +78,7 @@ def test_ingest_stores_a_runner_document_with_the_runs_without_a_known_token(tmp
     path = tmp_path / "r01-xfs.json"
     path.write_text(json.dumps(document))
     env = {"BONNIEBOARD_API_TOKEN": "sekrit-token-0123456789"}
-    result = run_cli_env(tmp_path, env, "ingest", study / "r01-xfs.csv", "--document", path)
+    result = run_cli(tmp_path, "ingest", study / "r01-xfs.csv", "--document", path, env=env)
     assert result.returncode == 0, result.stderr
     (stored,) = stored_document(tmp_path)
     stored = json.loads(stored) if isinstance(stored, str) else stored

@@ -65,6 +65,11 @@ def _the_zygote() -> _Zygote:
         return _zygote
 
 
+def pid() -> int:
+    """This test process's zygote (started if it is not yet)."""
+    return _the_zygote().process.pid
+
+
 class ForkedProcess:
     """A command the zygote forked, with what the tests use of subprocess.Popen: args, pid, poll, wait, returncode."""
 
