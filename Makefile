@@ -9,7 +9,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 
 RUN_DEBS := gcc make libcurl4-openssl-dev python3-dev
-TEST_DEBS := $(RUN_DEBS) curl bonnie++ strace chromium postgresql sqlite3 e2fsprogs btrfs-progs xfsprogs man-db systemd docker-compose
+TEST_DEBS := $(RUN_DEBS) curl bonnie++ strace chromium-headless-shell postgresql sqlite3 e2fsprogs btrfs-progs xfsprogs man-db systemd docker-compose
 
 .PHONY: run test test-quick lint serve migrate runner samples debs-run debs-test lock clean
 
