@@ -89,7 +89,6 @@ def serve_fresh(directory: Path, env: dict[str, str]) -> None:
 def serve_forked(directory: Path, env: dict[str, str]) -> None:
     url, args = serve_args()
     log = directory / "log"
-    log.touch()
     process = zygote.start(args, env=env, cwd=directory, stdout=log, stderr=log, session=True)
     until_healthy(url)
     os.killpg(process.pid, signal.SIGTERM)

@@ -142,8 +142,8 @@ def kernel_marks(needs: str) -> list:
     return [pytest.mark.skipif(os.geteuid() != 0, reason=f"needs root: {needs}"), pytest.mark.root]
 
 
-def run_cli(tmp_path, *args, env: dict[str, str] | None = None):
-    """`bonnieboard ARGS` on a SQLite file in tmp_path, as a user runs it (forked by the zygote, tests/zygote.py);
-    `env`: settings of its own on top of the test run's."""
-    environment = os.environ | (env or {}) | {"BONNIEBOARD_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}"}
-    return zygote.run(list(args), env=environment, cwd=tmp_path)
+def run_cli(tmp_path, *args, env: dict[str, str] | None = None, database_url: str | None = None):
+    """`bonnieboard ARGS` in tmp_path, as a user runs it (forked by the zygote, tests/zygote.py), on
+    `database_url` (default: a SQLite file in tmp_path); `env`: settings of its own on top of the test run's."""
+    url = database_url or f"sqlite:///{tmp_path / 'cli.db'}"
+    return zygote.run(list(args), env=os.environ | (env or {}) | {"BONNIEBOARD_DATABASE_URL": url}, cwd=tmp_path)

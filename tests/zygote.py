@@ -6,6 +6,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -85,11 +86,19 @@ class ForkedProcess:
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while (returncode := self.poll()) is None:
-            if deadline is not None and time.monotonic() > deadline:
+        if self.returncode is None:
+            # A pidfd reads as ready once the process ends, though it is the zygote's child: one wait in select()
+            # rather than a question to the zygote every few milliseconds. The zygote has not reaped it yet (it
+            # reaps only when asked), so the pid is still this process.
+            pidfd = os.pidfd_open(self.pid)
+            try:
+                ended, _, _ = select.select([pidfd], [], [], timeout)
+            finally:
+                os.close(pidfd)
+            if not ended:
                 raise subprocess.TimeoutExpired(self.args, timeout or 0)
-            time.sleep(0.01)
+        while (returncode := self.poll()) is None:  # ended: the zygote's waitpid sees it at once or very soon
+            time.sleep(0.001)
         return returncode
 
 
@@ -123,8 +132,6 @@ def run(args: list, *, env: dict[str, str], cwd: Path | str, timeout: float = 60
     """`bonnieboard ARGS` to its end, as subprocess.run(..., capture_output=True, text=True) runs it."""
     with tempfile.TemporaryDirectory(prefix="bonnieboard-command-") as directory:
         stdout, stderr = Path(directory) / "stdout", Path(directory) / "stderr"
-        stdout.touch()
-        stderr.touch()
         process = start(args, env=env, cwd=cwd, stdout=stdout, stderr=stderr)
         try:
             returncode = process.wait(timeout)

@@ -1,15 +1,15 @@
 """The zygote: a process that has imported what the `bonnieboard` command imports, then forks a process per
 request that runs the command's main(). A command started this way is main() in a process of its own (its own
 arguments, environment, working directory, output, and process group for a server), as on a command line; it
-skips only the interpreter's start and the imports, about a CPU-second each. tests/zygote.py is the test
+skips only the interpreter's start and the imports, together about a CPU-second a command. tests/zygote.py is the test
 process's end.
 
 It never imports app.main: that module builds the app from the settings at import, which must be the server's.
 
 Requests and answers are one JSON object a line on stdin and stdout:
 - {"start": {"argv", "env", "cwd", "stdout", "stderr", "session", "preload"}} → {"pid": N}: the command, a child
-  of this process, its standard input /dev/null, its output appended to the files stdout and stderr name (one file
-  for both is fine);
+  of this process, its standard input /dev/null, its output appended to the files stdout and stderr name (made when missing;
+  one file for both is fine);
 - {"poll": N} → {"returncode": None or its exit code, negative for a signal}, as subprocess.Popen.poll.
 """
 
@@ -65,9 +65,10 @@ def start(request: dict, main) -> int:
     interpreter prints its traceback, exit 1)."""
     files = [
         os.open(os.devnull, os.O_RDONLY),
-        os.open(request["stdout"], os.O_WRONLY | os.O_APPEND),
-        os.open(request["stderr"], os.O_WRONLY | os.O_APPEND),
+        os.open(request["stdout"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
+        os.open(request["stderr"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
     ]
+    zygote = os.getpid()
     pid = os.fork()
     if pid:
         for fd in files:
@@ -76,12 +77,16 @@ def start(request: dict, main) -> int:
     if request["session"]:
         os.setsid()  # a process group of its own, killed whole
     die_with_the_zygote()
+    if os.getppid() != zygote:  # the zygote ended before the death signal was asked for
+        os._exit(1)
     for number, fd in enumerate(files):
         os.dup2(fd, number)
         os.close(fd)
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    # the command's PYTHONPATH, where a new interpreter puts it: after the command's own directory
+    sys.path[1:1] = [entry for entry in request["env"].get("PYTHONPATH", "").split(os.pathsep) if entry]
     sys.argv = request["argv"]
     if request["preload"]:
         sys.path[0] = ""  # as `python -c "import PRELOAD; ..."` has it: the working directory

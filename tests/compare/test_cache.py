@@ -4,7 +4,6 @@ followed at once by the changed answer (on SQLite and PostgreSQL, in-process and
 holds no session's secrets and stays within its bounds."""
 
 import gzip
-import os
 
 import httpx
 import pytest
@@ -16,7 +15,6 @@ from app.compare.cache import CACHE, ResponseCache
 from app.main import create_app
 from app.store.generation import Stamps
 from app.store.models import data_generation_table
-from tests import zygote
 from tests.compare_data import embedded_data
 from tests.helpers import (
     DATA_DIR,
@@ -25,6 +23,7 @@ from tests.helpers import (
     csrf_token,
     post_csv,
     post_form,
+    run_cli,
     set_setting,
 )
 from tests.live_server import live_server
@@ -92,8 +91,7 @@ def test_an_upload_form_post_shows_at_once(client):
 def test_a_cli_ingest_shows_at_once(client, database_url, tmp_path):
     path = tmp_path / "line.csv"
     path.write_text(LINE_198 + "\n")
-    env = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url}
-    result = zygote.run(["ingest", "--tag", "disk=ssd", path], env=env, cwd=tmp_path)
+    result = run_cli(tmp_path, "ingest", "--tag", "disk=ssd", path, database_url=database_url)
     assert result.returncode == 0 and "1 already stored given new tags" in result.stdout, result.stderr
     assert_run_1_on_ssd(client)
 

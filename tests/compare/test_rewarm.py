@@ -2,7 +2,6 @@
 made again in the background once the data changed, so their next reader gets them from the cache; and what
 that reader gets is the fresh answer, never the one from before the write."""
 
-import os
 import threading
 
 import pytest
@@ -10,9 +9,8 @@ import pytest
 from app.compare import page as comparisons
 from app.compare.cache import CACHE, ResponseCache
 from app.store.generation import Stamps
-from tests import zygote
 from tests.compare_data import embedded_data
-from tests.helpers import LINE_197, LINE_198, post_csv, set_setting
+from tests.helpers import LINE_197, LINE_198, post_csv, run_cli, set_setting
 
 VIEWS = {
     "api": "/api/compare?runs=1,2&group=disk",
@@ -105,8 +103,7 @@ def test_another_process_write_is_re_warmed_after_its_first_reader(client, datab
     fields = LINE_198.split(",")
     fields[2] = "another-machine"
     path.write_text(",".join(fields) + "\n")
-    env = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url}
-    result = zygote.run(["ingest", "--tag", "disk=nvme", "--tag", "fs=xfs", path], env=env, cwd=tmp_path)
+    result = run_cli(tmp_path, "ingest", "--tag", "disk=nvme", "--tag", "fs=xfs", path, database_url=database_url)
     assert result.returncode == 0, result.stderr
     rows = client.get(VIEWS["api-matrix"]).json()["rows"]
     assert "nvme" in {row["value"] for row in rows}, rows

@@ -1,14 +1,12 @@
 """The runs list's count (app/store/runs.py, CountCache): counted once per data generation and filter, and counted
 again after any write: an upload, a tag edit, a deletion, another process's ingest."""
 
-import os
 import re
 
 import pytest
 
 from app.store import runs as run_store
-from tests import zygote
-from tests.helpers import LINE_103, LINE_197, LINE_198, post_csv
+from tests.helpers import LINE_103, LINE_197, LINE_198, post_csv, run_cli
 
 
 def shown_count(client, query: str = "") -> str:
@@ -61,8 +59,7 @@ def test_the_count_is_kept_until_a_write_changes_it(client, counting, database_u
     fields = LINE_198.split(",")
     fields[2] = "another-machine"
     path.write_text(",".join(fields) + "\n")
-    env = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url}
-    assert zygote.run(["ingest", "--tag", "disk=ssd", path], env=env, cwd=tmp_path).returncode == 0
+    assert run_cli(tmp_path, "ingest", "--tag", "disk=ssd", path, database_url=database_url).returncode == 0
     assert shown_count(client) == "3 runs" and shown_count(client, "?tag=disk%3Dssd") == "2 runs"
 
 
@@ -100,7 +97,6 @@ def test_a_count_is_carried_only_from_the_stamp_the_upload_replaced(client, coun
     fields = LINE_198.split(",")
     fields[2] = "another-machine"
     path.write_text(",".join(fields) + "\n")
-    env = os.environ | {"BONNIEBOARD_DATABASE_URL": database_url}
-    assert zygote.run(["ingest", path], env=env, cwd=tmp_path).returncode == 0
+    assert run_cli(tmp_path, "ingest", path, database_url=database_url).returncode == 0
     assert post_csv(client, LINE_103).status_code == 201
     assert shown_count(client) == "4 runs" and len(counting) == 2  # counted again: 2 + 1 would be wrong
