@@ -16,7 +16,7 @@ from tests.live_server import live_server
 ROOT = Path(__file__).resolve().parent.parent
 # Debian's chromium-headless-shell first: the same Chromium (version and Blink) built as the old headless shell,
 # which Playwright itself runs for headless tests. It has none of the full browser's UI processes: the browser
-# tests take 22 % less CPU with it than with `chromium --headless` (docs/decisions.md, "The suite on two cores").
+# tests take 22–34 % less CPU with it than with `chromium --headless` (docs/decisions.md, "The suite on two cores").
 CHROMIUM_NAMES = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
 # $CHROME_PATH, else the first Chromium on PATH (Debian: chromium-headless-shell, chromium; Ubuntu, Fedora:
 # chromium-browser).

@@ -25,10 +25,11 @@ from tests.runner.test_runner import require_tool, run
 pytestmark = [pytest.mark.slow, *kernel_marks("cgroups, a loop device and a mount")]
 
 MiB = 1024 * 1024
-# Slow enough that the throttle, not the loop device, sets the pace. A block test's time outside the throttle (its
-# fsync reaches the disk under the loop device's image, which the parallel tests keep busy) once added 2 s to
-# put_block's 2 s at 16 MiB/s; at 8 MiB/s the throttle's 4 s still hold the majority through that.
+# Slow enough that the throttle, not the loop device, sets the pace. Outside the throttle a block test waits for its
+# fsync, which reaches the disk under the loop device's image, which the parallel tests keep busy: that can add 2 s
+# to a test. At 8 MiB/s the throttle's 4 s a test still hold the majority of its time.
 THROTTLE_BPS = 8 * MiB
+THROTTLE = f"{THROTTLE_BPS // MiB} MiB/s read, {THROTTLE_BPS // MiB} MiB/s write"  # as the runner describes it
 FILE_MIB = 32  # -s: the I/O tests take about 14 s at the throttle
 MEMORY_LIMIT = 24 * MiB  # under the file: the page cache cannot hold it
 CPU_QUOTA_US, CPU_PERIOD_US = 20_000, 100_000  # 0.2 CPU
@@ -242,8 +243,8 @@ def test_a_throttled_loop_device_in_a_small_memory_cgroup_is_device_bound(runner
         # the whole verdict in a failure's message: pytest shortens a dict's repr past what tells why
         whole = f"{name}: {json.dumps(limiter, indent=1)}"
         assert limiter["code"] == "device_bound", whole
-        assert limiter["text"].startswith(f"throttled to 8 MiB/s read, 8 MiB/s write on {loop_ext4['name']}"), whole
-        assert evidence["throttle"].startswith("8 MiB/s read, 8 MiB/s write"), whole
+        assert limiter["text"].startswith(f"throttled to {THROTTLE} on {loop_ext4['name']}"), whole
+        assert evidence["throttle"].startswith(THROTTLE), whole
         assert evidence["throttle_pct"] >= 50, whole
         assert evidence["file_vs_ram"] == pytest.approx(FILE_MIB * MiB / MEMORY_LIMIT), evidence
     get_block = tests["get_block"]["limiter"]["evidence"]
