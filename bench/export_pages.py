@@ -28,8 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.million_runs import load
-from tests.live_server import BONNIEBOARD, free_port
+from tests.live_server import free_port
 from tests.postgres import postgres_server
+from tests.zygote import BONNIEBOARD
 
 EXPORTS = {
     "all runs": "/api/runs/export.csv",

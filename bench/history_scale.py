@@ -38,8 +38,9 @@ sys.path.insert(0, str(ROOT))
 import bench.million_runs as million  # noqa: E402
 from app.columns import RESULT_COLUMNS  # noqa: E402
 from bench.million_runs import COPIED  # noqa: E402
-from tests.live_server import BONNIEBOARD, live_server  # noqa: E402
+from tests.live_server import live_server  # noqa: E402
 from tests.postgres import postgres_server  # noqa: E402
+from tests.zygote import BONNIEBOARD  # noqa: E402
 
 MACHINE = "host0"
 RUNS_PER_MACHINE = 1000

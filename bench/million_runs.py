@@ -40,8 +40,9 @@ sys.path.insert(0, str(ROOT))
 
 from app.columns import RESULT_COLUMNS
 from app.store.migrate import upgrade
-from tests.live_server import BONNIEBOARD, LiveServer, live_server
+from tests.live_server import LiveServer, live_server
 from tests.postgres import postgres_server
+from tests.zygote import BONNIEBOARD
 
 CORPUS = sorted((ROOT / "tests" / "data" / "corpus").glob("*.csv"))
 COPIED = [

@@ -132,9 +132,6 @@ def sign_in(client, token: str, next_url: str = "/upload"):
     return post_form(client, "/login", {"token": token, "next": next_url}, follow_redirects=False)
 
 
-BONNIEBOARD = zygote.BONNIEBOARD
-
-
 def kernel_marks(needs: str) -> list:
     """The marks of a test of loop devices, mounts or cgroups: the kernel's, shared by every test process, so
     `make test` runs these tests (marker `root`) in a process of their own, one at a time; root-only (make

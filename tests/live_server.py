@@ -17,9 +17,6 @@ from pathlib import Path
 import httpx
 
 from tests import zygote
-from tests.zygote import BONNIEBOARD
-
-__all__ = ["BONNIEBOARD", "LiveServer", "free_port", "live_server"]
 
 START_TIMEOUT_S = 60
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.helpers import BONNIEBOARD, CORPUS_DIR, LINE_103, LINE_198, run_cli
+from tests.helpers import CORPUS_DIR, LINE_103, LINE_198, run_cli
+from tests.zygote import BONNIEBOARD
 
 SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
 
