@@ -120,11 +120,14 @@ def analyse(
     if n == 0:
         return Analysis((), ())
     series = _Series(measured, cens, min_effect)
-    tested = merge(split(series.z, WINDOW, first_pass_p(max_p), MIN_RUNS, series.compare), n, max_p, series.compare)
-    if not series.ranked:
-        tested = series.newest(tested, max_p)
-    if setup_changes:
-        tested = series.at_setup_changes(tested, sorted(set(setup_changes)), max_p)
+    tested: list[tuple[int, Comparison]] = []
+    # Runs all equal (or all +++++) differ nowhere: every test would give p = 1, so the search is skipped.
+    if not series.flat:
+        tested = merge(split(series.z, WINDOW, first_pass_p(max_p), MIN_RUNS, series.compare), n, max_p, series.compare)
+        if not series.ranked:
+            tested = series.newest(tested, max_p)
+        if setup_changes:
+            tested = series.at_setup_changes(tested, sorted(set(setup_changes)), max_p)
     bounds = [0, *(index for index, _ in tested), n]
     changes = tuple(series.change(bounds[i], bounds[i + 1], bounds[i + 2], test) for i, (_, test) in enumerate(tested))
     stretches = tuple(series.stretch(start, stop) for start, stop in zip(bounds, bounds[1:], strict=False))
@@ -146,8 +149,8 @@ def _mid_ranks(measured: NDArray[np.float64], censored: NDArray[np.bool_]) -> ND
     keyed = np.where(censored, np.inf, measured)
     order = np.argsort(keyed, kind="stable")
     ordered = keyed[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    sizes = np.diff(np.r_[starts, len(ordered)])
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    sizes = np.diff(starts, append=len(ordered))
     ranks = np.empty(len(keyed))
     ranks[order] = np.repeat(starts + (sizes + 1) / 2, sizes)
     return ranks
@@ -168,9 +171,10 @@ class _Series:
         # O(1) moments of any stretch: sums of the logs (less their mean, for precision) and of their squares, and
         # how many times the value changed, so that a stretch of equal runs has a variance of exactly 0
         centered = self.logs - (self.logs.mean() if len(self.logs) else 0.0)
-        self.sums = np.r_[0.0, np.cumsum(centered)]
-        self.squares = np.r_[0.0, np.cumsum(centered * centered)]
-        self.steps = np.r_[0, np.cumsum(self.logs[1:] != self.logs[:-1])]
+        self.sums = np.concatenate(([0.0], np.cumsum(centered)))
+        self.squares = np.concatenate(([0.0], np.cumsum(centered * centered)))
+        self.steps = np.concatenate(([0], np.cumsum(self.logs[1:] != self.logs[:-1])))
+        self.flat = not len(self.z) or not (self.z != self.z[0]).any()
 
     def compare(self, start: int, split: int, stop: int) -> Comparison:
         if split - start < MIN_RUNS or stop - split < MIN_RUNS:

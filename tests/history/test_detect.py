@@ -106,6 +106,22 @@ def test_a_constant_series_has_no_change_and_one_exact_stretch():
     assert result.stretches == (detect.Stretch(0, 30, pytest.approx(4_000.0), pytest.approx((4_000.0, 4_000.0)), 0),)
 
 
+@pytest.mark.parametrize(
+    ("values", "censored"), [([4_000.0] * 60, [False] * 60), ([None] * 60, [True] * 60), ([7.0] * 9, [False] * 9)]
+)
+def test_the_search_a_flat_series_skips_finds_nothing_either(values, censored):
+    # analyse() skips the search where every run is equal or +++++ (_Series.flat): the search itself, run on such
+    # a series, finds no change, tests every split at p = 1 and passes none at the newest runs either
+    series = detect._Series(*detect._checked(values, censored), DEFAULT_MIN_EFFECT)
+    assert series.flat
+    found = detect.split(series.z, detect.WINDOW, 0.5, detect.MIN_RUNS, series.compare)
+    assert detect.merge(found, len(values), 0.5, series.compare) == []
+    assert series.newest([], 0.5) == [] and series.at_setup_changes([], [3, 5], 0.5) == []
+    tests = [series.compare(0, split, len(values)) for split in range(detect.MIN_RUNS, len(values) - 2)]
+    assert tests and all(test.p_value == 1.0 and not test.large_enough for test in tests)
+    assert analyse(values, censored, max_p=0.5, setup_changes=[3, 5]).changes == ()
+
+
 def test_zero_variance_stretches_that_differ_are_a_change_with_no_interval():
     result = plain([200.0] * 10 + [230.0] * 10)
     assert [c.index for c in result.changes] == [10]
