@@ -24,6 +24,9 @@ from sqlalchemy.engine import URL, Engine, make_url
 
 APT_LINE = "apt-get install -y --no-install-recommends postgresql"
 START_TIMEOUT_S = 60
+# The connection the tests' fixture keeps open to empty the test database between tests (tests/conftest.py): a test
+# that waits for a server's backends to go leaves it out by this name.
+RESET_CONNECTION_NAME = "bonnieboard tests: emptying"
 
 
 class PostgresMissing(RuntimeError):

@@ -16,6 +16,7 @@ from sqlalchemy.pool import NullPool
 
 from tests.helpers import distinct_lines, stored_lines
 from tests.live_server import live_server
+from tests.postgres import RESET_CONNECTION_NAME
 
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 
@@ -38,8 +39,10 @@ def check_consistent(database_url: str, database_kind: str) -> int:
                 connection.execute(text("select pg_stat_clear_snapshot()"))  # else one answer all transaction long
                 return connection.execute(
                     text(
-                        "select count(*) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()"
-                    )
+                        "select count(*) from pg_stat_activity where datname = current_database()"
+                        " and pid <> pg_backend_pid() and application_name <> :kept"
+                    ),
+                    {"kept": RESET_CONNECTION_NAME},
                 ).scalar_one()
 
             while others():
