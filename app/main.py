@@ -4,14 +4,16 @@
 import functools
 import gc
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse
+from fastapi.routing import APIRoute
 from pydantic import ValidationError
+from starlette.routing import BaseRoute, Mount
 
 from app.config import LOOPBACK_HOSTS, describe_invalid_settings, get_settings
 from app.paths import STATIC_DIR
-from app.web import auth, deps
+from app.web import auth
 from app.web.errors import EXCEPTION_HANDLERS
 from app.web.middleware import AllowedHosts, HeadAsGet, SecurityHeaders, SessionCookies
 from app.web.routes import api, history, login, pages
@@ -50,6 +52,24 @@ def static_assets() -> StaticAssets:
     return StaticAssets(STATIC_DIR)
 
 
+@functools.cache
+def _routes() -> tuple[BaseRoute, ...]:
+    """Every route, built once per process and shared by every app made here. An app that included the routers
+    (`include_router`) would build each route's handler again, its dependencies and its models' validators, when it
+    first matched a request: about 100 ms of CPU a new app, which the tests make one of per test. Who may do what is
+    wired router-wide, in each router (app.web.deps)."""
+    docs = APIRoute("/docs", _swagger_ui, methods=["GET"], include_in_schema=False, response_class=HTMLResponse)
+    return (
+        Mount("/static", static_assets(), name="static"),
+        docs,
+        *api.router.routes,
+        *history.api_router.routes,
+        *pages.router.routes,
+        *history.page_router.routes,
+        *login.router.routes,
+    )
+
+
 def create_app() -> FastAPI:
     try:
         settings = get_settings()
@@ -63,17 +83,11 @@ def create_app() -> FastAPI:
         docs_url=None,  # FastAPI's own pages load Swagger UI and ReDoc from a CDN
         redoc_url=None,
         exception_handlers=EXCEPTION_HANDLERS,
+        routes=list(_routes()),
     )
     app.openapi = _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented way to extend the schema
     # Read once per process: every app made here (the tests make many) serves the same bytes under the same hashes.
     app.state.static_assets = static_assets()
-    app.mount("/static", app.state.static_assets, name="static")
-    app.add_api_route("/docs", _swagger_ui, methods=["GET"], include_in_schema=False, response_class=HTMLResponse)
-    app.include_router(api.router, dependencies=[Depends(deps.api_access)])
-    app.include_router(history.api_router, dependencies=[Depends(deps.api_access)])
-    app.include_router(pages.router, dependencies=[Depends(deps.page_access)])
-    app.include_router(history.page_router, dependencies=[Depends(deps.page_access)])
-    app.include_router(login.router)
     app.add_middleware(SessionCookies)
     # Unset outside `bonnieboard serve` (which sets it from its --host): only loopback names, the safe side.
     app.add_middleware(AllowedHosts, allowed_hosts=settings.allowed_hosts or LOOPBACK_HOSTS)

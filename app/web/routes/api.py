@@ -25,7 +25,7 @@ from app.limits import MAX_ID
 from app.store import runs as run_store
 from app.tags import check_tag, parse_tag_params
 from app.web import cache as response_cache
-from app.web.deps import RUN_IDS_FILTER_PATTERN, FilterDep, RequestSecretsDep, SessionDep, own_session
+from app.web.deps import RUN_IDS_FILTER_PATTERN, FilterDep, RequestSecretsDep, SessionDep, api_access, own_session
 from app.web.detection import detect_after_upload
 from app.web.request_body import read_upload
 from app.web.schemas import (
@@ -43,7 +43,7 @@ from app.web.schemas import (
 from app.web.urls import site_url
 
 log = logging.getLogger(__name__)
-router = APIRouter(prefix="/api", tags=["runs"])
+router = APIRouter(prefix="/api", tags=["runs"], dependencies=[Depends(api_access)])
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorOut} for status in (400, 401, 403, 404, 408, 413, 422, 503)

@@ -29,7 +29,16 @@ from app.store.db import begin_write
 from app.store.models import change_table, run_table
 from app.tags import parse_tag_filters
 from app.web import auth
-from app.web.deps import TAG_FILTERS_QUERY, PageAuthDep, SessionDep, check_machine_text, csrf_form, own_session
+from app.web.deps import (
+    TAG_FILTERS_QUERY,
+    PageAuthDep,
+    SessionDep,
+    api_access,
+    check_machine_text,
+    csrf_form,
+    own_session,
+    page_access,
+)
 from app.web.request_body import FormLimits
 from app.web.routes.api import ERRORS
 from app.web.routes.pages import script_json
@@ -37,8 +46,8 @@ from app.web.schemas import MACHINE_FILTER_PARAM_SCHEMA, TAG_FILTER_PARAM_SCHEMA
 from app.web.templating import render
 from app.web.urls import redirect, site_url
 
-api_router = APIRouter(prefix="/api", tags=["history"], responses=ERRORS)
-page_router = APIRouter(include_in_schema=False)
+api_router = APIRouter(prefix="/api", tags=["history"], responses=ERRORS, dependencies=[Depends(api_access)])
+page_router = APIRouter(include_in_schema=False, dependencies=[Depends(page_access)])
 
 MAX_NOTE_CHARS = 2000
 

@@ -35,7 +35,7 @@ from app.store import runs as run_store
 from app.store import samples
 from app.tags import parse_tag_filters, parse_tag_params, split_tag_terms
 from app.web import cache, heat_html
-from app.web.deps import PageAuthDep, SessionDep, check_machine_text, csrf_form
+from app.web.deps import PageAuthDep, SessionDep, check_machine_text, csrf_form, page_access
 from app.web.detection import detect_after_upload
 from app.web.document_view import document_view
 from app.web.request_body import FormLimits
@@ -44,7 +44,7 @@ from app.web.templating import is_htmx, render, templates
 from app.web.upload_lines import lines_at
 from app.web.urls import app_path, redirect, site_url
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, dependencies=[Depends(page_access)])
 
 PAGE_SIZE = 50
 
