@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.live_server import live_server
+from tests.live_server import CLIENT_SSL, live_server
 
 ROOT = Path(__file__).resolve().parent.parent
 # Debian's chromium-headless-shell first: the same Chromium (version and Blink) built as the old headless shell,
@@ -56,7 +56,11 @@ def upload(
     if label:
         params.append(("label", label))
     response = httpx.post(
-        f"{base_url}/api/runs", params=params, content="\n".join(lines) + "\n", headers={"Content-Type": "text/csv"}
+        f"{base_url}/api/runs",
+        params=params,
+        content="\n".join(lines) + "\n",
+        headers={"Content-Type": "text/csv"},
+        verify=CLIENT_SSL,
     )
     response.raise_for_status()
     return response.json()["created"]

@@ -26,7 +26,7 @@ from tests.helpers import (
     run_cli,
     set_setting,
 )
-from tests.live_server import live_server
+from tests.live_server import CLIENT_SSL, live_server
 
 API_URL = "/api/compare?runs=1,2&group=disk"
 PAGE_URL = "/compare?runs=1,2&group=disk"
@@ -220,14 +220,18 @@ def test_a_link_spelt_otherwise_makes_the_comparison_once(client, monkeypatch):
 
 @pytest.mark.slow
 def test_two_workers_each_with_its_cache_show_a_write_at_once(database_url):
-    with live_server(database_url, workers=2) as server, httpx.Client(base_url=server.url) as http:
+    with live_server(database_url, workers=2) as server, httpx.Client(verify=CLIENT_SSL, base_url=server.url) as http:
         body = f"{LINE_198}\n{LINE_197}\n"
         created = http.post("/api/runs", content=body, headers={"Content-Type": "text/csv"}).json()["created"]
         assert created == [1, 2]
 
         def views() -> set[str]:
             # A new connection each: the kernel hands them to either worker.
-            return {httpx.get(server.url + API_URL).text + httpx.get(server.url + PAGE_URL).text for _ in range(20)}
+            return {
+                httpx.get(server.url + API_URL, verify=CLIENT_SSL).text
+                + httpx.get(server.url + PAGE_URL, verify=CLIENT_SSL).text
+                for _ in range(20)
+            }
 
         assert len(views()) == 1  # both workers now hold the answer
         assert http.patch("/api/runs/1", json={"tags": {"disk": "ssd"}}).status_code == 200

@@ -16,6 +16,7 @@ from app.ingest.parsing import TESTS
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, ROOT, running_server, upload
 from tests.compare_data import BOUND, SWEEP, drawn_reason, shown_ratio, sweep_csv, sweep_line, with_null_figures
 from tests.helpers import CORPUS_DIR, HOSTILE, with_field
+from tests.live_server import CLIENT_SSL
 
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 
@@ -149,7 +150,7 @@ def runs_param(site, *names):
 
 
 def api_compare(site, query: str) -> dict:
-    return with_null_figures(httpx.get(f"{site[0]}/api/compare?{query}").json())
+    return with_null_figures(httpx.get(f"{site[0]}/api/compare?{query}", verify=CLIENT_SSL).json())
 
 
 def read_charts(page: Page) -> dict:
@@ -480,7 +481,7 @@ def test_run_page_edits_tags_in_place_and_links_to_compare(page, site):
     page.get_by_role("button", name="Save label and tags").click()
     expect(page.locator("#run-tags .ok")).to_have_text("Saved.")
     assert page.evaluate("window.notReloaded") is True
-    run = httpx.get(f"{site[0]}/api/runs/{run_id}").json()
+    run = httpx.get(f"{site[0]}/api/runs/{run_id}", verify=CLIENT_SSL).json()
     assert run["label"] == f"btrfs {HOSTILE}"
     assert run["tags"] == {"fs": "btrfs", "raid": "5", "disk": HOSTILE_TAG}
     expect(page.get_by_label("tag 1 value")).to_have_value(HOSTILE_TAG)  # tags are shown sorted by key
@@ -492,9 +493,15 @@ def test_run_page_edits_tags_in_place_and_links_to_compare(page, site):
     expect(page.get_by_label("tag 4 value")).to_have_value("orphan")
     assert [e for e in page.errors if "status of 422" in e]  # the refusal is a 422, which Chromium logs
     page.errors[:] = [e for e in page.errors if "status of 422" not in e]
-    assert httpx.get(f"{site[0]}/api/runs/{run_id}").json()["tags"] == {"fs": "btrfs", "raid": "5", "disk": HOSTILE_TAG}
+    assert httpx.get(f"{site[0]}/api/runs/{run_id}", verify=CLIENT_SSL).json()["tags"] == {
+        "fs": "btrfs",
+        "raid": "5",
+        "disk": HOSTILE_TAG,
+    }
     # put the tags back for the other tests (module-scoped data)
-    httpx.patch(f"{site[0]}/api/runs/{run_id}", json={"label": None, "tags": {"fs": "btrfs", "raid": "5"}})
+    httpx.patch(
+        f"{site[0]}/api/runs/{run_id}", json={"label": None, "tags": {"fs": "btrfs", "raid": "5"}}, verify=CLIENT_SSL
+    )
     page.get_by_role("link", name="Compare this run with others").click()
     page.wait_for_url(re.compile(rf"/compare\?runs={run_id}$"))
     read_charts(page)
@@ -514,7 +521,7 @@ def test_configurations_show_error_bars_verdict_marks_and_shade_only_significant
     query = f"runs={runs}&group=fs&mode=relative"
     page.goto(f"{base_url}/compare?{query}")
     charts = read_charts(page)
-    api = with_null_figures(httpx.get(f"{base_url}/api/compare?{query}").json())
+    api = with_null_figures(httpx.get(f"{base_url}/api/compare?{query}", verify=CLIENT_SSL).json())
     assert_charts_hold_the_api_numbers(charts, api)
     block = charts["block_io"]
     put_block, getc = block["labels"].index("put_block"), block["labels"].index("getc")
@@ -595,7 +602,7 @@ def test_warnings_show_on_the_page(page, sweep_site):
     open_setup(page)
     expect(page.locator(".setup-table tbody tr")).to_have_count(8)
     for run_id in other:
-        httpx.delete(f"{base_url}/api/runs/{run_id}")
+        httpx.delete(f"{base_url}/api/runs/{run_id}", verify=CLIENT_SSL)
 
 
 def test_twelve_configurations_keep_a_legend_on_a_phone_and_26_have_distinct_fills(page, sweep_site):
@@ -664,7 +671,7 @@ def test_twelve_configurations_keep_a_legend_on_a_phone_and_26_have_distinct_fil
         assert with_names > without_names + 17  # at least a row of names
     finally:
         for run_id in ids:
-            httpx.delete(f"{base_url}/api/runs/{run_id}")
+            httpx.delete(f"{base_url}/api/runs/{run_id}", verify=CLIENT_SSL)
 
 
 def test_outliers_are_clipped_with_a_labelled_off_scale_marker(page, sweep_site):
@@ -695,7 +702,7 @@ def test_outliers_are_clipped_with_a_labelled_off_scale_marker(page, sweep_site)
         screenshot(page.locator("#figure-latency"), "compare-off-scale-latency.png")
     finally:
         for run_id in ids:
-            httpx.delete(f"{base_url}/api/runs/{run_id}")
+            httpx.delete(f"{base_url}/api/runs/{run_id}", verify=CLIENT_SSL)
 
 
 def test_every_chart_and_the_matrix_at_desktop_and_phone_size(browser, sweep_site):
@@ -718,7 +725,9 @@ def test_every_chart_and_the_matrix_at_desktop_and_phone_size(browser, sweep_sit
             page.wait_for_function(
                 "() => [...document.querySelectorAll('canvas[data-matrix-row]')].every(c => Chart.getChart(c))"
             )
-            api = httpx.get(f"{base_url}/api/matrix?rows=fs&cols=dev&test=put_block&runs={runs}").json()
+            api = httpx.get(
+                f"{base_url}/api/matrix?rows=fs&cols=dev&test=put_block&runs={runs}", verify=CLIENT_SSL
+            ).json()
             drawn = page.evaluate(
                 "() => [...document.querySelectorAll('canvas[data-matrix-row]')].map(c => Chart.getChart(c).data.datasets.map(d => d.data[0]))"
             )
@@ -743,11 +752,11 @@ def test_exports_are_one_click_and_hold_the_api_numbers(page, sweep_site):
     assert page.get_by_role("button", name="SVG").count() == 0
     csv_link = page.get_by_role("link", name="CSV", exact=True).get_attribute("href")
     assert csv_link == f"/api/compare.csv?runs={runs}&group=fs"
-    assert httpx.get(base_url + csv_link).text.count("\n") == 1 + sum(
+    assert httpx.get(base_url + csv_link, verify=CLIENT_SSL).text.count("\n") == 1 + sum(
         len(c["configurations"]) * len(c["tests"])
-        for c in httpx.get(f"{base_url}/api/compare?runs={runs}&group=fs").json()["charts"]
+        for c in httpx.get(f"{base_url}/api/compare?runs={runs}&group=fs", verify=CLIENT_SSL).json()["charts"]
     )
     lines = httpx.get(
-        base_url + page.get_by_role("link", name="bonnie.csv", exact=True).get_attribute("href")
+        base_url + page.get_by_role("link", name="bonnie.csv", exact=True).get_attribute("href"), verify=CLIENT_SSL
     ).text.splitlines()
     assert lines == [sweep_line(f"{fs}-box", *row) for fs in SWEEP for row in SWEEP[fs]]

@@ -16,7 +16,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from tests.browser_support import CHROMIUM_ARGS, chromium_path
 from tests.helpers import LINE_103, LINE_197, LINE_198
-from tests.live_server import live_server
+from tests.live_server import CLIENT_SSL, live_server
 
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 
@@ -64,14 +64,16 @@ def auto_post_form(action: str, fields: dict[str, str], multipart: bool = False)
 
 
 def state(board: str) -> list[tuple]:
-    return [(r["id"], r["label"], r["tags"]) for r in httpx.get(f"{board}/api/runs").json()["items"]]
+    return [(r["id"], r["label"], r["tags"]) for r in httpx.get(f"{board}/api/runs", verify=CLIENT_SSL).json()["items"]]
 
 
 @pytest.mark.parametrize("attacker_host", ["127.0.0.1", "localhost"])  # another port of the same site, another site
 def test_another_origin_cannot_write_to_an_open_board(board, attacker_site, browser, attacker_host):
     folder, port = attacker_site
     attacker = f"http://{attacker_host}:{port}"
-    run_id = httpx.post(f"{board}/api/runs", content=LINE_198, params={"label": "mine"}).json()["created"]
+    run_id = httpx.post(f"{board}/api/runs", content=LINE_198, params={"label": "mine"}, verify=CLIENT_SSL).json()[
+        "created"
+    ]
     run_id = run_id[0] if run_id else state(board)[0][0]
     context = browser.new_context()
     page = context.new_page()
@@ -120,7 +122,7 @@ def test_another_origin_cannot_write_to_an_open_board(board, attacker_site, brow
             page.get_by_role("button", name="Upload").click()
         assert answer.value.status == 201
         assert len(state(board)) == len(before) + 1
-        httpx.delete(f"{board}/api/runs/{state(board)[0][0]}")
+        httpx.delete(f"{board}/api/runs/{state(board)[0][0]}", verify=CLIENT_SSL)
     finally:
         context.close()
 

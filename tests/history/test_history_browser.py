@@ -12,6 +12,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, running_server
 from tests.helpers import LINE_198, with_field
+from tests.live_server import CLIENT_SSL
 
 pytestmark = pytest.mark.slow  # a real browser and server
 
@@ -34,6 +35,7 @@ def _post_series(base_url: str) -> list[int]:
                 params={"tag": f"fs={fs}", "time": f"2026-10-{night + 1:02d}T02:00:00Z"},
                 content=line + "\n",
                 headers={"Content-Type": "text/csv"},
+                verify=CLIENT_SSL,
             )
             answer.raise_for_status()
             ids += answer.json()["created"]

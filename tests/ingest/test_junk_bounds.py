@@ -17,7 +17,7 @@ from app.ingest import service
 from app.ingest.service import JUNK_ALLOWANCE_LINES, JUNK_PER_VALID_LINE
 from tests.helpers import LINE_103, distinct_lines, post_form, with_field
 from tests.ingest.test_upload_memory import REPORT, REPORT_AND_CSV
-from tests.live_server import live_server
+from tests.live_server import CLIENT_SSL, live_server
 from tests.web.test_form_bounds import CLOCK_TICKS_S, cpu_s
 
 CSV = {"Content-Type": "text/csv"}
@@ -177,14 +177,23 @@ def test_partial_junk_costs_what_storing_its_allowance_of_valid_lines_costs(data
         before = cpu_s(pid)
         # name_tags: every line through the parser, as junk is (the compiled path takes plain lines only).
         reference = httpx.post(
-            f"{server.url}/api/runs", content=valid, params={"name_tags": "{host}"}, headers=CSV, timeout=120
+            f"{server.url}/api/runs",
+            content=valid,
+            params={"name_tags": "{host}"},
+            headers=CSV,
+            timeout=120,
+            verify=CLIENT_SSL,
         )
         reference_cpu_s = cpu_s(pid) - before
         assert reference.status_code == 201, reference.text[:300]
         for name, request in shapes.items():
             before = cpu_s(pid)
             answer = httpx.post(
-                f"{server.url}/api/runs", params={"partial": "true"}, timeout=120, **({"headers": TEXT} | request)
+                f"{server.url}/api/runs",
+                params={"partial": "true"},
+                timeout=120,
+                **({"headers": TEXT} | request),
+                verify=CLIENT_SSL,
             )
             took_cpu_s = cpu_s(pid) - before
             assert answer.status_code == 422, (name, answer.text[:300])
@@ -205,7 +214,7 @@ def test_stray_lines_after_a_report_cost_what_any_unread_lines_cost(database_url
         for name, body in (("prose", prose), ("strays", strays)):
             before = cpu_s(pid)
             started = time.perf_counter()
-            answer = httpx.post(f"{server.url}/api/runs", content=body, headers=TEXT, timeout=120)
+            answer = httpx.post(f"{server.url}/api/runs", content=body, headers=TEXT, timeout=120, verify=CLIENT_SSL)
             costs[name] = cpu_s(pid) - before, time.perf_counter() - started
             assert answer.status_code == 201, (name, answer.text[:300])
             assert answer.json()["skipped_count"] == body.count(b"\n") - REPORT.count("\n")

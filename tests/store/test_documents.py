@@ -108,9 +108,12 @@ def test_deleting_a_run_while_an_upload_shares_its_document_leaves_no_run_withou
 
     import httpx
 
-    from tests.live_server import live_server
+    from tests.live_server import CLIENT_SSL, live_server
 
-    with live_server(database_url, workers=2) as server, httpx.Client(base_url=server.url, timeout=180) as http:
+    with (
+        live_server(database_url, workers=2) as server,
+        httpx.Client(verify=CLIENT_SSL, base_url=server.url, timeout=180) as http,
+    ):
         for round_no in range(4):
             (old_line,) = distinct_lines(f"doc-race-{round_no}-old", 1)
             document = {"system": {"ram_bytes": 2**30}, "runs": [_entry(old_line, putc={"limiter": LIMITER})]}
@@ -118,11 +121,11 @@ def test_deleting_a_run_while_an_upload_shares_its_document_leaves_no_run_withou
             lines = [old_line, *distinct_lines(f"doc-race-{round_no}-new", 2000)]
 
             def upload(lines: list[str] = lines, document: dict[str, Any] = document) -> httpx.Response:
-                with httpx.Client(base_url=server.url, timeout=180) as own:
+                with httpx.Client(verify=CLIENT_SSL, base_url=server.url, timeout=180) as own:
                     return own.post("/api/runs", json={"csv": "\n".join(lines), "document": document})
 
             def remove(old_id: int = old_id, delay_s: float = 0.03 * round_no) -> int:
-                with httpx.Client(base_url=server.url, timeout=180) as own:
+                with httpx.Client(verify=CLIENT_SSL, base_url=server.url, timeout=180) as own:
                     time.sleep(delay_s)
                     return own.delete(f"/api/runs/{old_id}").status_code
 

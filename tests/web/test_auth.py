@@ -28,7 +28,7 @@ from tests.helpers import (
     set_setting,
     sign_in,
 )
-from tests.live_server import live_server
+from tests.live_server import CLIENT_SSL, live_server
 
 ENV_TOKEN = "env-token-0123456789"
 
@@ -257,13 +257,18 @@ def test_revoked_token_stops_at_once_in_every_worker_of_a_real_server(database_u
     created = run_cli("token", "create", "runner", database_url=database_url)
     secret = created.stdout.strip()
     workers = 3 if database_kind == "postgresql" else 2
-    with live_server(database_url, workers=workers) as server, httpx.Client(base_url=server.url, timeout=30) as http:
+    with (
+        live_server(database_url, workers=workers) as server,
+        httpx.Client(verify=CLIENT_SSL, base_url=server.url, timeout=30) as http,
+    ):
         assert http.post("/api/runs", content=LINE_198, headers=bearer(secret)).status_code == 201
         assert http.post("/api/runs", content=LINE_103).status_code == 401
         assert run_cli("token", "revoke", "runner", database_url=database_url).returncode == 0
         # New connections spread over the workers; not one of them may still take the token.
         statuses = {
-            httpx.post(f"{server.url}/api/runs", content=LINE_197, headers=bearer(secret)).status_code
+            httpx.post(
+                f"{server.url}/api/runs", content=LINE_197, headers=bearer(secret), verify=CLIENT_SSL
+            ).status_code
             for _ in range(12)
         }
         assert statuses == {403}

@@ -15,7 +15,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
 from tests.helpers import csrf_of, distinct_lines, stored_lines
-from tests.live_server import live_server
+from tests.live_server import CLIENT_SSL, live_server
 
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 
@@ -34,12 +34,12 @@ def upload_all_at_once(base_url: str, bodies: list[str]) -> tuple[list[httpx.Res
     read_statuses: list[int] = []
 
     def upload(body: str) -> httpx.Response:
-        with httpx.Client(base_url=base_url, timeout=LOAD_TIMEOUT_S) as http:
+        with httpx.Client(verify=CLIENT_SSL, base_url=base_url, timeout=LOAD_TIMEOUT_S) as http:
             start.wait()
             return http.post("/api/runs", content=body, headers={"Content-Type": "text/csv"})
 
     def read_meanwhile() -> None:
-        with httpx.Client(base_url=base_url, timeout=LOAD_TIMEOUT_S) as http:
+        with httpx.Client(verify=CLIENT_SSL, base_url=base_url, timeout=LOAD_TIMEOUT_S) as http:
             start.wait()
             while not done.is_set():
                 read_statuses.append(http.get("/api/runs", params={"limit": 20}).status_code)
@@ -104,14 +104,14 @@ def test_concurrent_edits_and_deletes_of_one_run_never_fail(database_url, databa
     statuses: Counter = Counter()
     with (
         live_server(database_url, workers=WORKERS[database_kind]) as server,
-        httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as http,
+        httpx.Client(verify=CLIENT_SSL, base_url=server.url, timeout=LOAD_TIMEOUT_S) as http,
     ):
         for round_no, line in enumerate(lines):
             run_id = http.post("/api/runs", content=line, params={"tag": "round=0"}).json()["created"][0]
             start = threading.Barrier(EDITORS + 1)
 
             def edit(n: int, run_id: int = run_id, start: threading.Barrier = start) -> int:
-                with httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as own:
+                with httpx.Client(verify=CLIENT_SSL, base_url=server.url, timeout=LOAD_TIMEOUT_S) as own:
                     start.wait()
                     body = (
                         {"tags": {f"k{i}": str(n) for i in range(n + 1)}}
@@ -123,7 +123,7 @@ def test_concurrent_edits_and_deletes_of_one_run_never_fail(database_url, databa
             def remove(
                 run_id: int = run_id, start: threading.Barrier = start, delay_s: float = 0.002 * (round_no % 5)
             ) -> int:
-                with httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as own:
+                with httpx.Client(verify=CLIENT_SSL, base_url=server.url, timeout=LOAD_TIMEOUT_S) as own:
                     start.wait()
                     time.sleep(delay_s)  # the delete lands before, among or after the edits
                     return own.delete(f"/api/runs/{run_id}").status_code
@@ -152,7 +152,7 @@ def test_deleting_a_run_while_an_upload_names_it_as_a_duplicate_never_fails(data
     deleted in between. The upload answers 201 naming either the run it found or the run it created."""
     with (
         live_server(database_url, workers=WORKERS[database_kind]) as server,
-        httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as http,
+        httpx.Client(verify=CLIENT_SSL, base_url=server.url, timeout=LOAD_TIMEOUT_S) as http,
     ):
         for round_no in range(ROUNDS // 2):
             (old_line,) = distinct_lines(f"dup-race-{round_no}-old", 1)
@@ -162,14 +162,14 @@ def test_deleting_a_run_while_an_upload_names_it_as_a_duplicate_never_fails(data
             start = threading.Barrier(2)
 
             def upload(body: str = body, start: threading.Barrier = start) -> httpx.Response:
-                with httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as own:
+                with httpx.Client(verify=CLIENT_SSL, base_url=server.url, timeout=LOAD_TIMEOUT_S) as own:
                     start.wait()
                     return own.post("/api/runs", content=body)
 
             def remove(
                 old_id: int = old_id, start: threading.Barrier = start, delay_s: float = 0.05 * (round_no % 4)
             ) -> int:
-                with httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as own:
+                with httpx.Client(verify=CLIENT_SSL, base_url=server.url, timeout=LOAD_TIMEOUT_S) as own:
                     start.wait()
                     time.sleep(delay_s)
                     return own.delete(f"/api/runs/{old_id}").status_code
@@ -222,13 +222,13 @@ def test_a_burst_of_uploads_leaves_the_worker_answering(database_url, database_k
         start = threading.Barrier(BURST_UPLOADS + 1)
 
         def upload(body: str) -> int:
-            with httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as http:
+            with httpx.Client(verify=CLIENT_SSL, base_url=server.url, timeout=LOAD_TIMEOUT_S) as http:
                 start.wait()
                 return http.post("/api/runs", content=body).status_code
 
         with (
             ThreadPoolExecutor(BURST_UPLOADS) as pool,
-            httpx.Client(base_url=server.url, timeout=LOAD_TIMEOUT_S) as http,
+            httpx.Client(verify=CLIENT_SSL, base_url=server.url, timeout=LOAD_TIMEOUT_S) as http,
         ):
             idle_s = health_latencies_s(http, until=lambda: False, count=100)
             futures = [pool.submit(upload, body) for body in bodies]
@@ -251,7 +251,10 @@ def test_a_burst_of_uploads_leaves_the_worker_answering(database_url, database_k
 def test_the_run_page_s_tag_form_waits_for_a_write_lock_off_the_event_loop(database_url, database_kind):
     """The form's save waits for the database's write lock (an upload's, here another connection's) in a worker
     thread: the server's other requests are answered meanwhile."""
-    with live_server(database_url, workers=1) as server, httpx.Client(base_url=server.url, timeout=60) as http:
+    with (
+        live_server(database_url, workers=1) as server,
+        httpx.Client(verify=CLIENT_SSL, base_url=server.url, timeout=60) as http,
+    ):
         run_id = http.post("/api/runs", content=distinct_lines("tag-form", 1)[0]).json()["created"][0]
         csrf = csrf_of(http.get(f"/runs/{run_id}").text)
         engine = create_engine(database_url, poolclass=NullPool)
@@ -265,7 +268,7 @@ def test_the_run_page_s_tag_form_waits_for_a_write_lock_off_the_event_loop(datab
                 saved = pool.submit(http.post, f"/runs/{run_id}/tags", data=form)
                 time.sleep(0.5)  # the form is waiting for the lock
                 assert not saved.done()
-                with httpx.Client(base_url=server.url, timeout=60) as other:
+                with httpx.Client(verify=CLIENT_SSL, base_url=server.url, timeout=60) as other:
                     waits_s = health_latencies_s(other, until=lambda: False, count=5)
                 holder.rollback()
                 assert saved.result().status_code == 303

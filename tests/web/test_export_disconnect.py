@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests.helpers import distinct_lines
-from tests.live_server import live_server
+from tests.live_server import CLIENT_SSL, live_server
 
 # About 6 MB of export: more than the loopback socket buffers hold, so each aborted stream is mid-way.
 EXPORT_LINES = 25_000
@@ -44,14 +44,17 @@ def _read_slowly_then_leave(url: str) -> None:
 @pytest.mark.slow
 def test_aborted_exports_leave_the_pool_free(database_url):
     lines = distinct_lines("aborted-export", EXPORT_LINES)
-    with live_server(database_url) as server, httpx.Client(base_url=server.url, timeout=60) as http:
+    with live_server(database_url) as server, httpx.Client(verify=CLIENT_SSL, base_url=server.url, timeout=60) as http:
         assert http.post("/api/runs", content="\n".join(lines)).status_code == 201
         with ThreadPoolExecutor(ABORTED) as pool:
             list(pool.map(lambda _: _read_slowly_then_leave(server.url), range(ABORTED)))
         # With the pool held: a 30 s wait for a pooled connection, then 500 ("QueuePool limit ... reached").
         with ThreadPoolExecutor(ABORTED) as pool:
             statuses = list(
-                pool.map(lambda _: httpx.get(f"{server.url}/api/runs?limit=1", timeout=10).status_code, range(ABORTED))
+                pool.map(
+                    lambda _: httpx.get(f"{server.url}/api/runs?limit=1", timeout=10, verify=CLIENT_SSL).status_code,
+                    range(ABORTED),
+                )
             )
         assert statuses == [200] * ABORTED
         export = http.get("/api/runs/export.csv")
