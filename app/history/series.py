@@ -141,17 +141,22 @@ def _aware(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
+# Each test with the names of its status, value and latency columns: read for every run of a machine.
+_RESULT_NAMES = tuple(
+    (test, result_column(test, "status"), result_column(test, "value"), result_column(test, "latency_us"))
+    for test in TESTS
+)
+
+
 def _run_point(row, tags: dict[str, str]) -> RunPoint:
     mapping = row._mapping
     results = {}
-    for test in TESTS:
-        status = mapping[result_column(test, "status")]
+    for test, status_name, value_name, latency_name in _RESULT_NAMES:
+        status = mapping[status_name]
         if status not in (STATUS_OK, STATUS_TOO_FAST):
             continue
-        value = mapping[result_column(test, "value")]
-        results[test] = Result(
-            status, None if value is None else float(value), mapping[result_column(test, "latency_us")]
-        )
+        value = mapping[value_name]
+        results[test] = Result(status, None if value is None else float(value), mapping[latency_name])
     facts = run_facts(
         row.setup if isinstance(row.setup, dict) else None, row.bonnie_version, row.file_size_mib, row.num_files
     )
