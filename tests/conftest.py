@@ -52,10 +52,10 @@ def pytest_configure(config):
     )
 
 
-# A full pass of the cyclic garbage collector walks every object the process holds: a pytest worker holds the app,
-# its libraries and 2,000 collected tests, and over make test-quick's tests its 60 full passes took 12 of its 90
-# CPU-s. That heap, there once the tests are collected, is frozen (never walked again), and a full pass comes after
-# 1,000 younger ones rather than 10 (docs/decisions.md, "Where the suite spent CPU on itself").
+# A full pass of the cyclic garbage collector walks every object the process holds, and a pytest worker holds the
+# app, its libraries and 2,000 collected tests: that heap, there once the tests are collected, is frozen (never
+# walked again), and a full pass waits for 1,000 passes of the middle generation rather than 10
+# (docs/decisions.md, "Where the suite spent CPU on itself").
 FULL_PASS_AFTER = 1000
 
 

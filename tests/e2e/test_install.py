@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from tests.helpers import LINE_198
-from tests.live_server import free_port
+from tests.live_server import CLIENT_SSL, free_port
 
 pytestmark = pytest.mark.slow  # a real browser, server, runner or bonnie++: pytest -m 'not slow' skips it
 
@@ -140,17 +140,18 @@ def test_the_wheel_installs_migrates_and_serves_from_anywhere(tmp_path):
     )
     try:
         url = f"http://127.0.0.1:{port}"
-        for _ in range(300):
-            try:
-                if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert server.poll() is None, server.stdout.read().decode(errors="replace")
-            time.sleep(0.1)
-        page = httpx.get(f"{url}/upload")
+        with httpx.Client(base_url=url, timeout=1, verify=CLIENT_SSL) as http:
+            for _ in range(300):
+                try:
+                    if http.get("/api/health").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert server.poll() is None, server.stdout.read().decode(errors="replace")
+                time.sleep(0.1)
+        page = httpx.get(f"{url}/upload", verify=CLIENT_SSL)
         assert page.status_code == 200 and 'class="upload"' in page.text
-        css = httpx.get(f"{url}/static/app.css")
+        css = httpx.get(f"{url}/static/app.css", verify=CLIENT_SSL)
         assert css.status_code == 200 and len(css.content) > 100
         # The compiled ingest path (app/ingest/_plain_lines.c) works from the wheel: it takes this plain line.
         compiled = subprocess.run(
@@ -166,7 +167,9 @@ def test_the_wheel_installs_migrates_and_serves_from_anywhere(tmp_path):
             check=False,
         )
         assert compiled.stdout.strip() == b"1", compiled.stderr
-        upload = httpx.post(f"{url}/api/runs", content=LINE_198, headers={"Content-Type": "text/csv"})
+        upload = httpx.post(
+            f"{url}/api/runs", content=LINE_198, headers={"Content-Type": "text/csv"}, verify=CLIENT_SSL
+        )
         assert upload.status_code == 201 and len(upload.json()["created"]) == 1, upload.text
     finally:
         server.terminate()
