@@ -57,7 +57,8 @@ def _routes() -> tuple[BaseRoute, ...]:
     """Every route, built once per process and shared by every app made here. An app that included the routers
     (`include_router`) would build each route's handler again, its dependencies and its models' validators, when it
     first matched a request: about 100 ms of CPU a new app, which the tests make one of per test. Who may do what is
-    wired router-wide, in each router (app.web.deps)."""
+    wired router-wide, in each router (app.web.deps). The app is not these routes' provider of dependency overrides:
+    `app.dependency_overrides` does not reach them."""
     docs = APIRoute("/docs", _swagger_ui, methods=["GET"], include_in_schema=False, response_class=HTMLResponse)
     return (
         Mount("/static", static_assets(), name="static"),

@@ -85,7 +85,7 @@ def own_session() -> Iterator[Session]:
         yield session
 
 
-# ==== Who may read and write (wired router-wide in app.main) ====
+# ==== Who may read and write (wired router-wide, in each router of app/web/routes) ====
 
 bearer_scheme = HTTPBearer(
     auto_error=False,
