@@ -16,18 +16,21 @@ TEST_DEBS := $(RUN_DEBS) curl bonnie++ strace chromium-headless-shell postgresql
 run: debs-run $(VENV)/.installed runner migrate samples
 	$(BIN)/bonnieboard serve --host $(HOST) --port $(PORT)
 
-# `make test` runs three things side by side, because pytest's workers leave a core idle while their tests wait for
+# `make test` runs four things side by side, because pytest's workers leave a core idle while their tests wait for
 # a throttled device, a browser or a server:
+# - the runner's C tests (its warnings are errors here and in CI, WERROR=1, never in a user's `make run` or install),
+#   started as soon as the runner is built: they need no venv, and making the venv keeps only one core busy; output
+#   in $(RUNNER_LOG);
 # - the tests marked root (loop devices, mounts and cgroups: the kernel's, shared by every process) in a pytest
 #   process of their own, one at a time, at a higher priority (nice -10, as root) so that the workers' CPU does not
 #   set the pace their verdicts judge; output in $(KERNEL_LOG);
-# - lint, then the runner's C tests (its warnings are errors here and in CI, WERROR=1, never in a user's `make run`
-#   or install); output in $(SIDE_LOG);
+# - lint; output in $(LINT_LOG);
 # - every other test, spread over one pytest-xdist worker per core (PYTEST_WORKERS=0: in one process).
-# Both logs are shown after the workers' output, and `make test` fails if any of the three does. Each pytest lists
+# The logs are shown after the workers' output, and `make test` fails if any of the four does. Each pytest lists
 # its 30 slowest tests at the end: where the suite's time goes.
 KERNEL_LOG := test-output/kernel-tests.log
-SIDE_LOG := test-output/lint-and-runner.log
+LINT_LOG := test-output/lint.log
+RUNNER_LOG := test-output/runner-tests.log
 PYTEST_WORKERS ?= auto
 XDIST := -n $(PYTEST_WORKERS)
 # The tests' processes keep their bytecode, and pytest its rewritten test modules, in __pycache__ even where the
@@ -36,18 +39,20 @@ XDIST := -n $(PYTEST_WORKERS)
 # again the app modules that no earlier process compiled.
 test test-quick: export PYTHONDONTWRITEBYTECODE :=
 test: RUNNER_FLAGS = WERROR=1
-test: debs-test $(VENV)/.installed-test runner
+test: debs-test runner
 	@mkdir -p $(dir $(KERNEL_LOG))
-	@nice -n -10 $(BIN)/python -m pytest -p no:xdist -m root --durations=30 $(PYTEST_ARGS) > $(KERNEL_LOG) 2>&1 & kernel=$$!; \
-	{ $(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory -C runner test $(RUNNER_FLAGS); } \
-		> $(SIDE_LOG) 2>&1 & side=$$!; \
+	@$(MAKE) --no-print-directory -C runner test $(RUNNER_FLAGS) > $(RUNNER_LOG) 2>&1 & ctests=$$!; \
+	$(MAKE) --no-print-directory $(VENV)/.installed-test || { wait $$ctests; exit 1; }; \
+	nice -n -10 $(BIN)/python -m pytest -p no:xdist -m root --durations=30 $(PYTEST_ARGS) > $(KERNEL_LOG) 2>&1 & kernel=$$!; \
+	$(MAKE) --no-print-directory lint > $(LINT_LOG) 2>&1 & lint=$$!; \
 	$(BIN)/python -m pytest $(XDIST) -m 'not root' --durations=30 $(PYTEST_ARGS); tests=$$?; \
-	wait $$kernel; kernel=$$?; wait $$side; side=$$?; \
+	wait $$kernel; kernel=$$?; wait $$lint; lint=$$?; wait $$ctests; ctests=$$?; \
 	echo "==== the tests marked root, one at a time ($(KERNEL_LOG))"; cat $(KERNEL_LOG); \
-	echo "==== lint and the runner's C tests ($(SIDE_LOG))"; cat $(SIDE_LOG); \
-	echo "==== make test: workers $$tests, root tests $$kernel, lint and C tests $$side (0 passed; 5 no test chosen)"; \
+	echo "==== lint ($(LINT_LOG))"; cat $(LINT_LOG); \
+	echo "==== the runner's C tests ($(RUNNER_LOG))"; cat $(RUNNER_LOG); \
+	echo "==== make test: workers $$tests, root tests $$kernel (0 passed; 5 no test chosen), lint $$lint, C tests $$ctests"; \
 	[ $$tests -eq 0 -o $$tests -eq 5 ] && [ $$kernel -eq 0 -o $$kernel -eq 5 ] && [ $$tests$$kernel != 55 ] && \
-		[ $$side -eq 0 ]
+		[ $$lint -eq 0 ] && [ $$ctests -eq 0 ]
 
 # The inner loop: the tests of neither a browser, root, real bonnie++ nor a slow load (markers slow and root),
 # on SQLite only. `make test` (and CI) still runs every test on both databases.
