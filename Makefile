@@ -43,14 +43,16 @@ test: debs-test runner
 	@mkdir -p $(dir $(KERNEL_LOG))
 	@$(MAKE) --no-print-directory -C runner test $(RUNNER_FLAGS) > $(RUNNER_LOG) 2>&1 & ctests=$$!; \
 	$(MAKE) --no-print-directory $(VENV)/.installed-test || { wait $$ctests; exit 1; }; \
-	nice -n -10 $(BIN)/python -m pytest -p no:xdist -m root --durations=30 $(PYTEST_ARGS) > $(KERNEL_LOG) 2>&1 & kernel=$$!; \
+	nice -n -10 $(BIN)/python -m pytest -p no:xdist -m root --durations=30 $(PYTEST_ARGS) > $(KERNEL_LOG) 2>&1 & \
+		kernel=$$!; \
 	$(MAKE) --no-print-directory lint > $(LINT_LOG) 2>&1 & lint=$$!; \
 	$(BIN)/python -m pytest $(XDIST) -m 'not root' --durations=30 $(PYTEST_ARGS); tests=$$?; \
 	wait $$kernel; kernel=$$?; wait $$lint; lint=$$?; wait $$ctests; ctests=$$?; \
 	echo "==== the tests marked root, one at a time ($(KERNEL_LOG))"; cat $(KERNEL_LOG); \
 	echo "==== lint ($(LINT_LOG))"; cat $(LINT_LOG); \
 	echo "==== the runner's C tests ($(RUNNER_LOG))"; cat $(RUNNER_LOG); \
-	echo "==== make test: workers $$tests, root tests $$kernel (0 passed; 5 no test chosen), lint $$lint, C tests $$ctests"; \
+	echo "==== make test: workers $$tests, root tests $$kernel (0 passed; 5 no test chosen)," \
+		"lint $$lint, C tests $$ctests"; \
 	[ $$tests -eq 0 -o $$tests -eq 5 ] && [ $$kernel -eq 0 -o $$kernel -eq 5 ] && [ $$tests$$kernel != 55 ] && \
 		[ $$lint -eq 0 ] && [ $$ctests -eq 0 ]
 

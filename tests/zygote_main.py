@@ -8,8 +8,8 @@ It never imports app.main: that module builds the app from the settings at impor
 
 Requests and answers are one JSON object a line on stdin and stdout:
 - {"start": {"argv", "env", "cwd", "stdout", "stderr", "session", "preload"}} → {"pid": N}: the command, a child
-  of this process, its standard input /dev/null, its output appended to the files stdout and stderr name (made when missing;
-  one file for both is fine);
+  of this process, its standard input /dev/null, its output appended to the files stdout and stderr name (made
+  when missing; one file for both is fine);
 - {"poll": N} → {"returncode": None or its exit code, negative for a signal}, as subprocess.Popen.poll.
 """
 
