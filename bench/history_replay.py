@@ -3,12 +3,18 @@ unchanged setup, how soon does it find a real step, and how long does it take? T
 "History: change points by E-divisive with a t-test".
 
 Usage: .venv/bin/python bench/history_replay.py [--configurations 40] [--trials 400] [--rates-p P] [--latencies-p P]
-       [--timing-only]
+       [--replay-200 C] [--timing-only | --false-changes-only]
 
 1. False changes per 100 runs of a machine·configuration (its 24 series: 12 rates at series_max_p(12, RATE), 12
    latencies at series_max_p(12, LATENCY) with series_min_effect): simulated (tests/history/simulated.py: bonnie++'s printing, CV 1-30 %, log-normal and log-t3
    tails, the file tests' rates +++++ in 0 or 30 % of runs), N = 12, 50 and 200 runs a series, --configurations
-   configurations per row.
+   configurations per row. Counted twice: the changes of each series' final analysis (a snapshot), and every change
+   ever reported while the runs arrive one at a time (sim.false_changes_ever_per_100_runs: the board analyses again
+   after every upload, here from run 2 × MIN_RUNS on, and a change shown once has been on /changes and in the feed
+   even when a later run takes it back; one that moves to another run is another row, so it counts again). N = 12
+   and 50 replay the snapshot's own configurations (the same seeds), so they are never below it; N = 200 only with
+   --replay-200 C, its first C configurations (a configuration of 200 runs replayed takes 3-4 s, 40 a row minutes,
+   so the column is left out unless asked for).
 2. Found: a 10 % and a 5 % step at CV 1-3 % after 20 or 100 runs, with exactly 3 runs after it (found within one
    run; of those, at the step's own run), and replayed run by run up to 20 after it, the median delay.
 3. The real series of one unchanged setup each: tests/data/aa/, tests/data/aa_censored/ and tests/data/history/
@@ -16,7 +22,7 @@ Usage: .venv/bin/python bench/history_replay.py [--configurations 40] [--trials 
    tests/data/history/throttle-step/ (when present), whose throttle halved: the changes with 3 runs after the step
    and with all 40.
 4. Time: analyse() on 1,000 runs, median of repeats, beside numpy sorting the same 1,000 values (the reference
-   measured in the same run), and a machine of 24 such series.
+   measured in the same run), and a machine of 24 such series. --false-changes-only prints table 1 alone.
 
 Every row draws from its own seed (its name's CRC), so the figures are deterministic. Prints Markdown.
 """
@@ -45,24 +51,37 @@ def rng_for(name: str) -> np.random.Generator:
     return np.random.default_rng(zlib.crc32(name.encode()))
 
 
-def false_changes(configurations: int, family: dict[str, float]) -> None:
+def false_changes(configurations: int, family: dict[str, float], replay_200: int = 0) -> None:
     rates, latencies = (family[m] / SERIES for m in (RATE, LATENCY))
+    replayed = (12, 50, 200) if replay_200 > 0 else (12, 50)
     print(
         f"### False changes per 100 runs of a configuration (12 rates at max_p = {rates:.3g}, 12 latencies at "
         f"{latencies:.3g} and ×{detect.LATENCY_MIN_EFFECT})\n"
     )
-    print("| CV | tails | +++++ | N = 12 | N = 50 | N = 200 |")
-    print("|---:|---|---:|---:|---:|---:|")
+    print(
+        "N = …: the changes of each series' final analysis (a snapshot). N = …, ever: every change ever reported, "
+        f"replayed run by run (analysed again at every run from the {2 * detect.MIN_RUNS}th; a change counted once "
+        "per run index), on the same configurations"
+        + (f" (N = 200: the first {replay_200} of them)" if replay_200 > 0 else "")
+        + ".\n"
+    )
+    print("| CV | tails | +++++ | N = 12 | N = 50 | N = 200 | " + " | ".join(f"N = {n}, ever" for n in replayed) + " |")
+    print("|---:|---|---:|---:|---:|---:|" + "---:|" * len(replayed))
     for cv in (0.01, 0.03, 0.10, 0.30):
         for heavy in (False, True):
             for share in (0.0, 0.3):
                 noise = sim.Noise(cv, heavy=heavy, censored_share=share)
-                cells = []
+                cells, ever = [], []
                 for n in (12, 50, 200):
                     # the same number of runs per row: 200 configurations of 12 runs weigh as 12 of 200
                     count = max(configurations, configurations * 200 // n // 4)
                     rate = sim.false_changes_per_100_runs(rng_for(f"aa {noise} {n}"), noise, n, count, family)
                     cells.append(f"{rate:.2f}")
+                    if n in replayed:
+                        count = min(count, replay_200) if n == 200 else count
+                        rate = sim.false_changes_ever_per_100_runs(rng_for(f"aa {noise} {n}"), noise, n, count, family)
+                        ever.append(f"{rate:.2f}")
+                cells += ever
                 tails = "log-t3" if heavy else "log-normal"
                 print(f"| {cv:.0%} | {tails} | {share:.0%} | " + " | ".join(cells) + " |")
     print()
@@ -188,16 +207,29 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=400, help="series per row of the found table")
     parser.add_argument("--rates-p", type=float, default=detect.FAMILY_P[RATE], help="the rates' family p")
     parser.add_argument("--latencies-p", type=float, default=detect.FAMILY_P[LATENCY], help="the latencies' family p")
-    parser.add_argument("--timing-only", action="store_true", help="table 4 alone")
+    parser.add_argument(
+        "--replay-200",
+        type=int,
+        default=0,
+        metavar="C",
+        help="configurations per row for N=200 replayed run by run (0: the column left out)",
+    )
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--timing-only", action="store_true", help="table 4 alone")
+    only.add_argument("--false-changes-only", action="store_true", help="table 1 alone")
     args = parser.parse_args()
     family = {RATE: args.rates_p, LATENCY: args.latencies_p}
     max_p = family[RATE] / SERIES  # a rate's: the found table's series are rates
     started = time.perf_counter()
+    if args.false_changes_only:
+        false_changes(args.configurations, family, args.replay_200)
+        print(f"Took {time.perf_counter() - started:.0f} s.")
+        return
     timing(max_p)
     if args.timing_only:
         return
     real(family)
-    false_changes(args.configurations, family)
+    false_changes(args.configurations, family, args.replay_200)
     found(args.trials, max_p)
     print(f"Took {time.perf_counter() - started:.0f} s.")
 
