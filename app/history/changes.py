@@ -98,7 +98,7 @@ EXPLANATIONS = (
 )
 EXPLAINED_KINDS = frozenset(explanation.kind for explanation in EXPLANATIONS)
 # Bumped when detection changes: every machine's stored changes are then found again.
-DETECTION_VERSION = 4
+DETECTION_VERSION = 5
 
 
 @dataclass(slots=True)
@@ -185,6 +185,7 @@ def analyse_series(
             max_p=detect.series_max_p(counts[one.measure], one.measure),
             min_effect=detect.series_min_effect(min_effect, one.measure),
             setup_changes=[index for index, point in enumerate(points[key]) if point.run_id in changed],
+            by_rank=detect.series_by_rank(one.measure),
         )
     return found
 
@@ -384,7 +385,10 @@ def _view(
         stretches = analysis.stretches
     else:
         stretches = detect.stretches(
-            [point.value for point in found], [point.censored for point in found], [view.index for view in views]
+            [point.value for point in found],
+            [point.censored for point in found],
+            [view.index for view in views],
+            by_rank=detect.series_by_rank(one.measure),
         )
     return SeriesView(one, found, stretches, views)
 

@@ -149,7 +149,11 @@ def analysed(one: Series, family: dict[str, float] | None = None) -> Analysis:
     measure = measure_of(one)
     max_p = (family or detect.FAMILY_P)[measure] / PER_MEASURE
     return analyse(
-        one.values, one.censored, max_p=max_p, min_effect=detect.series_min_effect(DEFAULT_MIN_EFFECT, measure)
+        one.values,
+        one.censored,
+        max_p=max_p,
+        min_effect=detect.series_min_effect(DEFAULT_MIN_EFFECT, measure),
+        by_rank=detect.series_by_rank(measure),
     )
 
 

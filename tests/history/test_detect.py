@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
 from app.compare.stats import DEFAULT_MIN_EFFECT
@@ -41,13 +43,15 @@ def test_a_step_is_a_change_with_its_ratio_p_value_and_stretches():
     assert before.band95 is not None and before.band95[0] < 1_000 < before.band95[1]
 
 
-def test_the_p_value_and_interval_are_students_t_on_the_logs():
+def test_the_p_value_is_the_deciding_looks_and_the_interval_the_stretches_students_t_on_the_logs():
     values = noisy(1_000, 20, cv=0.03, seed=3) + noisy(1_100, 10, cv=0.03, seed=4)
     change = plain(values).changes[0]
+    # the look that found it: the first run after which the series has the change
+    seen = next(k for k in range(len(values) + 1) if plain(values[:k]).changes)
     logs = np.log(values)
-    expected = scipy_stats.ttest_ind(logs[20:], logs[:20])  # pooled variances, as Otava's t-test
-    assert change.p_value == pytest.approx(expected.pvalue, rel=1e-6)
-    low, high = expected.confidence_interval(0.95)
+    decided = scipy_stats.ttest_ind(logs[20:seen], logs[:20])  # pooled variances
+    assert change.index == 20 and change.p_value == pytest.approx(decided.pvalue, rel=1e-6)
+    low, high = scipy_stats.ttest_ind(logs[20:], logs[:20]).confidence_interval(0.95)
     assert change.ratio_ci95 == pytest.approx((math.exp(low), math.exp(high)), rel=1e-9)
 
 
@@ -109,14 +113,12 @@ def test_a_constant_series_has_no_change_and_one_exact_stretch():
 @pytest.mark.parametrize(
     ("values", "censored"), [([4_000.0] * 60, [False] * 60), ([None] * 60, [True] * 60), ([7.0] * 9, [False] * 9)]
 )
-def test_the_search_a_flat_series_skips_finds_nothing_either(values, censored):
-    # analyse() skips the search where every run is equal or +++++ (_Series.flat): the search itself, run on such
-    # a series, finds no change, tests every split at p = 1 and passes none at the newest runs either
+def test_the_looks_a_flat_series_skips_find_nothing_either(values, censored):
+    # analyse() skips the looks where every run is equal or +++++ (_Series.flat): the looks themselves, run on
+    # such a series, find no change and test every split at p = 1
     series = detect._Series(*detect._checked(values, censored), DEFAULT_MIN_EFFECT)
     assert series.flat
-    found = detect.split(series.z, detect.WINDOW, 0.5, detect.MIN_RUNS, series.compare)
-    assert detect.merge(found, len(values), 0.5, series.compare) == []
-    assert series.newest([], 0.5) == [] and series.at_setup_changes([], [3, 5], 0.5) == []
+    assert series.looks(0.5, [3, 5]) == []
     tests = [series.compare(0, split, len(values)) for split in range(detect.MIN_RUNS, len(values) - 2)]
     assert tests and all(test.p_value == 1.0 and not test.large_enough for test in tests)
     assert analyse(values, censored, max_p=0.5, setup_changes=[3, 5]).changes == ()
@@ -143,6 +145,74 @@ def test_a_step_under_the_minimum_effect_is_never_a_change():
 
 def test_the_default_minimum_effect_is_the_boards():
     assert analyse.__kwdefaults__["min_effect"] == DEFAULT_MIN_EFFECT
+
+
+def test_the_first_runs_of_a_look_at_the_old_level_do_not_take_the_change():
+    # the 3 runs after run 40 are two of the old level (high, +3 %) and the step's first: their mean is 5.4 % up,
+    # far past the noise (CV 0.5 %), but without the step's run the other two are not the minimum effect up
+    values = noisy(1_000, 40, cv=0.005, seed=27) + [1_030.0, 1_030.0] + [1_100.0] * 3
+    assert not plain(values[:43]).changes
+    assert [c.index for c in plain(values).changes] == [42]
+
+
+def test_a_step_between_two_looks_starts_at_its_own_run():
+    # a rank series (+++++ in some runs) first passes a look 12 runs after a split; the step came two runs after
+    # that split, so its first 2 runs are of the old level: the change starts where the step does
+    measured = noisy(50_000, 30, cv=0.03, seed=18) + noisy(30_000, 30, cv=0.03, seed=19)
+    values, flags = censored_series(measured, [2, 7, 13], 60)
+    found = next(k for k in range(60) if analyse(values[:k], flags[:k], max_p=MAX_P).changes)
+    assert found - 28 in detect.LOOKS  # the look that passed began at run 28
+    assert [c.index for c in analyse(values[:found], flags[:found], max_p=MAX_P).changes] == [30]
+
+
+def test_each_look_has_its_share_and_together_they_stay_under_the_series_threshold():
+    shares = detect.look_p(1.0)
+    assert len(shares) == len(detect.LOOKS) and shares[0] == detect.FIRST_LOOK_SHARE
+    assert all(later < earlier for earlier, later in zip(shares, shares[1:], strict=False))
+    assert sum(shares) < 1.0
+    assert detect.look_p(0.001) == pytest.approx(tuple(0.001 * share for share in shares))
+
+
+@st.composite
+def stepped_series(draw: st.DrawFn, longest: int = 80) -> tuple[list[float | None], list[bool], bool]:
+    """A series of 6 to `longest` runs with a step somewhere (values, +++++ flags, compared by rank or not): +++++ at
+    random, or above a bound, so that a stretch's median can be +++++ and its ratio a bound."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n = draw(st.integers(6, longest))
+    values = np.exp(draw(st.sampled_from([0.01, 0.05, 0.3])) * rng.standard_normal(n)) * 1_000
+    values[int(rng.integers(0, n)) :] *= draw(st.floats(0.5, 2.0))
+    too_fast_above = draw(st.one_of(st.none(), st.floats(0.8, 1.6)))
+    censored = (rng.random(n) < draw(st.floats(0.0, 0.4))) | (values > (too_fast_above or math.inf) * 1_000)
+    shown = [None if c else float(v) for v, c in zip(values.round(), censored, strict=True)]
+    return shown, censored.tolist(), draw(st.booleans())
+
+
+@settings(max_examples=80, deadline=None)
+@given(stepped_series())
+def test_what_is_found_after_a_run_is_never_undone(series):
+    # the changes of a series' first k runs are those of its first k - 1 and at most one more after them: a change
+    # once shown (on /changes, in the feed) neither moves nor goes, nor does the p that decided it
+    shown, flags, by_rank = series
+    before: tuple[detect.Change, ...] = ()
+    for k in range(len(shown) + 1):
+        now = analyse(shown[:k], flags[:k], max_p=0.01, by_rank=by_rank).changes
+        assert [(c.index, c.p_value) for c in now[: len(before)]] == [(c.index, c.p_value) for c in before]
+        assert len(now) - len(before) in (0, 1)
+        assert all(math.isfinite(c.ratio) and c.ratio > 0 for c in now)  # a ratio, or a bound, always
+        assert all(c.index > before[-1].index for c in now[len(before) :]) if before else True
+        before = now
+
+
+@settings(max_examples=60, deadline=None)
+@given(stepped_series(longest=90))
+def test_the_screen_before_each_look_changes_nothing_found(series):
+    # _may_pass only skips tests that cannot pass: every look tested instead finds the same changes
+    shown, flags, by_rank = series
+    screened = analyse(shown, flags, max_p=0.01, by_rank=by_rank).changes
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(detect._Series, "_may_pass", lambda *args: True)
+        unscreened = analyse(shown, flags, max_p=0.01, by_rank=by_rank).changes
+    assert screened == unscreened
 
 
 def test_a_step_down_has_a_ratio_below_one():
@@ -277,9 +347,9 @@ def test_a_latency_needs_a_larger_change_than_a_rate():
     assert not plain(values, min_effect=detect.series_min_effect(1.05, LATENCY)).changes
 
 
-def test_three_new_runs_the_search_misses_are_tested_against_the_stretch_before():
-    # E-divisive keeps no split here (the best split of Q in the last window is not the step, and fails its test);
-    # the t-test of the last 3 runs against the 100 before passes (p 2e-4), so the step is reported at its own run
+def test_three_new_runs_are_tested_against_the_stretch_before():
+    # the first look at the step: the t-test of its 3 runs against the 100 before passes (p 2e-4), so the step is
+    # reported at its own run
     rng = np.random.default_rng(86)
     values = list(100 * np.exp(0.03 * rng.standard_normal(103)))
     values[100:] = [v * 1.1 for v in values[100:]]

@@ -59,27 +59,18 @@ def test_forty_tmpfs_runs_on_a_loaded_machine_show_no_open_change(client):
 
 
 @pytest.mark.slow
-def test_forty_throttled_ext4_runs_show_no_open_change(client):
-    """Two series of these runs stepped under an unchanged setup (tests/data/history/README.md; bench/RESULTS.md,
-    "History"): get_block's rate after run 15 (x0.87), and rewrite's latency from run 19 (x1.16, under a latency's
-    minimum effect of x1.25: a test's worst operation, no change). get_block's rate is found, not named a setup
-    change, and explained: before run 15 the page cache served a median 14 % of its file (the device moved 86 %),
-    from run 15 none of it, and the device's rate under the throttle is the same."""
-    ids = _post_series(client, "ext4-throttled", {"fs": "ext4"})
+def test_forty_throttled_ext4_runs_show_no_change(client):
+    """One setup, forty runs (tests/data/history/README.md): no change. get_block's rate is a mix of 16.3 and
+    18-20 MB/s until run 15 (the page cache served part of its file), then the throttle's 16.3, a x0.87 step the
+    mix's own spread hides from every look; the latencies, a few hundred us or 4-8 ms from run to run (a journal
+    commit), are compared by rank, and three runs of one kind after a mix of both are no step."""
+    _post_series(client, "ext4-throttled", {"fs": "ext4"})
     body = client.get("/api/history", params={"machine": "history-ext4"}).json()
-    changes = _changes(body)
-    found = sorted((c["test"], c["measure"], c["kind"], c["state"]) for c in changes)
-    assert found == [("get_block", "rate", "page_cache", "explained")], found
-    (change,) = changes
-    assert change["run"] == ids[14] and 0.8 < change["ratio"] < 0.95, change
-    assert change["label"] == "page cache: the device moved 86 % of the test's bytes before, 100 % after", change
+    assert _changes(body) == []
     assert client.get("/api/changes").json() == {"changes": []}
-    # The page marks nothing better or worse: the step is listed apart, folded, with what explains it.
     page = html.unescape(client.get("/history", params={"machine": "history-ext4"}).text)
-    marks = re.findall(r'class="change-mark" aria-hidden="true">(.)<', page)
-    assert marks == ["◇"], marks
-    assert "No change found in the storage: every series is one stable stretch but for 1 step" in page
-    assert '<details class="explained-changes">' in page and change["label"] in page
+    assert re.findall(r'class="change-mark" aria-hidden="true">(.)<', page) == []
+    assert "No change found in the storage: every series is one stable stretch." in page
 
 
 @pytest.mark.slow
@@ -102,5 +93,8 @@ def test_the_throttle_halved_at_run_21_is_found_there_as_a_setup_change(client):
         assert change["label"].startswith("setup change: I/O throttle read 16 MiB/s, write 16 MiB/s on loop")
         # get_block's first four runs beat the throttle from the page cache (19.7 MB/s, then 16.3 or 19.7): a
         # change of its own at run 5, under the same setup, explained by the page cache's share.
-        others = [c for c in changes if c is not change]
-        assert all(c["kind"] == "page_cache" and c["run"] < change["run"] for c in others), others
+        others = [(c["run"], c["kind"], c["state"]) for c in changes if c is not change]
+        if test == "get_block":
+            assert others == [(ids[4], "page_cache", "explained")], others
+        else:
+            assert others == [], others

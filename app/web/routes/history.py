@@ -21,7 +21,7 @@ from starlette.datastructures import FormData
 from app.config import get_settings
 from app.errors import BadRequest, NotFound
 from app.history import changes as history_changes
-from app.history import snapshot, view
+from app.history import detect, snapshot, view
 from app.history.series import LATENCY, MAX_GROUP_KEYS, MEASURES, RATE, read_runs
 from app.ingest.validation import check_label
 from app.limits import MAX_ID
@@ -243,6 +243,7 @@ def history_page(request: Request, session: SessionDep, page_auth: PageAuthDep, 
         "states": history_changes.STATE_WORDS,
         "other_measure": LATENCY if asked.measure == RATE else RATE,
         "min_effect": get_settings().min_effect,
+        "latency_min_effect": detect.series_min_effect(get_settings().min_effect, LATENCY),
     }
     return render(request, "history.html", context)
 
