@@ -1,6 +1,6 @@
 """History: change points replayed. How many false changes does app/history/detect.py report on series of one
 unchanged setup, how soon does it find a real step, and how long does it take? The figures of bench/RESULTS.md,
-"History: change points by E-divisive with a t-test".
+"History: change points by E-divisive with a t-test" (before) and "Change points as the runs come" (after).
 
 Usage: .venv/bin/python bench/history_replay.py [--configurations 40] [--trials 400] [--rates-p P] [--latencies-p P]
        [--replay-200 C] [--timing-only | --false-changes-only]
