@@ -313,12 +313,16 @@ def censored_rank_p(
         ways = math.comb(total, n1)
         extreme = sum(c for s, c in counts.items() if abs(s - centre) >= distance - 1e-9)
         return min(1.0, extreme / ways)
-    ties = sum(size**3 - size for size in sizes)
+    z = rank_sum_z(distance, n1, n2, sum(size**3 - size for size in sizes))
+    return None if z is None else min(1.0, 2 * NormalDist().cdf(-z))
+
+
+def rank_sum_z(doubled_distance: float, n1: int, n2: int, ties: float) -> float | None:
+    """The z of a rank sum in the normal approximation: `doubled_distance` = |twice the side's rank sum - n1 (N + 1)|,
+    `ties` = the sum of t^3 - t over the tied groups of the N = n1 + n2 runs. None where nothing tells them apart."""
+    total = n1 + n2
     variance = n1 * n2 / 12 * ((total + 1) - ties / (total * (total - 1)))
-    if variance <= 0:
-        return None
-    z = (distance / 2) / math.sqrt(variance)
-    return min(1.0, 2 * NormalDist().cdf(-z))
+    return (doubled_distance / 2) / math.sqrt(variance) if variance > 0 else None
 
 
 EXACT_RANK_RUNS = 30  # beyond, a first shape would cost tens of ms to count out; the normal tail is close by then

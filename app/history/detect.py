@@ -5,13 +5,14 @@ A series is one figure of one test on one machine and configuration, in run orde
 own series). `analyse()` gives its changes and the stretches between them, as they would have been found had the
 runs arrived one at a time (`_Series.looks`):
 
-- **Looks.** After each run, every split that now has LOOKS[j] runs after it (3, 6, 12, ... 96) is tested against
-  the stretch since the last change, at look_p(max_p)[j], the largest look first; the first that passes is a
-  change, placed at its split or a later one among the runs it saw, where the test passes with the smallest p
-  (`_latest_start`), or at a run near it whose setup changed (`_at_setup_change`). A split is tested at most len(LOOKS) times and its thresholds add up to less than max_p, so
-  however often a series is looked at, a series of one setup shows at most max_p false changes a run in
-  expectation; and what is found after a run stays: a change, once shown on /changes or in the feed, neither moves
-  nor goes.
+- **Looks.** After each run, every split that now has LOOKS[j] runs after it (3, 6, 12, ... 96) is tested against the
+  stretch since the last change, at look_p(max_p)[j], the largest look first; the first that passes is a change,
+  placed at its split or a later one among the runs it saw, where the test passes with the smallest p
+  (`_latest_start`), or at a run near it whose setup changed (`_at_setup_change`). A split is tested at most
+  len(LOOKS) times and its thresholds add up to less than max_p, so however often a series is looked at, a series of
+  one setup shows at most max_p false changes a run in expectation; and what is found after a run stays: a change,
+  once shown on /changes or in the feed, neither moves nor goes (while the machine's series and their thresholds stay:
+  see analyse()).
 - **t-test** (a rate, over runs with no +++++): Student's t on the logs with the two stretches' variances pooled,
   so that three runs after a step suffice when the runs before it show the noise. Where the two variances clearly
   differ (F-test, VARIANCE_PRETEST_P) Welch's t decides instead: a pooled variance would let one wild run among the
@@ -42,7 +43,7 @@ from statistics import NormalDist
 import numpy as np
 from numpy.typing import NDArray
 
-from app.compare.stats import EXACT_RANK_RUNS, censored_rank_p, incomplete_beta, t_975, t_sf
+from app.compare.stats import EXACT_RANK_RUNS, censored_rank_p, incomplete_beta, rank_sum_z, t_975, t_sf
 from app.config import DEFAULT_MIN_EFFECT
 from app.history.series import LATENCY, RATE
 
@@ -156,7 +157,9 @@ def analyse(
     values[i] > 0 (a rate, or a latency) unless censored[i] (+++++), where it is ignored and may be None.
     `setup_changes`: the indices of the runs whose setup differs from the run before (`_Series._at_setup_change`).
     A function of the runs given, and of the changes found after each of them: the changes of a series are those
-    of its first n - 1 runs, and perhaps one more (`_Series.looks`)."""
+    of its first n - 1 runs, and perhaps one more (`_Series.looks`), at the same runs with the same p; their ratios
+    are the stretches' as they are now. With another max_p (a machine's new configuration or test changes every
+    series' share) the series is another one."""
     measured, cens = _checked(values, censored)
     n = len(cens)
     if n == 0:
@@ -201,9 +204,9 @@ class _Series:
         self.steps = np.concatenate(([0], np.cumsum(self.logs[1:] != self.logs[:-1])))
         # the same sums as floats, for the screen each look runs before its test (_may_pass)
         self.sum_list, self.square_list = self.sums.tolist(), self.squares.tolist()
-        # runs all equal (or all +++++) differ nowhere: every test would give p = 1
         self.keyed = np.where(censored, np.inf, measured)  # +++++ tied above every measured run
         self.keyed_logs = np.where(censored, np.inf, self.logs)
+        # runs all equal (or all +++++) differ nowhere: every test would give p = 1
         self.flat = not len(self.keyed) or not (self.keyed != self.keyed[0]).any()
 
     def ranked(self, start: int, stop: int) -> bool:
@@ -224,14 +227,18 @@ class _Series:
         is a change (moved to a run whose setup changed near it where the split there passes too,
         `_at_setup_change`). What is found after a run is never undone by a later one."""
         thresholds = look_p(max_p)
-        screens = [NormalDist().inv_cdf(1 - p / 2) for p in thresholds]
+        screens = [-NormalDist().inv_cdf(p / 2) for p in thresholds]
+        largest_first = list(reversed(list(enumerate(LOOKS))))
         found: list[tuple[int, Comparison]] = []
         last = 0
+        # a change that passed a look one or two runs before a setup change, kept until the look of the same size at
+        # the setup change has come: (its split, its test, the run that look comes after)
+        waiting: tuple[int, Comparison, int] | None = None
         ties = _Ties(self.keyed)
         medians = _Medians(self.keyed_logs)
         for stop in range(2 * MIN_RUNS, len(self.logs) + 1):
             ties.cover(last, stop)
-            for look, after in reversed(list(enumerate(LOOKS))):
+            for look, after in largest_first:
                 split = stop - after
                 if split - last < MIN_RUNS:
                     continue
@@ -240,11 +247,18 @@ class _Series:
                 test = self.compare(last, split, stop)
                 if _passes(test, thresholds[look]):
                     split, test = self._latest_start(last, split, stop, test, thresholds[look])
-                    if any(split < run <= split + NEAR_SETUP_CHANGE and stop - run < after for run in setup_changes):
-                        break  # the look of this size at the setup change just after the split decides instead
+                    later = [run for run in setup_changes if split < run <= split + NEAR_SETUP_CHANGE]
+                    if later and stop - later[0] < after:
+                        # the look of this size at the setup change just after the split decides instead
+                        waiting = waiting or (split, test, later[0] + after)
+                        break
                     found.append(self._at_setup_change(last, split, stop, test, thresholds[look], setup_changes))
-                    last = found[-1][0]
+                    last, waiting = found[-1][0], None
                     break
+            if waiting is not None and stop >= waiting[2]:
+                # the setup change's own look did not pass: the change is where the data put it
+                found.append(waiting[:2])
+                last, waiting = waiting[0], None
         return found
 
     def _may_pass(
@@ -263,7 +277,7 @@ class _Series:
             log_ratio, bound = self._ratio_of_medians(before, after, start, stop)
             if math.isnan(log_ratio) or not self._large_bounded(log_ratio, bound):
                 return False
-            return self._rank_z(start, split, stop) >= screen_z * SCREEN_SLACK
+            return self._rank_z(start, split, stop, ties) >= screen_z * SCREEN_SLACK
         sums, squares = self.sum_list, self.square_list
         n1, n2 = split - start, stop - split
         total1, total2 = sums[split] - sums[start], sums[stop] - sums[split]
@@ -276,9 +290,10 @@ class _Series:
         se2 = min(pooled, var1 / n1 + var2 / n2)
         return difference * difference >= screen_z * screen_z * se2 * SCREEN_SLACK
 
-    def _rank_z(self, start: int, split: int, stop: int) -> float:
+    def _rank_z(self, start: int, split: int, stop: int, ties: int) -> float:
         """The z of censored_rank_p's normal approximation for [split, stop) against [start, split), which is that
-        test's own beyond EXACT_RANK_RUNS runs (inf up to them: the exact test is then the cheaper one), in numpy."""
+        test's own beyond EXACT_RANK_RUNS runs (inf up to them: the exact test is then the cheaper one); the ranks in
+        numpy, `ties` the sum of t^3 - t over [start, stop)'s tied groups."""
         runs = stop - start
         if runs <= EXACT_RANK_RUNS:
             return math.inf
@@ -286,9 +301,7 @@ class _Series:
         doubled_ranks = 2 * (np.cumsum(sizes) - sizes) + sizes + 1
         after = stop - split
         distance = abs(float(doubled_ranks[group[split - start :]].sum()) - after * (runs + 1))
-        ties = float((sizes**3 - sizes).sum())
-        variance = after * (runs - after) / 12 * ((runs + 1) - ties / (runs * (runs - 1)))
-        return distance / 2 / math.sqrt(variance) if variance > 0 else 0.0
+        return rank_sum_z(distance, after, runs - after, ties) or 0.0
 
     def _latest_start(
         self, start: int, split: int, stop: int, test: Comparison, max_p: float
@@ -491,13 +504,12 @@ class _Ties:
 def _rank_can_pass(runs: int, after: int, ties: int, max_p: float, screen_z: float) -> bool:
     """Whether any order of `runs` runs, `after` of them after the split, can pass censored_rank_p at max_p: up to
     EXACT_RANK_RUNS its p is at least 1 / C(runs, after) (the observed order is one of them); beyond, its z is at most
-    that of every run after the split above every run before it, sqrt(3 n1 n2 / ((N + 1) - ties / (N (N - 1))))."""
+    that of every run after the split above every run before it."""
     if runs <= EXACT_RANK_RUNS:
         return 1 / math.comb(runs, after) < max_p
-    variance_factor = (runs + 1) - ties / (runs * (runs - 1))
-    if variance_factor <= 0:
-        return False
-    return 3 * after * (runs - after) / variance_factor >= screen_z * screen_z * SCREEN_SLACK
+    # every run after above every run before: the doubled distance is n1 n2
+    z = rank_sum_z(after * (runs - after), after, runs - after, ties)
+    return z is not None and z >= screen_z * SCREEN_SLACK
 
 
 def _passes(test: Comparison, max_p: float) -> bool:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -173,29 +175,49 @@ def test_each_look_has_its_share_and_together_they_stay_under_the_series_thresho
     assert detect.look_p(0.001) == pytest.approx(tuple(0.001 * share for share in shares))
 
 
+@dataclass(frozen=True)
+class Drawn:
+    values: list[float | None]
+    censored: list[bool]
+    by_rank: bool
+    setup_changes: list[int]
+    max_p: float
+
+    def analysed(self, runs: int | None = None) -> Analysis:
+        runs = len(self.values) if runs is None else runs
+        setup = [index for index in self.setup_changes if index < runs]
+        return analyse(
+            self.values[:runs], self.censored[:runs], max_p=self.max_p, by_rank=self.by_rank, setup_changes=setup
+        )
+
+
 @st.composite
-def stepped_series(draw: st.DrawFn, longest: int = 80) -> tuple[list[float | None], list[bool], bool]:
-    """A series of 6 to `longest` runs with a step somewhere (values, +++++ flags, compared by rank or not): +++++ at
-    random, or above a bound, so that a stretch's median can be +++++ and its ratio a bound."""
+def stepped_series(draw: st.DrawFn, longest: int = 80) -> Drawn:
+    """A series of 6 to `longest` runs with a step somewhere: +++++ at random, or above a bound (so that a
+    stretch's median can be +++++ and its ratio a bound); coarse rounding for ties and stretches of equal runs;
+    setup changes, and thresholds from strict to loose."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     n = draw(st.integers(6, longest))
     values = np.exp(draw(st.sampled_from([0.01, 0.05, 0.3])) * rng.standard_normal(n)) * 1_000
     values[int(rng.integers(0, n)) :] *= draw(st.floats(0.5, 2.0))
+    step = draw(st.sampled_from([1, 50]))
+    values = (values / step).round() * step
     too_fast_above = draw(st.one_of(st.none(), st.floats(0.8, 1.6)))
     censored = (rng.random(n) < draw(st.floats(0.0, 0.4))) | (values > (too_fast_above or math.inf) * 1_000)
-    shown = [None if c else float(v) for v, c in zip(values.round(), censored, strict=True)]
-    return shown, censored.tolist(), draw(st.booleans())
+    shown = [None if c else float(max(v, 1.0)) for v, c in zip(values, censored, strict=True)]
+    setup = sorted(set(draw(st.lists(st.integers(1, n - 1), max_size=2))))
+    max_p = draw(st.sampled_from([1e-4, 1e-3, 0.01, 0.1]))
+    return Drawn(shown, censored.tolist(), draw(st.booleans()), setup, max_p)
 
 
 @settings(max_examples=80, deadline=None)
 @given(stepped_series())
-def test_what_is_found_after_a_run_is_never_undone(series):
+def test_what_is_found_after_a_run_is_never_undone(drawn):
     # the changes of a series' first k runs are those of its first k - 1 and at most one more after them: a change
     # once shown (on /changes, in the feed) neither moves nor goes, nor does the p that decided it
-    shown, flags, by_rank = series
     before: tuple[detect.Change, ...] = ()
-    for k in range(len(shown) + 1):
-        now = analyse(shown[:k], flags[:k], max_p=0.01, by_rank=by_rank).changes
+    for k in range(len(drawn.values) + 1):
+        now = drawn.analysed(k).changes
         assert [(c.index, c.p_value) for c in now[: len(before)]] == [(c.index, c.p_value) for c in before]
         assert len(now) - len(before) in (0, 1)
         assert all(math.isfinite(c.ratio) and c.ratio > 0 for c in now)  # a ratio, or a bound, always
@@ -205,14 +227,34 @@ def test_what_is_found_after_a_run_is_never_undone(series):
 
 @settings(max_examples=60, deadline=None)
 @given(stepped_series(longest=90))
-def test_the_screen_before_each_look_changes_nothing_found(series):
-    # _may_pass only skips tests that cannot pass: every look tested instead finds the same changes
-    shown, flags, by_rank = series
-    screened = analyse(shown, flags, max_p=0.01, by_rank=by_rank).changes
+def test_the_screen_before_each_look_only_skips_tests_that_cannot_pass(drawn):
+    # _may_pass is a necessary condition: wherever it skips a look, the look's own test does not pass; and every
+    # look tested instead finds the same changes
+    screen = detect._Series._may_pass
+
+    def checked(series, start, split, stop, max_p, *rest):
+        may = screen(series, start, split, stop, max_p, *rest)
+        assert may or not detect._passes(series.compare(start, split, stop), max_p), (start, split, stop, max_p)
+        return may
+
     with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(detect._Series, "_may_pass", checked)
+        screened = drawn.analysed().changes
         patch.setattr(detect._Series, "_may_pass", lambda *args: True)
-        unscreened = analyse(shown, flags, max_p=0.01, by_rank=by_rank).changes
+        unscreened = drawn.analysed().changes
     assert screened == unscreened
+
+
+def test_the_screen_lets_through_a_step_only_welchs_t_sees():
+    # three close runs after thirty noisy ones (CV 30 %): the variances differ, Welch's t decides (9.7, where the
+    # pooled t is 3.0), and the screen, which takes the smaller of the two standard errors, lets the look be tested
+    rng = np.random.default_rng(5)
+    before = (1_000 * np.exp(0.3 * rng.standard_normal(30))).round().tolist()
+    series = detect._Series(*detect._checked([*before, 1_500.0, 1_501.0, 1_499.0], [False] * 33), DEFAULT_MIN_EFFECT)
+    max_p = 1e-4
+    assert detect._passes(series.compare(0, 30, 33), max_p)
+    screen_z = -NormalDist().inv_cdf(max_p / 2)
+    assert series._may_pass(0, 30, 33, max_p, screen_z, 0, detect._Medians(series.keyed_logs))
 
 
 def test_a_step_down_has_a_ratio_below_one():
@@ -380,6 +422,21 @@ def test_a_change_near_a_setup_change_moves_to_it_when_the_split_there_passes():
     ratio = geometric_mean(THROTTLED_REWRITE[5:]) / geometric_mean(THROTTLED_REWRITE[:5])
     assert moved.changes[0].ratio == pytest.approx(ratio)
     assert [(s.start, s.stop) for s in moved.stretches] == [(0, 5), (5, 10)]
+
+
+@pytest.mark.parametrize("setup_change", [9, 10])
+def test_a_step_a_setup_change_just_after_cannot_claim_is_found_where_it_is(setup_change):
+    # the step is at run 9 (index 8); a setup change one or two runs later makes its look wait for the look of the
+    # same size at the setup change, whose runs before already hold the new level: that look fails, and the change
+    # is reported at its own run as soon as it has
+    values = [1_000.0, 1_010, 990, 1_005, 995, 1_000, 1_008, 992] + [1_200.0, 1_210, 1_190, 1_205, 1_195, 1_200] * 20
+    alone = plain(values)
+    waited = plain(values, setup_changes=[setup_change])
+    assert [c.index for c in alone.changes] == [8]
+    assert [(c.index, c.p_value) for c in waited.changes] == [(c.index, c.p_value) for c in alone.changes]
+    # shown once the setup change's first look (3 runs after it) has come and gone
+    found = next(k for k in range(len(values)) if plain(values[:k], setup_changes=[setup_change]).changes)
+    assert found == setup_change + detect.LOOKS[0]
 
 
 def test_a_setup_change_far_from_a_change_or_without_a_step_of_its_own_moves_nothing():
