@@ -11,6 +11,7 @@ tests/data/history/ when present). Pure: numbers from the numpy Generator passed
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
@@ -143,9 +144,9 @@ def measure_of(one: Series) -> str:
     return LATENCY if one.name.endswith(LATENCY) else RATE
 
 
-def analysed(one: Series, family: dict[str, float] | None = None) -> Analysis:
+def analysed(one: Series, family: dict[str, float] | None = None, setup_changes: Sequence[int] = ()) -> Analysis:
     """analyse() as app/history/changes.py runs it on a machine of one configuration (PER_MEASURE series of each
-    measure), with detect.FAMILY_P or the `family` given."""
+    measure), with detect.FAMILY_P or the `family` given, and the runs whose setup changed."""
     measure = measure_of(one)
     max_p = (family or detect.FAMILY_P)[measure] / PER_MEASURE
     return analyse(
@@ -153,6 +154,7 @@ def analysed(one: Series, family: dict[str, float] | None = None) -> Analysis:
         one.censored,
         max_p=max_p,
         min_effect=detect.series_min_effect(DEFAULT_MIN_EFFECT, measure),
+        setup_changes=setup_changes,
         by_rank=detect.series_by_rank(measure),
     )
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.config import DEFAULT_MIN_EFFECT
 from app.history import detect
 from tests.history import simulated as sim
 
@@ -66,19 +65,7 @@ NOT_MET = {"history/tmpfs/lines.csv": "CPU-bound rates follow the machine's load
 
 
 def changes_in(series: list[sim.Series], setup_changes: tuple[int, ...] = ()) -> set[tuple[str, int]]:
-    found = set()
-    for one in series:
-        measure = sim.measure_of(one)
-        analysis = detect.analyse(
-            one.values,
-            one.censored,
-            max_p=detect.series_max_p(sim.PER_MEASURE, measure),
-            min_effect=detect.series_min_effect(DEFAULT_MIN_EFFECT, measure),
-            setup_changes=setup_changes,
-            by_rank=detect.series_by_rank(measure),
-        )
-        found |= {(one.name, change.index) for change in analysis.changes}
-    return found
+    return {(one.name, change.index) for one in series for change in sim.analysed(one, None, setup_changes).changes}
 
 
 @pytest.mark.parametrize(
